@@ -1,0 +1,45 @@
+# The two commands a newcomer needs: `make run` and `make test`. Both set up what is missing.
+.PHONY: run test unit integration e2e validate build lint bench bootstrap clean
+
+PY := .venv/bin/python
+PYTEST := $(PY) -m pytest
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+## Start the whole stack locally (moto, PostgreSQL, Redis, HTTP :3000, WebSocket :3001); Ctrl-C stops it.
+run: bootstrap
+	$(PY) -m infra.local serve
+
+## Run every test: unit, integration and end-to-end.
+test: bootstrap
+	$(PYTEST) -n 2 --dist loadgroup tests
+
+unit: bootstrap
+	$(PYTEST) tests/unit
+
+integration: bootstrap
+	$(PYTEST) tests/integration
+
+e2e: bootstrap
+	$(PYTEST) tests/e2e
+
+## Template checks: sam validate --lint, then the SAM transform and cfn-lint.
+validate:
+	scripts/validate-template.sh
+
+## sam build (needs python3.13 on PATH; with pyenv: PYENV_VERSION=3.11.7:3.12.1:3.13.0).
+build:
+	scripts/validate-template.sh --build
+
+lint: bootstrap
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
+
+## Benchmarks: ratios against the raw store operations, measured in the same run.
+bench: bootstrap
+	$(PY) -m bench
+
+clean:
+	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache .stamps

@@ -1,0 +1,29 @@
+"""Warble's benchmarks: each path against the raw store operations it needs, in the same run.
+
+``python -m bench`` (or ``make bench``) runs every group and writes bench/results/latest.md;
+``python -m bench accounts`` runs one group, ``--list`` names them, ``--quick`` is a smoke run.
+
+Adding a benchmark (bench/accounts.py is the worked example):
+
+    from bench import stack
+    from bench.harness import Benchmark, Run, group
+
+    @group("graph", "follow / unfollow against raw TransactWriteItems")
+    def graph_group(run: Run):
+        stores = stack.shared(run)   # started once per run, shared by every group
+        ...
+        yield Benchmark(
+            "POST /v1/users/{id}/follow",
+            follow_through_handler,          # the path
+            raw_transact_write_items,        # its headline raw baseline
+            baseline="raw TransactWriteItems",
+            breakdown=[("raw sum of its round trips", raw_sequence)],
+            check=lambda: stack.compare_traces(follow_through_handler, raw_sequence, "follow"),
+        )
+
+and list the module in GROUP_MODULES below. ``stack.trace_stores()`` records the Redis,
+PostgreSQL and DynamoDB calls a path makes, so the baseline can be checked against it.
+"""
+
+# The modules that register groups, in the order a full run measures them.
+GROUP_MODULES = ("bench.accounts", "bench.coldstart")

@@ -1,0 +1,320 @@
+"""Accounts: a profile read with a warm cache, and login, against the raw store operations.
+
+``GET /v1/users/{id}`` goes through the real AccountsFunction handler with an event built from
+events/accounts/get-user.json that carries a real session's authorizer context; the viewer
+(alice) follows the user read (bob), so the relationship lookup finds an edge. Its headline
+baseline is the raw Redis GET of the cached profile; the breakdown times each store round trip
+the path makes, alone and in sequence (the store cost of the path: the rest is handler overhead).
+
+Login goes through the handler too (``POST /v1/auth/login``, events/accounts/login.json), only
+ever successfully, so the failed-login limiter never answers 429. It is compared with a raw
+bcrypt check of the same hash: at the production cost (12), and at the tests' cost (4).
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bench import stack
+from bench.harness import Benchmark, Run, group
+
+PASSWORD = "correct horse battery staple"
+
+
+@dataclass
+class People:
+    """Who the accounts benchmarks act as; built once per run (the cold-start group uses it)."""
+
+    stack: stack.Stack
+    alice: Any  # IssuedSession: the viewer, password hashed at cost 12
+    bob: Any  # IssuedSession: the user read; alice follows bob
+    carol_id: int  # password hashed at cost 4
+    follows: bool
+
+    def get_user_event(self, user_id: int | None = None) -> dict[str, Any]:
+        """GET /v1/users/{user_id} (bob by default) as alice."""
+        target = self.bob.user["id"] if user_id is None else user_id
+        evt = stack.with_path_id(stack.event("accounts/get-user.json"), "user_id", target)
+        return stack.as_session(evt, self.alice)
+
+
+def people(run: Run) -> People:
+    def build() -> People:
+        bench_stack = stack.shared(run)
+        from warble import security, services
+        from warble.dal.accounts import UserRepository
+        from warble.dal.postgres import get_database
+
+        accounts = services.accounts()
+        alice = accounts.signup("alice", "alice@example.com", PASSWORD, "Alice", "bench")
+        bob = accounts.signup("bob", "bob@example.com", PASSWORD, "Bob", "bench")
+        carol_id = services.ids().next_id()
+        # The tests' cost: signup hashes at PASSWORD_HASH_ROUNDS (12 here).
+        UserRepository(get_database()).insert(
+            carol_id, "carol", "carol@example.com", security.hash_password(PASSWORD, 4), "Carol"
+        )
+        follows = hasattr(services, "graph")
+        if follows:
+            services.graph().follow(alice.user["id"], bob.user["id"])
+        return People(bench_stack, alice, bob, carol_id, follows)
+
+    result: People = run.resource("people", build)
+    return result
+
+
+def expect(handler: Any, evt: dict[str, Any], status: int) -> Callable[[], Any]:
+    """A call of the handler that fails loudly if the answer is not ``status``: a benchmark of
+    a 401, 429 or 503 would be fast and wrong."""
+    ctx = stack.Context()
+
+    def call() -> Any:
+        answer = handler(evt, ctx)
+        if answer["statusCode"] != status:
+            raise RuntimeError(f"expected {status}, got {answer}")
+        return answer
+
+    return call
+
+
+def login_event(login: str) -> dict[str, Any]:
+    evt = copy.deepcopy(stack.event("accounts/login.json"))
+    body = {"login": login, "password": PASSWORD, "device": "bench"}
+    evt["body"] = base64.b64encode(json.dumps(body).encode()).decode()
+    evt["isBase64Encoded"] = True
+    return evt
+
+
+@group("accounts", "profile read (warm cache) and login, through the AccountsFunction handler")
+def accounts_group(run: Run) -> Iterator[Benchmark]:
+    import bcrypt
+    import boto3
+    import psycopg
+    import redis
+    from warble import keys, services
+    from warble.dal.account_state import _RESERVE
+    from warble.http import views
+    from warble.settings import get_settings
+
+    who = people(run)
+    handler = stack.load_function("accounts").handler
+    alice_id, bob_id = int(who.alice.user["id"]), int(who.bob.user["id"])
+    session_id = int(who.alice.session.id)
+
+    # A bare client of each store, configured like the app's, for the raw operations.
+    raw = redis.Redis.from_url(
+        stack.BENCH_REDIS_URL,
+        decode_responses=True,
+        socket_timeout=2.0,
+        socket_connect_timeout=2.0,
+        health_check_interval=30,
+    )
+    pg = psycopg.connect(
+        f"host=127.0.0.1 user=postgres dbname={stack.BENCH_DB} sslmode=disable", autocommit=True
+    )
+    ddb = boto3.client("dynamodb", endpoint_url=who.stack.moto_url, region_name="us-east-1")
+    run.cleanups += [raw.close, pg.close, ddb.close]
+
+    # ---- GET /v1/users/{id}, warm cache ---------------------------------------------------
+    revoked_key, seen_key = keys.session_revoked(session_id), keys.session_seen(session_id)
+    graph_table = who.stack.tables.get("GraphTable", "")
+
+    def get_user_benchmark(target: int, title: str, note: str) -> Benchmark:
+        get_user = expect(handler, who.get_user_event(target), 200)
+        get_user()  # fills the profile and counts caches
+        profile_key, counts_key = keys.profile(target).value, keys.counts(target).value
+        status_keys = [
+            {"pk": {"S": f"U#{alice_id}"}, "sk": {"S": f"{kind}#{target:019d}"}} for kind in "OI"
+        ]
+
+        def raw_session_check() -> Any:
+            pipe = raw.pipeline(transaction=False)
+            pipe.exists(revoked_key)
+            pipe.set(seen_key, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS)
+            return pipe.execute()
+
+        def raw_profile_get() -> Any:
+            return raw.get(profile_key)
+
+        def raw_counts_mget() -> Any:
+            return raw.mget([counts_key])
+
+        def raw_statuses() -> Any:
+            return ddb.batch_get_item(
+                RequestItems={
+                    graph_table: {
+                        "Keys": status_keys,
+                        "ConsistentRead": True,
+                        "ProjectionExpression": "#0, #1",
+                        "ExpressionAttributeNames": {"#0": "pk", "#1": "sk"},
+                    }
+                }
+            )
+
+        # The round trips the path makes today, in its order (the check below says when the
+        # handler stops matching them).
+        steps: list[tuple[str, Callable[[], Any]]] = [
+            ("pipeline", raw_session_check),
+            ("GET", raw_profile_get),
+        ]
+        if who.follows:
+            steps.append(("MGET", raw_counts_mget))
+            if target != alice_id:
+                steps.append(("BatchGetItem", raw_statuses))
+
+        def raw_sequence() -> None:
+            for _, step in steps:
+                step()
+
+        def services_only() -> Any:
+            # The route's work without the Powertools resolver and decorators.
+            accounts = services.accounts()
+            me = accounts.require(str(alice_id), str(session_id), "")
+            record = accounts.profile(target)
+            if who.follows:
+                record = services.graph().enrich(me.user_id, record)
+            return views.user(record, viewer_id=me.user_id)
+
+        labels = {
+            "pipeline": "raw pipeline (EXISTS revoked, SET seen NX)",
+            "MGET": "raw MGET counts",
+            "BatchGetItem": "raw DynamoDB BatchGetItem, 2 keys (moto)",
+        }
+        total = "raw sum, in sequence: " + " + ".join(name for name, _ in steps)
+        return Benchmark(
+            title,
+            get_user,
+            raw_profile_get,
+            path="handler",
+            baseline="raw GET profile",
+            floor=total,
+            breakdown=[
+                *((labels[name], fn) for name, fn in steps if name != "GET"),
+                (total, raw_sequence),
+                ("services called directly (no HTTP layer)", services_only),
+            ],
+            budget_s=8.0,
+            warmup=100,
+            min_iterations=200,
+            max_iterations=3000,
+            check=lambda: stack.compare_traces(get_user, raw_sequence, title),
+            describe=lambda: [f"round trips of one warm call: {stack.traced(get_user)}"],
+            summarize=[
+                Benchmark.difference("handler", total, "handler overhead over its store calls"),
+                Benchmark.difference(
+                    "handler",
+                    "services called directly (no HTTP layer)",
+                    "of which the HTTP layer (Powertools resolver + decorators)",
+                ),
+            ],
+            notes=[note],
+        )
+
+    yield get_user_benchmark(
+        bob_id,
+        "GET /v1/users/{id} of another user, warm cache (AccountsFunction handler)",
+        "alice reads bob, whom she follows. DynamoDB is a moto server on localhost, "
+        "far slower than the real service: compare the handler with the raw sum",
+    )
+    yield get_user_benchmark(
+        alice_id,
+        "GET /v1/users/{id} of oneself, warm cache (no relationship lookup)",
+        "the same route with the caller's own id: Redis only, so the handler's own cost is "
+        "easier to see",
+    )
+
+    # ---- login ----------------------------------------------------------------------------
+    accounts = services.accounts()
+    reserve = raw.register_script(_RESERVE)
+    settings = get_settings()
+    settings_max, settings_window = settings.login_max_failures, settings.login_window_seconds
+    for name in ("alice", "carol"):
+        raw.delete(keys.login_failures(name))
+
+    def login_store_ops(login: str, user_id: int) -> Callable[[], None]:
+        failures = keys.login_failures(login)
+        profile = keys.profile(user_id).value
+        expires = datetime.now(UTC) + timedelta(days=30)
+
+        def ops() -> None:
+            reserve(keys=[failures], args=[settings_max, settings_window])
+            pg.execute(
+                "SELECT id, password_hash FROM users WHERE lower(username) = lower(%s)", (login,)
+            ).fetchone()
+            raw.decr(failures)
+            raw.get(profile)
+            pg.execute(
+                "INSERT INTO sessions (id, user_id, token_hash, device, expires_at)"
+                " VALUES (%s, %s, %s, %s, %s) RETURNING *",
+                (secrets.randbits(62), user_id, secrets.token_bytes(32), "bench", expires),
+            ).fetchone()
+
+        return ops
+
+    def password_hash(user_id: int) -> bytes:
+        row = pg.execute("SELECT password_hash FROM users WHERE id = %s", (user_id,)).fetchone()
+        assert row is not None
+        return str(row[0]).encode()
+
+    def login_benchmark(login: str, user_id: int, cost: int, budget: float, n: int) -> Benchmark:
+        hashed = password_hash(user_id)
+        assert hashed.startswith(f"$2b${cost:02d}$".encode()), hashed[:7]
+        do_login = expect(handler, login_event(login), 200)
+        store_ops = login_store_ops(login, user_id)
+
+        def raw_bcrypt() -> None:
+            if not bcrypt.checkpw(PASSWORD.encode(), hashed):
+                raise RuntimeError("bcrypt check failed")
+
+        def bcrypt_and_ops() -> None:
+            raw_bcrypt()
+            store_ops()
+
+        def service_login() -> Any:
+            return accounts.login(login, PASSWORD, "bench")
+
+        breakdown: list[tuple[str, Callable[[], Any]]] = [
+            ("raw store calls of login, in sequence", store_ops),
+        ]
+        if cost < 12:  # at cost 12 these differ from bcrypt alone by noise: save the time
+            breakdown.append(("raw bcrypt + raw store calls, in sequence", bcrypt_and_ops))
+            breakdown.append(("AccountService.login (no HTTP layer)", service_login))
+        production = " (production)" if cost == 12 else " (tests)"
+        return Benchmark(
+            f"POST /v1/auth/login, bcrypt cost {cost}{production}",
+            do_login,
+            raw_bcrypt,
+            path="handler",
+            baseline=f"raw bcrypt.checkpw, cost {cost}",
+            breakdown=breakdown,
+            floor="raw bcrypt + raw store calls, in sequence" if cost < 12 else None,
+            budget_s=budget,
+            warmup=2 if cost == 12 else 20,
+            min_iterations=n,
+            max_iterations=500,
+            rounds=3 if cost == 12 else 5,
+            check=lambda: stack.compare_traces(do_login, store_ops, "POST /v1/auth/login"),
+            describe=lambda: [f"round trips of one login: {stack.traced(do_login)}"],
+            summarize=[
+                Benchmark.difference(
+                    "handler", f"raw bcrypt.checkpw, cost {cost}", "login beyond bcrypt"
+                )
+            ]
+            if cost < 12
+            else [],
+            notes=[
+                "the production cost: bcrypt is nearly all of a login; with this few samples "
+                "the handler-minus-bcrypt difference is within noise (the cost-4 run shows it)"
+            ]
+            if cost == 12
+            else [],
+        )
+
+    yield login_benchmark("alice", alice_id, 12, 9.0, 12)
+    yield login_benchmark("carol", who.carol_id, 4, 4.0, 150)

@@ -1,0 +1,309 @@
+"""The stores benchmarks run against, set up like the tests set up theirs.
+
+A dedicated PostgreSQL database (``warble_bench``, dropped, created and migrated with yoyo from
+infra/migrations on every run), Redis index 15 (flushed), and a moto server holding the
+template's tables. Settings reach Warble through the same environment variables the tests use.
+
+Also here: loading a function's ``app.py`` the way the integration tests do, building sample
+events from events/, and ``StoreTrace``, which records the store round trips a call makes (so a
+benchmark can check its raw baseline still does what the path does).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+import re
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = ROOT / "events"
+FUNCTIONS = ROOT / "functions"
+SHARED = ROOT / "layers" / "shared"
+
+# As pytest's pythonpath does for the tests: the shared layer and the repo (for infra.local).
+for _path in (str(SHARED), str(ROOT)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+BENCH_DB = "warble_bench"
+BENCH_REDIS_DB = 15
+BENCH_REDIS_URL = f"redis://127.0.0.1:6379/{BENCH_REDIS_DB}"
+
+# What the code under test reads (through warble.settings). PASSWORD_HASH_ROUNDS is the
+# production cost: login is measured at it (a user with a cost-4 hash is made for the test cost).
+ENV = {
+    "DB_SECRET_ARN": "",
+    "DB_HOST": "127.0.0.1",
+    "DB_PORT": "5432",
+    "DB_NAME": BENCH_DB,
+    "DB_USER": "postgres",
+    "DB_SSLMODE": "disable",
+    "REDIS_URL": BENCH_REDIS_URL,
+    "REDIS_CLUSTER": "false",
+    "PASSWORD_HASH_ROUNDS": "12",
+    "POWERTOOLS_TRACE_DISABLED": "1",
+    "POWERTOOLS_SERVICE_NAME": "warble-bench",
+    "POWERTOOLS_METRICS_NAMESPACE": "WarbleBench",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+}
+
+
+def _env_name(logical_id: str) -> str:
+    """GraphTable -> GRAPH_TABLE: the settings name of a table's logical id."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", logical_id).upper()
+
+
+@dataclass
+class Stack:
+    env: dict[str, str]  # everything set in os.environ, for subprocesses too
+    moto_url: str
+    tables: dict[str, str]  # logical id -> table name
+    _stop: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        while self._stop:
+            self._stop.pop()()
+
+
+def start() -> Stack:
+    """Set the environment, prepare PostgreSQL, Redis and moto; reset Warble's cached clients."""
+    os.environ.update(ENV)
+
+    import redis
+
+    from infra.local import services as local
+    from infra.local.template import ResolveContext, load_template
+
+    local.drop_database(BENCH_DB)
+    local.prepare_database(BENCH_DB)
+    redis.Redis.from_url(BENCH_REDIS_URL).flushdb()
+
+    template = load_template(ROOT / "template.yaml")
+    context = ResolveContext(stack_name="warble-bench")
+    server = local.start_moto(port=0)
+    local.provision(template, server.url, context)
+    tables = {
+        logical_id: values["Ref"]
+        for logical_id, values in context.values.items()
+        if template.resources[logical_id]["Type"]
+        in ("AWS::DynamoDB::Table", "AWS::Serverless::SimpleTable")
+    }
+    env = dict(ENV)
+    env["AWS_ENDPOINT_URL"] = server.url
+    env["WEBSOCKET_CALLBACK_URL"] = server.url  # moto's @connections stand-in answers
+    env.update({_env_name(logical_id): name for logical_id, name in tables.items()})
+    os.environ.update(env)
+    reset_clients()
+    stack = Stack(env=env, moto_url=server.url, tables=tables)
+    stack._stop.append(server.stop)
+    stack._stop.append(reset_clients)
+    return stack
+
+
+def shared(run: Any) -> Stack:
+    """The run's stack (a ``bench.harness.Run``): started on first use, closed with the run."""
+
+    def start_and_register() -> Stack:
+        started = start()
+        run.cleanups.append(started.close)
+        return started
+
+    result: Stack = run.resource("stack", start_and_register)
+    return result
+
+
+def reset_clients() -> None:
+    """Forget every client and service Warble built, so the next use reads the environment."""
+    from warble import services
+    from warble.dal.postgres import get_database
+    from warble.dal.redis import get_redis
+    from warble.settings import get_settings
+
+    if get_database.cache_info().currsize:
+        get_database().close()
+    cached: list[Any] = [get_settings, get_redis, get_database]
+    cached += [
+        getattr(services, name)
+        for name in dir(services)
+        if hasattr(getattr(services, name), "cache_clear")
+    ]
+    for module in ("warble.dal.graph", "warble.dal.counters", "warble.dal.connections"):
+        try:
+            configured = getattr(importlib.import_module(module), "_configured", None)
+        except ImportError:
+            continue
+        if configured is not None and hasattr(configured, "cache_clear"):
+            cached.append(configured)
+    for fn in cached:
+        fn.cache_clear()
+
+
+# ---- functions and events ----------------------------------------------------------------------
+
+
+class Context:
+    """A Lambda context with the attributes Powertools reads."""
+
+    function_name = "bench"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
+    memory_limit_in_mb = 1024
+    aws_request_id = "c6af9ac6-7b61-11e6-9a41-93e812345678"
+    log_group_name = "/aws/lambda/bench"
+    log_stream_name = "stream"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 10_000
+
+
+def load_function(name: str) -> ModuleType:
+    """functions/<name>/app.py as its own module (as tests/integration does)."""
+    path = FUNCTIONS / name / "app.py"
+    spec = importlib.util.spec_from_file_location(f"bench_fn_{name}_{uuid.uuid4().hex}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def event(name: str) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads((EVENTS / name).read_text())
+    return result
+
+
+def as_session(evt: dict[str, Any], issued: Any) -> dict[str, Any]:
+    """The event as API Gateway passes it after the authorizer accepted ``issued``'s token."""
+    evt = copy.deepcopy(evt)
+    evt.setdefault("headers", {})["authorization"] = f"Bearer {issued.token}"
+    evt["requestContext"]["authorizer"] = {
+        "lambda": {
+            "user_id": str(issued.user["id"]),
+            "session_id": str(issued.session.id),
+            "expires_at_ms": str(int(issued.session.expires_at.timestamp() * 1000)),
+        }
+    }
+    return evt
+
+
+def with_path_id(evt: dict[str, Any], param: str, value: int) -> dict[str, Any]:
+    """The event with ``{param}`` in its path set to ``value``."""
+    evt = copy.deepcopy(evt)
+    old = evt["pathParameters"][param]
+    evt["pathParameters"][param] = str(value)
+    evt["rawPath"] = evt["rawPath"].replace(old, str(value))
+    evt["requestContext"]["http"]["path"] = evt["requestContext"]["http"]["path"].replace(
+        old, str(value)
+    )
+    return evt
+
+
+# ---- which store round trips a call makes -------------------------------------------------------
+
+
+@dataclass
+class StoreTrace:
+    """Store round trips in order, e.g. ``redis pipeline(EXISTS SET)``, ``dynamodb GetItem``."""
+
+    calls: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return ", ".join(self.calls) if self.calls else "(none)"
+
+
+@contextmanager
+def trace_stores() -> Iterator[StoreTrace]:
+    """Record the Redis, PostgreSQL and DynamoDB calls made inside the block (this thread)."""
+    import botocore.client
+    import psycopg
+    import redis
+    import redis.client
+
+    trace = StoreTrace()
+    originals: list[tuple[Any, str, Any]] = []
+
+    def patch(owner: Any, name: str, wrapper: Callable[[Any], Any]) -> None:
+        original = owner.__dict__[name]
+        originals.append((owner, name, original))
+        setattr(owner, name, wrapper(original))
+
+    def redis_command(original: Any) -> Any:
+        def wrapped(self: Any, *args: Any, **options: Any) -> Any:
+            trace.calls.append(f"redis {str(args[0]).upper()}")
+            return original(self, *args, **options)
+
+        return wrapped
+
+    def redis_pipeline(original: Any) -> Any:
+        def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+            names = " ".join(str(c[0][0]).upper() for c in self.command_stack)
+            if names:
+                trace.calls.append(f"redis pipeline({names})")
+            return original(self, *args, **kwargs)
+
+        return wrapped
+
+    def pg_execute(original: Any) -> Any:
+        def wrapped(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+            text = query if isinstance(query, str) else repr(query)
+            words = text.split()
+            table = next(
+                (
+                    words[i + 1]
+                    for i, w in enumerate(words[:-1])
+                    if w.upper() in ("FROM", "INTO", "UPDATE")
+                ),
+                "",
+            )
+            trace.calls.append(f"postgres {words[0].upper()} {table}".rstrip())
+            return original(self, query, *args, **kwargs)
+
+        return wrapped
+
+    def aws_call(original: Any) -> Any:
+        def wrapped(self: Any, operation: str, params: Any) -> Any:
+            service = self.meta.service_model.service_name
+            trace.calls.append(f"{service} {operation}")
+            return original(self, operation, params)
+
+        return wrapped
+
+    patch(redis.Redis, "execute_command", redis_command)
+    patch(redis.client.Pipeline, "execute", redis_pipeline)
+    patch(psycopg.Cursor, "execute", pg_execute)
+    patch(botocore.client.BaseClient, "_make_api_call", aws_call)
+    try:
+        yield trace
+    finally:
+        for owner, name, original in reversed(originals):
+            setattr(owner, name, original)
+
+
+def traced(fn: Callable[[], Any]) -> StoreTrace:
+    with trace_stores() as trace:
+        fn()
+    return trace
+
+
+def compare_traces(path: Callable[[], Any], raw: Callable[[], Any], what: str) -> list[str]:
+    """A warning when ``raw`` no longer makes the store calls ``path`` makes."""
+    got, expected = traced(path), traced(raw)
+    if got.calls == expected.calls:
+        return []
+    return [
+        f"{what}: the path now makes [{got}] but its raw baseline makes [{expected}]; "
+        "update the baseline in bench/ so the ratio compares like with like"
+    ]

@@ -1,0 +1,6 @@
+"""MetaFunction: health, OpenAPI document, Swagger UI, and the $default route (404/405)."""
+
+from warble.http import meta
+from warble.http.app import http_handler
+
+handler = http_handler([meta.router], public=meta.PUBLIC_ROUTES, not_found=meta.unmatched)

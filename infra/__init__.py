@@ -1,0 +1,1 @@
+"""Warble's infrastructure code: database migrations and the local runtime."""

@@ -1,0 +1,375 @@
+"""Command line of the local runtime: `python -m infra.local serve | invoke | schedule`.
+
+`serve` stands the whole stack up on one machine (moto, tables, secret, database, Lambda
+workers, HTTP API, WebSocket API, stream pollers, schedules), prints the URLs and a single
+`READY http=... ws=... moto=...` line, and runs until Ctrl-C or SIGTERM. `invoke` and
+`schedule` run one function once, like `sam local invoke`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import signal
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from infra.local import events as event_builders
+from infra.local.http_gateway import HttpGateway
+from infra.local.lambdas import InvokeResult, LambdaRuntime
+from infra.local.template import ResolveContext, Template, load_template
+from infra.local.ws_gateway import WebSocketGateway
+
+log = logging.getLogger("infra.local")
+
+DEFAULT_ENV_VARS = Path("infra/local/env.json")
+# moto accepts any credentials; fixed dummy ones keep a developer's real profile out of reach.
+DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+_RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
+_UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
+
+
+# --------------------------------------------------------------------------------------------
+# Shared set-up
+# --------------------------------------------------------------------------------------------
+
+
+def read_env_vars(path: str | None) -> dict[str, dict[str, Any]]:
+    """SAM --env-vars JSON ({"Parameters": {...}, "<FunctionId>": {...}}); {} when absent."""
+    if path is None:
+        if not DEFAULT_ENV_VARS.is_file():
+            return {}
+        path = str(DEFAULT_ENV_VARS)
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise SystemExit(f"{path}: expected {{'Parameters': {{...}}, '<FunctionId>': {{...}}}}")
+    return data
+
+
+def _declared_value(
+    template: Template,
+    context: ResolveContext,
+    overrides: dict[str, dict[str, Any]],
+    name: str,
+) -> str | None:
+    """A variable's local value for the first function declaring it (overrides applied)."""
+    for function_id, spec in template.functions.items():
+        if name in spec.environment:
+            for section in (function_id, "Parameters"):
+                if name in (overrides.get(section) or {}):
+                    return str(overrides[section][name])
+            value = template.resolve(spec.environment[name], context)
+            return None if value is None else str(value)
+    return None
+
+
+@dataclass
+class Stack:
+    """Everything `serve` started, so it can be stopped in the reverse order."""
+
+    template: Template
+    context: ResolveContext
+    runtime: LambdaRuntime
+    moto: Any = None
+    http: HttpGateway | None = None
+    ws: WebSocketGateway | None = None
+    pollers: Any = None
+    schedules: list[asyncio.Task[None]] = field(default_factory=list)
+
+
+def _prepare_services(
+    template: Template,
+    context: ResolveContext,
+    overrides: dict[str, dict[str, Any]],
+    moto_url: str,
+    with_database: bool,
+) -> None:
+    from infra.local import services
+
+    services.provision(template, moto_url, context)
+    if not with_database:
+        return
+    db_name = _declared_value(template, context, overrides, "DB_NAME")
+    redis_url = _declared_value(template, context, overrides, "REDIS_URL")
+    if db_name is None and redis_url is None:
+        return  # a template without PostgreSQL or Redis (the runtime's own test fixture)
+    db_host = _declared_value(template, context, overrides, "DB_HOST") or "127.0.0.1"
+    db_port = int(_declared_value(template, context, overrides, "DB_PORT") or 5432)
+    redis = urlparse(redis_url or "redis://127.0.0.1:6379")
+    services.ensure_services(
+        pg_host=db_host,
+        pg_port=db_port,
+        redis_host=redis.hostname or "127.0.0.1",
+        redis_port=redis.port or 6379,
+    )
+    if db_name:
+        applied = services.prepare_database(db_name, host=db_host, port=db_port)
+        if applied:
+            log.info("database %s: applied migrations %s", db_name, ", ".join(applied))
+
+
+def schedule_rules(template: Template, context: ResolveContext) -> Iterator[tuple[str, str, Any]]:
+    """(function, rule name, resolved event properties) of enabled Schedule / ScheduleV2 events."""
+    for function_id, spec in template.functions.items():
+        for event_name, event in spec.events.items():
+            if event.get("Type") not in ("Schedule", "ScheduleV2"):
+                continue
+            props = template.resolve(event.get("Properties") or {}, context)
+            expression = props.get("Schedule") or props.get("ScheduleExpression")
+            enabled = props.get("Enabled", True) and props.get("State", "ENABLED") == "ENABLED"
+            if expression and enabled:
+                yield function_id, str(props.get("Name") or event_name), props
+
+
+def scheduled_event_for(context: ResolveContext, rule: str, props: Any) -> dict[str, Any]:
+    """The event a schedule delivers: its Input when set, else EventBridge's Scheduled Event."""
+    if isinstance(props, dict) and props.get("Input"):
+        return json.loads(props["Input"])
+    return event_builders.scheduled_event(
+        rule, region=context.region, account_id=context.account_id
+    )
+
+
+async def _run_schedule(
+    runtime: LambdaRuntime,
+    context: ResolveContext,
+    function_id: str,
+    rule: str,
+    props: dict[str, Any],
+) -> None:
+    expression = str(props.get("Schedule") or props.get("ScheduleExpression"))
+    match = _RATE.match(expression.strip())
+    if match is None:
+        log.warning("%s: schedule %r is not run locally (only rate(...) is)", function_id, rule)
+        return
+    period = int(match.group(1)) * _UNIT_SECONDS[match.group(2).rstrip("s")]
+    log.info("%s: schedule %s every %d s", function_id, rule, period)
+    while True:
+        await asyncio.sleep(period)
+        event = scheduled_event_for(context, rule, props)
+        result = await runtime.ainvoke(function_id, event)
+        if not result.ok:
+            log.warning("%s: scheduled invocation failed: %s", function_id, result.error)
+
+
+# --------------------------------------------------------------------------------------------
+# serve
+# --------------------------------------------------------------------------------------------
+
+
+async def serve(args: argparse.Namespace) -> int:
+    from infra.local import services, streams
+
+    template = load_template(args.template)
+    context = ResolveContext(stack_name=args.stack_name, region=args.region)
+    overrides = read_env_vars(args.env_vars)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+
+    moto = await asyncio.to_thread(services.start_moto, args.moto_port)
+    stack: Stack | None = None
+    try:
+        await asyncio.to_thread(
+            _prepare_services, template, context, overrides, moto.url, not args.no_database
+        )
+        runtime = LambdaRuntime(
+            template,
+            context,
+            env_overrides=overrides,
+            extra_env={"AWS_ENDPOINT_URL": moto.url, **DUMMY_CREDENTIALS},
+        )
+        stack = Stack(template, context, runtime, moto=moto)
+        stack.http = HttpGateway(template, runtime, context, args.host, args.http_port)
+        stack.ws = WebSocketGateway(template, runtime, context, args.host, args.ws_port)
+        await stack.http.start()
+        await stack.ws.start()
+        if stack.ws.spec is not None and not any(
+            "WEBSOCKET_CALLBACK_URL" in section for section in overrides.values()
+        ):
+            # Only now is the port known (it may have been 0): point pushes at this gateway.
+            runtime.update_env_overrides(
+                {"Parameters": {"WEBSOCKET_CALLBACK_URL": stack.ws.callback_url}}
+            )
+        stack.pollers = streams.StreamPollers(template, runtime, moto.url, context)
+        await asyncio.to_thread(stack.pollers.start)
+        if not args.no_schedules:
+            for function_id, rule, props in schedule_rules(template, context):
+                stack.schedules.append(
+                    asyncio.ensure_future(_run_schedule(runtime, context, function_id, rule, props))
+                )
+        http_url, ws_url = stack.http.url, stack.ws.url
+        print(f"HTTP API       {http_url}", flush=True)
+        print(f"WebSocket API  {ws_url}  (@connections: {stack.ws.callback_url})", flush=True)
+        print(f"moto endpoint  {moto.url}", flush=True)
+        print(f"READY http={http_url} ws={ws_url} moto={moto.url}", flush=True)
+        await stop.wait()
+        log.info("stopping")
+    finally:
+        await _shutdown(stack, moto)
+    return 0
+
+
+async def _shutdown(stack: Stack | None, moto: Any) -> None:
+    if stack is not None:
+        for task in stack.schedules:
+            task.cancel()
+        if stack.pollers is not None:
+            await asyncio.to_thread(stack.pollers.stop)
+        # The WebSocket gateway first: its connections' $disconnect still needs the runtime.
+        if stack.ws is not None:
+            await stack.ws.stop()
+        if stack.http is not None:
+            await stack.http.stop()
+        stack.runtime.close()
+    moto.stop()
+
+
+# --------------------------------------------------------------------------------------------
+# invoke / schedule
+# --------------------------------------------------------------------------------------------
+
+
+def _read_event(path: str | None) -> Any:
+    if path is None:
+        return {}
+    if path == "-":
+        return json.load(sys.stdin)
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def invoke_once(args: argparse.Namespace, event: Any) -> InvokeResult:
+    """Run one function once against a moto endpoint (a throwaway one when none is given)."""
+    from infra.local import services
+
+    template = load_template(args.template)
+    context = ResolveContext(stack_name=args.stack_name, region=args.region)
+    if args.function not in template.functions:
+        raise SystemExit(
+            f"unknown function {args.function!r}; the template has {sorted(template.functions)}"
+        )
+    overrides = read_env_vars(args.env_vars)
+    with contextlib.ExitStack() as cleanup:
+        endpoint = args.endpoint_url
+        if endpoint is None:
+            moto = services.start_moto(0)
+            cleanup.callback(moto.stop)
+            endpoint = moto.url
+        # Idempotent: against a running stack it only looks the names and ARNs up.
+        services.provision(template, endpoint, context)
+        runtime = LambdaRuntime(
+            template,
+            context,
+            env_overrides=overrides,
+            extra_env={"AWS_ENDPOINT_URL": endpoint, **DUMMY_CREDENTIALS},
+        )
+        cleanup.callback(runtime.close)
+        return runtime.invoke(args.function, event)
+
+
+def _print_result(result: InvokeResult) -> int:
+    if result.ok:
+        print(json.dumps(result.payload, indent=2))
+        return 0
+    print(json.dumps(result.error, indent=2))
+    return 1
+
+
+def cmd_invoke(args: argparse.Namespace) -> int:
+    return _print_result(invoke_once(args, _read_event(args.event)))
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    template = load_template(args.template)
+    context = ResolveContext(stack_name=args.stack_name, region=args.region)
+    rules = [r for r in schedule_rules(template, context) if r[0] == args.function]
+    if rules:
+        _, rule, props = rules[0]
+        event = scheduled_event_for(context, rule, props)
+    else:
+        event = event_builders.scheduled_event(
+            f"{args.stack_name}-{args.function}",
+            region=context.region,
+            account_id=context.account_id,
+        )
+    return _print_result(invoke_once(args, event))
+
+
+# --------------------------------------------------------------------------------------------
+# argument parsing
+# --------------------------------------------------------------------------------------------
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--template", default="template.yaml", help="SAM template")
+    parser.add_argument(
+        "--env-vars",
+        default=None,
+        help=f"SAM --env-vars style JSON (default: {DEFAULT_ENV_VARS} when it exists). "
+        "Like sam local, only variables the template declares are overridden.",
+    )
+    parser.add_argument("--stack-name", default="warble-local")
+    parser.add_argument("--region", default="us-east-1")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m infra.local", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve_p = commands.add_parser("serve", help="run the whole stack until Ctrl-C")
+    _common(serve_p)
+    serve_p.add_argument("--host", default="127.0.0.1")
+    serve_p.add_argument("--http-port", type=int, default=3000, help="0 picks a free port")
+    serve_p.add_argument("--ws-port", type=int, default=3001, help="0 picks a free port")
+    serve_p.add_argument("--moto-port", type=int, default=5005, help="0 picks a free port")
+    serve_p.add_argument(
+        "--no-database", action="store_true", help="skip PostgreSQL/Redis checks and migrations"
+    )
+    serve_p.add_argument(
+        "--no-schedules", action="store_true", help="do not run Schedule events on their rate"
+    )
+
+    invoke_p = commands.add_parser("invoke", help="invoke one function once")
+    _common(invoke_p)
+    invoke_p.add_argument("function", help="logical id, e.g. MetaFunction")
+    invoke_p.add_argument("--event", "-e", default=None, help="event JSON file ('-' = stdin)")
+    invoke_p.add_argument(
+        "--endpoint-url", default=None, help="moto endpoint of a running stack (else throwaway)"
+    )
+
+    schedule_p = commands.add_parser("schedule", help="invoke with a scheduled event")
+    _common(schedule_p)
+    schedule_p.add_argument("function", help="logical id")
+    schedule_p.add_argument("--endpoint-url", default=None)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    # One line per boto3/moto request would drown the useful log.
+    for noisy in ("botocore", "boto3", "urllib3", "aiohttp.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    if args.command == "serve":
+        return asyncio.run(serve(args))
+    if args.command == "invoke":
+        return cmd_invoke(args)
+    return cmd_schedule(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

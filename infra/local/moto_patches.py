@@ -1,0 +1,125 @@
+"""Make moto's DynamoDB transactions atomic and isolated, as DynamoDB's are (serializable).
+
+moto 5 applies a TransactWriteItems item by item and, when one condition fails, "rolls back" by
+putting back a deep copy of every table it took before starting. Under concurrent requests
+(moto's server is threaded) that is wrong three ways, all of which the follow graph hits:
+- another request's writes between the copy and the restore are lost, or a half-applied
+  transaction is visible to it (an exact limit such as "follow at most 1000" is broken);
+- the restored copy carries a new stream shard object, so every shard iterator a stream poller
+  holds goes on reading the orphaned shard and the consumer never sees another record;
+- copying a whole table per transaction is O(table size).
+
+``install()`` (run by the moto server child, see services._MOTO_BOOTSTRAP) replaces it with:
+under one lock shared by every DynamoDB data operation, check every item's condition first,
+cancel with the same CancellationReasons if any fails (nothing written, nothing copied), else
+apply them all. Reads take the same lock, so they never see half a transaction.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+_LOCK = threading.RLock()
+
+_LOCKED = (
+    "put_item",
+    "get_item",
+    "query",
+    "scan",
+    "update_item",
+    "delete_item",
+    "batch_get_item",
+    "batch_write_item",
+    "transact_get_items",
+)
+
+
+def _locked(method: Any) -> Any:
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _LOCK:
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
+def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+    from moto.dynamodb.comparisons import get_filter_expression
+    from moto.dynamodb.exceptions import (
+        MultipleTransactionsException,
+        TooManyTransactionsException,
+        TransactionCanceledException,
+        TransactWriteSingleOpException,
+    )
+
+    with _LOCK:
+        if len(transact_items) > 100:
+            raise TooManyTransactionsException()
+        seen: set[tuple[str, str]] = set()
+        errors: list[tuple[Any, Any, Any]] = []
+        plan: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+        for item in transact_items:
+            if len(item) > 1:
+                raise TransactWriteSingleOpException
+            op_type, op = next(iter(item.items()))
+            if op_type not in {"ConditionCheck", "Put", "Delete", "Update"}:
+                raise ValueError("Unsupported transaction operation")
+            table_name = op["TableName"]
+            if op_type == "Put":
+                table = self.get_table(table_name)
+                key = {table.hash_key_attr: op["Item"][table.hash_key_attr]}
+                if table.range_key_attr is not None:
+                    key[table.range_key_attr] = op["Item"][table.range_key_attr]
+            else:
+                key = op["Key"]
+            marker = (str(table_name), str(dict(sorted(key.items()))))
+            if marker in seen:
+                raise MultipleTransactionsException()
+            seen.add(marker)
+            condition = op.get("ConditionExpression")
+            if condition is not None:
+                current = self.get_item(table_name, key)
+                check = get_filter_expression(
+                    condition,
+                    op.get("ExpressionAttributeNames"),
+                    op.get("ExpressionAttributeValues"),
+                )
+                if not check.expr(current):
+                    old = None
+                    if op.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and current:
+                        old = current.to_json()["Attributes"]
+                    errors.append(("ConditionalCheckFailed", "The conditional request failed", old))
+                    continue
+            errors.append((None, None, None))
+            plan.append((op_type, op, key))
+        if any(code is not None for code, _, _ in errors):
+            raise TransactionCanceledException(errors)
+        # Every condition held, and nothing can change under the lock: apply without them.
+        for op_type, op, key in plan:
+            names = op.get("ExpressionAttributeNames")
+            values = op.get("ExpressionAttributeValues")
+            if op_type == "Put":
+                self.put_item(op["TableName"], op["Item"])
+            elif op_type == "Delete":
+                self.delete_item(op["TableName"], key)
+            elif op_type == "Update":
+                self.update_item(
+                    op["TableName"],
+                    key,
+                    update_expression=op["UpdateExpression"],
+                    expression_attribute_names=names,
+                    expression_attribute_values=values,
+                )
+
+
+def install() -> None:
+    from moto.dynamodb.models import DynamoDBBackend
+
+    if getattr(DynamoDBBackend, "_warble_patched", False):
+        return
+    for name in _LOCKED:
+        setattr(DynamoDBBackend, name, _locked(getattr(DynamoDBBackend, name)))
+    DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+    DynamoDBBackend._warble_patched = True  # type: ignore[attr-defined]

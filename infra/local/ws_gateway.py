@@ -1,0 +1,478 @@
+"""Local stand-in for an API Gateway WebSocket API and its @connections management API.
+
+The API, its routes, integrations, route responses and stage come from the template's
+AWS::ApiGatewayV2::* resources. Upgrades run `$connect` first (a non-2xx answer refuses the
+handshake), frames are routed by the RouteSelectionExpression, closes run `$disconnect`, and
+`POST|GET|DELETE /<stage>/@connections/{id}` works through boto3's `apigatewaymanagementapi`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import unquote
+
+from aiohttp import WSMsgType, web
+
+from infra.local.events import (
+    WebSocketConnection,
+    aws_id,
+    trace_id,
+    websocket_connect_event,
+    websocket_disconnect_event,
+    websocket_message_event,
+)
+from infra.local.lambdas import LambdaRuntime
+from infra.local.template import ResolveContext, Template
+
+__all__ = ["WebSocketApiSpec", "WebSocketGateway", "WsRoute", "load_websocket_api"]
+
+log = logging.getLogger("infra.local.ws")
+
+MAX_FRAME_BYTES = 128 * 1024  # WebSocket API message payload quota (also PostToConnection's)
+DEFAULT_ROUTE = "$default"
+CONNECT_ROUTE = "$connect"
+DISCONNECT_ROUTE = "$disconnect"
+
+
+# --------------------------------------------------------------------------------------------
+# What the template says
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class WsRoute:
+    """One AWS::ApiGatewayV2::Route of the WebSocket API."""
+
+    key: str
+    function: str | None  # None: a route without a Lambda integration (answered with an error)
+    two_way: bool = False  # has an AWS::ApiGatewayV2::RouteResponse: the answer's body is sent
+
+
+@dataclass
+class WebSocketApiSpec:
+    """The WebSocket API: id, stage, route selection and routes by key."""
+
+    logical_id: str
+    api_id: str
+    stage: str
+    route_selection_expression: str
+    routes: dict[str, WsRoute] = field(default_factory=dict)
+
+
+def _ref_target(value: Any) -> str | None:
+    if isinstance(value, dict) and "Ref" in value:
+        return str(value["Ref"])
+    return value if isinstance(value, str) else None
+
+
+def load_websocket_api(template: Template, context: ResolveContext) -> WebSocketApiSpec | None:
+    """The template's WebSocket API (the first one if several), or None when there is none."""
+    api_id = next(
+        (
+            logical_id
+            for logical_id, resource in template.resources.items()
+            if resource.get("Type") == "AWS::ApiGatewayV2::Api"
+            and (resource.get("Properties") or {}).get("ProtocolType") == "WEBSOCKET"
+        ),
+        None,
+    )
+    if api_id is None:
+        return None
+    props = template.resources[api_id].get("Properties") or {}
+
+    def belongs(resource: dict[str, Any]) -> bool:
+        return _ref_target((resource.get("Properties") or {}).get("ApiId")) == api_id
+
+    of_type = {
+        rtype: {
+            logical_id: resource
+            for logical_id, resource in template.resources.items()
+            if resource.get("Type") == rtype and belongs(resource)
+        }
+        for rtype in (
+            "AWS::ApiGatewayV2::Route",
+            "AWS::ApiGatewayV2::Integration",
+            "AWS::ApiGatewayV2::RouteResponse",
+            "AWS::ApiGatewayV2::Stage",
+        )
+    }
+    integrations: dict[str, str | None] = {}
+    for logical_id, resource in of_type["AWS::ApiGatewayV2::Integration"].items():
+        uri = (resource.get("Properties") or {}).get("IntegrationUri")
+        function = template.function_id_for(uri)
+        if function is None and uri is not None:
+            function = template.function_id_for(template.resolve(uri, context), context)
+        integrations[logical_id] = function
+    two_way = {
+        _ref_target((resource.get("Properties") or {}).get("RouteId"))
+        for resource in of_type["AWS::ApiGatewayV2::RouteResponse"].values()
+    }
+    spec = WebSocketApiSpec(
+        logical_id=api_id,
+        api_id=str(template.resolve({"Ref": api_id}, context)),
+        stage=_stage_name(template, of_type["AWS::ApiGatewayV2::Stage"], context),
+        route_selection_expression=str(
+            props.get("RouteSelectionExpression", "$request.body.action")
+        ),
+    )
+    for logical_id, resource in of_type["AWS::ApiGatewayV2::Route"].items():
+        route_props = resource.get("Properties") or {}
+        key = str(template.resolve(route_props.get("RouteKey"), context))
+        target = template.resolve(route_props.get("Target"), context)
+        function = None
+        if isinstance(target, str) and target.startswith("integrations/"):
+            integration = target.split("/", 1)[1]
+            # The Ref of an integration is its id; locally that is its logical id.
+            function = integrations.get(integration)
+        if function is None:
+            log.warning("WebSocket route %s has no Lambda integration locally", key)
+        spec.routes[key] = WsRoute(key=key, function=function, two_way=logical_id in two_way)
+    return spec
+
+
+def _stage_name(
+    template: Template, stages: dict[str, dict[str, Any]], context: ResolveContext
+) -> str:
+    for resource in stages.values():
+        name = (resource.get("Properties") or {}).get("StageName")
+        if name is not None:
+            return str(template.resolve(name, context))
+    return "local"
+
+
+def select_route(spec: WebSocketApiSpec, body: str | bytes) -> str:
+    """The route key for a frame by the RouteSelectionExpression ($default when nothing fits)."""
+    expression = spec.route_selection_expression
+    prefix = "$request.body."
+    if isinstance(body, bytes) or not expression.startswith(prefix):
+        return DEFAULT_ROUTE
+    try:
+        value: Any = json.loads(body)
+    except ValueError:
+        return DEFAULT_ROUTE
+    for part in expression[len(prefix) :].split("."):
+        if not isinstance(value, dict) or part not in value:
+            return DEFAULT_ROUTE
+        value = value[part]
+    if isinstance(value, str) and value in spec.routes and not value.startswith("$"):
+        return value
+    return DEFAULT_ROUTE
+
+
+# --------------------------------------------------------------------------------------------
+# The gateway
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Connection:
+    info: WebSocketConnection
+    socket: web.WebSocketResponse
+    last_active_ms: int
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    # Set when the server ends the connection (DELETE @connections, shutdown).
+    server_close: tuple[int, str] | None = None
+
+
+def _iso(epoch_ms: int) -> str:
+    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class WebSocketGateway:
+    """An aiohttp server answering like an API Gateway WebSocket API (and its @connections)."""
+
+    def __init__(
+        self,
+        template: Template,
+        runtime: LambdaRuntime,
+        context: ResolveContext,
+        host: str = "127.0.0.1",
+        port: int = 3001,
+    ) -> None:
+        self.template = template
+        self.runtime = runtime
+        self.context = context
+        self.host = host
+        self.port = port
+        self.spec = load_websocket_api(template, context)
+        self.connections: dict[str, _Connection] = {}
+        self._disconnects: set[asyncio.Task[None]] = set()
+        self._runner: web.AppRunner | None = None
+        self.app = web.Application(client_max_size=MAX_FRAME_BYTES + 1)
+        self.app.router.add_route("*", "/{tail:.*}", self._handle)
+
+    @property
+    def stage(self) -> str:
+        return self.spec.stage if self.spec else "local"
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}"
+
+    @property
+    def callback_url(self) -> str:
+        """What WEBSOCKET_CALLBACK_URL is locally (the @connections endpoint of the stage)."""
+        return f"http://{self.host}:{self.port}/{self.stage}"
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        await site.start()
+        for address in self._runner.addresses:
+            if isinstance(address, tuple) and len(address) >= 2:
+                self.port = int(address[1])
+                break
+        routes = sorted(self.spec.routes) if self.spec else []
+        log.info("WebSocket API listening on %s (routes %s)", self.url, ", ".join(routes))
+
+    async def stop(self) -> None:
+        """Close every connection (each one gets its $disconnect), then stop listening."""
+        for connection in list(self.connections.values()):
+            connection.server_close = (1001, "Going away")
+            with contextlib.suppress(ConnectionError, RuntimeError, asyncio.TimeoutError):
+                await connection.socket.close(code=1001, message=b"Going away")
+        # Each connection's handler schedules its $disconnect as it winds down.
+        deadline = time.monotonic() + 5
+        while self.connections and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if self._disconnects:
+            await asyncio.wait(self._disconnects, timeout=10)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # ---------------------------------------------------------------- dispatch
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        parts = [unquote(p) for p in request.rel_url.raw_path.split("/") if p]
+        if "@connections" in parts:
+            index = parts.index("@connections")
+            if index <= 1 and len(parts) == index + 2:
+                return await self._management(request, parts[index + 1])
+            return _json(404, {"message": "Not Found"})
+        if request.method == "GET" and request.headers.get("upgrade", "").lower() == "websocket":
+            return await self._websocket(request)
+        return _json(426, {"message": "Upgrade Required"}, {"upgrade": "websocket"})
+
+    # ---------------------------------------------------------------- @connections
+
+    async def _management(self, request: web.Request, connection_id: str) -> web.Response:
+        connection = self.connections.get(connection_id)
+        if request.method not in ("POST", "GET", "DELETE"):
+            return _json(404, {"message": "Not Found"})
+        if connection is None or connection.socket.closed:
+            return _json(410, {"message": None}, {"x-amzn-errortype": "GoneException"})
+        if request.method == "GET":
+            info = connection.info
+            return _json(
+                200,
+                {
+                    "connectedAt": _iso(info.connected_at_ms),
+                    "identity": {"sourceIp": info.source_ip, "userAgent": info.user_agent or ""},
+                    "lastActiveAt": _iso(connection.last_active_ms),
+                },
+            )
+        if request.method == "DELETE":
+            connection.server_close = (1000, "")
+            await connection.socket.close(code=1000)
+            return web.Response(status=204)
+        try:
+            data = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            data = b"x" * (MAX_FRAME_BYTES + 1)
+        if len(data) > MAX_FRAME_BYTES:
+            return _json(
+                413,
+                {"message": "Message too long"},
+                {"x-amzn-errortype": "PayloadTooLargeException"},
+            )
+        try:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                await connection.socket.send_bytes(data)
+            else:
+                await connection.socket.send_str(text)
+        except (ConnectionError, RuntimeError):
+            # Closed between the lookup and the write: gone, as API Gateway would say.
+            return _json(410, {"message": None}, {"x-amzn-errortype": "GoneException"})
+        connection.last_active_ms = _now_ms()
+        return web.Response(status=200)
+
+    # ---------------------------------------------------------------- connections
+
+    async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        spec = self.spec
+        if spec is None:
+            return _json(404, {"message": "Not Found"})
+        info = WebSocketConnection(
+            connection_id=self._new_connection_id(),
+            api_id=spec.api_id,
+            stage=spec.stage,
+            domain_name=request.host,
+            source_ip=request.remote or "127.0.0.1",
+            user_agent=request.headers.get("user-agent"),
+            connected_at_ms=_now_ms(),
+            headers=list(request.headers.items()) + self._forwarding_headers(request),
+            raw_query_string=request.rel_url.raw_query_string,
+        )
+        protocols: tuple[str, ...] = ()
+        connect = spec.routes.get(CONNECT_ROUTE)
+        if connect is not None and connect.function is not None:
+            result = await self.runtime.ainvoke(connect.function, websocket_connect_event(info))
+            status, protocols = _connect_decision(result.ok, result.payload)
+            if not 200 <= status < 300:
+                log.info("WebSocket connect refused with %s (%s)", status, info.connection_id)
+                return _json(status, {"message": _REASONS.get(status, "Forbidden")})
+        socket = web.WebSocketResponse(
+            protocols=protocols, max_msg_size=MAX_FRAME_BYTES, autoping=True
+        )
+        await socket.prepare(request)
+        connection = _Connection(info=info, socket=socket, last_active_ms=_now_ms())
+        self.connections[info.connection_id] = connection
+        log.info("WebSocket connected %s", info.connection_id)
+        try:
+            async for message in socket:
+                connection.last_active_ms = _now_ms()
+                if message.type == WSMsgType.TEXT or message.type == WSMsgType.BINARY:
+                    self._spawn(connection, message.data)
+                elif message.type == WSMsgType.ERROR:
+                    break
+        finally:
+            self.connections.pop(info.connection_id, None)
+            code, reason = self._close_reason(connection)
+            task = asyncio.ensure_future(self._disconnect(connection, code, reason))
+            self._disconnects.add(task)
+            task.add_done_callback(self._disconnects.discard)
+        return socket
+
+    def _close_reason(self, connection: _Connection) -> tuple[int, str]:
+        if connection.server_close is not None:
+            return connection.server_close
+        code = connection.socket.close_code
+        if code is None or code == 1006:
+            return 1006, "Connection was closed abnormally"
+        if code == 1005:
+            return 1005, "Client-side close frame status not set"
+        return int(code), f"Client-side close frame status code {code}"
+
+    async def _disconnect(self, connection: _Connection, code: int, reason: str) -> None:
+        # Frames still being handled finish first, as their invocations are already running.
+        if connection.tasks:
+            await asyncio.wait(connection.tasks, timeout=30)
+        route = self.spec.routes.get(DISCONNECT_ROUTE) if self.spec else None
+        log.info("WebSocket disconnected %s (%s)", connection.info.connection_id, code)
+        if route is None or route.function is None:
+            return
+        event = websocket_disconnect_event(connection.info, code, reason)
+        result = await self.runtime.ainvoke(route.function, event)
+        if not result.ok:
+            log.warning("$disconnect failed: %s", result.error)
+
+    def _spawn(self, connection: _Connection, body: str | bytes) -> None:
+        # Like API Gateway, each frame is its own invocation: a slow one does not hold up others.
+        task = asyncio.ensure_future(self._message(connection, body))
+        connection.tasks.add(task)
+        task.add_done_callback(connection.tasks.discard)
+
+    async def _message(self, connection: _Connection, body: str | bytes) -> None:
+        assert self.spec is not None
+        key = select_route(self.spec, body)
+        route = self.spec.routes.get(key)
+        request_id = aws_id()
+        if route is None or route.function is None:
+            await self._send_error(connection, "Forbidden", request_id)
+            return
+        event = websocket_message_event(connection.info, key, body)
+        result = await self.runtime.ainvoke(route.function, event)
+        if not result.ok:
+            await self._send_error(connection, "Internal server error", request_id)
+            return
+        if not route.two_way:
+            return
+        payload = result.payload
+        answer = payload.get("body") if isinstance(payload, dict) else None
+        if answer is None or connection.socket.closed:
+            return
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            if isinstance(payload, dict) and payload.get("isBase64Encoded"):
+                await connection.socket.send_bytes(base64.b64decode(str(answer)))
+            else:
+                await connection.socket.send_str(
+                    answer if isinstance(answer, str) else json.dumps(answer)
+                )
+
+    async def _send_error(self, connection: _Connection, message: str, request_id: str) -> None:
+        if connection.socket.closed:
+            return
+        error = {
+            "message": message,
+            "connectionId": connection.info.connection_id,
+            "requestId": request_id,
+        }
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await connection.socket.send_str(json.dumps(error))
+
+    def _new_connection_id(self) -> str:
+        while True:
+            connection_id = aws_id()
+            if connection_id not in self.connections:
+                return connection_id
+
+    def _forwarding_headers(self, request: web.Request) -> list[tuple[str, str]]:
+        # What API Gateway adds to the upgrade request's headers (names as it writes them).
+        added = [
+            ("X-Amzn-Trace-Id", trace_id()),
+            ("X-Forwarded-For", request.remote or "127.0.0.1"),
+            ("X-Forwarded-Port", str(self.port)),
+            ("X-Forwarded-Proto", request.scheme),
+        ]
+        present = {name.lower() for name in request.headers}
+        return [(name, value) for name, value in added if name.lower() not in present]
+
+
+_REASONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal server error",
+}
+
+
+def _connect_decision(ok: bool, payload: Any) -> tuple[int, tuple[str, ...]]:
+    """(status, subprotocols) from the $connect answer: errors refuse with 500."""
+    if not ok:
+        return 500, ()
+    if not isinstance(payload, dict) or "statusCode" not in payload:
+        return 200, ()  # no statusCode: API Gateway accepts the connection
+    try:
+        status = int(payload["statusCode"])
+    except (TypeError, ValueError):
+        return 500, ()
+    headers = {str(k).lower(): str(v) for k, v in (payload.get("headers") or {}).items()}
+    protocol = headers.get("sec-websocket-protocol")
+    return status, ((protocol,) if protocol else ())
+
+
+def _json(status: int, payload: Any, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=status,
+        body=json.dumps(payload).encode(),
+        headers={"content-type": "application/json", **(headers or {})},
+    )

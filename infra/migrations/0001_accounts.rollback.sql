@@ -1,0 +1,3 @@
+-- depends:
+DROP TABLE sessions;
+DROP TABLE users;

@@ -1,0 +1,1 @@
+"""Warble's shared package: domain rules, data access and the HTTP skeleton, shipped as a layer."""

@@ -1,0 +1,24 @@
+"""Time in one place: UTC now, and API.md's RFC 3339 format with milliseconds."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def epoch_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def rfc3339(moment: datetime) -> str:
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def from_ms(epoch_milliseconds: int) -> datetime:
+    return datetime.fromtimestamp(epoch_milliseconds / 1000, UTC)

@@ -1,0 +1,204 @@
+"""Counters derived from DynamoDB Streams, applied exactly once under at-least-once delivery.
+
+The reusable mechanism behind ``followers_count`` (and later like, retweet, reply and tweet
+counts). A source table registers an *extractor* that turns one stream record into counter
+deltas ``(counter key, field, +/-n)``; the consumer then, per Lambda batch:
+
+1. extracts every record's deltas (a record that cannot be read fails, with every later one);
+2. cuts the records, in stream order, into chunks that fit one TransactWriteItems (at most 100
+   actions: one claim per record plus one update per distinct counter);
+3. writes, per chunk and in ONE transaction, a claim per record (``CLAIM#<eventID>``, put only
+   if absent) and each counter's summed delta. A hot account followed 90 times in a batch takes
+   one counter write, not 90;
+4. when claims already exist (a redelivery: Lambda retried the batch, a poller crashed before
+   its checkpoint, a bisected half is sent again), drops those records and retries the rest, so
+   their deltas are never added twice. Powertools' idempotency alone could not give this: its
+   record is written apart from the counter, so a crash between the two half-applies a batch;
+5. reports what it could not apply as ``batchItemFailures`` (the first failed record and every
+   later one, as an ordered stream consumer must); Lambda retries them, bisects, and after
+   MaximumRetryAttempts sends them to the on-failure SQS queue.
+
+Nothing here touches a store library: the transaction is ``CounterStore.apply``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+MAX_TRANSACTION_ACTIONS = 100
+
+
+@dataclass(frozen=True)
+class Delta:
+    key: str  # the counter item, e.g. "U#<user_id>"
+    field: str  # the counter attribute, e.g. "followers_count"
+    amount: int
+
+
+Extractor = Callable[[dict[str, Any]], list[Delta]]
+
+
+class ClaimsTaken(Exception):
+    """Raised by a store: the claims at ``indexes`` exist already (records applied before)."""
+
+    def __init__(self, indexes: list[int]) -> None:
+        super().__init__(indexes)
+        self.indexes = indexes
+
+
+class TransactionRetry(Exception):
+    """Raised by a store: cancelled for another reason (conflict, throttling); try again."""
+
+
+class UnknownSource(Exception):
+    """A record from a table no extractor is registered for."""
+
+
+class CounterStore(Protocol):
+    def apply(self, claims: list[str], deltas: dict[tuple[str, str], int]) -> None: ...
+
+
+def table_name(record: dict[str, Any]) -> str:
+    """The source table of a stream record, from its eventSourceARN."""
+    arn = str(record.get("eventSourceARN", ""))
+    return arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
+
+
+def string_key(record: dict[str, Any], name: str) -> str:
+    return str(record["dynamodb"]["Keys"][name]["S"])
+
+
+class CounterRegistry:
+    """Extractors by source table name: one consumer can serve several tables' streams."""
+
+    def __init__(self) -> None:
+        self._extractors: dict[str, Extractor] = {}
+
+    def register(self, table: str, extractor: Extractor) -> None:
+        self._extractors[table] = extractor
+
+    def extract(self, record: dict[str, Any]) -> list[Delta]:
+        extractor = self._extractors.get(table_name(record))
+        if extractor is None:
+            raise UnknownSource(table_name(record))
+        return extractor(record)
+
+
+@dataclass
+class _Chunk:
+    start: int  # index of its first record in the batch
+    claims: list[str] = field(default_factory=list)
+    deltas: list[list[Delta]] = field(default_factory=list)
+
+    def counters(self) -> set[tuple[str, str]]:
+        return {(d.key, d.field) for deltas in self.deltas for d in deltas}
+
+    def summed(self) -> dict[tuple[str, str], int]:
+        totals: dict[tuple[str, str], int] = {}
+        for deltas in self.deltas:
+            for d in deltas:
+                totals[(d.key, d.field)] = totals.get((d.key, d.field), 0) + d.amount
+        return {key: amount for key, amount in totals.items() if amount}
+
+
+@dataclass
+class BatchOutcome:
+    failures: list[str]  # sequence numbers, Lambda's itemIdentifier for DynamoDB streams
+    applied_keys: set[str]
+    transactions: int
+
+    def response(self) -> dict[str, Any]:
+        return {"batchItemFailures": [{"itemIdentifier": seq} for seq in self.failures]}
+
+
+class StreamCounterProcessor:
+    def __init__(
+        self,
+        store: CounterStore,
+        registry: CounterRegistry,
+        *,
+        max_actions: int = MAX_TRANSACTION_ACTIONS,
+        attempts: int = 4,
+        backoff_seconds: float = 0.05,
+        on_applied: Callable[[set[str]], None] | None = None,
+    ) -> None:
+        self._store = store
+        self._registry = registry
+        self._max_actions = max_actions
+        self._attempts = attempts
+        self._backoff = backoff_seconds
+        self._on_applied = on_applied
+
+    def process(self, event: dict[str, Any]) -> BatchOutcome:
+        records: list[dict[str, Any]] = list(event.get("Records") or [])
+        extracted: list[list[Delta]] = []
+        for record in records:
+            try:
+                extracted.append(self._registry.extract(record))
+            except (KeyError, ValueError, TypeError, UnknownSource):
+                break  # this record and every later one are reported
+        failed_from = len(extracted)
+        applied: set[str] = set()
+        transactions = 0
+        for chunk in self._chunks(records, extracted):
+            done, count = self._apply(chunk)
+            transactions += count
+            if not done:
+                failed_from = min(failed_from, chunk.start)
+                break
+            applied |= {key for key, _ in chunk.counters()}
+        if applied and self._on_applied is not None:
+            self._on_applied(applied)
+        failures = [str(r["dynamodb"]["SequenceNumber"]) for r in records[failed_from:]]
+        return BatchOutcome(failures, applied, transactions)
+
+    def handle(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The Lambda answer: ``{"batchItemFailures": [...]}`` (ReportBatchItemFailures)."""
+        return self.process(event).response()
+
+    def _chunks(
+        self, records: list[dict[str, Any]], extracted: list[list[Delta]]
+    ) -> Iterable[_Chunk]:
+        chunk: _Chunk | None = None
+        for index, deltas in enumerate(extracted):
+            if not deltas:
+                continue  # changes no counter: nothing to claim
+            keys = {(d.key, d.field) for d in deltas}
+            if chunk is not None:
+                actions = len(chunk.claims) + 1 + len(chunk.counters() | keys)
+                if actions > self._max_actions:
+                    yield chunk
+                    chunk = None
+            if chunk is None:
+                chunk = _Chunk(start=index)
+            chunk.claims.append(str(records[index]["eventID"]))
+            chunk.deltas.append(deltas)
+        if chunk is not None:
+            yield chunk
+
+    def _apply(self, chunk: _Chunk) -> tuple[bool, int]:
+        """Apply a chunk; (True, transactions) once every record is applied or was before."""
+        transactions = 0
+        attempt = 0
+        while chunk.claims:
+            transactions += 1
+            try:
+                self._store.apply(chunk.claims, chunk.summed())
+                return True, transactions
+            except ClaimsTaken as taken:
+                # Applied by an earlier delivery: drop them and apply only the rest.
+                keep = [i for i in range(len(chunk.claims)) if i not in set(taken.indexes)]
+                chunk = _Chunk(
+                    chunk.start,
+                    [chunk.claims[i] for i in keep],
+                    [chunk.deltas[i] for i in keep],
+                )
+            except TransactionRetry:
+                attempt += 1
+                if attempt >= self._attempts:
+                    return False, transactions
+                time.sleep(self._backoff * (2 ** (attempt - 1)))
+        return True, transactions

@@ -1,0 +1,153 @@
+"""PostgreSQL repositories for users and sessions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from warble.dal.postgres import Database
+from warble.domain.ports import DuplicateAccount
+
+_USER_COLUMNS = "id, username, email, display_name, bio, created_at"
+
+# Which unique index a violation names, and what that means to a client.
+_UNIQUE_INDEXES = {"users_username_ci_key": "username", "users_email_ci_key": "email"}
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: int
+    user_id: int
+    token_hash: bytes
+    device: str
+    created_at: datetime
+    last_seen_at: datetime
+    expires_at: datetime
+    revoked_at: datetime | None
+
+
+class UserRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def insert(
+        self, user_id: int, username: str, email: str, password_hash: str, display_name: str
+    ) -> dict[str, Any]:
+        def work(conn: psycopg.Connection[dict[str, Any]]) -> dict[str, Any]:
+            try:
+                row = conn.execute(
+                    f"INSERT INTO users (id, username, email, password_hash, display_name)"
+                    f" VALUES (%s, %s, %s, %s, %s) RETURNING {_USER_COLUMNS}",
+                    (user_id, username, email, password_hash, display_name),
+                ).fetchone()
+            except pg_errors.UniqueViolation as exc:
+                field = _UNIQUE_INDEXES.get(exc.diag.constraint_name or "", "username")
+                raise DuplicateAccount(field) from exc
+            assert row is not None
+            return row
+
+        return self._db.run(work)
+
+    def get(self, user_id: int) -> dict[str, Any] | None:
+        return self._db.run(
+            lambda conn: conn.execute(
+                f"SELECT {_USER_COLUMNS} FROM users WHERE id = %s", (user_id,)
+            ).fetchone()
+        )
+
+    def get_many(self, user_ids: list[int]) -> list[dict[str, Any]]:
+        if not user_ids:
+            return []
+        return self._db.run(
+            lambda conn: conn.execute(
+                f"SELECT {_USER_COLUMNS} FROM users WHERE id = ANY(%s)", (user_ids,)
+            ).fetchall()
+        )
+
+    def id_by_username(self, username: str) -> int | None:
+        row = self._db.run(
+            lambda conn: conn.execute(
+                "SELECT id FROM users WHERE lower(username) = lower(%s)", (username,)
+            ).fetchone()
+        )
+        return None if row is None else int(row["id"])
+
+    def credentials_by_login(self, login: str) -> dict[str, Any] | None:
+        column = "email" if "@" in login else "username"
+        return self._db.run(
+            lambda conn: conn.execute(
+                f"SELECT id, password_hash FROM users WHERE lower({column}) = lower(%s)",
+                (login,),
+            ).fetchone()
+        )
+
+    def update_profile(self, user_id: int, changes: dict[str, str]) -> dict[str, Any] | None:
+        allowed = {k: v for k, v in changes.items() if k in ("display_name", "bio")}
+        if not allowed:
+            return self.get(user_id)
+        assignments = ", ".join(f"{column} = %({column})s" for column in allowed)
+        return self._db.run(
+            lambda conn: conn.execute(
+                f"UPDATE users SET {assignments}, updated_at = now() WHERE id = %(id)s"
+                f" RETURNING {_USER_COLUMNS}",
+                {**allowed, "id": user_id},
+            ).fetchone()
+        )
+
+
+class SessionRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def insert(
+        self, session_id: int, user_id: int, token_hash: bytes, device: str, expires_at: datetime
+    ) -> SessionRow:
+        row = self._db.run(
+            lambda conn: conn.execute(
+                "INSERT INTO sessions (id, user_id, token_hash, device, expires_at)"
+                " VALUES (%s, %s, %s, %s, %s) RETURNING *",
+                (session_id, user_id, token_hash, device, expires_at),
+            ).fetchone()
+        )
+        assert row is not None
+        return SessionRow(**row)
+
+    def by_token_hash(self, token_hash: bytes) -> SessionRow | None:
+        row = self._db.run(
+            lambda conn: conn.execute(
+                "SELECT * FROM sessions WHERE token_hash = %s", (token_hash,)
+            ).fetchone()
+        )
+        return None if row is None else SessionRow(**row)
+
+    def live_for_user(self, user_id: int) -> list[SessionRow]:
+        rows = self._db.run(
+            lambda conn: conn.execute(
+                "SELECT * FROM sessions WHERE user_id = %s AND revoked_at IS NULL"
+                " AND expires_at > now() ORDER BY id DESC",
+                (user_id,),
+            ).fetchall()
+        )
+        return [SessionRow(**row) for row in rows]
+
+    def revoke(self, session_id: int, user_id: int) -> SessionRow | None:
+        """Revoke one live session of this user; None when there is no such live session."""
+        row = self._db.run(
+            lambda conn: conn.execute(
+                "UPDATE sessions SET revoked_at = now() WHERE id = %s AND user_id = %s"
+                " AND revoked_at IS NULL AND expires_at > now() RETURNING *",
+                (session_id, user_id),
+            ).fetchone()
+        )
+        return None if row is None else SessionRow(**row)
+
+    def touch(self, session_id: int) -> None:
+        self._db.run(
+            lambda conn: conn.execute(
+                "UPDATE sessions SET last_seen_at = now() WHERE id = %s", (session_id,)
+            )
+        )

@@ -1,0 +1,117 @@
+"""Cache-aside with fill leases, after Facebook's memcache leases.
+
+The race it closes (seed 000): a reader misses, reads the old row, a writer commits and deletes
+the cache key, then the reader writes the old row back, and the stale copy stays until its TTL.
+
+Here a reader that misses takes a lease (a random token under the lease key, SET NX) *before* it
+reads the database, and may fill the cache only while its token is still the lease (checked and
+written atomically in Lua). A writer commits first and then deletes both the value and the lease,
+so any reader that read before the commit has lost its lease and cannot fill. A reader that takes
+the lease after the writer's delete reads after the commit, so it fills the new value. A reader
+that finds the lease held by another simply reads the database and does not fill.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from warble import keys
+from warble.dal.redis import RedisClient, mget
+
+T = TypeVar("T")
+
+_FILL_IF_LEASED = """
+if redis.call('GET', KEYS[2]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+  redis.call('DEL', KEYS[2])
+  return 1
+end
+return 0
+"""
+
+
+class LeasedCache:
+    def __init__(self, redis: RedisClient, ttl_seconds: int, lease_ms: int = keys.LEASE_MS):
+        self._redis = redis
+        self._ttl = ttl_seconds
+        self._lease_ms = lease_ms
+        self._fill = redis.register_script(_FILL_IF_LEASED)
+
+    def get(self, key: keys.CacheKey) -> Any | None:
+        raw = self._redis.get(key.value)
+        return None if raw is None else json.loads(raw)
+
+    def get_many(self, cache_keys: list[keys.CacheKey]) -> list[Any | None]:
+        """One MGET on a single node; one per slot group on a cluster (see ``dal.redis.mget``)."""
+        if not cache_keys:
+            return []
+        raws = mget(self._redis, [k.value for k in cache_keys])
+        return [None if raw is None else json.loads(raw) for raw in raws]
+
+    def get_many_or_load(
+        self, cache_keys: list[keys.CacheKey], loader: Callable[[list[int]], list[Any | None]]
+    ) -> list[Any | None]:
+        """One MGET; the misses (by index) are leased in one pipeline and loaded in one call."""
+        values = self.get_many(cache_keys)
+        missing = [i for i, value in enumerate(values) if value is None]
+        if not missing:
+            return values
+        tokens = [secrets.token_hex(16) for _ in missing]
+        pipe = self._redis.pipeline(transaction=False)
+        for index, token in zip(missing, tokens, strict=True):
+            pipe.set(cache_keys[index].lease, token, nx=True, px=self._lease_ms)
+        leased = pipe.execute()
+        loaded = loader(missing)
+        for index, token, got, value in zip(missing, tokens, leased, loaded, strict=True):
+            values[index] = value
+            if got and value is not None:
+                self.fill(cache_keys[index], token, value)
+        return values
+
+    def get_or_load(self, key: keys.CacheKey, loader: Callable[[], T | None]) -> T | Any | None:
+        cached = self.get(key)
+        if cached is not None:
+            return cached
+        token = self.lease(key)
+        value = loader()
+        if token is not None and value is not None:
+            self.fill(key, token, value)
+        return value
+
+    def lease(self, key: keys.CacheKey) -> str | None:
+        token = secrets.token_hex(16)
+        if self._redis.set(key.lease, token, nx=True, px=self._lease_ms):
+            return token
+        return None
+
+    def fill(self, key: keys.CacheKey, token: str, value: Any) -> bool:
+        payload = json.dumps(value, separators=(",", ":"), default=str)
+        return bool(self._fill(keys=[key.value, key.lease], args=[token, payload, self._ttl]))
+
+    def fill_missing(self, entries: list[tuple[keys.CacheKey, Any]]) -> None:
+        """Cache values just read from the source of truth, where nothing is cached yet.
+
+        Only for values whose one change is deletion by tombstone: SET NX never overwrites a
+        tombstone, and a tombstone always overwrites, so a late fill cannot resurrect anything.
+        """
+        if not entries:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for key, value in entries:
+            payload = json.dumps(value, separators=(",", ":"), default=str)
+            pipe.set(key.value, payload, nx=True, ex=self._ttl)
+        pipe.execute()
+
+    def tombstone(self, key: keys.CacheKey, marker: Any, ttl_seconds: int) -> None:
+        """Replace the value with ``marker`` and void the fill lease (one slot, one MULTI)."""
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.set(key.value, json.dumps(marker), ex=ttl_seconds)
+        pipe.delete(key.lease)
+        pipe.execute()
+
+    def invalidate(self, key: keys.CacheKey) -> None:
+        """Call after the database commit. Both keys share a hash tag: one DEL, one slot."""
+        self._redis.delete(key.value, key.lease)

@@ -1,0 +1,79 @@
+"""The WebSocket connection registry in DynamoDB (pynamodb).
+
+Two items per connection, written together in one transaction:
+- ``USER#<user_id> / CONN#<connection_id>``: a user's open connections, one Query to push to all;
+- ``CONN#<connection_id> / META``: who owns a connection, for ``$disconnect``.
+Both carry ``expires_at`` (DynamoDB TTL), so a connection whose ``$disconnect`` never arrived
+still disappears; API Gateway closes any connection after two hours.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
+from pynamodb.connection import Connection
+from pynamodb.exceptions import DoesNotExist
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from warble.settings import get_settings
+
+
+class ConnectionItem(Model):
+    class Meta:
+        table_name = "connections"  # replaced from settings on first use
+        region = "us-east-1"
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    user_id = UnicodeAttribute()
+    connection_id = UnicodeAttribute()
+    connected_at = NumberAttribute()
+    expires_at = TTLAttribute()
+
+
+@lru_cache(maxsize=1)
+def _configured() -> Connection:
+    settings = get_settings()
+    ConnectionItem.Meta.table_name = settings.connections_table
+    ConnectionItem.Meta.region = settings.aws_region
+    ConnectionItem._connection = None  # rebuild with the settings above
+    return Connection(region=settings.aws_region)
+
+
+class ConnectionRegistry:
+    def add(self, user_id: int, connection_id: str, connected_at_ms: int, ttl_seconds: int) -> None:
+        connection = _configured()
+        expires = datetime.fromtimestamp(connected_at_ms / 1000 + ttl_seconds, UTC)
+        with TransactWrite(connection=connection) as tx:
+            for pk, sk in (
+                (f"USER#{user_id}", f"CONN#{connection_id}"),
+                (f"CONN#{connection_id}", "META"),
+            ):
+                item = ConnectionItem(
+                    pk,
+                    sk,
+                    user_id=str(user_id),
+                    connection_id=connection_id,
+                    connected_at=connected_at_ms,
+                )
+                item.expires_at = expires
+                tx.save(item)
+
+    def remove(self, connection_id: str) -> str | None:
+        """Forget a connection; returns its user id, or None if it was unknown."""
+        _configured()
+        try:
+            meta = ConnectionItem.get(f"CONN#{connection_id}", "META")
+        except DoesNotExist:
+            return None
+        with TransactWrite(connection=_configured()) as tx:
+            tx.delete(ConnectionItem(f"USER#{meta.user_id}", f"CONN#{connection_id}"))
+            tx.delete(meta)
+        return meta.user_id
+
+    def for_user(self, user_id: int) -> list[str]:
+        _configured()
+        return [item.connection_id for item in ConnectionItem.query(f"USER#{user_id}")]

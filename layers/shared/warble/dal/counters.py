@@ -1,0 +1,116 @@
+"""The counters table (pynamodb): stream-maintained counters and their dedupe claims.
+
+| pk                | attributes                                        | written by            |
+|-------------------|---------------------------------------------------|-----------------------|
+| U#<user_id>       | followers_count, tweet_count                      | the counter consumer  |
+| T#<tweet_id>      | like_count, retweet_count, reply_count (later)    | the counter consumer  |
+| CLAIM#<event id>  | expires_at (TTL)                                  | the counter consumer  |
+
+A stream record's claim and the counter updates it contributes to are written in one
+TransactWriteItems, so a record is either applied and claimed, or neither: a redelivered record
+finds its claim and changes nothing. Counter attributes are declared here, so a new counter is
+one line (and a typo cannot create a stray attribute).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from functools import lru_cache
+
+from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
+from pynamodb.connection import Connection
+from pynamodb.exceptions import TransactWriteError
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from warble.counters import ClaimsTaken, TransactionRetry
+from warble.settings import get_settings
+
+TRANSACT_LIMIT = 100  # actions per TransactWriteItems (DynamoDB's limit)
+BATCH_GET_LIMIT = 100
+
+
+class CounterItem(Model):
+    class Meta:
+        table_name = "counters"  # replaced from settings on first use
+        region = "us-east-1"
+
+    pk = UnicodeAttribute(hash_key=True)
+    followers_count = NumberAttribute(null=True)
+    tweet_count = NumberAttribute(null=True)
+    like_count = NumberAttribute(null=True)
+    retweet_count = NumberAttribute(null=True)
+    reply_count = NumberAttribute(null=True)
+
+
+class ClaimItem(Model):
+    class Meta:
+        table_name = "counters"
+        region = "us-east-1"
+
+    pk = UnicodeAttribute(hash_key=True)
+    expires_at = TTLAttribute()
+
+
+COUNTER_FIELDS = frozenset(
+    name for name, attr in CounterItem.get_attributes().items() if name != "pk"
+)
+
+
+@lru_cache(maxsize=1)
+def _configured() -> Connection:
+    settings = get_settings()
+    for model in (CounterItem, ClaimItem):
+        model.Meta.table_name = settings.counters_table
+        model.Meta.region = settings.aws_region
+        model._connection = None
+    return Connection(region=settings.aws_region)
+
+
+class DynamoCounterStore:
+    """``warble.counters.CounterStore`` on DynamoDB."""
+
+    def __init__(self, claim_ttl_seconds: int) -> None:
+        self._claim_ttl = claim_ttl_seconds
+        self.transactions = 0
+
+    def apply(self, claims: list[str], deltas: dict[tuple[str, str], int]) -> None:
+        """Claim every record and add every delta, all or nothing (one transaction)."""
+        _configured()
+        if len(claims) + len(deltas) > TRANSACT_LIMIT:
+            raise ValueError("more actions than one transaction holds")
+        expires = timedelta(seconds=self._claim_ttl)
+        self.transactions += 1
+        try:
+            with TransactWrite(connection=_configured()) as tx:
+                for claim in claims:
+                    item = ClaimItem(f"CLAIM#{claim}")
+                    item.expires_at = expires
+                    tx.save(item, condition=ClaimItem.pk.does_not_exist())
+                for (key, field), delta in deltas.items():
+                    if field not in COUNTER_FIELDS:
+                        raise ValueError(f"unknown counter {field!r}")
+                    tx.update(CounterItem(key), actions=[getattr(CounterItem, field).add(delta)])
+        except TransactWriteError as exc:
+            if exc.cause_response_code != "TransactionCanceledException":
+                # Throttling, an internal error, a conflict reported as such: try again.
+                raise TransactionRetry(exc.cause_response_code or "transaction failed") from exc
+            # Puts come before updates in pynamodb's request: reasons[i] is claims[i].
+            taken = [
+                index
+                for index, reason in enumerate(exc.cancellation_reasons[: len(claims)])
+                if reason is not None and reason.code == "ConditionalCheckFailed"
+            ]
+            if taken:
+                raise ClaimsTaken(taken) from exc
+            raise TransactionRetry(str(exc)) from exc
+
+    def read(self, keys: list[str]) -> dict[str, dict[str, int]]:
+        """Counter values by key (missing counters are 0)."""
+        _configured()
+        values: dict[str, dict[str, int]] = {key: {} for key in keys}
+        if not keys:
+            return values
+        for item in CounterItem.batch_get(list(dict.fromkeys(keys))):
+            values[item.pk] = {field: int(getattr(item, field) or 0) for field in COUNTER_FIELDS}
+        return values

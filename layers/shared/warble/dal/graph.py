@@ -1,0 +1,404 @@
+"""The follow graph in DynamoDB (pynamodb): edges, time-ordered lists, friend flags, counts.
+
+One table, partition key ``pk = U#<user_id>``, every item of a user under it. For "A follows B"
+(ids zero-padded to 19 digits, so string order is numeric order) a follow writes, in ONE
+TransactWriteItems:
+
+| pk    | sk               | attributes           | answers                                      |
+|-------|------------------|----------------------|----------------------------------------------|
+| U#A   | O#<B>            | uid=B, seq, friend   | "does A follow B?" in one GetItem; friends   |
+| U#B   | I#<A>            | uid=A, seq, friend   | "does A follow B?" seen from B (statuses)    |
+| U#A   | OT#<seq>         | uid=B                | A's following list, newest first             |
+| U#B   | IT#<seq>         | uid=A                | B's followers list, newest first             |
+| U#A   | META             | following_count      | the limit of 1000, checked in the same write |
+
+``seq`` is a Snowflake minted for the follow, so it orders follows by time and is unique: the
+list cursor is the last ``seq`` seen, which pins a position (newer follows never shift a page).
+``friend`` (seed 002's status 3) is kept on both edge items of both directions: when B already
+follows A, A's follow also flips B's ``O#A`` and A's ``I#B`` in the same transaction.
+
+Why this shape, and what it costs:
+- No index at all, so no item-collection limit: a celebrity's followers are millions of items
+  under one partition key, which DynamoDB splits by sort key as it grows. An LSI would cap that
+  partition key at 10 GB; a GSI would make the lists eventually consistent and cost a second
+  write anyway. Here the lists are in the base table, written in the same transaction as the
+  edges, and read with strongly consistent Queries: a user sees their own follow at once.
+- Four items per follow (plus the counter) instead of two: writes cost about twice an edge-only
+  design; reads of every access pattern are one GetItem, one BatchGetItem or one Query.
+- Unfollow must know ``seq`` to delete the list items; it reads the edge first and makes the
+  delete conditional on the edge being unchanged (seq and friend flag), retrying on a race.
+- A celebrity's partition is hot on writes when many follow at once; DynamoDB's split-for-heat
+  spreads the sort-key range, and the first page of a big account's lists is served from Redis
+  (warble.domain.graph). Sharding the followers partition (``U#B#<n>``) is the next step if one
+  account ever needs more than ~1000 follows per second.
+- ``following_count`` lives on the follower's META item and is changed only inside the follow
+  and unfollow transactions, with the condition ``following_count < limit``: exact under any
+  concurrency. ``followers_count`` is derived from the stream (warble.counters), so a celebrity's
+  counter takes one write per stream batch, not one per follow.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from pynamodb.attributes import (
+    BinaryAttribute,
+    BooleanAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+)
+from pynamodb.connection import Connection
+from pynamodb.exceptions import TransactWriteError
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from warble.domain.graph import FollowRejected
+from warble.settings import get_settings
+
+BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
+D2_CHUNK_IDS = 40_000  # ids per second-degree chunk: 320 KB, under the 400 KB item limit
+
+
+def _id(value: int) -> str:
+    return f"{value:019d}"
+
+
+def user_pk(user_id: int) -> str:
+    return f"U#{user_id}"
+
+
+class GraphItem(Model):
+    class Meta:
+        table_name = "graph"  # replaced from settings on first use
+        region = "us-east-1"
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    uid = NumberAttribute(null=True)
+    seq = NumberAttribute(null=True)
+    friend = BooleanAttribute(null=True)
+    following_count = NumberAttribute(null=True)
+
+
+class DegreeChunk(Model):
+    class Meta:
+        table_name = "degrees"
+        region = "us-east-1"
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    ids = BinaryAttribute(legacy_encoding=False)
+    chunks = NumberAttribute()
+
+
+@lru_cache(maxsize=1)
+def _configured() -> Connection:
+    settings = get_settings()
+    for model, table in ((GraphItem, settings.graph_table), (DegreeChunk, settings.degrees_table)):
+        model.Meta.table_name = table
+        model.Meta.region = settings.aws_region
+        model._connection = None  # rebuild with the settings above
+    return Connection(region=settings.aws_region)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A -> B as stored on A's ``O#B`` item."""
+
+    seq: int
+    friend: bool
+
+
+class _Tx:
+    """A TransactWrite whose items carry tags, so cancellation reasons can be named.
+
+    pynamodb sends condition checks, deletes, puts and updates in that order; the reasons come
+    back in request order, so the tags are kept per kind and concatenated the same way.
+    """
+
+    def __init__(self) -> None:
+        self._ops: dict[str, list[tuple[str, tuple[Any, ...], dict[str, Any]]]] = {
+            "check": [],
+            "delete": [],
+            "save": [],
+            "update": [],
+        }
+
+    def add(self, kind: str, tag: str, *args: Any, **kwargs: Any) -> None:
+        self._ops[kind].append((tag, args, kwargs))
+
+    def commit(self) -> None:
+        tags = [tag for kind in self._ops.values() for tag, _, _ in kind]
+        try:
+            with TransactWrite(connection=_configured()) as tx:
+                for _, args, kwargs in self._ops["check"]:
+                    tx.condition_check(*args, **kwargs)
+                for _, args, kwargs in self._ops["delete"]:
+                    tx.delete(*args, **kwargs)
+                for _, args, kwargs in self._ops["save"]:
+                    tx.save(*args, **kwargs)
+                for _, args, kwargs in self._ops["update"]:
+                    tx.update(*args, **kwargs)
+        except TransactWriteError as exc:
+            if exc.cause_response_code != "TransactionCanceledException":
+                # Throttling or an internal error: the domain retries, then answers 503.
+                raise FollowRejected(FollowRejected.CONFLICT) from exc
+            failed = {
+                tag
+                for tag, reason in zip(tags, exc.cancellation_reasons, strict=False)
+                if reason is not None and reason.code == "ConditionalCheckFailed"
+            }
+            if "edge" in failed:
+                raise FollowRejected(FollowRejected.EXISTS) from exc
+            if "limit" in failed:
+                raise FollowRejected(FollowRejected.LIMIT) from exc
+            if failed:
+                raise FollowRejected(FollowRejected.RACED) from exc
+            raise FollowRejected(FollowRejected.CONFLICT) from exc
+
+
+class DynamoGraphStore:
+    """The graph store behind ``warble.domain.graph.GraphStore``. ``reads`` counts calls."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    # ---- single edges and statuses --------------------------------------------------------
+    def pair(self, a: int, b: int) -> tuple[Edge | None, Edge | None]:
+        """(A -> B, B -> A), both read strongly consistently from A's partition in one call."""
+        _configured()
+        found = {
+            item.sk: item
+            for item in GraphItem.batch_get(
+                [(user_pk(a), f"O#{_id(b)}"), (user_pk(a), f"I#{_id(b)}")], consistent_read=True
+            )
+        }
+        self.reads += 1
+        out, into = found.get(f"O#{_id(b)}"), found.get(f"I#{_id(b)}")
+        return (
+            None if out is None else Edge(int(out.seq), bool(out.friend)),
+            None if into is None else Edge(int(into.seq), bool(into.friend)),
+        )
+
+    def statuses(self, viewer: int, others: list[int]) -> dict[int, tuple[bool, bool]]:
+        """{other: (viewer follows other, other follows viewer)}: 2 keys per id, so 100 ids
+        are 200 keys in two BatchGetItem calls."""
+        _configured()
+        keys = [(user_pk(viewer), f"{kind}#{_id(o)}") for o in others for kind in ("O", "I")]
+        if not keys:
+            return {}
+        self.reads += -(-len(keys) // BATCH_GET_LIMIT)
+        answer = {o: (False, False) for o in others}
+        for item in GraphItem.batch_get(keys, consistent_read=True, attributes_to_get=["pk", "sk"]):
+            kind, _, raw = item.sk.partition("#")
+            other = int(raw)
+            out, into = answer[other]
+            answer[other] = (True, into) if kind == "O" else (out, True)
+        return answer
+
+    def following_counts(self, user_ids: list[int]) -> dict[int, int]:
+        _configured()
+        if not user_ids:
+            return {}
+        self.reads += -(-len(user_ids) // BATCH_GET_LIMIT)
+        counts = dict.fromkeys(user_ids, 0)
+        for item in GraphItem.batch_get([(user_pk(u), "META") for u in user_ids]):
+            counts[int(item.pk[2:])] = int(item.following_count or 0)
+        return counts
+
+    # ---- follow / unfollow ----------------------------------------------------------------
+    def follow(self, a: int, b: int, seq: int, reverse: Edge | None, limit: int) -> bool:
+        """Write A -> B; returns the new friend flag. Raises FollowRejected."""
+        _configured()
+        friend = reverse is not None
+        tx = _Tx()
+        tx.add(
+            "save",
+            "edge",
+            GraphItem(user_pk(a), f"O#{_id(b)}", uid=b, seq=seq, friend=friend),
+            condition=GraphItem.pk.does_not_exist(),
+        )
+        tx.add(
+            "save",
+            "edge-in",
+            GraphItem(user_pk(b), f"I#{_id(a)}", uid=a, seq=seq, friend=friend),
+            condition=GraphItem.pk.does_not_exist(),
+        )
+        tx.add("save", "list-out", GraphItem(user_pk(a), f"OT#{_id(seq)}", uid=b))
+        tx.add("save", "list-in", GraphItem(user_pk(b), f"IT#{_id(seq)}", uid=a))
+        tx.add(
+            "update",
+            "limit",
+            GraphItem(user_pk(a), "META"),
+            actions=[GraphItem.following_count.add(1)],
+            condition=GraphItem.following_count.does_not_exist()
+            | (GraphItem.following_count < limit),
+        )
+        if reverse is None:
+            # B must still not follow A, or the friend flags written here would be wrong.
+            tx.add(
+                "check",
+                "reverse",
+                GraphItem,
+                user_pk(b),
+                f"O#{_id(a)}",
+                condition=GraphItem.pk.does_not_exist(),
+            )
+        else:
+            for pk, sk in ((user_pk(b), f"O#{_id(a)}"), (user_pk(a), f"I#{_id(b)}")):
+                tx.add(
+                    "update",
+                    "reverse",
+                    GraphItem(pk, sk),
+                    actions=[GraphItem.friend.set(True)],
+                    condition=GraphItem.seq == reverse.seq,
+                )
+        tx.commit()
+        return friend
+
+    def unfollow(self, a: int, b: int, edge: Edge, reverse: Edge | None) -> None:
+        """Delete A -> B as read (``edge``); raises FollowRejected(RACED) if it changed."""
+        _configured()
+        tx = _Tx()
+        tx.add(
+            "delete",
+            "edge",
+            GraphItem(user_pk(a), f"O#{_id(b)}"),
+            condition=(GraphItem.seq == edge.seq) & (GraphItem.friend == edge.friend),
+        )
+        tx.add("delete", "edge-in", GraphItem(user_pk(b), f"I#{_id(a)}"))
+        tx.add("delete", "list-out", GraphItem(user_pk(a), f"OT#{_id(edge.seq)}"))
+        tx.add("delete", "list-in", GraphItem(user_pk(b), f"IT#{_id(edge.seq)}"))
+        tx.add(
+            "update",
+            "count",
+            GraphItem(user_pk(a), "META"),
+            actions=[GraphItem.following_count.add(-1)],
+            condition=GraphItem.following_count > 0,
+        )
+        if edge.friend and reverse is not None:
+            for pk, sk in ((user_pk(b), f"O#{_id(a)}"), (user_pk(a), f"I#{_id(b)}")):
+                tx.add(
+                    "update",
+                    "reverse",
+                    GraphItem(pk, sk),
+                    actions=[GraphItem.friend.set(False)],
+                    condition=GraphItem.seq == reverse.seq,
+                )
+        tx.commit()
+
+    # ---- lists ----------------------------------------------------------------------------
+    def _query(self, model: Any, limit: int | None = None, **kwargs: Any) -> list[Any]:
+        """Run a Query page by page, counting each page as one store read."""
+        results = model.query(**kwargs)
+        items: list[Any] = []
+        for page in results.page_iter:
+            self.reads += 1
+            for raw in page.get("Items", []):
+                items.append(model.from_raw_data(raw))
+                if limit is not None and len(items) >= limit:
+                    return items
+        return items
+
+    def page(
+        self, user_id: int, which: str, limit: int, before_seq: int | None
+    ) -> tuple[list[tuple[int, int]], bool]:
+        """Newest-first ``(uid, seq)`` of "following" or "followers", and whether more exist."""
+        _configured()
+        prefix = "OT#" if which == "following" else "IT#"
+        start = None
+        if before_seq is not None:
+            start = {"pk": {"S": user_pk(user_id)}, "sk": {"S": f"{prefix}{_id(before_seq)}"}}
+        items = self._query(
+            GraphItem,
+            limit + 1,
+            hash_key=user_pk(user_id),
+            range_key_condition=GraphItem.sk.startswith(prefix),
+            scan_index_forward=False,
+            consistent_read=True,
+            page_size=limit + 1,
+            last_evaluated_key=start,
+        )
+        rows = [(int(item.uid), int(item.sk[len(prefix) :])) for item in items]
+        return rows[:limit], len(rows) > limit
+
+    def friends_page(
+        self, user_id: int, limit: int, after_id: int | None
+    ) -> tuple[list[int], bool]:
+        """Friends in id order (filtered from the following edges, at most the follow limit)."""
+        _configured()
+        start = None
+        if after_id is not None:
+            start = {"pk": {"S": user_pk(user_id)}, "sk": {"S": f"O#{_id(after_id)}"}}
+        items = self._query(
+            GraphItem,
+            limit + 1,
+            hash_key=user_pk(user_id),
+            range_key_condition=GraphItem.sk.startswith("O#"),
+            filter_condition=GraphItem.friend == True,  # noqa: E712 (a pynamodb condition)
+            consistent_read=True,
+            last_evaluated_key=start,
+        )
+        rows = [int(item.uid) for item in items]
+        return rows[:limit], len(rows) > limit
+
+    def friends(self, user_id: int) -> list[int]:
+        """Every friend of a user (bounded by the follow limit: a page or two of a Query)."""
+        _configured()
+        items = self._query(
+            GraphItem,
+            hash_key=user_pk(user_id),
+            range_key_condition=GraphItem.sk.startswith("O#"),
+            filter_condition=GraphItem.friend == True,  # noqa: E712
+            consistent_read=True,
+            attributes_to_get=["sk", "uid"],
+        )
+        return [int(item.uid) for item in items]
+
+    def friend_edges(self) -> Iterator[tuple[int, int]]:
+        """Every friendship (a, b) with a < b, by a parallel-safe full scan (offline job)."""
+        _configured()
+        for item in GraphItem.scan(
+            GraphItem.sk.startswith("O#") & (GraphItem.friend == True)  # noqa: E712
+        ):
+            a, b = int(item.pk[2:]), int(item.uid)
+            if a < b:
+                yield a, b
+
+    # ---- second-degree sets ---------------------------------------------------------------
+    def second_degree(self, user_id: int) -> set[int]:
+        _configured()
+        ids: set[int] = set()
+        for chunk in self._query(DegreeChunk, hash_key=f"D2#{user_id}"):
+            raw = bytes(chunk.ids)
+            ids.update(struct.unpack(f">{len(raw) // 8}q", raw))
+        return ids
+
+    def save_second_degree(self, sets: Iterable[tuple[int, set[int]]]) -> int:
+        """Replace users' second-degree sets (an empty set deletes); returns users written."""
+        _configured()
+        written = 0
+        with DegreeChunk.batch_write() as batch:
+            for user_id, ids in sets:
+                ordered = sorted(ids)
+                pieces = [
+                    ordered[i : i + D2_CHUNK_IDS] for i in range(0, len(ordered), D2_CHUNK_IDS)
+                ]
+                old = {c.sk for c in DegreeChunk.query(f"D2#{user_id}", attributes_to_get=["sk"])}
+                for n, piece in enumerate(pieces):
+                    sk = f"{n:05d}"
+                    old.discard(sk)
+                    packed = struct.pack(f">{len(piece)}q", *piece)
+                    batch.save(DegreeChunk(f"D2#{user_id}", sk, ids=packed, chunks=len(pieces)))
+                for sk in old:
+                    batch.delete(DegreeChunk(f"D2#{user_id}", sk))
+                written += 1
+        return written
+
+    def users_with_second_degree(self) -> set[int]:
+        _configured()
+        return {int(c.pk[3:]) for c in DegreeChunk.scan(attributes_to_get=["pk"])}

@@ -1,0 +1,84 @@
+"""PostgreSQL connections: one per thread (one per Lambda container), opened on first use.
+
+On AWS the host is the RDS Proxy endpoint and the credentials come from the Secrets Manager
+secret; locally the same secret lives in moto. A broken connection is replaced once per call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+
+from warble.settings import Settings, get_settings
+
+T = TypeVar("T")
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError,)
+
+
+def credentials(settings: Settings) -> tuple[str, str]:
+    if not settings.db_secret_arn:
+        return settings.db_user, settings.db_password
+    from aws_lambda_powertools.utilities import parameters
+
+    secret: Any = parameters.get_secret(settings.db_secret_arn, transform="json", max_age=300)
+    return secret["username"], secret.get("password", "")
+
+
+def conninfo(settings: Settings | None = None) -> str:
+    settings = settings or get_settings()
+    user, password = credentials(settings)
+    return psycopg.conninfo.make_conninfo(
+        host=settings.db_host,
+        port=settings.db_port,
+        dbname=settings.db_name,
+        user=user,
+        password=password or None,
+        sslmode=settings.db_sslmode,
+        connect_timeout=5,
+        application_name="warble",
+    )
+
+
+class Database:
+    """Hands out this thread's connection (autocommit; use ``conn.transaction()`` to group)."""
+
+    def __init__(self, dsn_factory: Callable[[], str] = conninfo) -> None:
+        self._dsn_factory = dsn_factory
+        self._local = threading.local()
+
+    def _connect(self) -> psycopg.Connection[dict[str, Any]]:
+        conn = psycopg.connect(self._dsn_factory(), autocommit=True, row_factory=dict_row)
+        self._local.conn = conn
+        return conn
+
+    def connection(self) -> psycopg.Connection[dict[str, Any]]:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self._connect()
+        return conn
+
+    def run(self, work: Callable[[psycopg.Connection[dict[str, Any]]], T]) -> T:
+        """Run ``work`` on this thread's connection, reconnecting once if the old one died."""
+        conn = self.connection()
+        try:
+            return work(conn)
+        except psycopg.OperationalError:
+            if not conn.closed and not conn.broken:
+                raise
+            return work(self._connect())
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+@lru_cache(maxsize=1)
+def get_database() -> Database:
+    return Database()

@@ -1,0 +1,187 @@
+"""Home timelines and authors' recent tweets in Redis.
+
+Both are sorted sets whose members are ``<tweet_id, 19 digits zero-padded>:<author_id>`` and
+whose scores are all 0, so members sort lexicographically, which is numeric order of tweet id.
+(Scores cannot carry 63-bit ids: a double holds 53 bits.) Pages are ZREVRANGEBYLEX from a member
+bound, so a cursor pins a position; re-adding a member is a no-op, so a redelivered stream record
+never duplicates an entry.
+
+A home timeline also holds the sentinel member ``0``, which sorts below every tweet: the key
+exists exactly when the timeline has been built. Pushes only go to built timelines (``XX``
+semantics in Lua), so a user whose timeline expired (inactive for the TTL) costs the fan-out
+one EXISTS, and their timeline is rebuilt when they come back. Trimming keeps the sentinel and
+the newest ``cap`` tweets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from warble import keys
+from warble.dal.redis import RedisClient
+
+SENTINEL = "0"
+
+_PUSH_IF_BUILT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 1, -(tonumber(ARGV[2]) + 1))
+return 1
+"""
+
+
+def member(tweet_id: int, author_id: int) -> str:
+    return f"{tweet_id:019d}:{author_id}"
+
+
+def parse_member(raw: str) -> tuple[int, int]:
+    """``(author_id, tweet_id)``."""
+    tweet, _, author = raw.partition(":")
+    return int(author), int(tweet)
+
+
+def _upper_bound(before_tweet_id: int | None) -> str:
+    # Members of tweet id N are "<N>:<author>", which sort just above "<N>": "(<N>" excludes them.
+    return "+" if before_tweet_id is None else f"({before_tweet_id:019d}"
+
+
+class TimelineStore:
+    def __init__(
+        self, redis: RedisClient, cap: int, recent_cap: int, ttl_seconds: int, chunk: int = 500
+    ) -> None:
+        self._redis = redis
+        self._cap = cap
+        self._recent_cap = recent_cap
+        self._ttl = ttl_seconds
+        self._chunk = chunk
+        self._push = redis.register_script(_PUSH_IF_BUILT)
+
+    # ---- fan-out (stream consumer) ---------------------------------------------------------
+    def push(self, user_ids: Iterable[int], entry: str) -> int:
+        """Add ``entry`` to every built timeline among ``user_ids``, pipelined in chunks."""
+        pushed = 0
+        batch: list[int] = []
+        for user_id in user_ids:
+            batch.append(user_id)
+            if len(batch) >= self._chunk:
+                pushed += self._push_chunk(batch, entry)
+                batch = []
+        if batch:
+            pushed += self._push_chunk(batch, entry)
+        return pushed
+
+    def _push_chunk(self, user_ids: list[int], entry: str) -> int:
+        pipe = self._redis.pipeline(transaction=False)
+        for user_id in user_ids:
+            self._push(keys=[keys.home_timeline(user_id)], args=[entry, self._cap], client=pipe)
+        return sum(int(result) for result in pipe.execute())
+
+    def remove(self, user_ids: Iterable[int], entry: str) -> None:
+        batch: list[int] = []
+        for user_id in user_ids:
+            batch.append(user_id)
+            if len(batch) >= self._chunk:
+                self._remove_chunk(batch, entry)
+                batch = []
+        if batch:
+            self._remove_chunk(batch, entry)
+
+    def _remove_chunk(self, user_ids: list[int], entry: str) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        for user_id in user_ids:
+            pipe.zrem(keys.home_timeline(user_id), entry)
+        pipe.execute()
+
+    def remember_recent(self, author_id: int, entry: str) -> None:
+        """The author's newest tweets (read for celebrities, backfills and rebuilds). Only a
+        built set takes pushes: one made from a single new tweet would look complete."""
+        self._push(keys=[keys.author_recent(author_id)], args=[entry, self._recent_cap])
+
+    def forget_recent(self, author_id: int, entry: str) -> None:
+        self._redis.zrem(keys.author_recent(author_id), entry)
+
+    def recent_built(self, author_ids: list[int]) -> dict[int, bool]:
+        pipe = self._redis.pipeline(transaction=False)
+        for author_id in author_ids:
+            pipe.exists(keys.author_recent(author_id))
+        return {a: bool(found) for a, found in zip(author_ids, pipe.execute(), strict=True)}
+
+    def fill_recent(self, author_id: int, entries: list[str]) -> None:
+        key = keys.author_recent(author_id)
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.zadd(key, {SENTINEL: 0, **dict.fromkeys(entries, 0)})
+        pipe.zremrangebyrank(key, 1, -(self._recent_cap + 1))
+        pipe.execute()
+
+    # ---- follow / unfollow -----------------------------------------------------------------
+    def add(self, user_id: int, entries: list[str]) -> bool:
+        """Backfill into a built timeline; False if it is not built (it will be rebuilt)."""
+        if not entries:
+            return True
+        pushed = 0
+        pipe = self._redis.pipeline(transaction=False)
+        for entry in entries:
+            self._push(keys=[keys.home_timeline(user_id)], args=[entry, self._cap], client=pipe)
+        pushed = sum(int(r) for r in pipe.execute())
+        return pushed > 0
+
+    def remove_author(self, user_id: int, author_id: int) -> None:
+        key = keys.home_timeline(user_id)
+        suffix = f":{author_id}"
+        doomed = [m for m in self._redis.zrange(key, 0, -1) if m.endswith(suffix)]
+        if doomed:
+            self._redis.zrem(key, *doomed)
+
+    # ---- reading ---------------------------------------------------------------------------
+    def page(self, user_id: int, before_tweet_id: int | None, limit: int) -> list[str] | None:
+        """Newest-first members below the bound, or None when the timeline is not built.
+        Reading also renews the timeline's TTL: it lives while its owner is active."""
+        key = keys.home_timeline(user_id)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.exists(key)
+        pipe.zrevrangebylex(key, _upper_bound(before_tweet_id), f"({SENTINEL}", 0, limit)
+        pipe.expire(key, self._ttl)
+        built, entries, _ = pipe.execute()
+        return list(entries) if built else None
+
+    def recent_pages(
+        self, author_ids: list[int], before_tweet_id: int | None, limit: int
+    ) -> dict[int, list[str]]:
+        pipe = self._redis.pipeline(transaction=False)
+        for author_id in author_ids:
+            pipe.zrevrangebylex(
+                keys.author_recent(author_id),
+                _upper_bound(before_tweet_id),
+                f"({SENTINEL}",
+                0,
+                limit,
+            )
+        return dict(zip(author_ids, (list(r) for r in pipe.execute()), strict=True))
+
+    def start_rebuild(self, user_id: int) -> None:
+        """Create the timeline (sentinel only) *before* reading the sources, so that fan-out
+        pushes arriving during the rebuild land in it instead of being skipped."""
+        key = keys.home_timeline(user_id)
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.zadd(key, {SENTINEL: 0})
+        pipe.expire(key, self._ttl)
+        pipe.execute()
+
+    def finish_rebuild(self, user_id: int, entries: list[str]) -> None:
+        key = keys.home_timeline(user_id)
+        pipe = self._redis.pipeline(transaction=True)
+        if entries:
+            pipe.zadd(key, dict.fromkeys(entries, 0))
+        pipe.zremrangebyrank(key, 1, -(self._cap + 1))
+        pipe.expire(key, self._ttl)
+        pipe.execute()
+
+    def followed_celebrities(self, user_id: int) -> list[int] | None:
+        raw = self._redis.get(keys.home_celebrities(user_id))
+        return None if raw is None else [int(x) for x in raw.split(",") if x]
+
+    def remember_celebrities(self, user_id: int, celebrities: list[int], ttl: int) -> None:
+        self._redis.set(keys.home_celebrities(user_id), ",".join(map(str, celebrities)), ex=ttl)
+
+    def forget_celebrities(self, user_id: int) -> None:
+        self._redis.delete(keys.home_celebrities(user_id))

@@ -1,0 +1,259 @@
+"""Tweets in DynamoDB (pynamodb).
+
+``TweetsTable``: partition key ``author_id``, sort key ``tweet_id`` (Snowflake), as seed 001 says:
+a user's timeline is one Query of one partition in reverse sort order. A sparse, keys-only global
+index ``replies`` (``reply_to``, ``tweet_id``) lists a tweet's replies newest first.
+
+``TweetIndexTable`` holds two kinds of small items, written in the same TransactWriteItems as
+the tweet itself:
+- ``T#<tweet_id> -> author_id``: finds a tweet from its id alone with one strongly consistent
+  GetItem. Chosen over a keys-only GSI on ``tweet_id`` because a GSI is eventually consistent,
+  so a client reading the tweet it has just posted (or a reply naming a brand-new parent) could
+  get a 404; it costs one more item in the write transaction. The item's existence is also what
+  ``reply_to`` and ``retweet_of`` are checked against, atomically, inside the transaction: a
+  tweet deleted a moment earlier can no longer be replied to.
+- ``RT#<user_id>#<original_id> -> retweet_id``: makes "one retweet per user per tweet" a
+  conditional put rather than a read-then-write race.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from pynamodb.attributes import ListAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.connection import Connection
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from warble.settings import get_settings
+
+
+class _Replies(GlobalSecondaryIndex["TweetItem"]):
+    class Meta:
+        index_name = "replies"
+        projection = KeysOnlyProjection()
+
+    reply_to = NumberAttribute(hash_key=True)
+    tweet_id = NumberAttribute(range_key=True)
+
+
+class TweetItem(Model):
+    class Meta:
+        table_name = "tweets"  # replaced from settings on first use
+        region = "us-east-1"
+
+    author_id = NumberAttribute(hash_key=True)
+    tweet_id = NumberAttribute(range_key=True)
+    text = UnicodeAttribute(default="")
+    created_at_ms = NumberAttribute()
+    reply_to = NumberAttribute(null=True)
+    reply_to_author = NumberAttribute(null=True)
+    retweet_of = NumberAttribute(null=True)
+    retweet_of_author = NumberAttribute(null=True)
+    media_ids = ListAttribute(of=UnicodeAttribute, null=True)
+    replies = _Replies()
+
+
+class TweetIndexItem(Model):
+    class Meta:
+        table_name = "tweet-index"
+        region = "us-east-1"
+
+    pk = UnicodeAttribute(hash_key=True)
+    author_id = NumberAttribute(null=True)
+    tweet_id = NumberAttribute(null=True)
+
+
+@lru_cache(maxsize=1)
+def _configured() -> Connection:
+    settings = get_settings()
+    for model, table in (
+        (TweetItem, settings.tweets_table),
+        (TweetIndexItem, settings.tweet_index_table),
+    ):
+        model.Meta.table_name = table
+        model.Meta.region = settings.aws_region
+        model._connection = None
+    return Connection(region=settings.aws_region)
+
+
+@dataclass(frozen=True)
+class StoredTweet:
+    id: int
+    author_id: int
+    text: str
+    created_at_ms: int
+    reply_to: int | None = None
+    reply_to_author: int | None = None
+    retweet_of: int | None = None
+    retweet_of_author: int | None = None
+    media_ids: tuple[str, ...] = ()
+
+    def record(self) -> dict[str, Any]:
+        """The cached (JSON) form."""
+        return {
+            "id": self.id,
+            "author_id": self.author_id,
+            "text": self.text,
+            "created_at_ms": self.created_at_ms,
+            "reply_to": self.reply_to,
+            "reply_to_author": self.reply_to_author,
+            "retweet_of": self.retweet_of,
+            "retweet_of_author": self.retweet_of_author,
+            "media_ids": list(self.media_ids),
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> StoredTweet:
+        return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
+
+
+def _stored(item: TweetItem) -> StoredTweet:
+    return StoredTweet(
+        id=int(item.tweet_id),
+        author_id=int(item.author_id),
+        text=item.text or "",
+        created_at_ms=int(item.created_at_ms),
+        reply_to=None if item.reply_to is None else int(item.reply_to),
+        reply_to_author=None if item.reply_to_author is None else int(item.reply_to_author),
+        retweet_of=None if item.retweet_of is None else int(item.retweet_of),
+        retweet_of_author=None if item.retweet_of_author is None else int(item.retweet_of_author),
+        media_ids=tuple(str(media) for media in item.media_ids or ()),
+    )
+
+
+class ParentMissing(Exception):
+    """The tweet named by reply_to / retweet_of does not exist (or was just deleted)."""
+
+
+class AlreadyRetweeted(Exception):
+    def __init__(self, retweet_id: int) -> None:
+        super().__init__(retweet_id)
+        self.retweet_id = retweet_id
+
+
+class TweetGone(Exception):
+    """The tweet to delete does not exist any more."""
+
+
+def _cancelled(exc: TransactWriteError) -> list[str | None]:
+    return [reason.code if reason else None for reason in (exc.cancellation_reasons or [])]
+
+
+class TweetStore:
+    def author_of(self, tweet_id: int) -> int | None:
+        _configured()
+        try:
+            item = TweetIndexItem.get(f"T#{tweet_id}", consistent_read=True)
+        except DoesNotExist:
+            return None
+        return int(item.author_id)
+
+    def retweet_by(self, user_id: int, original_id: int) -> int | None:
+        _configured()
+        try:
+            item = TweetIndexItem.get(f"RT#{user_id}#{original_id}", consistent_read=True)
+        except DoesNotExist:
+            return None
+        return int(item.tweet_id)
+
+    def create(self, tweet: StoredTweet) -> None:
+        """Write the tweet, its id mapping, and (for a retweet) the uniqueness item, atomically,
+        checking the parent still exists."""
+        connection = _configured()
+        parent = tweet.reply_to or tweet.retweet_of
+        item = TweetItem(
+            tweet.author_id,
+            tweet.id,
+            text=tweet.text,
+            created_at_ms=tweet.created_at_ms,
+            reply_to=tweet.reply_to,
+            reply_to_author=tweet.reply_to_author,
+            retweet_of=tweet.retweet_of,
+            retweet_of_author=tweet.retweet_of_author,
+            media_ids=list(tweet.media_ids) or None,
+        )
+        try:
+            with TransactWrite(connection=connection) as tx:
+                # Action order matters: reasons come back in this order.
+                tx.save(item, condition=TweetItem.tweet_id.does_not_exist())
+                tx.save(
+                    TweetIndexItem(f"T#{tweet.id}", author_id=tweet.author_id),
+                    condition=TweetIndexItem.pk.does_not_exist(),
+                )
+                if parent is not None:
+                    tx.condition_check(
+                        TweetIndexItem, f"T#{parent}", condition=TweetIndexItem.pk.exists()
+                    )
+                if tweet.retweet_of is not None:
+                    tx.save(
+                        TweetIndexItem(
+                            f"RT#{tweet.author_id}#{tweet.retweet_of}", tweet_id=tweet.id
+                        ),
+                        condition=TweetIndexItem.pk.does_not_exist(),
+                    )
+        except TransactWriteError as exc:
+            reasons = _cancelled(exc)
+            if len(reasons) > 2 and reasons[2] == "ConditionalCheckFailed":
+                raise ParentMissing() from exc
+            if len(reasons) > 3 and reasons[3] == "ConditionalCheckFailed":
+                existing = self.retweet_by(tweet.author_id, tweet.retweet_of or 0)
+                if existing is not None:
+                    raise AlreadyRetweeted(existing) from exc
+            raise
+
+    def delete(self, tweet: StoredTweet) -> None:
+        connection = _configured()
+        try:
+            with TransactWrite(connection=connection) as tx:
+                tx.delete(
+                    TweetItem(tweet.author_id, tweet.id),
+                    condition=TweetItem.tweet_id.exists(),
+                )
+                tx.delete(TweetIndexItem(f"T#{tweet.id}"))
+                if tweet.retweet_of is not None:
+                    tx.delete(TweetIndexItem(f"RT#{tweet.author_id}#{tweet.retweet_of}"))
+        except TransactWriteError as exc:
+            if _cancelled(exc)[:1] == ["ConditionalCheckFailed"]:
+                raise TweetGone() from exc
+            raise
+
+    def get(self, author_id: int, tweet_id: int) -> StoredTweet | None:
+        _configured()
+        try:
+            return _stored(TweetItem.get(author_id, tweet_id, consistent_read=True))
+        except DoesNotExist:
+            return None
+
+    def get_many(self, keys: list[tuple[int, int]]) -> list[StoredTweet]:
+        """BatchGetItem (pynamodb splits into calls of 100 and retries unprocessed keys)."""
+        _configured()
+        if not keys:
+            return []
+        return [_stored(item) for item in TweetItem.batch_get(list(dict.fromkeys(keys)))]
+
+    def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]:
+        _configured()
+        condition = TweetItem.tweet_id < before_id if before_id is not None else None
+        return [
+            _stored(item)
+            for item in TweetItem.query(
+                author_id, condition, scan_index_forward=False, limit=limit, consistent_read=True
+            )
+        ]
+
+    def reply_keys(
+        self, parent_id: int, before_id: int | None, limit: int
+    ) -> list[tuple[int, int]]:
+        _configured()
+        condition = TweetItem.tweet_id < before_id if before_id is not None else None
+        return [
+            (int(item.author_id), int(item.tweet_id))
+            for item in TweetItem.replies.query(
+                parent_id, condition, scan_index_forward=False, limit=limit
+            )
+        ]

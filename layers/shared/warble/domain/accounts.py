@@ -1,0 +1,205 @@
+"""Accounts: sign-up, login, sessions, profiles.
+
+Profiles are read through a lease-guarded cache-aside cache and written database-first, then
+invalidated. Sessions live in PostgreSQL (tokens stored only as SHA-256 hashes); the authorizer
+reads them through the same kind of cache. A revocation deletes the cached session and leaves a
+short-lived marker that every handler checks, because API Gateway may keep serving a cached
+authorizer result for the same token for up to ``auth_cache_ttl_seconds``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from warble import clock, keys, security
+from warble.domain.ports import Cache, DuplicateAccount, IdGenerator, Session
+from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
+
+if TYPE_CHECKING:
+    from warble.dal.account_state import LoginThrottle, SessionMarkers
+    from warble.dal.accounts import SessionRepository, UserRepository
+
+
+@dataclass(frozen=True)
+class Principal:
+    user_id: int
+    session_id: int
+
+
+@dataclass(frozen=True)
+class IssuedSession:
+    user: dict[str, Any]
+    token: str
+    session: Session
+
+
+@dataclass(frozen=True)
+class AccountPolicy:
+    password_hash_rounds: int
+    session_ttl: timedelta
+    revocation_marker_seconds: int
+
+
+def profile_record(row: dict[str, Any]) -> dict[str, Any]:
+    """The cached form of a user row: JSON-safe, ids as ints, times as RFC 3339."""
+    created = row["created_at"]
+    return {
+        "id": int(row["id"]),
+        "username": row["username"],
+        "email": row["email"],
+        "display_name": row["display_name"] or row["username"],
+        "bio": row["bio"],
+        "created_at": created if isinstance(created, str) else clock.rfc3339(created),
+    }
+
+
+def session_record(row: Session) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "user_id": row.user_id,
+        "expires_at_ms": int(row.expires_at.timestamp() * 1000),
+        "revoked": row.revoked_at is not None,
+    }
+
+
+class AccountService:
+    def __init__(
+        self,
+        users: UserRepository,
+        sessions: SessionRepository,
+        profiles: Cache,
+        session_cache: Cache,
+        throttle: LoginThrottle,
+        markers: SessionMarkers,
+        ids: IdGenerator,
+        policy: AccountPolicy,
+    ) -> None:
+        self._users = users
+        self._sessions = sessions
+        self._profiles = profiles
+        self._session_cache = session_cache
+        self._throttle = throttle
+        self._markers = markers
+        self._ids = ids
+        self._policy = policy
+
+    # ---- sign-up and login -------------------------------------------------------------
+    def signup(
+        self, username: str, email: str, password: str, display_name: str | None, device: str
+    ) -> IssuedSession:
+        password_hash = security.hash_password(password, self._policy.password_hash_rounds)
+        try:
+            row = self._users.insert(
+                self._ids.next_id(), username, email, password_hash, display_name or username
+            )
+        except DuplicateAccount as exc:
+            raise Conflict(
+                f"That {exc.field} is already taken.", code=f"{exc.field}_taken"
+            ) from exc
+        return self._open_session(profile_record(row), device)
+
+    def login(self, login: str, password: str, device: str) -> IssuedSession:
+        wait = self._throttle.reserve(login)
+        if wait:
+            raise RateLimited(wait)
+        credentials = self._users.credentials_by_login(login)
+        if credentials is None:
+            security.burn_password_check(password, self._policy.password_hash_rounds)
+            raise InvalidCredentials()
+        if not security.verify_password(password, credentials["password_hash"]):
+            raise InvalidCredentials()
+        self._throttle.release(login)
+        return self._open_session(self.profile(int(credentials["id"])), device)
+
+    def _open_session(self, user: dict[str, Any], device: str) -> IssuedSession:
+        token = security.new_token()
+        session = self._sessions.insert(
+            self._ids.next_id(),
+            user["id"],
+            security.token_hash(token),
+            device,
+            clock.now() + self._policy.session_ttl,
+        )
+        return IssuedSession(user=user, token=token, session=session)
+
+    # ---- sessions ----------------------------------------------------------------------
+    def authenticate(self, token: str) -> tuple[Principal, int] | None:
+        """The authorizer's question: which live session is this token? (and its expiry, ms)"""
+        if not security.looks_like_token(token):
+            return None
+        digest = security.token_hash(token)
+
+        def load() -> dict[str, Any] | None:
+            row = self._sessions.by_token_hash(digest)
+            return None if row is None else session_record(row)
+
+        record = self._session_cache.get_or_load(keys.session(digest.hex()), load)
+        if record is None or record["revoked"] or record["expires_at_ms"] <= clock.epoch_ms():
+            return None
+        return Principal(record["user_id"], record["id"]), record["expires_at_ms"]
+
+    def require(self, user_id: str, session_id: str, expires_at_ms: str) -> Principal:
+        """A handler's check of the authorizer's (possibly cached) verdict."""
+        if not user_id or not session_id:
+            raise Unauthorized()
+        if expires_at_ms and int(expires_at_ms) <= clock.epoch_ms():
+            raise Unauthorized()
+        principal = Principal(int(user_id), int(session_id))
+        revoked, due_for_touch = self._markers.check(principal.session_id)
+        if revoked:
+            raise Unauthorized()
+        if due_for_touch:
+            self._sessions.touch(principal.session_id)
+        return principal
+
+    def list_sessions(self, principal: Principal) -> list[tuple[Session, bool]]:
+        return [
+            (row, row.id == principal.session_id)
+            for row in self._sessions.live_for_user(principal.user_id)
+        ]
+
+    def revoke(self, principal: Principal, session_id: int) -> None:
+        row = self._sessions.revoke(session_id, principal.user_id)
+        if row is None:
+            raise NotFound("No such session.")
+        self._session_cache.invalidate(keys.session(row.token_hash.hex()))
+        self._markers.mark_revoked(row.id, self._policy.revocation_marker_seconds)
+
+    # ---- profiles ----------------------------------------------------------------------
+    def profile(self, user_id: int) -> dict[str, Any]:
+        def load() -> dict[str, Any] | None:
+            row = self._users.get(user_id)
+            return None if row is None else profile_record(row)
+
+        record = self._profiles.get_or_load(keys.profile(user_id), load)
+        if record is None:
+            raise NotFound("No such user.")
+        return record
+
+    def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """Many profiles: one MGET, one PostgreSQL query for the misses; unknown ids left out."""
+        unique = list(dict.fromkeys(user_ids))
+
+        def load(missing: list[int]) -> list[dict[str, Any] | None]:
+            found = self._users.get_many([unique[i] for i in missing])
+            rows = {int(row["id"]): row for row in found}
+            return [profile_record(rows[unique[i]]) if unique[i] in rows else None for i in missing]
+
+        records = self._profiles.get_many_or_load([keys.profile(uid) for uid in unique], load)
+        return {uid: rec for uid, rec in zip(unique, records, strict=True) if rec is not None}
+
+    def profile_by_username(self, username: str) -> dict[str, Any]:
+        user_id = self._users.id_by_username(username)
+        if user_id is None:
+            raise NotFound("No such user.")
+        return self.profile(user_id)
+
+    def update_profile(self, principal: Principal, changes: dict[str, str]) -> dict[str, Any]:
+        row = self._users.update_profile(principal.user_id, changes)
+        if row is None:
+            raise NotFound("No such user.")
+        # Database first, then invalidate: the lease makes any in-flight fill of the old row fail.
+        self._profiles.invalidate(keys.profile(principal.user_id))
+        return profile_record(row)

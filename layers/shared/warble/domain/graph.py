@@ -1,0 +1,338 @@
+"""The follow graph's rules: follow, unfollow, lists, statuses, mutual friends and degrees.
+
+Storage is behind ``GraphStore`` (warble.dal.graph has the DynamoDB design and its trade-offs);
+profiles come from the accounts service's cache, counts from a lease-guarded Redis cache over the
+graph (following_count, transactional) and the counters table (followers_count, from the stream).
+
+Every User in a list carries the viewer's relationship to it: one batched status read for the
+page (two BatchGetItem calls at most), one MGET for the profiles plus one PostgreSQL query for
+the misses, one MGET for the counts plus one BatchGetItem per store for the misses.
+
+Degrees on the friends graph (seed 000): 1 and 2 are answered live from the two users' friend
+sets; 3 intersects the viewer's precomputed second-degree set with X's friends. The sets are
+rebuilt by a scheduled job (``refresh_second_degree``), so a 3 may lag by one refresh.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from warble import keys
+from warble.counters import Delta, string_key
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.ports import Cache, IdGenerator
+from warble.errors import (
+    CannotFollowSelf,
+    FieldError,
+    FollowLimitReached,
+    Unavailable,
+    ValidationFailed,
+)
+
+FIRST_PAGE_SIZE = 100  # entries of a big account's list kept in Redis (the API's max limit)
+MAX_ATTEMPTS = 8  # follow/unfollow transactions retried on a race or a conflict
+LABELS = {1: "1st", 2: "2nd", 3: "3rd", None: "3rd+"}
+
+
+def status_of(follows: bool, followed_by: bool) -> str:
+    if follows and followed_by:
+        return "friends"
+    if follows:
+        return "following"
+    return "followed_by" if followed_by else "none"
+
+
+# ---- ports ------------------------------------------------------------------------------------
+class EdgeLike(Protocol):
+    @property
+    def seq(self) -> int: ...
+    @property
+    def friend(self) -> bool: ...
+
+
+class GraphStore(Protocol):
+    reads: int
+
+    def pair(self, a: int, b: int) -> tuple[Any, Any]: ...
+    def statuses(self, viewer: int, others: list[int]) -> dict[int, tuple[bool, bool]]: ...
+    def following_counts(self, user_ids: list[int]) -> dict[int, int]: ...
+    def follow(self, a: int, b: int, seq: int, reverse: Any, limit: int) -> bool: ...
+    def unfollow(self, a: int, b: int, edge: Any, reverse: Any) -> None: ...
+    def page(
+        self, user_id: int, which: str, limit: int, before_seq: int | None
+    ) -> tuple[list[tuple[int, int]], bool]: ...
+    def friends_page(
+        self, user_id: int, limit: int, after_id: int | None
+    ) -> tuple[list[int], bool]: ...
+    def friends(self, user_id: int) -> list[int]: ...
+    def friend_edges(self) -> Iterable[tuple[int, int]]: ...
+    def second_degree(self, user_id: int) -> set[int]: ...
+    def save_second_degree(self, sets: Iterable[tuple[int, set[int]]]) -> int: ...
+    def users_with_second_degree(self) -> set[int]: ...
+
+
+class CounterReader(Protocol):
+    def read(self, keys: list[str]) -> dict[str, dict[str, int]]: ...
+
+
+class Profiles(Protocol):
+    def profile(self, user_id: int) -> dict[str, Any]: ...
+    def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]: ...
+
+
+class FollowRejected(Exception):
+    """Raised by a store: the follow/unfollow transaction was cancelled; ``reason`` says why."""
+
+    LIMIT = "limit"  # following_count is at the limit
+    EXISTS = "exists"  # the edge appeared meanwhile (a concurrent identical follow)
+    RACED = "raced"  # an edge changed since it was read: read again and retry
+    CONFLICT = "conflict"  # another transaction held an item, or throttling: retry
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class GraphPolicy:
+    follow_limit: int = 1000
+    big_account_followers: int = 10_000
+
+
+@dataclass(frozen=True)
+class Page:
+    users: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class DegreeAnswer:
+    degree: int | None
+    reads: int
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.degree]
+
+
+# ---- the counter extractor for the graph table's stream ---------------------------------------
+def graph_counter_deltas(record: dict[str, Any]) -> list[Delta]:
+    """``I#<follower>`` under ``U#<user>`` appears on follow and disappears on unfollow."""
+    if not string_key(record, "sk").startswith("I#"):
+        return []
+    amount = {"INSERT": 1, "REMOVE": -1}.get(str(record["eventName"]), 0)
+    if not amount:
+        return []  # MODIFY: a friend flag changed, the follow did not
+    return [Delta(string_key(record, "pk"), "followers_count", amount)]
+
+
+def user_of_counter_key(key: str) -> int | None:
+    return int(key[2:]) if key.startswith("U#") and key[2:].isdigit() else None
+
+
+# ---- the service ------------------------------------------------------------------------------
+class GraphService:
+    def __init__(
+        self,
+        store: GraphStore,
+        counters: CounterReader,
+        profiles: Profiles,
+        counts_cache: Cache,
+        page_cache: Cache,
+        ids: IdGenerator,
+        policy: GraphPolicy,
+    ) -> None:
+        self._store = store
+        self._counters = counters
+        self._profiles = profiles
+        self._counts = counts_cache
+        self._pages = page_cache
+        self._ids = ids
+        self._policy = policy
+
+    # ---- writes ------------------------------------------------------------------------
+    def follow(self, viewer: int, target: int) -> str:
+        if viewer == target:
+            raise CannotFollowSelf()
+        self._profiles.profile(target)  # 404 for an unknown user
+        for attempt in range(MAX_ATTEMPTS):
+            out, into = self._store.pair(viewer, target)
+            if out is not None:
+                return status_of(True, into is not None)  # idempotent
+            try:
+                friend = self._store.follow(
+                    viewer, target, self._ids.next_id(), into, self._policy.follow_limit
+                )
+            except FollowRejected as rejected:
+                if rejected.reason == FollowRejected.LIMIT:
+                    raise FollowLimitReached() from rejected
+                _pause(attempt)
+                continue
+            self._changed(viewer, target)
+            return status_of(True, friend)
+        raise Unavailable("The follow graph is busy; try again.")
+
+    def unfollow(self, viewer: int, target: int) -> str:
+        if viewer == target:
+            raise CannotFollowSelf()
+        self._profiles.profile(target)
+        for attempt in range(MAX_ATTEMPTS):
+            out, into = self._store.pair(viewer, target)
+            if out is None:
+                return status_of(False, into is not None)  # idempotent
+            try:
+                self._store.unfollow(viewer, target, out, into)
+            except FollowRejected:
+                _pause(attempt)
+                continue
+            self._changed(viewer, target)
+            return status_of(False, into is not None)
+        raise Unavailable("The follow graph is busy; try again.")
+
+    def _changed(self, follower: int, followee: int) -> None:
+        # After the commit, like profiles: the lease makes any in-flight fill of old data fail.
+        self._counts.invalidate(keys.counts(follower))
+        self._pages.invalidate(keys.first_page(follower, "following"))
+        self._pages.invalidate(keys.first_page(followee, "followers"))
+
+    def counters_applied(self, counter_keys: set[str]) -> None:
+        """Called by the counter consumer after a batch changed these counters."""
+        for key in counter_keys:
+            user_id = user_of_counter_key(key)
+            if user_id is not None:
+                self._counts.invalidate(keys.counts(user_id))
+
+    # ---- lists -------------------------------------------------------------------------
+    def following(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> Page:
+        return self._time_list(viewer, user_id, "following", limit, cursor)
+
+    def followers(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> Page:
+        return self._time_list(viewer, user_id, "followers", limit, cursor)
+
+    def _time_list(
+        self, viewer: int, user_id: int, which: str, limit: int, cursor: str | None
+    ) -> Page:
+        kind = "o" if which == "following" else "i"
+        before = decode_cursor(kind, cursor)
+        self._profiles.profile(user_id)
+        if before is None and limit <= FIRST_PAGE_SIZE and self._is_big(user_id):
+            rows, more = self._first_page(user_id, which, limit)
+        else:
+            rows, more = self._store.page(user_id, which, limit, before)
+        next_cursor = encode_cursor(kind, rows[-1][1]) if more and rows else None
+        return Page(self.users(viewer, [uid for uid, _ in rows]), next_cursor)
+
+    def _is_big(self, user_id: int) -> bool:
+        return self.counts([user_id])[user_id]["followers_count"] >= (
+            self._policy.big_account_followers
+        )
+
+    def _first_page(self, user_id: int, which: str, limit: int) -> tuple[list[Any], bool]:
+        def load() -> dict[str, Any]:
+            rows, more = self._store.page(user_id, which, FIRST_PAGE_SIZE, None)
+            return {"rows": [[uid, seq] for uid, seq in rows], "more": more}
+
+        cached = self._pages.get_or_load(keys.first_page(user_id, which), load) or load()
+        rows = [(int(uid), int(seq)) for uid, seq in cached["rows"]]
+        return rows[:limit], len(rows) > limit or bool(cached["more"])
+
+    def friends(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> Page:
+        after = decode_cursor("f", cursor)
+        self._profiles.profile(user_id)
+        ids, more = self._store.friends_page(user_id, limit, after)
+        next_cursor = encode_cursor("f", ids[-1]) if more and ids else None
+        return Page(self.users(viewer, ids), next_cursor)
+
+    def mutual_friends(self, viewer: int, other: int) -> tuple[int, list[dict[str, Any]]]:
+        self._profiles.profile(other)
+        mine = self._store.friends(viewer)
+        theirs = set(self._store.friends(other))
+        both = [uid for uid in mine if uid in theirs]
+        return len(both), self.users(viewer, both)
+
+    # ---- statuses and hydration --------------------------------------------------------
+    def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str]]:
+        unique = [uid for uid in dict.fromkeys(user_ids) if uid != viewer]
+        found = self._store.statuses(viewer, unique)
+        return [(uid, status_of(*found.get(uid, (False, False)))) for uid in user_ids]
+
+    def counts(self, user_ids: list[int]) -> dict[int, dict[str, int]]:
+        unique = list(dict.fromkeys(user_ids))
+
+        def load(missing: list[int]) -> list[dict[str, int] | None]:
+            wanted = [unique[i] for i in missing]
+            following = self._store.following_counts(wanted)
+            derived = self._counters.read([f"U#{uid}" for uid in wanted])
+            return [
+                {
+                    "followers_count": max(0, derived[f"U#{uid}"].get("followers_count", 0)),
+                    "following_count": following.get(uid, 0),
+                    "tweet_count": max(0, derived[f"U#{uid}"].get("tweet_count", 0)),
+                }
+                for uid in wanted
+            ]
+
+        values = self._counts.get_many_or_load([keys.counts(uid) for uid in unique], load)
+        return {uid: value or {} for uid, value in zip(unique, values, strict=True)}
+
+    def users(self, viewer: int | None, user_ids: list[int]) -> list[dict[str, Any]]:
+        """Hydrated Users, in order: profile + counts + the viewer's relationship."""
+        if not user_ids:
+            return []
+        profiles = self._profiles.profiles(user_ids)
+        present = [uid for uid in user_ids if uid in profiles]
+        counts = self.counts(present)
+        statuses = dict(self.relationships(viewer, present)) if viewer is not None else {}
+        return [
+            {**profiles[uid], **counts[uid], "relationship": statuses.get(uid, "none")}
+            for uid in present
+        ]
+
+    def enrich(self, viewer: int | None, record: dict[str, Any]) -> dict[str, Any]:
+        """One profile record (from the accounts service) with counts and relationship."""
+        uid = int(record["id"])
+        extra: dict[str, Any] = dict(self.counts([uid])[uid])
+        if viewer is not None and viewer != uid:
+            extra["relationship"] = self.relationships(viewer, [uid])[0][1]
+        return {**record, **extra}
+
+    # ---- degrees -----------------------------------------------------------------------
+    def degree(self, viewer: int, other: int) -> DegreeAnswer:
+        if viewer == other:
+            raise ValidationFailed([FieldError("user_id", "is yourself")])
+        self._profiles.profile(other)
+        before = self._store.reads
+        mine = set(self._store.friends(viewer))
+        if other in mine:
+            return DegreeAnswer(1, self._store.reads - before)
+        theirs = set(self._store.friends(other))
+        if mine & theirs:
+            return DegreeAnswer(2, self._store.reads - before)
+        if theirs and self._store.second_degree(viewer) & theirs:
+            return DegreeAnswer(3, self._store.reads - before)
+        return DegreeAnswer(None, self._store.reads - before)
+
+    def refresh_second_degree(self) -> int:
+        """Rebuild every user's second-degree set from the friend edges (the offline job)."""
+        friends: dict[int, set[int]] = {}
+        for a, b in self._store.friend_edges():
+            friends.setdefault(a, set()).add(b)
+            friends.setdefault(b, set()).add(a)
+
+        def sets() -> Iterable[tuple[int, set[int]]]:
+            for user_id, first in friends.items():
+                second: set[int] = set()
+                for friend in first:
+                    second |= friends.get(friend, set())
+                yield user_id, second - first - {user_id}
+            for stale in self._store.users_with_second_degree() - friends.keys():
+                yield stale, set()
+
+        return self._store.save_second_degree(sets())
+
+
+def _pause(attempt: int) -> None:
+    time.sleep(min(0.2, 0.005 * (2**attempt)))

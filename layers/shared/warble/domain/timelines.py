@@ -1,0 +1,160 @@
+"""Home timelines: fan-out on write, celebrities merged on read, rebuilt when lost.
+
+- A new tweet (from the tweets table's stream) goes to its author's own timeline and, unless the
+  author has more than ``celebrity_followers`` followers, to every follower's built timeline,
+  pipelined in chunks. Re-adding is a no-op, so redelivered records change nothing.
+- A celebrity's tweets are never fanned out: the home read merges the newest tweets of the
+  celebrities the reader follows (their ``recent`` sets) by id, in order.
+- Following someone backfills their newest tweets; unfollowing removes theirs (both from the
+  graph table's stream). A deleted tweet leaves every timeline it was pushed to.
+- A timeline that is missing (evicted, expired after 30 days of inactivity, or never built) is
+  rebuilt from the recent tweets of the people the user follows before the read answers.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from warble.dal.timelines import member, parse_member
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.tweets import TweetPage
+
+if TYPE_CHECKING:
+    from warble.dal.graph import DynamoGraphStore
+    from warble.dal.timelines import TimelineStore
+    from warble.dal.tweets import StoredTweet, TweetStore
+    from warble.domain.graph import GraphService
+    from warble.domain.tweets import TweetService
+
+CELEBRITY_LIST_TTL = 60
+
+
+@dataclass(frozen=True)
+class TimelinePolicy:
+    celebrity_followers: int
+    cap: int
+    recent_cap: int
+    backfill: int
+
+
+class TimelineService:
+    def __init__(
+        self,
+        timelines: TimelineStore,
+        tweets: TweetService,
+        tweet_store: TweetStore,
+        graph: GraphService,
+        graph_store: DynamoGraphStore,
+        policy: TimelinePolicy,
+    ) -> None:
+        self._timelines = timelines
+        self._tweets = tweets
+        self._tweet_store = tweet_store
+        self._graph = graph
+        self._graph_store = graph_store
+        self._policy = policy
+
+    # ---- who ------------------------------------------------------------------------------
+    def _is_celebrity(self, user_id: int) -> bool:
+        counts = self._graph.counts([user_id]).get(user_id, {})
+        return counts.get("followers_count", 0) > self._policy.celebrity_followers
+
+    def _all(self, user_id: int, which: str) -> Iterator[int]:
+        before = None
+        while True:
+            rows, more = self._graph_store.page(user_id, which, 1000, before)
+            yield from (uid for uid, _ in rows)
+            if not more or not rows:
+                return
+            before = rows[-1][1]
+
+    def _celebrities_followed(self, user_id: int) -> list[int]:
+        cached = self._timelines.followed_celebrities(user_id)
+        if cached is not None:
+            return cached
+        following = list(self._all(user_id, "following"))
+        counts = self._graph.counts(following) if following else {}
+        celebrities = [
+            uid
+            for uid in following
+            if counts.get(uid, {}).get("followers_count", 0) > self._policy.celebrity_followers
+        ]
+        self._timelines.remember_celebrities(user_id, celebrities, CELEBRITY_LIST_TTL)
+        return celebrities
+
+    # ---- stream: tweets -------------------------------------------------------------------
+    def tweet_created(self, author_id: int, tweet_id: int) -> None:
+        entry = member(tweet_id, author_id)
+        self._timelines.remember_recent(author_id, entry)
+        self._timelines.push([author_id], entry)
+        if not self._is_celebrity(author_id):
+            self._timelines.push(self._all(author_id, "followers"), entry)
+
+    def tweet_deleted(self, author_id: int, tweet_id: int) -> None:
+        entry = member(tweet_id, author_id)
+        self._timelines.forget_recent(author_id, entry)
+        self._timelines.remove([author_id], entry)
+        # Also for a celebrity: it may have been fanned out before it crossed the threshold.
+        self._timelines.remove(self._all(author_id, "followers"), entry)
+
+    # ---- stream: follows ------------------------------------------------------------------
+    def followed(self, follower: int, followee: int) -> None:
+        self._timelines.forget_celebrities(follower)
+        if self._is_celebrity(followee):
+            return  # merged at read time
+        entries = self._recent(followee, self._policy.backfill)
+        self._timelines.add(follower, entries)
+
+    def unfollowed(self, follower: int, followee: int) -> None:
+        self._timelines.forget_celebrities(follower)
+        self._timelines.remove_author(follower, followee)
+
+    # ---- authors' recent tweets ----------------------------------------------------------
+    def _ensure_recent(self, authors: list[int]) -> None:
+        built = self._timelines.recent_built(authors) if authors else {}
+        for author in (a for a, ok in built.items() if not ok):
+            tweets = self._tweet_store.by_author(author, None, self._policy.recent_cap)
+            self._timelines.fill_recent(author, [member(t.id, author) for t in tweets])
+            self._prime(tweets)
+
+    def _recent(self, author: int, limit: int) -> list[str]:
+        self._ensure_recent([author])
+        return self._timelines.recent_pages([author], None, limit)[author]
+
+    def _prime(self, tweets: list[StoredTweet]) -> None:
+        self._tweets.prime(tweets)
+
+    # ---- reading --------------------------------------------------------------------------
+    def rebuild(self, user_id: int) -> None:
+        self._timelines.start_rebuild(user_id)
+        authors = [user_id] + [
+            uid for uid in self._all(user_id, "following") if not self._is_celebrity(uid)
+        ]
+        self._ensure_recent(authors)
+        pages = self._timelines.recent_pages(authors, None, self._policy.recent_cap)
+        newest = heapq.nlargest(self._policy.cap, {e for page in pages.values() for e in page})
+        self._timelines.finish_rebuild(user_id, newest)
+
+    def home(self, viewer: int, limit: int, cursor: str | None) -> TweetPage:
+        before = decode_cursor("home", cursor)
+        entries = self._timelines.page(viewer, before, limit)
+        if entries is None:
+            self.rebuild(viewer)
+            entries = self._timelines.page(viewer, before, limit) or []
+        celebrities = self._celebrities_followed(viewer)
+        if celebrities:
+            self._ensure_recent(celebrities)
+            extra = self._timelines.recent_pages(celebrities, before, limit)
+            entries = heapq.nlargest(limit, set(entries).union(*extra.values()))
+        pairs = [parse_member(entry) for entry in entries]
+        rendered = self._tweets.render(self._tweets.load(pairs), viewer=viewer)
+        next_cursor = encode_cursor("home", pairs[-1][1]) if len(pairs) >= limit else None
+        return TweetPage(rendered, next_cursor)
+
+
+def tweet_keys(image: dict[str, Any]) -> tuple[int, int]:
+    """``(author_id, tweet_id)`` from a tweets-table stream image (DynamoDB JSON)."""
+    return int(image["author_id"]["N"]), int(image["tweet_id"]["N"])

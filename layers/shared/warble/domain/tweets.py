@@ -1,0 +1,280 @@
+"""Tweets: posting, retweets, deletion, the user timeline, replies, and hydration into API.md's
+Tweet objects.
+
+Stored tweets are cached in Redis (``{tw:<id>}``) through the lease-guarded cache: a page of
+tweets is one MGET, and only the misses are read, with one BatchGetItem, then cached. Authors
+come from the profile cache (one MGET, one PostgreSQL query for the misses). Deleting a tweet
+writes a tombstone over its cache entry, so no in-flight read can bring it back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from warble import clock, keys
+from warble.counters import Delta
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.errors import FieldError, Forbidden, NotFound, ValidationFailed
+
+if TYPE_CHECKING:
+    from warble.dal.cache import LeasedCache
+    from warble.dal.tweets import StoredTweet, TweetStore
+    from warble.domain.accounts import AccountService
+    from warble.domain.ports import IdGenerator
+
+MAX_TEXT = 280
+MAX_MEDIA = 4
+TOMBSTONE = {"deleted": True}
+
+
+def normalise_text(text: str) -> str:
+    """NFC first, then the length rule: 1 to 280 characters, not only white space."""
+    normal = unicodedata.normalize("NFC", text)
+    if not normal.strip():
+        raise ValidationFailed([FieldError("text", "must not be empty or only white space")])
+    if len(normal) > MAX_TEXT:
+        raise ValidationFailed([FieldError("text", f"must be at most {MAX_TEXT} characters")])
+    return normal
+
+
+@dataclass(frozen=True)
+class TweetPage:
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+class TweetService:
+    def __init__(
+        self,
+        store: TweetStore,
+        cache: LeasedCache,
+        accounts: AccountService,
+        ids: IdGenerator,
+        tombstone_seconds: int,
+    ) -> None:
+        self._store = store
+        self._cache = cache
+        self._accounts = accounts
+        self._ids = ids
+        self._tombstone_seconds = tombstone_seconds
+
+    # ---- writes -------------------------------------------------------------------------
+    def post(
+        self, author_id: int, text: str, reply_to: int | None, media_ids: list[str]
+    ) -> dict[str, Any]:
+        from warble.dal.tweets import ParentMissing, StoredTweet
+
+        body = normalise_text(text)
+        parent_author = None
+        if reply_to is not None:
+            parent_author = self._store.author_of(reply_to)
+            if parent_author is None:
+                raise NotFound("The tweet replied to does not exist.")
+        tweet = StoredTweet(
+            id=self._ids.next_id(),
+            author_id=author_id,
+            text=body,
+            created_at_ms=clock.epoch_ms(),
+            reply_to=reply_to,
+            reply_to_author=parent_author,
+            media_ids=tuple(media_ids),
+        )
+        try:
+            self._store.create(tweet)
+        except ParentMissing:
+            raise NotFound("The tweet replied to does not exist.") from None
+        return self.render([tweet], viewer=author_id)[0]
+
+    def retweet(self, user_id: int, original_id: int) -> tuple[dict[str, Any], bool]:
+        """The retweet, and whether it was created now (False: it existed already)."""
+        from warble.dal.tweets import AlreadyRetweeted, ParentMissing, StoredTweet
+
+        original = self._load_one(original_id)
+        if original is None:
+            raise NotFound("No such tweet.")
+        if original.retweet_of is not None:  # retweeting a retweet retweets its original
+            return self.retweet(user_id, original.retweet_of)
+        existing = self._store.retweet_by(user_id, original.id)
+        if existing is not None and (found := self._load_one(existing)) is not None:
+            return self.render([found], viewer=user_id)[0], False
+        tweet = StoredTweet(
+            id=self._ids.next_id(),
+            author_id=user_id,
+            text="",
+            created_at_ms=clock.epoch_ms(),
+            retweet_of=original.id,
+            retweet_of_author=original.author_id,
+        )
+        try:
+            self._store.create(tweet)
+        except ParentMissing:
+            raise NotFound("No such tweet.") from None
+        except AlreadyRetweeted as exc:
+            found = self._load_one(exc.retweet_id)
+            if found is None:
+                raise NotFound("No such tweet.") from None
+            return self.render([found], viewer=user_id)[0], False
+        return self.render([tweet], viewer=user_id)[0], True
+
+    def unretweet(self, user_id: int, original_id: int) -> None:
+        existing = self._store.retweet_by(user_id, original_id)
+        if existing is None:
+            return  # idempotent
+        tweet = self._load_one(existing)
+        if tweet is not None:
+            self._delete(tweet)
+
+    def delete(self, user_id: int, tweet_id: int) -> None:
+        tweet = self._load_one(tweet_id)
+        if tweet is None:
+            raise NotFound("No such tweet.")
+        if tweet.author_id != user_id:
+            raise Forbidden("Only the author can delete a tweet.")
+        self._delete(tweet)
+
+    def _delete(self, tweet: StoredTweet) -> None:
+        from warble.dal.tweets import TweetGone
+
+        with contextlib.suppress(TweetGone):  # deleted concurrently: the same outcome
+            self._store.delete(tweet)
+        # After the write: a tombstone replaces the cached copy and voids any fill lease.
+        self._cache.tombstone(keys.tweet(tweet.id), TOMBSTONE, self._tombstone_seconds)
+
+    # ---- reads --------------------------------------------------------------------------
+    def get(self, viewer: int, tweet_id: int) -> dict[str, Any]:
+        tweet = self._load_one(tweet_id)
+        rendered = self.render([tweet], viewer=viewer) if tweet else []
+        if not rendered:
+            raise NotFound("No such tweet.")
+        return rendered[0]
+
+    def user_timeline(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> TweetPage:
+        self._accounts.profile(user_id)  # 404 for an unknown user
+        before = decode_cursor(f"user{user_id}", cursor)
+        tweets = self._store.by_author(user_id, before, limit)
+        self.prime(tweets)
+        return self._page(tweets, limit, f"user{user_id}", viewer)
+
+    def replies(self, viewer: int, tweet_id: int, limit: int, cursor: str | None) -> TweetPage:
+        if self._load_one(tweet_id) is None:
+            raise NotFound("No such tweet.")
+        before = decode_cursor(f"replies{tweet_id}", cursor)
+        keys_ = self._store.reply_keys(tweet_id, before, limit)
+        tweets = self.load(keys_)
+        return self._page(tweets, limit, f"replies{tweet_id}", viewer, fetched=len(keys_))
+
+    def _page(
+        self,
+        tweets: list[StoredTweet],
+        limit: int,
+        kind: str,
+        viewer: int,
+        fetched: int | None = None,
+    ) -> TweetPage:
+        # The cursor pins the last id read from the store, even if its tweet was dropped.
+        count = len(tweets) if fetched is None else fetched
+        last = tweets[-1].id if tweets else None
+        next_cursor = encode_cursor(kind, last) if count >= limit and last is not None else None
+        return TweetPage(self.render(tweets, viewer=viewer), next_cursor)
+
+    # ---- loading and hydration ---------------------------------------------------------
+    def _load_one(self, tweet_id: int) -> StoredTweet | None:
+        cached = self._cache.get(keys.tweet(tweet_id))
+        if cached == TOMBSTONE:
+            return None
+        if cached is not None:
+            from warble.dal.tweets import StoredTweet
+
+            return StoredTweet.from_record(cached)
+        author = self._store.author_of(tweet_id)
+        if author is None:
+            return None
+        found = self.load([(author, tweet_id)])
+        return found[0] if found else None
+
+    def load(self, tweet_keys: Iterable[tuple[int, int]]) -> list[StoredTweet]:
+        """(author_id, tweet_id) pairs -> stored tweets, in order; deleted ones left out.
+        One MGET; the misses in one BatchGetItem, then cached under their leases."""
+        from warble.dal.tweets import StoredTweet
+
+        pairs = list(tweet_keys)
+        if not pairs:
+            return []
+
+        def fetch(missing: list[int]) -> list[dict[str, Any] | None]:
+            found = {t.id: t for t in self._store.get_many([pairs[i] for i in missing])}
+            return [found[pairs[i][1]].record() if pairs[i][1] in found else None for i in missing]
+
+        records = self._cache.get_many_or_load([keys.tweet(tid) for _, tid in pairs], fetch)
+        return [
+            StoredTweet.from_record(record)
+            for record in records
+            if record is not None and record != TOMBSTONE
+        ]
+
+    def prime(self, tweets: list[StoredTweet]) -> None:
+        """Tweets just read from the table: cache the ones not cached yet (no extra reads)."""
+        self._cache.fill_missing([(keys.tweet(t.id), t.record()) for t in tweets])
+
+    def render(self, tweets: list[StoredTweet], viewer: int) -> list[dict[str, Any]]:
+        """API.md Tweets, with authors and retweeted originals hydrated in batches."""
+        originals = {
+            t.id: t
+            for t in self.load(
+                (t.retweet_of_author, t.retweet_of)
+                for t in tweets
+                if t.retweet_of is not None and t.retweet_of_author is not None
+            )
+        }
+        authors = self._accounts.profiles(
+            [t.author_id for t in tweets] + [o.author_id for o in originals.values()]
+        )
+        rendered = []
+        for tweet in tweets:
+            if tweet.author_id not in authors:
+                continue
+            embedded = None
+            if tweet.retweet_of is not None:
+                original = originals.get(tweet.retweet_of)
+                if original is None or original.author_id not in authors:
+                    continue  # the original was deleted: its retweets go with it
+                embedded = _tweet_view(original, authors[original.author_id], None)
+            rendered.append(_tweet_view(tweet, authors[tweet.author_id], embedded))
+        return rendered
+
+
+def _tweet_view(
+    tweet: StoredTweet, author: dict[str, Any], retweet_of: dict[str, Any] | None
+) -> dict[str, Any]:
+    return {
+        "id": str(tweet.id),
+        "author": {
+            "id": str(author["id"]),
+            "username": author["username"],
+            "display_name": author["display_name"],
+        },
+        "text": tweet.text,
+        "created_at": clock.rfc3339(clock.from_ms(tweet.created_at_ms)),
+        "reply_to": None if tweet.reply_to is None else str(tweet.reply_to),
+        "retweet_of": retweet_of,
+        "media_ids": list(tweet.media_ids),
+        # Engagement arrives with the likes issue; zero until then (API.md's zero values).
+        "like_count": 0,
+        "retweet_count": 0,
+        "reply_count": 0,
+        "liked_by_me": False,
+        "retweeted_by_me": False,
+    }
+
+
+def tweet_counter_deltas(record: dict[str, Any]) -> list[Delta]:
+    """A tweet (reply, retweet) counts on its author while it exists: +1 INSERT, -1 REMOVE."""
+    amount = {"INSERT": 1, "REMOVE": -1}.get(str(record["eventName"]), 0)
+    if not amount:
+        return []
+    author = int(record["dynamodb"]["Keys"]["author_id"]["N"])
+    return [Delta(f"U#{author}", "tweet_count", amount)]

@@ -1,0 +1,105 @@
+"""Typed domain errors. The HTTP layer maps them to API.md's error body in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class FieldError:
+    field: str
+    message: str
+
+
+class WarbleError(Exception):
+    """Base of every error a client can cause. ``status`` and ``code`` are API.md's."""
+
+    status = 400
+    code = "bad_request"
+    message = "Bad request."
+
+    def __init__(self, message: str | None = None, *, code: str | None = None) -> None:
+        super().__init__(message or self.message)
+        if message:
+            self.message = message
+        if code:
+            self.code = code
+
+
+class ValidationFailed(WarbleError):
+    status = 400
+    code = "validation_error"
+    message = "The request is not valid."
+
+    def __init__(self, details: list[FieldError] | None = None, message: str | None = None):
+        super().__init__(message)
+        self.details = details or []
+
+
+class Unauthorized(WarbleError):
+    status = 401
+    code = "unauthorized"
+    message = "A valid bearer token is required."
+
+
+class InvalidCredentials(WarbleError):
+    status = 401
+    code = "invalid_credentials"
+    message = "The login or the password is wrong."
+
+
+class Forbidden(WarbleError):
+    status = 403
+    code = "forbidden"
+    message = "You may not do this."
+
+
+class NotFound(WarbleError):
+    status = 404
+    code = "not_found"
+    message = "Not found."
+
+
+class MethodNotAllowed(WarbleError):
+    status = 405
+    code = "method_not_allowed"
+    message = "This method is not allowed on this path."
+
+
+class Conflict(WarbleError):
+    status = 409
+    code = "conflict"
+    message = "Conflict."
+
+
+class CannotFollowSelf(WarbleError):
+    status = 400
+    code = "cannot_follow_self"
+    message = "You cannot follow yourself."
+
+
+class FollowLimitReached(Conflict):
+    code = "follow_limit_reached"
+    message = "You already follow as many users as allowed."
+
+
+class PayloadTooLarge(WarbleError):
+    status = 413
+    code = "payload_too_large"
+    message = "The request body is larger than 64 KB."
+
+
+class RateLimited(WarbleError):
+    status = 429
+    code = "rate_limited"
+    message = "Too many attempts; try again later."
+
+    def __init__(self, retry_after: int, message: str | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)
+
+
+class Unavailable(WarbleError):
+    status = 503
+    code = "unavailable"
+    message = "A dependency is unavailable; try again."

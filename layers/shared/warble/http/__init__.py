@@ -1,0 +1,1 @@
+"""The HTTP skeleton and routers (Powertools APIGatewayHttpResolver)."""

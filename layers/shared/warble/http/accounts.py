@@ -1,0 +1,131 @@
+"""Accounts routes: sign-up, login, logout, sessions and profiles (API.md "Accounts")."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+
+from warble import clock, services
+from warble.domain.accounts import IssuedSession
+from warble.errors import NotFound, ValidationFailed
+from warble.http import schemas, views
+from warble.http.app import principal
+from warble.http.docs import responses
+from warble.ids import parse_id
+
+router = Router()
+
+PUBLIC_ROUTES = ("POST /v1/auth/signup", "POST /v1/auth/login")
+
+
+def _issued(issued: IssuedSession, status: int) -> Response[Any]:
+    body = {
+        "user": views.user(issued.user, me=True),
+        "token": issued.token,
+        "session_id": str(issued.session.id),
+        "expires_at": clock.rfc3339(issued.session.expires_at),
+    }
+    return Response(status_code=status, content_type="application/json", body=body)
+
+
+def _id(raw: str, what: str) -> int:
+    value = parse_id(raw)
+    if value is None:
+        raise NotFound(f"No such {what}.")
+    return value
+
+
+@router.post(
+    "/v1/auth/signup",
+    summary="Create an account and a first session",
+    responses=responses(201, schemas.AuthOut, "Created", e409="username_taken / email_taken"),
+)
+def signup(body: Annotated[schemas.SignupRequest, Body()]) -> Response[Any]:
+    issued = services.accounts().signup(
+        body.username, body.email, body.password, body.display_name, body.device
+    )
+    return _issued(issued, 201)
+
+
+@router.post(
+    "/v1/auth/login",
+    summary="Log in with a username or email; each login is its own session",
+    responses=responses(200, schemas.AuthOut, "Logged in", e429="rate_limited"),
+)
+def login(body: Annotated[schemas.LoginRequest, Body()]) -> Response[Any]:
+    return _issued(services.accounts().login(body.login, body.password, body.device), 200)
+
+
+@router.post(
+    "/v1/auth/logout", summary="End this session", responses=responses(204, None, "Logged out")
+)
+def logout() -> Response[Any]:
+    me = principal()
+    services.accounts().revoke(me, me.session_id)
+    return Response(status_code=204)
+
+
+@router.get(
+    "/v1/auth/sessions",
+    summary="My live sessions",
+    responses=responses(200, schemas.SessionsOut, "Live sessions"),
+)
+def list_sessions() -> dict[str, Any]:
+    rows = services.accounts().list_sessions(principal())
+    return {"items": [views.session(row, current) for row, current in rows]}
+
+
+@router.delete(
+    "/v1/auth/sessions/<session_id>",
+    summary="Revoke one of my sessions",
+    responses=responses(204, None, "Revoked", e404="not_found"),
+)
+def revoke_session(session_id: Annotated[str, Path(max_length=32)]) -> Response[Any]:
+    services.accounts().revoke(principal(), _id(session_id, "session"))
+    return Response(status_code=204)
+
+
+@router.get(
+    "/v1/users/me",
+    summary="My profile, with email",
+    responses=responses(200, schemas.UserOut, "The user"),
+)
+def get_me() -> dict[str, Any]:
+    record = services.accounts().profile(principal().user_id)
+    return views.user(services.graph().enrich(None, record), me=True)
+
+
+@router.patch(
+    "/v1/users/me", summary="Edit my profile", responses=responses(200, schemas.UserOut, "The user")
+)
+def patch_me(body: Annotated[schemas.ProfilePatch, Body()]) -> dict[str, Any]:
+    changes = body.model_dump(exclude_unset=True)
+    if any(value is None for value in changes.values()):
+        raise ValidationFailed(message="display_name and bio cannot be null.")
+    record = services.accounts().update_profile(principal(), changes)
+    return views.user(services.graph().enrich(None, record), me=True)
+
+
+@router.get(
+    "/v1/users/by-username/<username>",
+    summary="A user by username (case-insensitive)",
+    responses=responses(200, schemas.UserOut, "The user", e404="not_found"),
+)
+def get_by_username(username: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+    me = principal()
+    record = services.accounts().profile_by_username(username)
+    return views.user(services.graph().enrich(me.user_id, record), viewer_id=me.user_id)
+
+
+@router.get(
+    "/v1/users/<user_id>",
+    summary="A user by id",
+    responses=responses(200, schemas.UserOut, "The user", e404="not_found"),
+)
+def get_user(user_id: Annotated[str, Path(max_length=32)]) -> dict[str, Any]:
+    me = principal()
+    record = services.accounts().profile(_id(user_id, "user"))
+    return views.user(services.graph().enrich(me.user_id, record), viewer_id=me.user_id)

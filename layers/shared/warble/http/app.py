@@ -1,0 +1,149 @@
+"""The one handler skeleton every HTTP function uses.
+
+``http_handler(routers, public=...)`` builds a Powertools resolver with validation, the error
+mapping of API.md, and the Logger/Tracer/Metrics decorators. Before routing it enforces the body
+limit (413) and, on every route not listed as public, the caller's session (401): the authorizer
+never denies (see docs/architecture.md), so this check is the gate. Public routes are named by
+API Gateway's routeKey, which a client cannot forge.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from warble import services
+from warble.dal import STORE_UNAVAILABLE
+from warble.domain.accounts import Principal
+from warble.errors import (
+    NotFound,
+    PayloadTooLarge,
+    Unauthorized,
+    Unavailable,
+    ValidationFailed,
+    WarbleError,
+)
+from warble.http import errors
+from warble.settings import get_settings
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+# Decides the answer for a request no route matched: (method, path) -> 404 or 405.
+NotFoundHook = Callable[[str, str], WarbleError]
+
+
+def build_resolver(
+    routers: Iterable[Router], not_found: NotFoundHook | None = None
+) -> APIGatewayHttpResolver:
+    app = APIGatewayHttpResolver(enable_validation=True)
+    for router in routers:
+        app.include_router(router)
+
+    @app.exception_handler(WarbleError)
+    def _domain_error(exc: WarbleError) -> Response:
+        status, headers, body = errors.describe(exc)
+        return Response(status_code=status, headers=headers, body=body)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid_request(exc: RequestValidationError) -> Response:
+        return _domain_error(ValidationFailed(errors.validation_details(list(exc.errors()))))
+
+    @app.exception_handler(list(STORE_UNAVAILABLE))
+    def _store_down(exc: Exception) -> Response:
+        logger.warning("store unavailable", exc_info=exc)
+        return _domain_error(Unavailable())
+
+    @app.exception_handler(Exception)
+    def _unexpected(exc: Exception) -> Response:
+        # The one catch-all: log the details, answer without internals.
+        logger.exception("unhandled error")
+        return Response(
+            status_code=500,
+            headers=errors.JSON_HEADERS,
+            body=errors.error_body("internal_error", "Something went wrong on our side."),
+        )
+
+    @app.not_found
+    def _not_found(_: Exception) -> Response:
+        if not_found is None:
+            return _domain_error(NotFound("No such path."))
+        event = app.current_event
+        return _domain_error(not_found(event.request_context.http.method, event.raw_path))
+
+    return app
+
+
+def body_size(event: dict[str, Any]) -> int:
+    body = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        return len(base64.b64decode(body, validate=False))
+    return len(body.encode("utf-8"))
+
+
+def authorizer_context(event: dict[str, Any]) -> dict[str, Any]:
+    authorizer = event.get("requestContext", {}).get("authorizer") or {}
+    return authorizer.get("lambda") or {}
+
+
+# The caller of the request being handled. A ContextVar rather than the router's context:
+# Powertools rebinds a Router to the last resolver that includes it, and the API catalog
+# (OpenAPI, 404/405) includes every router.
+_principal: ContextVar[Principal | None] = ContextVar("principal", default=None)
+
+
+def principal() -> Principal:
+    """The authenticated caller; set on every non-public route before routing."""
+    who = _principal.get()
+    if who is None:
+        raise Unauthorized()
+    return who
+
+
+def http_handler(
+    routers: Iterable[Router],
+    public: Iterable[str] = (),
+    not_found: NotFoundHook | None = None,
+) -> Handler:
+    app = build_resolver(routers, not_found)
+    public_routes = frozenset(public)
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+    @tracer.capture_lambda_handler
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        try:
+            if body_size(event) > get_settings().max_body_bytes:
+                raise PayloadTooLarge()
+            who = None
+            if event.get("routeKey") not in public_routes:
+                ctx = authorizer_context(event)
+                who = services.accounts().require(
+                    str(ctx.get("user_id", "")),
+                    str(ctx.get("session_id", "")),
+                    str(ctx.get("expires_at_ms", "")),
+                )
+        except WarbleError as exc:
+            return errors.proxy_response(exc)
+        except STORE_UNAVAILABLE:
+            logger.warning("store unavailable before routing", exc_info=True)
+            return errors.proxy_response(Unavailable())
+        token = _principal.set(who)
+        try:
+            return app.resolve(event, context)
+        finally:
+            _principal.reset(token)
+
+    handler.resolver = app  # type: ignore[attr-defined]
+    return handler

@@ -1,0 +1,11 @@
+"""Every router of the HTTP API, for the OpenAPI document and the 404/405 catch-all."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+
+def all_routers() -> list[Router]:
+    from warble.http import accounts, graph, meta, tweets
+
+    return [accounts.router, graph.router, tweets.router, meta.router]

@@ -1,0 +1,52 @@
+"""API.md's error body, and the one mapping from exceptions to HTTP answers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from warble.errors import FieldError, RateLimited, ValidationFailed, WarbleError
+
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def error_body(code: str, message: str, details: list[FieldError] | None = None) -> str:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        error["details"] = [{"field": d.field, "message": d.message} for d in details]
+    return json.dumps({"error": error})
+
+
+def headers_for(exc: WarbleError) -> dict[str, str]:
+    if isinstance(exc, RateLimited):
+        return {**JSON_HEADERS, "Retry-After": str(exc.retry_after)}
+    return dict(JSON_HEADERS)
+
+
+def describe(exc: WarbleError) -> tuple[int, dict[str, str], str]:
+    details = exc.details if isinstance(exc, ValidationFailed) else None
+    return exc.status, headers_for(exc), error_body(exc.code, exc.message, details)
+
+
+def proxy_response(exc: WarbleError) -> dict[str, Any]:
+    """The same answer as a raw payload-2.0 response, for errors raised before routing."""
+    status, headers, body = describe(exc)
+    return {"statusCode": status, "headers": headers, "body": body, "isBase64Encoded": False}
+
+
+def validation_details(errors: list[dict[str, Any]]) -> list[FieldError]:
+    """Pydantic/Powertools errors as ``{"field", "message"}``, one per bad field."""
+    details = []
+    for err in errors:
+        location = [
+            str(part) for part in err.get("loc", ()) if part not in ("body", "query", "path")
+        ]
+        if err.get("type") == "json_invalid":
+            details.append(FieldError("body", "is not valid JSON"))
+            continue
+        field = ".".join(location) or "body"
+        message = str(err.get("msg", "is not valid"))
+        if message.startswith("Value error, "):
+            message = message[len("Value error, ") :]
+        details.append(FieldError(field, message))
+    return details

@@ -1,0 +1,138 @@
+"""Follow graph routes (API.md "Follow graph"): follow, unfollow, lists, statuses, degrees."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from warble import services
+from warble.domain.graph import Page
+from warble.errors import FieldError, ValidationFailed
+from warble.http import schemas, views
+from warble.http.app import principal
+from warble.http.docs import responses
+from warble.http.params import Cursor, Id, Limit, id_or_404
+from warble.ids import parse_id
+
+router = Router()
+
+MAX_IDS = 100
+
+UserId = Id
+
+
+def _user(raw: str, viewer: int, *, allow_me: bool = False) -> int:
+    if allow_me and raw == "me":
+        return viewer
+    return id_or_404(raw, "user")
+
+
+def _page(page: Page, viewer: int) -> dict[str, Any]:
+    return {
+        "items": [views.user(record, viewer_id=viewer) for record in page.users],
+        "next_cursor": page.next_cursor,
+    }
+
+
+@router.put(
+    "/v1/users/me/following/<user_id>",
+    summary="Follow a user (idempotent)",
+    responses=responses(
+        200,
+        schemas.RelationshipOut,
+        "My relationship to the user now",
+        e404="not_found",
+        e409="follow_limit_reached",
+    ),
+)
+def follow(user_id: UserId) -> dict[str, Any]:
+    me = principal().user_id
+    return {"relationship": services.graph().follow(me, _user(user_id, me))}
+
+
+@router.delete(
+    "/v1/users/me/following/<user_id>",
+    summary="Unfollow a user (idempotent)",
+    responses=responses(
+        200, schemas.RelationshipOut, "My relationship to the user now", e404="not_found"
+    ),
+)
+def unfollow(user_id: UserId) -> dict[str, Any]:
+    me = principal().user_id
+    return {"relationship": services.graph().unfollow(me, _user(user_id, me))}
+
+
+@router.get(
+    "/v1/users/me/relationships",
+    summary="My relationship to each of 1 to 100 users, in the order asked",
+    responses=responses(200, schemas.RelationshipsOut, "Statuses"),
+)
+def relationships(
+    ids: Annotated[str, Query(min_length=1, max_length=2100, description="comma-separated")],
+) -> dict[str, Any]:
+    me = principal().user_id
+    raw_ids = ids.split(",")
+    if len(raw_ids) > MAX_IDS:
+        raise ValidationFailed([FieldError("ids", f"at most {MAX_IDS} ids")])
+    parsed = [parse_id(raw.strip()) for raw in raw_ids]
+    if any(value is None for value in parsed):
+        raise ValidationFailed([FieldError("ids", "every id must be a user id")])
+    answer = services.graph().relationships(me, [value for value in parsed if value is not None])
+    return {"items": [{"user_id": str(uid), "status": status} for uid, status in answer]}
+
+
+@router.get(
+    "/v1/users/me/mutual-friends/<user_id>",
+    summary="Friends of both me and this user",
+    responses=responses(200, schemas.MutualFriendsOut, "Mutual friends", e404="not_found"),
+)
+def mutual_friends(user_id: UserId) -> dict[str, Any]:
+    me = principal().user_id
+    count, users = services.graph().mutual_friends(me, _user(user_id, me))
+    return {"count": count, "items": [views.user(record, viewer_id=me) for record in users]}
+
+
+@router.get(
+    "/v1/users/me/degree/<user_id>",
+    summary="Degree of connection on the friends graph (1st, 2nd, 3rd, 3rd+)",
+    responses=responses(200, schemas.DegreeOut, "The degree", e404="not_found"),
+)
+def degree(user_id: UserId) -> dict[str, Any]:
+    me = principal().user_id
+    answer = services.graph().degree(me, _user(user_id, me))
+    return {"degree": answer.degree, "label": answer.label}
+
+
+@router.get(
+    "/v1/users/<user_id>/following",
+    summary="Whom a user follows, most recent follow first",
+    responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
+)
+def following(user_id: UserId, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    me = principal().user_id
+    target = _user(user_id, me, allow_me=True)
+    return _page(services.graph().following(me, target, limit, cursor), me)
+
+
+@router.get(
+    "/v1/users/<user_id>/followers",
+    summary="Who follows a user, most recent follow first",
+    responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
+)
+def followers(user_id: UserId, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    me = principal().user_id
+    target = _user(user_id, me, allow_me=True)
+    return _page(services.graph().followers(me, target, limit, cursor), me)
+
+
+@router.get(
+    "/v1/users/<user_id>/friends",
+    summary="A user's friends (mutual follows)",
+    responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
+)
+def friends(user_id: UserId, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    me = principal().user_id
+    target = _user(user_id, me, allow_me=True)
+    return _page(services.graph().friends(me, target, limit, cursor), me)

@@ -1,0 +1,77 @@
+"""Health, the OpenAPI document, Swagger UI, and the catch-all route's 404/405 answers."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+
+from warble.errors import MethodNotAllowed, NotFound, WarbleError
+from warble.http import schemas
+from warble.http.docs import responses
+
+router = Router()
+
+PUBLIC_ROUTES = ("GET /v1/health", "GET /v1/openapi.json", "GET /v1/docs", "$default")
+
+_SWAGGER_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Warble API</title>
+<link rel="stylesheet" href="https://unpkg.com/swagger-ui-dist@5/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="https://unpkg.com/swagger-ui-dist@5/swagger-ui-bundle.js"></script>
+<script>SwaggerUIBundle({url: "/v1/openapi.json", dom_id: "#swagger-ui"});</script>
+</body></html>"""
+
+
+@lru_cache(maxsize=1)
+def openapi_document() -> str:
+    """The whole API's OpenAPI document, generated from every router's models."""
+    from warble.http.app import build_resolver
+    from warble.http.catalog import all_routers
+
+    return build_resolver(all_routers()).get_openapi_json_schema(
+        title="Warble API",
+        version="1.0.0",
+        description="Twitter-style social backend. See API.md for the conventions.",
+        security_schemes={"bearer": HTTPBearer(description="Token from signup or login")},
+        security=[{"bearer": []}],
+    )
+
+
+@lru_cache(maxsize=1)
+def _route_patterns() -> list[tuple[re.Pattern[str], frozenset[str]]]:
+    import json
+
+    patterns = []
+    for path, operations in json.loads(openapi_document())["paths"].items():
+        regex = "^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "/?$"
+        methods = frozenset(method.upper() for method in operations)
+        patterns.append((re.compile(regex), methods))
+    return patterns
+
+
+def unmatched(method: str, path: str) -> WarbleError:
+    """404 for an unknown path; 405 for a known path asked with another method."""
+    allowed = [methods for pattern, methods in _route_patterns() if pattern.match(path)]
+    if allowed and not any(method.upper() in methods for methods in allowed):
+        return MethodNotAllowed()
+    return NotFound("No such path.")
+
+
+@router.get("/v1/health", summary="Liveness", responses=responses(200, schemas.HealthOut, "Alive"))
+def health() -> dict[str, Any]:
+    return {"status": "ok"}
+
+
+@router.get("/v1/openapi.json", summary="This document", include_in_schema=False)
+def openapi() -> Response[Any]:
+    return Response(status_code=200, content_type="application/json", body=openapi_document())
+
+
+@router.get("/v1/docs", summary="Swagger UI", include_in_schema=False)
+def docs() -> Response[Any]:
+    return Response(status_code=200, content_type="text/html; charset=utf-8", body=_SWAGGER_HTML)

@@ -1,0 +1,182 @@
+"""Request and response models: the contract that drives validation and the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from email_validator import EmailNotValidError, validate_email
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+USERNAME_PATTERN = r"^[A-Za-z0-9_]{1,15}$"
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(str_strip_whitespace=False, extra="ignore")
+
+
+def _password(value: str) -> str:
+    size = len(value.encode("utf-8"))
+    if size < 8 or size > 72:
+        raise ValueError("must be 8 to 72 bytes of UTF-8")
+    return value
+
+
+class SignupRequest(_Request):
+    username: str = Field(pattern=USERNAME_PATTERN, description="1-15 of A-Z a-z 0-9 _")
+    email: str = Field(max_length=254)
+    password: str
+    display_name: str | None = Field(default=None, max_length=50)
+    device: str = Field(default="", max_length=100)
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str) -> str:
+        try:
+            return validate_email(value, check_deliverability=False).normalized
+        except EmailNotValidError as exc:
+            raise ValueError("is not a valid email address") from exc
+
+    _check_password = field_validator("password")(_password)
+
+
+class LoginRequest(_Request):
+    login: str = Field(min_length=1, max_length=254, description="username or email")
+    password: str = Field(min_length=1, max_length=1024)
+    device: str = Field(default="", max_length=100)
+
+
+class ProfilePatch(_Request):
+    display_name: str | None = Field(default=None, max_length=50)
+    bio: str | None = Field(default=None, max_length=160)
+
+
+# ---- responses (documentation models; handlers return plain JSON built by ``views``) -------
+Relationship = Literal["none", "following", "followed_by", "friends"]
+
+
+class UserOut(BaseModel):
+    id: str
+    username: str
+    display_name: str
+    bio: str
+    created_at: str
+    followers_count: int
+    following_count: int
+    tweet_count: int
+    relationship: Relationship | None = Field(
+        default=None, description="The viewer's relation to this user; absent for the viewer"
+    )
+    email: str | None = Field(default=None, description="Only on GET /v1/users/me")
+
+
+class AuthOut(BaseModel):
+    user: UserOut
+    token: str
+    session_id: str
+    expires_at: str
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    device: str
+    created_at: str
+    last_seen_at: str
+    expires_at: str
+    current: bool
+
+
+class SessionsOut(BaseModel):
+    items: list[SessionOut]
+
+
+class FieldErrorOut(BaseModel):
+    field: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: list[FieldErrorOut] | None = None
+
+
+class ErrorOut(BaseModel):
+    error: ErrorBody
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"]
+
+
+# ---- follow graph ---------------------------------------------------------------------------
+class RelationshipOut(BaseModel):
+    relationship: Relationship
+
+
+class UserPageOut(BaseModel):
+    items: list[UserOut]
+    next_cursor: str | None = Field(description="Opaque; null when there is nothing more")
+
+
+class RelationshipItemOut(BaseModel):
+    user_id: str
+    status: Relationship
+
+
+class RelationshipsOut(BaseModel):
+    items: list[RelationshipItemOut]
+
+
+class MutualFriendsOut(BaseModel):
+    count: int
+    items: list[UserOut]
+
+
+class DegreeOut(BaseModel):
+    degree: Literal[1, 2, 3] | None
+    label: Literal["1st", "2nd", "3rd", "3rd+"]
+
+
+# ---- tweets --------------------------------------------------------------------------------
+SNOWFLAKE_PATTERN = r"^[1-9][0-9]{0,18}$"
+
+
+class CreateTweet(_Request):
+    # The 280-character rule applies after NFC normalisation (warble.domain.tweets); this bound
+    # only keeps absurd bodies out of the normaliser.
+    text: str = Field(max_length=4000, description="1 to 280 characters after NFC normalisation")
+    reply_to: str | None = Field(default=None, pattern=SNOWFLAKE_PATTERN)
+    media_ids: list[str] = Field(default_factory=list, max_length=4)
+
+    @field_validator("media_ids")
+    @classmethod
+    def _media(cls, value: list[str]) -> list[str]:
+        if any(not item or len(item) > 64 for item in value):
+            raise ValueError("each media id must be 1 to 64 characters")
+        return value
+
+
+class UserSummaryOut(BaseModel):
+    id: str
+    username: str
+    display_name: str
+
+
+class TweetOut(BaseModel):
+    id: str
+    author: UserSummaryOut
+    text: str
+    created_at: str
+    reply_to: str | None
+    retweet_of: TweetOut | None
+    media_ids: list[str]
+    like_count: int
+    retweet_count: int
+    reply_count: int
+    liked_by_me: bool
+    retweeted_by_me: bool
+
+
+class TweetPageOut(BaseModel):
+    items: list[TweetOut]
+    next_cursor: str | None

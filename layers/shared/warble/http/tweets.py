@@ -1,0 +1,107 @@
+"""Tweet routes (API.md "Tweets and timelines", likes excepted)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from warble import services
+from warble.domain.tweets import TweetPage
+from warble.http import schemas
+from warble.http.app import principal
+from warble.http.docs import responses
+from warble.http.params import Cursor, Id, Limit, id_or_404
+
+router = Router()
+
+
+def _page(page: TweetPage) -> dict[str, Any]:
+    return {"items": page.items, "next_cursor": page.next_cursor}
+
+
+@router.post(
+    "/v1/tweets",
+    summary="Post a tweet or a reply",
+    responses=responses(201, schemas.TweetOut, "Created", e404="reply_to does not exist"),
+)
+def post_tweet(body: Annotated[schemas.CreateTweet, Body()]) -> Response[Any]:
+    reply_to = int(body.reply_to) if body.reply_to else None
+    tweet = services.tweets().post(principal().user_id, body.text, reply_to, body.media_ids)
+    return Response(status_code=201, content_type="application/json", body=tweet)
+
+
+@router.get(
+    "/v1/tweets/<tweet_id>",
+    summary="A tweet",
+    responses=responses(200, schemas.TweetOut, "The tweet", e404="not_found"),
+)
+def get_tweet(tweet_id: Id) -> dict[str, Any]:
+    return services.tweets().get(principal().user_id, id_or_404(tweet_id, "tweet"))
+
+
+@router.delete(
+    "/v1/tweets/<tweet_id>",
+    summary="Delete my tweet",
+    responses=responses(204, None, "Deleted", e403="forbidden", e404="not_found"),
+)
+def delete_tweet(tweet_id: Id) -> Response[Any]:
+    services.tweets().delete(principal().user_id, id_or_404(tweet_id, "tweet"))
+    return Response(status_code=204)
+
+
+@router.get(
+    "/v1/tweets/<tweet_id>/replies",
+    summary="Replies to a tweet, newest first",
+    responses=responses(200, schemas.TweetPageOut, "A page of replies", e404="not_found"),
+)
+def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    page = services.tweets().replies(
+        principal().user_id, id_or_404(tweet_id, "tweet"), limit, cursor
+    )
+    return _page(page)
+
+
+@router.get(
+    "/v1/users/<user_id>/tweets",
+    summary="A user's tweets, replies and retweets, newest first",
+    responses=responses(200, schemas.TweetPageOut, "A page of tweets", e404="not_found"),
+)
+def user_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    page = services.tweets().user_timeline(
+        principal().user_id, id_or_404(user_id, "user"), limit, cursor
+    )
+    return _page(page)
+
+
+@router.post(
+    "/v1/tweets/<tweet_id>/retweet",
+    summary="Retweet (201), or get my existing retweet (200)",
+    responses=responses(201, schemas.TweetOut, "Retweeted", e404="not_found"),
+)
+def retweet(tweet_id: Id) -> Response[Any]:
+    tweet, created = services.tweets().retweet(principal().user_id, id_or_404(tweet_id, "tweet"))
+    return Response(
+        status_code=201 if created else 200, content_type="application/json", body=tweet
+    )
+
+
+@router.delete(
+    "/v1/tweets/<tweet_id>/retweet",
+    summary="Undo my retweet",
+    responses=responses(204, None, "Not retweeted (any more)", e404="not_found"),
+)
+def unretweet(tweet_id: Id) -> Response[Any]:
+    services.tweets().unretweet(principal().user_id, id_or_404(tweet_id, "tweet"))
+    return Response(status_code=204)
+
+
+@router.get(
+    "/v1/timeline/home",
+    summary="My home timeline: me and everyone I follow, newest first",
+    responses=responses(200, schemas.TweetPageOut, "A page of tweets"),
+)
+def home_timeline(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    return _page(services.timelines().home(principal().user_id, limit, cursor))

@@ -1,0 +1,130 @@
+"""The composition root: builds each service from settings and stores on first use.
+
+Nothing here runs at import time. A warm container reuses what it built; tests and benchmarks
+can build their own services with other stores instead of patching these.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from functools import lru_cache
+
+from warble.counters import CounterRegistry, StreamCounterProcessor
+from warble.dal.account_state import LoginThrottle, SessionMarkers
+from warble.dal.accounts import SessionRepository, UserRepository
+from warble.dal.cache import LeasedCache
+from warble.dal.postgres import get_database
+from warble.dal.redis import get_redis
+from warble.dal.worker_lease import RedisWorkerLease
+from warble.domain.accounts import AccountPolicy, AccountService
+from warble.domain.graph import GraphPolicy, GraphService
+from warble.domain.timelines import TimelinePolicy, TimelineService
+from warble.domain.tweets import TweetService
+from warble.ids import Snowflake
+from warble.settings import get_settings
+
+
+@lru_cache(maxsize=1)
+def ids() -> Snowflake:
+    return Snowflake(RedisWorkerLease(get_redis()))
+
+
+@lru_cache(maxsize=1)
+def accounts() -> AccountService:
+    settings = get_settings()
+    redis = get_redis()
+    db = get_database()
+    return AccountService(
+        users=UserRepository(db),
+        sessions=SessionRepository(db),
+        profiles=LeasedCache(redis, settings.profile_cache_ttl_seconds),
+        session_cache=LeasedCache(redis, settings.session_cache_ttl_seconds),
+        throttle=LoginThrottle(redis, settings.login_max_failures, settings.login_window_seconds),
+        markers=SessionMarkers(redis),
+        ids=ids(),
+        policy=AccountPolicy(
+            password_hash_rounds=settings.password_hash_rounds,
+            session_ttl=timedelta(days=settings.session_ttl_days),
+            revocation_marker_seconds=settings.auth_cache_ttl_seconds + 60,
+        ),
+    )
+
+
+@lru_cache(maxsize=1)
+def graph() -> GraphService:
+    from warble.dal.counters import DynamoCounterStore
+    from warble.dal.graph import DynamoGraphStore
+
+    settings = get_settings()
+    redis = get_redis()
+    return GraphService(
+        store=DynamoGraphStore(),
+        counters=DynamoCounterStore(settings.counter_claim_ttl_seconds),
+        profiles=accounts(),
+        counts_cache=LeasedCache(redis, settings.counts_cache_ttl_seconds),
+        page_cache=LeasedCache(redis, settings.first_page_cache_ttl_seconds),
+        ids=ids(),
+        policy=GraphPolicy(
+            follow_limit=settings.follow_limit,
+            big_account_followers=settings.big_account_followers,
+        ),
+    )
+
+
+@lru_cache(maxsize=1)
+def counter_processor() -> StreamCounterProcessor:
+    """The stream counter consumer: one extractor per source table (graph now; tweets later)."""
+    from warble.dal.counters import DynamoCounterStore
+    from warble.domain.graph import graph_counter_deltas
+    from warble.domain.tweets import tweet_counter_deltas
+
+    settings = get_settings()
+    registry = CounterRegistry()
+    registry.register(settings.graph_table, graph_counter_deltas)
+    registry.register(settings.tweets_table, tweet_counter_deltas)
+    return StreamCounterProcessor(
+        DynamoCounterStore(settings.counter_claim_ttl_seconds),
+        registry,
+        on_applied=graph().counters_applied,
+    )
+
+
+@lru_cache(maxsize=1)
+def tweets() -> TweetService:
+    from warble.dal.tweets import TweetStore
+
+    settings = get_settings()
+    return TweetService(
+        store=TweetStore(),
+        cache=LeasedCache(get_redis(), settings.tweet_cache_ttl_seconds),
+        accounts=accounts(),
+        ids=ids(),
+        tombstone_seconds=settings.tweet_cache_ttl_seconds,
+    )
+
+
+@lru_cache(maxsize=1)
+def timelines() -> TimelineService:
+    from warble.dal.graph import DynamoGraphStore
+    from warble.dal.timelines import TimelineStore
+    from warble.dal.tweets import TweetStore
+
+    settings = get_settings()
+    return TimelineService(
+        timelines=TimelineStore(
+            get_redis(),
+            cap=settings.timeline_cap,
+            recent_cap=settings.author_recent_cap,
+            ttl_seconds=settings.timeline_ttl_seconds,
+        ),
+        tweets=tweets(),
+        tweet_store=TweetStore(),
+        graph=graph(),
+        graph_store=DynamoGraphStore(),
+        policy=TimelinePolicy(
+            celebrity_followers=settings.celebrity_followers,
+            cap=settings.timeline_cap,
+            recent_cap=settings.author_recent_cap,
+            backfill=settings.follow_backfill,
+        ),
+    )

@@ -1,0 +1,73 @@
+"""Typed settings, parsed once from the environment on first use.
+
+Domain code never reads ``os.environ``: it receives values from here. Nothing is parsed at import
+time, so tests set the environment before the first call and need no module reloads.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    # PostgreSQL (Aurora behind RDS Proxy on AWS). Credentials come from the secret when set.
+    db_secret_arn: str = ""
+    db_host: str = "127.0.0.1"
+    db_port: int = 5432
+    db_name: str = "warble"
+    db_user: str = "postgres"
+    db_password: str = ""
+    db_sslmode: str = "prefer"
+
+    # Redis / Valkey. On AWS this is a cluster-mode serverless cache over TLS.
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_cluster: bool = False
+
+    aws_region: str = Field(default="us-east-1", validation_alias="AWS_REGION")
+    connections_table: str = "warble-local-connections"
+    # Follow graph (warble.dal.graph), stream-maintained counters (warble.counters) and the
+    # precomputed second-degree sets (warble.domain.graph).
+    graph_table: str = "warble-local-graph"
+    counters_table: str = "warble-local-counters"
+    degrees_table: str = "warble-local-degrees"
+    tweets_table: str = "warble-local-tweets"
+    tweet_index_table: str = "warble-local-tweet-index"
+    tweet_cache_ttl_seconds: int = 86_400
+    # Home timelines (warble.dal.timelines): seed 001's 800, 30 days of inactivity, and the
+    # follower count above which an author is not fanned out but merged in at read time.
+    timeline_cap: int = 800
+    timeline_ttl_seconds: int = 30 * 86_400
+    celebrity_followers: int = 10_000
+    author_recent_cap: int = 100
+    follow_backfill: int = 100
+    websocket_callback_url: str = ""
+
+    password_hash_rounds: int = Field(default=12, ge=4, le=31)
+    session_ttl_days: int = 30
+    # Equals the HTTP API authorizer's ReauthorizeEvery: how long a revoked session's token may
+    # still pass the gateway's cached authorizer result, so how long the revocation marker lives.
+    auth_cache_ttl_seconds: int = 300
+    profile_cache_ttl_seconds: int = 3600
+    session_cache_ttl_seconds: int = 300
+    login_max_failures: int = 5
+    login_window_seconds: int = 900
+    max_body_bytes: int = 64 * 1024
+    websocket_connection_ttl_seconds: int = 2 * 3600 + 600
+    follow_limit: int = 1000
+    # An account with at least this many followers is "big": the first page of its follower
+    # and following lists is cached in Redis (seed 002).
+    big_account_followers: int = 10_000
+    counts_cache_ttl_seconds: int = 300
+    first_page_cache_ttl_seconds: int = 300
+    # Dedupe claims of applied stream records outlive the stream's 24 h retention.
+    counter_claim_ttl_seconds: int = 2 * 86400
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,78 @@
+"""WebSocket routes: $connect (token from the query string), $disconnect, ping, $default.
+
+Frames follow API.md: client ``{"action": ...}``, server ``{"type": ..., "data": {...}}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from warble import clock, services
+from warble.dal.connections import ConnectionRegistry
+from warble.dal.websocket import ConnectionGone, WebSocketSender, callback_url
+from warble.settings import get_settings
+
+logger = Logger()
+
+
+def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
+    ctx = event["requestContext"]
+    sender = WebSocketSender(callback_url(ctx.get("domainName", ""), ctx.get("stage", "")))
+    try:
+        sender.send(ctx["connectionId"], frame)
+    except ConnectionGone:
+        ConnectionRegistry().remove(ctx["connectionId"])
+
+
+def on_connect(event: dict[str, Any]) -> dict[str, Any]:
+    token = (event.get("queryStringParameters") or {}).get("token", "")
+    verdict = services.accounts().authenticate(token) if token else None
+    if verdict is None:
+        return {"statusCode": 401, "body": "unauthorized"}
+    who, _ = verdict
+    ctx = event["requestContext"]
+    ConnectionRegistry().add(
+        who.user_id,
+        ctx["connectionId"],
+        int(ctx.get("connectedAt") or clock.epoch_ms()),
+        get_settings().websocket_connection_ttl_seconds,
+    )
+    return {"statusCode": 200}
+
+
+def on_disconnect(event: dict[str, Any]) -> dict[str, Any]:
+    ConnectionRegistry().remove(event["requestContext"]["connectionId"])
+    return {"statusCode": 200}
+
+
+def on_ping(event: dict[str, Any]) -> dict[str, Any]:
+    _reply(event, {"type": "pong", "data": {}})
+    return {"statusCode": 200}
+
+
+def on_default(event: dict[str, Any]) -> dict[str, Any]:
+    try:
+        action = json.loads(event.get("body") or "{}").get("action")
+    except (json.JSONDecodeError, AttributeError):
+        action = None
+    _reply(
+        event,
+        {
+            "type": "error",
+            "data": {"code": "unknown_action", "message": f"Unknown action: {action!r}."},
+        },
+    )
+    return {"statusCode": 200}
+
+
+ROUTES = {"$connect": on_connect, "$disconnect": on_disconnect, "ping": on_ping}
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    route = event.get("requestContext", {}).get("routeKey", "$default")
+    return ROUTES.get(route, on_default)(event)

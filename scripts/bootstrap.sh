@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Sets up what is missing on this machine, then returns: the virtual environment and its
+# packages, PostgreSQL and Redis (installed from Debian's packages when absent, started when
+# stopped). Safe to run again: each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+log() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
+
+# --- Python environment -------------------------------------------------------------------
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "Python 3.11+ is required (found: $("$PYTHON" --version 2>&1))" >&2; exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+  log "creating .venv"
+  "$PYTHON" -m venv .venv
+fi
+mkdir -p .stamps
+want=$(cat requirements-dev.txt layers/dependencies/requirements.txt | sha256sum | cut -c1-16)
+if [ "$(cat .stamps/deps 2>/dev/null)" != "$want" ]; then
+  log "installing Python packages"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+  echo "$want" > .stamps/deps
+fi
+
+# --- PostgreSQL ---------------------------------------------------------------------------
+PGHOST=${PGHOST:-127.0.0.1}
+if ! pg_isready -q -h "$PGHOST" -p 5432 2>/dev/null; then
+  if ! command -v pg_ctlcluster >/dev/null; then
+    log "installing PostgreSQL"
+    as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  fi
+  log "starting PostgreSQL"
+  version=$(ls /etc/postgresql | sort -V | tail -1)
+  as_root pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  for _ in $(seq 1 30); do pg_isready -q -h "$PGHOST" -p 5432 && break; sleep 1; done
+fi
+if ! psql -h "$PGHOST" -U postgres -d postgres -tAc 'select 1' >/dev/null 2>&1; then
+  # A fresh Debian cluster only lets the postgres OS user in: allow local TCP connections.
+  log "allowing local connections as postgres"
+  hba=$(ls /etc/postgresql/*/main/pg_hba.conf | head -1)
+  as_root sed -i 's/^\(host\s\+all\s\+all\s\+127.0.0.1\/32\s\+\)\S\+/\1trust/; s/^\(host\s\+all\s\+all\s\+::1\/128\s\+\)\S\+/\1trust/' "$hba"
+  as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -1)" main reload
+fi
+
+# --- Redis --------------------------------------------------------------------------------
+if ! (command -v redis-cli >/dev/null && redis-cli -h 127.0.0.1 ping >/dev/null 2>&1); then
+  if ! command -v redis-server >/dev/null; then
+    log "installing Redis"
+    as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  fi
+  log "starting Redis"
+  mkdir -p /var/lib/redis /var/log/redis 2>/dev/null || true
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log
+  for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && break; sleep 0.5; done
+fi
+log "ready: .venv, PostgreSQL on 127.0.0.1:5432, Redis on 127.0.0.1:6379"

@@ -1,0 +1,286 @@
+"""Regenerate events/ from `sam local generate-event` output, so every sample keeps AWS's shape.
+
+HTTP events start from `sam local generate-event apigateway http-api-proxy` and change only what
+a route changes (routeKey, path, method, body, authorizer context). SAM has no WebSocket or HTTP
+API authorizer generator; those follow the shapes in AWS's documentation, which Powertools'
+parser models encode (tests/integration/test_sample_events.py checks them against the models).
+
+    .venv-sam/bin/python scripts/generate_events.py   # or any Python with `sam` on PATH
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAM = shutil.which("sam") or str(ROOT / ".venv-sam/bin/sam")
+PLACEHOLDER_USER = {
+    "user_id": "382808519642415104",
+    "session_id": "382808519684358144",
+    "expires_at_ms": "4102444800000",
+}
+
+
+def sam_event(*args: str) -> dict:
+    out = subprocess.run(
+        [SAM, "local", "generate-event", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SAM_CLI_TELEMETRY": "0"},
+    ).stdout
+    return json.loads(out)
+
+
+def http_event(
+    base: dict,
+    method: str,
+    route: str,
+    path: str,
+    body: dict | None = None,
+    params: dict | None = None,
+    auth: bool = True,
+) -> dict:
+    event = copy.deepcopy(base)
+    route_key = route if route == "$default" else f"{method} {route}"
+    event["routeKey"] = route_key
+    event["rawPath"] = path
+    event["rawQueryString"] = ""
+    event.pop("queryStringParameters", None)
+    event.pop("cookies", None)
+    event.pop("stageVariables", None)
+    event["headers"] = {
+        "content-type": "application/json",
+        "host": "api.example.com",
+        "user-agent": "warble-client/1.0",
+    }
+    if auth:
+        event["headers"]["authorization"] = "Bearer wbl_sample-token-replaced-in-tests"
+    ctx = event["requestContext"]
+    ctx["routeKey"] = route_key
+    ctx["http"].update(method=method, path=path)
+    ctx.pop("authentication", None)
+    if auth:
+        ctx["authorizer"] = {"lambda": dict(PLACEHOLDER_USER)}
+    else:
+        ctx.pop("authorizer", None)
+    if body is None:
+        event.pop("body", None)
+        event["isBase64Encoded"] = False
+    else:
+        event["body"] = base64.b64encode(json.dumps(body).encode()).decode()
+        event["isBase64Encoded"] = True
+    if params:
+        event["pathParameters"] = params
+    else:
+        event.pop("pathParameters", None)
+    return event
+
+
+def authorizer_event(base: dict) -> dict:
+    """HTTP API Lambda authorizer, payload format 2.0 (REQUEST)."""
+    ctx = copy.deepcopy(base["requestContext"])
+    ctx.pop("authorizer", None)
+    ctx.pop("authentication", None)
+    ctx["http"].update(method="GET", path="/v1/users/me")
+    ctx["routeKey"] = "GET /v1/users/me"
+    return {
+        "version": "2.0",
+        "type": "REQUEST",
+        "routeArn": "arn:aws:execute-api:us-east-1:123456789012:api-id/$default/GET/v1/users/me",
+        "identitySource": ["Bearer wbl_sample-token-replaced-in-tests"],
+        "routeKey": "GET /v1/users/me",
+        "rawPath": "/v1/users/me",
+        "rawQueryString": "",
+        "headers": {
+            "authorization": "Bearer wbl_sample-token-replaced-in-tests",
+            "host": "api.example.com",
+            "user-agent": "warble-client/1.0",
+        },
+        "requestContext": ctx,
+    }
+
+
+def websocket_event(route: str, event_type: str, body: str | None = None) -> dict:
+    ctx = {
+        "routeKey": route,
+        "eventType": event_type,
+        "extendedRequestId": "L0SM9FJSoAMFdNw=",
+        "requestTime": "22/Nov/2026:06:00:00 +0000",
+        "messageDirection": "IN",
+        "stage": "live",
+        "connectedAt": 1795327200000,
+        "requestTimeEpoch": 1795327200000,
+        "identity": {"sourceIp": "192.0.2.1", "userAgent": "warble-client/1.0"},
+        "requestId": "L0SM9FJSoAMFdNw=",
+        "domainName": "abcdef1234.execute-api.us-east-1.amazonaws.com",
+        "connectionId": "L0SM9cOFvHcCIhw=",
+        "apiId": "abcdef1234",
+    }
+    event: dict = {"requestContext": ctx, "isBase64Encoded": False}
+    if event_type == "CONNECT":
+        headers = {
+            "Host": ctx["domainName"],
+            "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+            "User-Agent": "warble-client/1.0",
+        }
+        event["headers"] = headers
+        event["multiValueHeaders"] = {k: [v] for k, v in headers.items()}
+        event["queryStringParameters"] = {"token": "wbl_sample-token-replaced-in-tests"}
+        event["multiValueQueryStringParameters"] = {"token": ["wbl_sample-token-replaced-in-tests"]}
+    elif event_type == "DISCONNECT":
+        ctx["disconnectStatusCode"] = 1000
+        ctx["disconnectReason"] = "Client-side close frame status code 1000"
+        event["headers"] = {"Host": ctx["domainName"]}
+        event["multiValueHeaders"] = {"Host": [ctx["domainName"]]}
+    else:
+        ctx["messageId"] = "L0SM9cOFvHcCIhw="
+        event["body"] = body
+    return event
+
+
+def graph_stream_event(base: dict) -> dict:
+    """`sam local generate-event dynamodb update`, re-keyed as the graph table's stream: B gains
+    follower A (INSERT of I#A under U#B), a friend flag flips (MODIFY), then A leaves (REMOVE)."""
+    arn = (
+        "arn:aws:dynamodb:us-east-1:123456789012:table/warble-local-graph"
+        "/stream/2026-11-22T06:00:00.000"
+    )
+    a, b = PLACEHOLDER_USER["user_id"], "382808519642415105"
+    keys = {"pk": {"S": f"U#{b}"}, "sk": {"S": f"I#{int(a):019d}"}}
+    image = {**keys, "uid": {"N": a}, "seq": {"N": "382808519684358150"}}
+    records = []
+    for record, name in zip(base["Records"], ("INSERT", "MODIFY", "REMOVE"), strict=True):
+        record = copy.deepcopy(record)
+        record["eventName"] = name
+        record["eventSourceARN"] = arn
+        change = record["dynamodb"]
+        change["Keys"] = keys
+        change.pop("NewImage", None)
+        change.pop("OldImage", None)
+        if name != "REMOVE":
+            change["NewImage"] = {**image, "friend": {"BOOL": name == "MODIFY"}}
+        if name != "INSERT":
+            change["OldImage"] = {**image, "friend": {"BOOL": name == "REMOVE"}}
+        records.append(record)
+    return {"Records": records}
+
+
+def graph_events(base: dict) -> dict[str, dict]:
+    """GraphFunction's routes (user 382808519642415105 as the other user) and its stream."""
+    other = "382808519642415105"
+
+    def route(method: str, route: str, path: str, user_id: str | None = other) -> dict:
+        params = None if user_id is None else {"user_id": user_id}
+        return http_event(base, method, route, path, params=params)
+
+    relationships = route("GET", "/v1/users/me/relationships", "/v1/users/me/relationships", None)
+    relationships["rawQueryString"] = f"ids={other},1"
+    relationships["queryStringParameters"] = {"ids": f"{other},1"}
+    return {
+        "graph/follow.json": route(
+            "PUT", "/v1/users/me/following/{user_id}", f"/v1/users/me/following/{other}"
+        ),
+        "graph/unfollow.json": route(
+            "DELETE", "/v1/users/me/following/{user_id}", f"/v1/users/me/following/{other}"
+        ),
+        "graph/followers.json": route(
+            "GET", "/v1/users/{user_id}/followers", f"/v1/users/{other}/followers"
+        ),
+        "graph/following.json": route(
+            "GET", "/v1/users/{user_id}/following", "/v1/users/me/following", "me"
+        ),
+        "graph/friends.json": route(
+            "GET", "/v1/users/{user_id}/friends", "/v1/users/me/friends", "me"
+        ),
+        "graph/relationships.json": relationships,
+        "graph/mutual-friends.json": route(
+            "GET", "/v1/users/me/mutual-friends/{user_id}", f"/v1/users/me/mutual-friends/{other}"
+        ),
+        "graph/degree.json": route(
+            "GET", "/v1/users/me/degree/{user_id}", f"/v1/users/me/degree/{other}"
+        ),
+        "counters/graph-stream.json": graph_stream_event(sam_event("dynamodb", "update")),
+    }
+
+
+def main() -> None:
+    base = sam_event("apigateway", "http-api-proxy")
+    events = {
+        "accounts/signup.json": http_event(
+            base,
+            "POST",
+            "/v1/auth/signup",
+            "/v1/auth/signup",
+            {"username": "alice", "email": "alice@example.com", "password": "correct horse"},
+            auth=False,
+        ),
+        "accounts/login.json": http_event(
+            base,
+            "POST",
+            "/v1/auth/login",
+            "/v1/auth/login",
+            {"login": "alice", "password": "correct horse", "device": "laptop"},
+            auth=False,
+        ),
+        "accounts/logout.json": http_event(base, "POST", "/v1/auth/logout", "/v1/auth/logout"),
+        "accounts/list-sessions.json": http_event(
+            base, "GET", "/v1/auth/sessions", "/v1/auth/sessions"
+        ),
+        "accounts/revoke-session.json": http_event(
+            base,
+            "DELETE",
+            "/v1/auth/sessions/{session_id}",
+            "/v1/auth/sessions/382808519684358145",
+            params={"session_id": "382808519684358145"},
+        ),
+        "accounts/get-me.json": http_event(base, "GET", "/v1/users/me", "/v1/users/me"),
+        "accounts/patch-me.json": http_event(
+            base, "PATCH", "/v1/users/me", "/v1/users/me", {"display_name": "Alice", "bio": "hello"}
+        ),
+        "accounts/get-user.json": http_event(
+            base,
+            "GET",
+            "/v1/users/{user_id}",
+            "/v1/users/382808519642415104",
+            params={"user_id": "382808519642415104"},
+        ),
+        "accounts/get-user-by-username.json": http_event(
+            base,
+            "GET",
+            "/v1/users/by-username/{username}",
+            "/v1/users/by-username/alice",
+            params={"username": "alice"},
+        ),
+        "authorizer/request.json": authorizer_event(base),
+        "meta/health.json": http_event(base, "GET", "/v1/health", "/v1/health", auth=False),
+        "meta/openapi.json": http_event(
+            base, "GET", "/v1/openapi.json", "/v1/openapi.json", auth=False
+        ),
+        "meta/unknown-path.json": http_event(
+            base, "GET", "$default", "/v1/nothing-here", auth=False
+        ),
+        "meta/wrong-method.json": http_event(base, "PUT", "$default", "/v1/health", auth=False),
+        "websocket/connect.json": websocket_event("$connect", "CONNECT"),
+        "websocket/disconnect.json": websocket_event("$disconnect", "DISCONNECT"),
+        "websocket/ping.json": websocket_event("ping", "MESSAGE", '{"action":"ping"}'),
+        "websocket/default.json": websocket_event("$default", "MESSAGE", '{"action":"dance"}'),
+        "schedule/scheduled.json": {"version": "0", **sam_event("cloudwatch", "scheduled-event")},
+    }
+    events.update(graph_events(base))
+    for name, event in events.items():
+        path = ROOT / "events" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(event, indent=2) + "\n")
+        print("wrote", path.relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Fixtures shared by every tier: a PostgreSQL database and a Redis index of the test run's own.
+
+Each pytest-xdist worker gets its own database (``warble_test_<worker>``) and Redis index, so
+workers never see each other's data. In-process code reads its settings from the environment
+set here; the local runtime started by the e2e tier gets the same values through its env file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis as redis_lib
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _worker_index() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return int(worker.removeprefix("gw") or 0)
+
+
+TEST_DB = f"warble_test_{_worker_index()}"
+TEST_REDIS_DB = 1 + _worker_index()
+TEST_REDIS_URL = f"redis://127.0.0.1:6379/{TEST_REDIS_DB}"
+
+# Values the code under test reads (through warble.settings) in this process.
+TEST_ENV = {
+    "DB_SECRET_ARN": "",
+    "DB_HOST": "127.0.0.1",
+    "DB_NAME": TEST_DB,
+    "DB_USER": "postgres",
+    "REDIS_URL": TEST_REDIS_URL,
+    "REDIS_CLUSTER": "false",
+    "PASSWORD_HASH_ROUNDS": "4",
+    "POWERTOOLS_TRACE_DISABLED": "1",
+    "POWERTOOLS_SERVICE_NAME": "warble-tests",
+    "POWERTOOLS_METRICS_NAMESPACE": "WarbleTests",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def test_environment() -> Iterator[dict[str, str]]:
+    saved = {key: os.environ.get(key) for key in TEST_ENV}
+    os.environ.update(TEST_ENV)
+    from warble.settings import get_settings
+
+    get_settings.cache_clear()
+    yield TEST_ENV
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def database() -> Iterator[str]:
+    """A freshly migrated database for this test session."""
+    from infra.local import services
+
+    services.drop_database(TEST_DB)
+    services.prepare_database(TEST_DB)
+    yield TEST_DB
+
+
+@pytest.fixture
+def pg(database: str) -> Iterator[psycopg.Connection]:
+    """A clean schema for one test (tables truncated before it runs)."""
+    with psycopg.connect(
+        f"host=127.0.0.1 user=postgres dbname={database}", autocommit=True
+    ) as conn:
+        conn.execute("TRUNCATE users, sessions CASCADE")
+        yield conn
+
+
+@pytest.fixture
+def redis() -> Iterator[redis_lib.Redis]:
+    """This worker's Redis index, emptied before the test."""
+    client = redis_lib.Redis.from_url(TEST_REDIS_URL, decode_responses=True)
+    client.flushdb()
+    yield client
+    client.close()
+
+
+@dataclass
+class MotoStack:
+    url: str
+    values: dict[str, dict]  # per logical id: the names and ARNs moto gave the template's resources
+
+
+@pytest.fixture(scope="session")
+def moto(test_environment) -> Iterator[MotoStack]:
+    """A moto server holding the template's tables; AWS clients in this process point at it."""
+    from infra.local import services
+    from infra.local.template import ResolveContext, load_template
+
+    template = load_template(ROOT / "template.yaml")
+    context = ResolveContext(stack_name="warble-test")
+    with services.start_moto(port=0) as server:
+        services.provision(template, server.url, context)
+        env = {
+            "AWS_ENDPOINT_URL": server.url,
+            # No WebSocket gateway in this tier: moto's @connections stand-in answers.
+            "WEBSOCKET_CALLBACK_URL": server.url,
+        }
+        # Every table variable the functions get (CONNECTIONS_TABLE, GRAPH_TABLE, ...), as the
+        # template declares it.
+        declared = template.globals.get("Function", {}).get("Environment", {}).get("Variables", {})
+        for name, value in declared.items():
+            if isinstance(value, dict) and value.get("Ref") in context.values:
+                env[name] = str(context.values[value["Ref"]]["Ref"])
+        os.environ.update(env)
+        from warble.settings import get_settings
+
+        get_settings.cache_clear()
+        yield MotoStack(server.url, context.values)
+        for key in env:
+            os.environ.pop(key, None)
+        get_settings.cache_clear()

@@ -1,0 +1,194 @@
+"""Tweets and home timelines over HTTP against the local runtime (stream fan-out included)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+import pytest
+import redis
+from warble import keys
+
+pytestmark = pytest.mark.e2e
+
+SETTLE = 5.0  # API.md: derived data within 5 seconds on the local stack
+
+
+def eventually(check: Callable[[], bool], timeout: float = SETTLE) -> float:
+    """Seconds until ``check()`` held; fails after ``timeout``."""
+    started = time.monotonic()
+    while True:
+        if check():
+            return time.monotonic() - started
+        if time.monotonic() - started > timeout:
+            pytest.fail(f"not settled within {timeout} s")
+        time.sleep(0.05)
+
+
+def home_ids(client: httpx.Client, limit: int = 100) -> list[str]:
+    answer = client.get("/v1/timeline/home", params={"limit": limit})
+    assert answer.status_code == 200, answer.text
+    return [tweet["id"] for tweet in answer.json()["items"]]
+
+
+def post(client: httpx.Client, text: str, **extra) -> dict:
+    answer = client.post("/v1/tweets", json={"text": text, **extra})
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def follow(client: httpx.Client, user_id: str) -> None:
+    assert client.put(f"/v1/users/me/following/{user_id}").status_code == 200
+
+
+@pytest.fixture
+def pair(stack, new_user):
+    """(me, my client, them, their client)"""
+    me, my_token = new_user("me")
+    them, their_token = new_user("them")
+    with stack.client(my_token) as mine, stack.client(their_token) as theirs:
+        yield me["user"], mine, them["user"], theirs
+
+
+def test_tweet_endpoints(pair):
+    me, mine, them, theirs = pair
+    tweet = post(theirs, "Cafe\u0301 time", media_ids=["m1"])
+    assert tweet["text"] == "Caf\u00e9 time" and tweet["author"]["id"] == them["id"]
+    assert tweet["created_at"].endswith("Z") and tweet["reply_to"] is None
+    assert mine.get(f"/v1/tweets/{tweet['id']}").json()["id"] == tweet["id"]
+
+    reply = post(mine, "nice", reply_to=tweet["id"])
+    assert reply["reply_to"] == tweet["id"]
+    replies = mine.get(f"/v1/tweets/{tweet['id']}/replies").json()
+    assert [t["id"] for t in replies["items"]] == [reply["id"]] and replies["next_cursor"] is None
+
+    retweet = mine.post(f"/v1/tweets/{tweet['id']}/retweet")
+    assert retweet.status_code == 201
+    body = retweet.json()
+    assert body["text"] == "" and body["retweet_of"]["id"] == tweet["id"]
+    again = mine.post(f"/v1/tweets/{tweet['id']}/retweet")
+    assert again.status_code == 200 and again.json()["id"] == body["id"]
+
+    mine_page = mine.get(f"/v1/users/{me['id']}/tweets", params={"limit": 1}).json()
+    assert [t["id"] for t in mine_page["items"]] == [body["id"]]
+    second = mine.get(
+        f"/v1/users/{me['id']}/tweets", params={"limit": 1, "cursor": mine_page["next_cursor"]}
+    ).json()
+    assert [t["id"] for t in second["items"]] == [reply["id"]]
+
+    assert mine.delete(f"/v1/tweets/{tweet['id']}/retweet").status_code == 204
+    assert mine.delete(f"/v1/tweets/{tweet['id']}/retweet").status_code == 204
+    forbidden = mine.delete(f"/v1/tweets/{tweet['id']}")
+    assert forbidden.status_code == 403 and forbidden.json()["error"]["code"] == "forbidden"
+    assert theirs.delete(f"/v1/tweets/{tweet['id']}").status_code == 204
+    gone = mine.get(f"/v1/tweets/{tweet['id']}")
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
+
+
+def test_bad_tweet_input_gets_clear_4xx(pair):
+    _, mine, _, _ = pair
+    cases = [
+        ({"text": "x" * 281}, 400, "validation_error"),
+        ({"text": "   "}, 400, "validation_error"),
+        ({"text": ""}, 400, "validation_error"),
+        ({"text": "hi", "media_ids": ["1", "2", "3", "4", "5"]}, 400, "validation_error"),
+        ({"text": "hi", "reply_to": "not-an-id"}, 400, "validation_error"),
+        ({"text": "hi", "reply_to": "123456789"}, 404, "not_found"),
+        ({"text": 5}, 400, "validation_error"),
+    ]
+    for body, status, code in cases:
+        answer = mine.post("/v1/tweets", json=body)
+        assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), body
+    for cursor in ("nonsense", "dXNlcjE6MQ"):
+        answer = mine.get("/v1/timeline/home", params={"cursor": cursor})
+        assert answer.status_code == 400, cursor
+    assert mine.get("/v1/timeline/home", params={"limit": 0}).status_code == 400
+    assert mine.get("/v1/tweets/abc").status_code == 404
+    # nothing was written by the refused requests
+    assert home_ids(mine) == []
+
+
+def test_followed_users_tweets_reach_my_home_timeline_and_leave_when_deleted(pair):
+    me, mine, them, theirs = pair
+    follow(mine, them["id"])
+    tweet = post(theirs, "fan me out")
+    arrived = eventually(lambda: tweet["id"] in home_ids(mine))
+    assert arrived < SETTLE
+    own = post(mine, "mine too")
+    eventually(lambda: home_ids(mine)[:2] == [own["id"], tweet["id"]])
+
+    assert theirs.delete(f"/v1/tweets/{tweet['id']}").status_code == 204
+    eventually(lambda: tweet["id"] not in home_ids(mine))
+
+
+def test_follow_backfills_and_unfollow_removes(pair):
+    me, mine, them, theirs = pair
+    older = [post(theirs, f"before {i}")["id"] for i in range(3)]
+    follow(mine, them["id"])
+    eventually(lambda: set(older) <= set(home_ids(mine)))
+    assert home_ids(mine) == older[::-1]
+    assert mine.delete(f"/v1/users/me/following/{them['id']}").status_code == 200
+    eventually(lambda: not set(older) & set(home_ids(mine)))
+
+
+def test_home_pages_are_stable_while_tweets_arrive(pair):
+    me, mine, them, theirs = pair
+    follow(mine, them["id"])
+    posted = [post(theirs, f"p{i}")["id"] for i in range(6)]
+    eventually(lambda: set(posted) <= set(home_ids(mine)))
+    first = mine.get("/v1/timeline/home", params={"limit": 4}).json()
+    newer = post(theirs, "arrives between pages")["id"]
+    eventually(lambda: newer in home_ids(mine))
+    second = mine.get(
+        "/v1/timeline/home", params={"limit": 4, "cursor": first["next_cursor"]}
+    ).json()
+    seen = [t["id"] for t in first["items"] + second["items"]]
+    assert seen == posted[::-1] and second["next_cursor"] is None
+
+
+def test_a_celebrity_is_never_fanned_out_but_appears_in_order(stack, new_user):
+    celebrity, celebrity_token = new_user("celeb")
+    fans = [new_user("fan") for _ in range(4)]  # 4 followers > the e2e threshold of 3
+    with stack.client(celebrity_token) as celeb:
+        for _, token in fans:
+            with stack.client(token) as fan:
+                follow(fan, celebrity["user"]["id"])
+
+        def followers() -> int:
+            return celeb.get("/v1/users/me").json()["followers_count"]
+
+        eventually(lambda: followers() == 4)
+        tweets = [post(celeb, f"to my fans {i}")["id"] for i in range(3)]
+    fan_user, fan_token = fans[0]
+    with stack.client(fan_token) as fan:
+        own = post(fan, "a fan's own tweet")["id"]
+        # merged at read time, newest first, interleaved by id with the fan's own tweet
+        eventually(lambda: home_ids(fan) == [own, *tweets[::-1]])
+    # never fanned out: the celebrity's tweets are not in the fan's stored timeline
+    stored = redis.Redis.from_url(stack.redis_url, decode_responses=True).zrange(
+        keys.home_timeline(int(fan_user["user"]["id"])), 0, -1
+    )
+    assert not any(m.startswith(tuple(f"{int(t):019d}" for t in tweets)) for m in stored)
+
+
+def test_a_lost_timeline_is_rebuilt_on_the_next_read(pair, stack):
+    me, mine, them, theirs = pair
+    follow(mine, them["id"])
+    posted = [post(theirs, f"r{i}")["id"] for i in range(3)]
+    own = post(mine, "mine")["id"]
+    eventually(lambda: set(posted + [own]) <= set(home_ids(mine)))
+    expected = home_ids(mine)
+    client = redis.Redis.from_url(stack.redis_url, decode_responses=True)
+    client.delete(keys.home_timeline(int(me["id"])))
+    assert home_ids(mine) == expected  # rebuilt before answering: never an empty timeline
+    assert client.exists(keys.home_timeline(int(me["id"])))
+
+
+def test_tweet_count_follows_posts_and_deletes(pair):
+    me, mine, _, _ = pair
+    first = post(mine, "one")
+    post(mine, "two")
+    eventually(lambda: mine.get("/v1/users/me").json()["tweet_count"] == 2)
+    assert mine.delete(f"/v1/tweets/{first['id']}").status_code == 204
+    eventually(lambda: mine.get("/v1/users/me").json()["tweet_count"] == 1)

@@ -1,0 +1,129 @@
+"""Accounts against real PostgreSQL and Redis: uniqueness, login, throttling, sessions."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from warble import keys
+from warble.domain.accounts import Principal
+from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
+
+pytestmark = pytest.mark.integration
+
+
+def test_username_and_email_are_unique_regardless_of_case(accounts, pg):
+    accounts.signup("alice", "alice@example.com", "password1", None, "")
+    with pytest.raises(Conflict) as taken:
+        accounts.signup("ALICE", "other@example.com", "password1", None, "")
+    assert taken.value.code == "username_taken"
+    with pytest.raises(Conflict) as email_taken:
+        accounts.signup("alice2", "Alice@Example.COM", "password1", None, "")
+    assert email_taken.value.code == "email_taken"
+    assert pg.execute("SELECT count(*) FROM users").fetchone()[0] == 1
+
+
+def test_racing_signups_for_one_username_create_one_user(accounts, pg):
+    outcomes: list[str] = []
+
+    def attempt(i: int) -> None:
+        try:
+            accounts.signup(
+                "Racer" if i % 2 else "racer", f"r{i}@example.com", "password1", None, ""
+            )
+            outcomes.append("ok")
+        except Conflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=attempt, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes.count("ok") == 1
+    assert pg.execute("SELECT count(*) FROM users").fetchone()[0] == 1
+
+
+def test_passwords_and_tokens_are_stored_only_as_hashes(accounts, pg):
+    issued = accounts.signup("bob", "bob@example.com", "password1", None, "")
+    row = pg.execute("SELECT password_hash FROM users").fetchone()
+    assert row[0].startswith("$2b$") and "password1" not in row[0]
+    stored = pg.execute("SELECT token_hash FROM sessions").fetchone()[0]
+    assert issued.token.encode() not in bytes(stored) and len(bytes(stored)) == 32
+
+
+def test_login_by_username_or_email_opens_separate_sessions(accounts):
+    accounts.signup("erin", "erin@example.com", "password1", None, "phone")
+    by_name = accounts.login("ERIN", "password1", "laptop")
+    by_mail = accounts.login("erin@EXAMPLE.com", "password1", "tablet")
+    assert by_name.session.id != by_mail.session.id
+    me = Principal(by_name.user["id"], by_name.session.id)
+    sessions = accounts.list_sessions(me)
+    assert len(sessions) == 3
+    assert [current for _, current in sessions].count(True) == 1
+
+
+def test_unknown_login_and_wrong_password_are_indistinguishable(accounts):
+    accounts.signup("frank", "frank@example.com", "password1", None, "")
+    with pytest.raises(InvalidCredentials) as unknown:
+        accounts.login("nobody", "password1", "")
+    with pytest.raises(InvalidCredentials) as wrong:
+        accounts.login("frank", "password2", "")
+    assert (unknown.value.code, unknown.value.message) == (wrong.value.code, wrong.value.message)
+
+
+def test_five_failures_lock_the_login_even_when_attempts_race(accounts, redis):
+    accounts.signup("gina", "gina@example.com", "password1", None, "")
+    results: list[str] = []
+
+    def attempt() -> None:
+        try:
+            accounts.login("gina", "wrong-password", "")
+        except InvalidCredentials:
+            results.append("401")
+        except RateLimited:
+            results.append("429")
+
+    threads = [threading.Thread(target=attempt) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count("401") == 5 and results.count("429") == 7
+    # The right password is refused too until the window passes
+    with pytest.raises(RateLimited) as limited:
+        accounts.login("GINA", "password1", "")
+    assert 1 <= limited.value.retry_after <= 900
+    redis.delete(keys.login_failures("gina"))
+    assert accounts.login("gina", "password1", "").user["username"] == "gina"
+
+
+def test_revoked_session_is_refused_on_the_next_request(accounts):
+    issued = accounts.signup("hank", "hank@example.com", "password1", None, "")
+    other = accounts.login("hank", "password1", "second device")
+    principal, expires_ms = accounts.authenticate(issued.token)
+    assert principal.session_id == issued.session.id
+
+    accounts.revoke(Principal(principal.user_id, other.session.id), issued.session.id)
+
+    # The authorizer no longer accepts the token, even though it had cached the session ...
+    assert accounts.authenticate(issued.token) is None
+    # ... and a handler holding a (gateway-cached) verdict refuses it as well.
+    with pytest.raises(Unauthorized):
+        accounts.require(str(principal.user_id), str(principal.session_id), str(expires_ms))
+    # The other session still works
+    assert accounts.authenticate(other.token) is not None
+
+
+def test_a_user_cannot_revoke_someone_elses_session(accounts):
+    victim = accounts.signup("ivan", "ivan@example.com", "password1", None, "")
+    attacker = accounts.signup("judy", "judy@example.com", "password1", None, "")
+    with pytest.raises(NotFound):
+        accounts.revoke(Principal(attacker.user["id"], attacker.session.id), victim.session.id)
+    assert accounts.authenticate(victim.token) is not None
+
+
+def test_malformed_and_unknown_tokens_are_refused(accounts):
+    assert accounts.authenticate("") is None
+    assert accounts.authenticate("not-a-token") is None
+    assert accounts.authenticate("wbl_" + "x" * 43) is None

@@ -1,0 +1,377 @@
+"""The follow graph against real moto (DynamoDB + Streams), PostgreSQL and Redis.
+
+The graph tables live in the session's moto server, so every test uses fresh random user ids;
+users exist in PostgreSQL (inserted directly: the graph only asks whether they exist).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import boto3
+import pytest
+from warble import services
+from warble.counters import ClaimsTaken, TransactionRetry
+from warble.dal import counters as dal_counters
+from warble.dal import graph as dal_graph
+from warble.dal.graph import GraphItem, user_pk
+from warble.domain.graph import GraphService
+from warble.errors import (
+    CannotFollowSelf,
+    FollowLimitReached,
+    NotFound,
+    ValidationFailed,
+)
+
+from infra.local.streams import to_lambda_record
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def graph(accounts, moto, pg) -> Iterator[GraphService]:
+    for cached in (
+        services.graph,
+        services.counter_processor,
+        dal_graph._configured,
+        dal_counters._configured,
+    ):
+        cached.cache_clear()
+    yield services.graph()
+
+
+@pytest.fixture
+def make_users(pg):
+    def make(n: int) -> list[int]:
+        ids = [random.randrange(1 << 40, 1 << 62) for _ in range(n)]
+        with pg.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO users (id, username, email, password_hash, display_name)"
+                " VALUES (%s, %s, %s, 'x', %s)",
+                [(uid, f"u{uid % 10**12}", f"u{uid}@example.com", f"User {uid}") for uid in ids],
+            )
+        return ids
+
+    return make
+
+
+def _items(user_id: int) -> dict[str, GraphItem]:
+    return {item.sk: item for item in GraphItem.query(user_pk(user_id), consistent_read=True)}
+
+
+def _edge_state(a: int, b: int) -> tuple[Any, Any]:
+    return _items(a).get(f"O#{b:019d}"), _items(b).get(f"I#{a:019d}")
+
+
+def _assert_consistent(users: list[int]) -> None:
+    """Both directions present together, friend flags = mutual, lists and counts match."""
+    for a in users:
+        items = _items(a)
+        outs = {int(i.uid): i for sk, i in items.items() if sk.startswith("O#")}
+        list_out = {int(i.uid) for sk, i in items.items() if sk.startswith("OT#")}
+        assert set(outs) == list_out
+        meta = items.get("META")
+        assert (int(meta.following_count) if meta else 0) == len(outs)
+        for b, edge in outs.items():
+            mirror = _items(b).get(f"I#{a:019d}")
+            assert mirror is not None and int(mirror.seq) == int(edge.seq)
+            mutual = f"O#{a:019d}" in _items(b)
+            assert bool(edge.friend) is mutual and bool(mirror.friend) is mutual
+
+
+# ---- follow / unfollow ---------------------------------------------------------------------
+def test_follow_and_unfollow_write_both_directions_and_keep_friend_flags(graph, make_users):
+    a, b = make_users(2)
+
+    assert graph.follow(a, b) == "following"
+    assert graph.follow(a, b) == "following"  # idempotent
+    assert graph.relationships(b, [a]) == [(a, "followed_by")]
+    assert graph.follow(b, a) == "friends"
+    _assert_consistent([a, b])
+    assert all(bool(item.friend) for item in _edge_state(a, b) + _edge_state(b, a))
+
+    assert graph.unfollow(a, b) == "followed_by"
+    assert graph.unfollow(a, b) == "followed_by"  # idempotent
+    assert graph.relationships(a, [b]) == [(b, "followed_by")]
+    _assert_consistent([a, b])
+    out, mirror = _edge_state(b, a)
+    assert out.friend is False and mirror.friend is False
+    assert _edge_state(a, b) == (None, None)
+
+
+def test_self_and_unknown_targets_are_refused_and_write_nothing(graph, make_users):
+    (a,) = make_users(1)
+    with pytest.raises(CannotFollowSelf):
+        graph.follow(a, a)
+    with pytest.raises(NotFound):
+        graph.follow(a, 4242424242424242)
+    with pytest.raises(NotFound):
+        graph.unfollow(a, 4242424242424242)
+    assert _items(a) == {}
+
+
+def test_fifty_racing_follows_at_990_give_exactly_ten(graph, make_users):
+    a = make_users(1)[0]
+    targets = make_users(50)
+    GraphItem(user_pk(a), "META", following_count=990).save()
+
+    def attempt(target: int) -> str:
+        try:
+            return graph.follow(a, target)
+        except FollowLimitReached:
+            return "limit"
+
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        results = list(pool.map(attempt, targets))
+
+    assert results.count("following") == 10
+    assert results.count("limit") == 40
+    items = _items(a)
+    assert int(items["META"].following_count) == 1000
+    assert sum(sk.startswith("O#") for sk in items) == 10
+    assert sum(sk.startswith("OT#") for sk in items) == 10
+    followed = {t for t, r in zip(targets, results, strict=True) if r == "following"}
+    assert {int(i.uid) for sk, i in items.items() if sk.startswith("O#")} == followed
+    for target in set(targets) - followed:  # a refused follow left nothing on the other side
+        assert _items(target) == {}
+
+
+def test_concurrent_follows_and_unfollows_stay_symmetric(graph, make_users):
+    a, b = make_users(2)
+    barrier = threading.Barrier(2)
+
+    def churn(me: int, other: int, seed: int) -> None:
+        rng = random.Random(seed)
+        barrier.wait()
+        for _ in range(25):
+            if rng.random() < 0.55:
+                graph.follow(me, other)
+            else:
+                graph.unfollow(me, other)
+
+    threads = [
+        threading.Thread(target=churn, args=(a, b, 1)),
+        threading.Thread(target=churn, args=(b, a, 2)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    _assert_consistent([a, b])
+    a_follows, b_follows = _edge_state(a, b)[0] is not None, _edge_state(b, a)[0] is not None
+    expected = {
+        (True, True): "friends",
+        (True, False): "following",
+        (False, True): "followed_by",
+        (False, False): "none",
+    }[(a_follows, b_follows)]
+    assert graph.relationships(a, [b]) == [(b, expected)]
+
+
+# ---- lists, statuses, hydration ------------------------------------------------------------
+def test_lists_are_newest_first_with_cursors_and_carry_the_viewers_relationship(graph, make_users):
+    star, viewer, *fans = make_users(7)
+    for fan in fans:
+        graph.follow(fan, star)
+    graph.follow(viewer, fans[0])
+    graph.follow(fans[1], viewer)
+
+    first = graph.followers(viewer, star, 3, None)
+    assert [u["id"] for u in first.users] == fans[::-1][:3]
+    assert first.next_cursor is not None
+    second = graph.followers(viewer, star, 3, first.next_cursor)
+    assert [u["id"] for u in second.users] == fans[::-1][3:]
+    assert second.next_cursor is None
+    by_id = {u["id"]: u for u in first.users + second.users}
+    assert by_id[fans[0]]["relationship"] == "following"
+    assert by_id[fans[1]]["relationship"] == "followed_by"
+    assert by_id[fans[2]]["relationship"] == "none"
+    assert all(u["following_count"] == 1 for u in by_id.values() if u["id"] != fans[1])
+    assert by_id[fans[1]]["following_count"] == 2
+
+    following = graph.following(viewer, fans[1], 10, None)
+    assert [u["id"] for u in following.users] == [viewer, star]
+    with pytest.raises(ValidationFailed):
+        graph.followers(viewer, star, 3, "not-a-cursor")
+    with pytest.raises(ValidationFailed):  # a following cursor is not a followers cursor
+        graph.followers(viewer, star, 3, graph.following(viewer, fans[1], 1, None).next_cursor)
+
+
+def test_statuses_for_100_ids_in_order_in_two_batch_reads(graph, make_users):
+    me, *others = make_users(5)
+    graph.follow(me, others[0])
+    graph.follow(others[1], me)
+    graph.follow(me, others[2])
+    graph.follow(others[2], me)
+    unknown = [random.randrange(1 << 40, 1 << 62) for _ in range(96)]
+    asked = [others[3], *unknown[:50], others[2], others[1], *unknown[50:], others[0]]
+    assert len(asked) == 100
+    store = graph._store
+    before = store.reads
+    answer = graph.relationships(me, asked)
+    assert store.reads - before == 2
+    assert [uid for uid, _ in answer] == asked
+    statuses = dict(answer)
+    assert statuses[others[0]] == "following"
+    assert statuses[others[1]] == "followed_by"
+    assert statuses[others[2]] == "friends"
+    assert statuses[others[3]] == "none"
+    assert all(statuses[uid] == "none" for uid in unknown)
+
+
+def test_friends_and_mutual_friends(graph, make_users):
+    a, b, c, d, x = make_users(5)
+    for one, two in ((a, b), (a, c), (a, d), (x, b), (x, c)):
+        graph.follow(one, two)
+        graph.follow(two, one)
+    graph.follow(x, d)  # one-way: not a friend
+
+    page = graph.friends(a, a, 2, None)
+    assert len(page.users) == 2 and page.next_cursor
+    rest = graph.friends(a, a, 2, page.next_cursor)
+    assert {u["id"] for u in page.users + rest.users} == {b, c, d}
+    count, users = graph.mutual_friends(a, x)
+    assert count == 2 and {u["id"] for u in users} == {b, c}
+    assert all(u["relationship"] == "friends" for u in users)
+
+
+def test_big_accounts_first_page_is_cached_and_invalidated(graph, make_users, redis):
+    star, viewer, *fans = make_users(6)
+    graph._policy = type(graph._policy)(follow_limit=1000, big_account_followers=0)
+    for fan in fans:
+        graph.follow(fan, star)
+    page = graph.followers(viewer, star, 2, None)
+    assert [u["id"] for u in page.users] == fans[::-1][:2]
+    assert redis.exists(f"{{u:{star}}}:followers:first")
+    graph.unfollow(fans[-1], star)  # the newest follower leaves
+    assert not redis.exists(f"{{u:{star}}}:followers:first")
+    page = graph.followers(viewer, star, 2, None)
+    assert [u["id"] for u in page.users] == fans[::-1][1:3]
+    rest = graph.followers(viewer, star, 2, page.next_cursor)
+    assert [u["id"] for u in rest.users] == [fans[0]]
+
+
+# ---- stream counters -----------------------------------------------------------------------
+def _stream_records(users: set[int]) -> list[dict[str, Any]]:
+    """This test's records from the graph table's real stream, in Lambda's event shape."""
+    settings_table = services.get_settings().graph_table
+    dynamodb = boto3.client("dynamodb")
+    streams = boto3.client("dynamodbstreams")
+    arn = dynamodb.describe_table(TableName=settings_table)["Table"]["LatestStreamArn"]
+    records = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        while iterator:
+            answer = streams.get_records(ShardIterator=iterator, Limit=1000)
+            for raw in answer["Records"]:
+                pk = raw["dynamodb"]["Keys"]["pk"]["S"]
+                if pk.startswith("U#") and int(pk[2:]) in users:
+                    records.append(to_lambda_record(raw, arn))
+            if not answer["Records"]:
+                break
+            iterator = answer.get("NextShardIterator")
+    return records
+
+
+def _followers(user_id: int) -> int:
+    return (
+        dal_counters.DynamoCounterStore(60)
+        .read([f"U#{user_id}"])[f"U#{user_id}"]
+        .get("followers_count", 0)
+    )
+
+
+class FlakyStore:
+    """Fails the first ``failures`` transactions after ``after`` successful ones."""
+
+    def __init__(self, inner: Any, after: int, failures: int) -> None:
+        self.inner, self.after, self.failures = inner, after, failures
+
+    def apply(self, claims: list[str], deltas: dict[tuple[str, str], int]) -> None:
+        if self.after == 0 and self.failures > 0:
+            self.failures -= 1
+            raise TransactionRetry("injected")
+        self.after -= 1
+        self.inner.apply(claims, deltas)
+
+
+def test_stream_batches_delivered_twice_or_failing_halfway_leave_counters_exact(graph, make_users):
+    from warble.counters import CounterRegistry, StreamCounterProcessor
+    from warble.domain.graph import graph_counter_deltas
+
+    star, other, *fans = make_users(12)
+    for fan in fans:
+        graph.follow(fan, star)
+    graph.follow(star, fans[0])  # a friend flag flips: MODIFY records change no counter
+    for fan in fans[:3]:
+        graph.unfollow(fan, star)
+    graph.follow(other, star)
+    records = _stream_records({star, other, *fans})
+    assert len(records) > 40
+
+    registry = CounterRegistry()
+    registry.register(services.get_settings().graph_table, graph_counter_deltas)
+    store = dal_counters.DynamoCounterStore(3600)
+    # Small transactions (5 actions) so one batch takes several, and a failure can land midway.
+    processor = StreamCounterProcessor(
+        FlakyStore(store, after=2, failures=10),
+        registry,
+        max_actions=5,
+        attempts=2,
+        backoff_seconds=0,
+    )
+    batch = {"Records": records}
+    outcome = processor.process(batch)
+    assert outcome.failures, "the injected failure stops the batch half-way"
+    failed = set(outcome.failures)
+    assert [r["dynamodb"]["SequenceNumber"] in failed for r in records] == sorted(
+        r["dynamodb"]["SequenceNumber"] in failed for r in records
+    )  # a failure reports that record and every later one
+
+    # Lambda retries from the first failure; then the whole batch arrives again, twice.
+    retry = {"Records": [r for r in records if r["dynamodb"]["SequenceNumber"] in failed]}
+    honest = StreamCounterProcessor(store, registry, max_actions=5)
+    assert honest.process(retry).failures == []
+    assert honest.process(batch).failures == []
+    assert honest.process(batch).failures == []
+
+    assert _followers(star) == len(fans) - 3 + 1
+    assert _followers(fans[0]) == 1
+    assert _followers(other) == 0
+    assert graph.counts([star])[star]["followers_count"] == len(fans) - 3 + 1
+
+
+def test_claims_are_written_in_the_counter_transaction(moto, graph):
+    store = dal_counters.DynamoCounterStore(3600)
+    key = f"U#{random.randrange(1 << 40, 1 << 62)}"
+    claim = f"test-{random.random()}"
+    store.apply([claim], {(key, "followers_count"): 2})
+    with pytest.raises(ClaimsTaken) as taken:
+        store.apply([f"{claim}-new", claim], {(key, "followers_count"): 5})
+    assert taken.value.indexes == [1]
+    assert store.read([key])[key]["followers_count"] == 2  # nothing of the second applied
+
+
+# ---- degrees --------------------------------------------------------------------------------
+def test_degrees_first_second_third_and_unconnected(graph, make_users):
+    a, b, c, d, e, lonely = make_users(6)
+    for one, two in ((a, b), (b, c), (c, d), (d, e)):
+        graph.follow(one, two)
+        graph.follow(two, one)
+    graph.refresh_second_degree()
+
+    assert graph.degree(a, b).degree == 1
+    assert graph.degree(a, c).degree == 2
+    answer = graph.degree(a, d)
+    assert (answer.degree, answer.label) == (3, "3rd")
+    assert answer.reads <= 12
+    assert graph.degree(a, e).degree is None
+    assert graph.degree(a, lonely).label == "3rd+"
+    with pytest.raises(ValidationFailed):
+        graph.degree(a, a)

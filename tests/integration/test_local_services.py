@@ -1,0 +1,295 @@
+"""The local runtime's service helpers (infra/local/services.py) against real services.
+
+moto runs as a real server process, PostgreSQL and Redis are the local ones; databases created
+here are dropped again.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import textwrap
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from infra.local.services import (
+    LOCAL_DB_SECRET,
+    ServiceUnavailableError,
+    aws_client,
+    drop_database,
+    ensure_services,
+    prepare_database,
+    provision,
+    start_moto,
+)
+from infra.local.template import ResolveContext, load_template
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TEMPLATE = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Timeline:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      TableName: !Sub "${AWS::StackName}-timeline"
+      BillingMode: PROVISIONED
+      ProvisionedThroughput: {ReadCapacityUnits: "3", WriteCapacityUnits: 2}
+      AttributeDefinitions:
+        - {AttributeName: pk, AttributeType: S}
+        - {AttributeName: sk, AttributeType: S}
+        - {AttributeName: author, AttributeType: S}
+        - {AttributeName: created, AttributeType: N}
+      KeySchema:
+        - {AttributeName: pk, KeyType: HASH}
+        - {AttributeName: sk, KeyType: RANGE}
+      GlobalSecondaryIndexes:
+        - IndexName: by-author
+          KeySchema: [{AttributeName: author, KeyType: HASH}]
+          Projection: {ProjectionType: ALL}
+          ProvisionedThroughput: {ReadCapacityUnits: 1, WriteCapacityUnits: 1}
+          ContributorInsightsSpecification: {Enabled: false}
+      LocalSecondaryIndexes:
+        - IndexName: by-created
+          KeySchema:
+            - {AttributeName: pk, KeyType: HASH}
+            - {AttributeName: created, KeyType: RANGE}
+          Projection: {ProjectionType: KEYS_ONLY}
+      StreamSpecification: {StreamViewType: NEW_IMAGE}
+      TimeToLiveSpecification: {AttributeName: expires_at, Enabled: true}
+  Unnamed:
+    Type: AWS::Serverless::SimpleTable
+    Properties:
+      PrimaryKey: {Name: user_id, Type: Number}
+  Failures:
+    Type: AWS::SQS::Queue
+    Properties:
+      RedrivePolicy:
+        deadLetterTargetArn: !GetAtt DeadLetters.Arn
+        maxReceiveCount: 3
+      VisibilityTimeout: 45
+  DeadLetters:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !Sub "${AWS::StackName}-dlq"
+  Alerts:
+    Type: AWS::SNS::Topic
+  DatabaseSecret:
+    Type: AWS::SecretsManager::Secret
+    Properties:
+      GenerateSecretString: {SecretStringTemplate: '{"username": "warble"}'}
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: app.handler
+      Environment:
+        Variables:
+          TABLE: !Ref Timeline
+          STREAM: !GetAtt Timeline.StreamArn
+          QUEUE: !Ref Failures
+          SECRET: !Ref DatabaseSecret
+"""
+
+
+@pytest.fixture(scope="module")
+def moto_url() -> Iterator[str]:
+    with start_moto(port=0) as server:
+        yield server.url
+
+
+@pytest.fixture
+def dbname() -> Iterator[str]:
+    name = f"warble_services_{uuid.uuid4().hex[:10]}"
+    yield name
+    drop_database(name)
+
+
+def _database_exists(name: str) -> bool:
+    with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres") as connection:
+        row = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        return row.fetchone() is not None
+
+
+# --------------------------------------------------------------------------------------------
+# moto
+# --------------------------------------------------------------------------------------------
+
+
+def test_start_moto_answers_until_stopped():
+    # given a moto server on a free port
+    with start_moto(port=0) as server:
+        # then it answers AWS calls
+        assert server.url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(f"{server.url}/moto-api/", timeout=5) as response:
+            assert response.status == 200
+        assert aws_client("sqs", server.url).list_queues().get("QueueUrls", []) == []
+    # and after the context ends the process is gone and the port is free again
+    assert not server.running
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", server.port)) != 0
+
+
+def test_start_moto_refuses_a_taken_port():
+    # given a port someone else listens on
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        # then starting moto there fails with a clear error
+        with pytest.raises(ServiceUnavailableError, match="already in use"):
+            start_moto(port=port)
+
+
+def test_provision_creates_the_templates_resources_idempotently(moto_url, tmp_path):
+    # given a template with a full-featured table, a SimpleTable, queues with a redrive
+    # policy, a topic and a generated secret
+    path = tmp_path / "template.yaml"
+    path.write_text(TEMPLATE)
+    template = load_template(path)
+    context = ResolveContext(stack_name=f"svc-{uuid.uuid4().hex[:8]}")
+
+    # when it is provisioned twice
+    provision(template, moto_url, context)
+    provision(template, moto_url, context)
+
+    # then the table has every key, index, stream and TTL setting
+    stack = context.stack_name
+    dynamodb = aws_client("dynamodb", moto_url)
+    table = dynamodb.describe_table(TableName=f"{stack}-timeline")["Table"]
+    assert table["KeySchema"] == [
+        {"AttributeName": "pk", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ]
+    assert table["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
+    assert [i["IndexName"] for i in table["GlobalSecondaryIndexes"]] == ["by-author"]
+    assert [i["IndexName"] for i in table["LocalSecondaryIndexes"]] == ["by-created"]
+    assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
+    ttl = dynamodb.describe_time_to_live(TableName=f"{stack}-timeline")["TimeToLiveDescription"]
+    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}
+    simple = dynamodb.describe_table(TableName=f"{stack}-Unnamed")["Table"]
+    assert simple["AttributeDefinitions"] == [{"AttributeName": "user_id", "AttributeType": "N"}]
+    # and the queue's redrive policy points at the DLQ created before it
+    sqs = aws_client("sqs", moto_url)
+    failures = context.values["Failures"]
+    attributes = sqs.get_queue_attributes(QueueUrl=failures["Ref"], AttributeNames=["All"])[
+        "Attributes"
+    ]
+    redrive = json.loads(attributes["RedrivePolicy"])
+    assert redrive["deadLetterTargetArn"] == context.values["DeadLetters"]["Arn"]
+    assert attributes["VisibilityTimeout"] == "45"
+    assert context.values["Alerts"]["Ref"].endswith(f":{stack}-Alerts")
+    # and the secret holds the local database credentials
+    secrets = aws_client("secretsmanager", moto_url)
+    secret = secrets.get_secret_value(SecretId=context.values["DatabaseSecret"]["Ref"])
+    assert json.loads(secret["SecretString"]) == LOCAL_DB_SECRET
+    # and the function's environment resolves to what exists
+    environment = template.resolve(template.functions["Fn"].environment, context)
+    assert environment == {
+        "TABLE": f"{stack}-timeline",
+        "STREAM": table["LatestStreamArn"],
+        "QUEUE": failures["Ref"],
+        "SECRET": secret["ARN"],
+    }
+
+
+def test_provision_handles_the_project_template(moto_url):
+    # given the real template.yaml
+    template = load_template(ROOT / "template.yaml")
+    context = ResolveContext(stack_name=f"warble-{uuid.uuid4().hex[:8]}")
+
+    # when it is provisioned
+    provision(template, moto_url, context)
+
+    # then every table exists and every function's environment resolves
+    dynamodb = aws_client("dynamodb", moto_url)
+    tables = [
+        logical_id
+        for logical_id, resource in template.resources.items()
+        if resource.get("Type") == "AWS::DynamoDB::Table"
+    ]
+    assert tables
+    for logical_id in tables:
+        name = context.values[logical_id]["Ref"]
+        assert dynamodb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE"
+    for spec in template.functions.values():
+        template.resolve(spec.environment, context)
+
+
+# --------------------------------------------------------------------------------------------
+# PostgreSQL
+# --------------------------------------------------------------------------------------------
+
+
+def test_prepare_database_applies_sql_migrations_once(dbname, tmp_path):
+    # given a migrations folder with a migration, its rollback, and a handler module that
+    # must never be taken for a migration
+    (tmp_path / "0001_things.sql").write_text(
+        textwrap.dedent(
+            """\
+            -- depends:
+            CREATE TABLE things (id BIGINT PRIMARY KEY);
+            """
+        )
+    )
+    (tmp_path / "0001_things.rollback.sql").write_text("DROP TABLE things;\n")
+    (tmp_path / "migrate.py").write_text("raise RuntimeError('imported as a migration')\n")
+
+    # when the database is prepared twice
+    first = prepare_database(dbname, migrations_dir=tmp_path)
+    second = prepare_database(dbname, migrations_dir=tmp_path)
+
+    # then the migration ran once and its table exists
+    assert (first, second) == (["0001_things"], [])
+    with psycopg.connect(f"host=127.0.0.1 user=postgres dbname={dbname}") as connection:
+        assert connection.execute("SELECT count(*) FROM things").fetchone() == (0,)
+
+
+def test_prepare_database_without_migrations_creates_an_empty_database(dbname, tmp_path):
+    # given no migrations yet (an empty folder, or none at all)
+    assert prepare_database(dbname, migrations_dir=tmp_path) == []
+    assert prepare_database(dbname, migrations_dir=tmp_path / "missing") == []
+    # then the database exists
+    assert _database_exists(dbname)
+
+
+def test_prepare_database_applies_the_project_migrations_and_drop_removes_it(dbname):
+    # when a database is prepared from infra/migrations
+    applied = prepare_database(dbname)
+
+    # then the project's schema is there
+    assert applied
+    connection = psycopg.connect(f"host=127.0.0.1 user=postgres dbname={dbname}", autocommit=True)
+    assert connection.execute("SELECT count(*) FROM users").fetchone() == (0,)
+    # and drop_database removes it even while a connection is still open
+    drop_database(dbname)
+    connection.close()
+    assert not _database_exists(dbname)
+
+
+# --------------------------------------------------------------------------------------------
+# liveness
+# --------------------------------------------------------------------------------------------
+
+
+def test_ensure_services_passes_when_postgres_and_redis_answer():
+    ensure_services(start=False, timeout=5)
+
+
+def test_ensure_services_names_the_service_that_does_not_answer():
+    # given a Redis port nothing listens on
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead_port = probe.getsockname()[1]
+
+    # then the error says which service is down
+    with pytest.raises(ServiceUnavailableError, match=r"Redis does not answer") as error:
+        ensure_services(redis_port=dead_port, timeout=1)
+    assert "PostgreSQL" not in str(error.value)

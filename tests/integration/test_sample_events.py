@@ -1,0 +1,166 @@
+"""Handlers answer the events AWS sends: `sam local generate-event` output and events/ samples.
+
+The samples are checked against Powertools' event models (which encode AWS's documented shapes)
+and then fed to the real handlers, in process, against real PostgreSQL, Redis and moto.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import importlib.util
+import json
+import os
+import subprocess
+from types import ModuleType
+
+import pytest
+from aws_lambda_powertools.utilities.parser.models import (
+    APIGatewayProxyEventV2Model,
+    APIGatewayWebSocketConnectEventModel,
+    APIGatewayWebSocketDisconnectEventModel,
+    APIGatewayWebSocketMessageEventModel,
+)
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.integration
+EVENTS = ROOT / "events"
+SAM = ROOT / ".venv-sam/bin/sam"
+
+
+class Context:
+    function_name = "test"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
+    memory_limit_in_mb = 256
+    aws_request_id = "c6af9ac6-7b61-11e6-9a41-93e812345678"
+    log_group_name = "/aws/lambda/test"
+    log_stream_name = "stream"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 10_000
+
+
+def _load_function(name: str) -> ModuleType:
+    path = ROOT / "functions" / name / "app.py"
+    spec = importlib.util.spec_from_file_location(f"fn_{name}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _event(name: str) -> dict:
+    return json.loads((EVENTS / name).read_text())
+
+
+@pytest.fixture
+def session(accounts):
+    issued = accounts.signup("alice", "alice@example.com", "correct horse", None, "phone")
+    return issued
+
+
+def _as(event: dict, issued) -> dict:
+    event = copy.deepcopy(event)
+    event["headers"]["authorization"] = f"Bearer {issued.token}"
+    event["requestContext"]["authorizer"]["lambda"] = {
+        "user_id": str(issued.user["id"]),
+        "session_id": str(issued.session.id),
+        "expires_at_ms": str(int(issued.session.expires_at.timestamp() * 1000)),
+    }
+    return event
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (EVENTS / "accounts").glob("*.json")))
+def test_http_samples_match_the_payload_2_0_model(name):
+    APIGatewayProxyEventV2Model.model_validate(_event(f"accounts/{name}"))
+
+
+def test_websocket_samples_match_the_models():
+    APIGatewayWebSocketConnectEventModel.model_validate(_event("websocket/connect.json"))
+    APIGatewayWebSocketDisconnectEventModel.model_validate(_event("websocket/disconnect.json"))
+    APIGatewayWebSocketMessageEventModel.model_validate(_event("websocket/ping.json"))
+
+
+@pytest.mark.skipif(not SAM.exists(), reason="the SAM CLI venv is created by .ci/run")
+def test_raw_sam_http_event_gets_a_clear_answer_from_every_http_function(accounts):
+    raw = json.loads(
+        subprocess.run(
+            [str(SAM), "local", "generate-event", "apigateway", "http-api-proxy"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "SAM_CLI_TELEMETRY": "0"},
+        ).stdout
+    )
+    # Its authorizer is a JWT one and its route is $default: not signed in, not a known path.
+    answer = _load_function("accounts").handler(raw, Context())
+    assert answer["statusCode"] == 401
+    assert json.loads(answer["body"])["error"]["code"] == "unauthorized"
+    answer = _load_function("meta").handler(raw, Context())
+    assert answer["statusCode"] == 404
+    assert json.loads(answer["body"])["error"]["code"] == "not_found"
+
+
+def test_account_samples_through_the_accounts_handler(accounts, session, pg):
+    handler = _load_function("accounts").handler
+    signup = _event("accounts/signup.json")
+    body = json.loads(base64.b64decode(signup["body"]))
+    signup["body"] = base64.b64encode(
+        json.dumps({**body, "username": "bob", "email": "b@example.com"}).encode()
+    ).decode()
+    assert handler(signup, Context())["statusCode"] == 201
+    assert handler(_event("accounts/login.json"), Context())["statusCode"] == 200
+    expectations = {
+        "get-me.json": 200,
+        "patch-me.json": 200,
+        "list-sessions.json": 200,
+        "get-user-by-username.json": 200,
+        "revoke-session.json": 404,
+        "get-user.json": 404,
+    }
+    for name, status in expectations.items():
+        answer = handler(_as(_event(f"accounts/{name}"), session), Context())
+        assert answer["statusCode"] == status, (name, answer)
+    assert handler(_as(_event("accounts/logout.json"), session), Context())["statusCode"] == 204
+    # After logout the same (gateway-cached) authorizer verdict is refused.
+    answer = handler(_as(_event("accounts/get-me.json"), session), Context())
+    assert answer["statusCode"] == 401
+
+
+def test_authorizer_sample(accounts, session):
+    handler = _load_function("authorizer").handler
+    event = _event("authorizer/request.json")
+    assert handler(event, Context()) == {
+        "isAuthorized": True,
+        "context": {"user_id": "", "session_id": "", "expires_at_ms": ""},
+    }
+    event["headers"]["authorization"] = f"Bearer {session.token}"
+    context = handler(event, Context())["context"]
+    assert context["user_id"] == str(session.user["id"])
+    assert context["session_id"] == str(session.session.id)
+
+
+def test_meta_samples(accounts):
+    handler = _load_function("meta").handler
+    assert json.loads(handler(_event("meta/health.json"), Context())["body"]) == {"status": "ok"}
+    document = json.loads(handler(_event("meta/openapi.json"), Context())["body"])
+    assert "/v1/auth/signup" in document["paths"] and "/v1/users/{user_id}" in document["paths"]
+    assert handler(_event("meta/unknown-path.json"), Context())["statusCode"] == 404
+    assert handler(_event("meta/wrong-method.json"), Context())["statusCode"] == 405
+
+
+def test_websocket_samples(accounts, session, moto):
+    handler = _load_function("websocket").handler
+    connect = _event("websocket/connect.json")
+    assert handler(connect, Context())["statusCode"] == 401  # the sample's token is not real
+    connect["queryStringParameters"]["token"] = session.token
+    assert handler(connect, Context())["statusCode"] == 200
+    from warble.dal.connections import ConnectionRegistry
+
+    assert ConnectionRegistry().for_user(session.user["id"]) == ["L0SM9cOFvHcCIhw="]
+    assert handler(_event("websocket/ping.json"), Context())["statusCode"] == 200
+    assert handler(_event("websocket/default.json"), Context())["statusCode"] == 200
+    assert handler(_event("websocket/disconnect.json"), Context())["statusCode"] == 200
+    assert ConnectionRegistry().for_user(session.user["id"]) == []
