@@ -104,7 +104,8 @@ def test_bad_tweet_input_gets_clear_4xx(pair):
         answer = mine.get("/v1/timeline/home", params={"cursor": cursor})
         assert answer.status_code == 400, cursor
     assert mine.get("/v1/timeline/home", params={"limit": 0}).status_code == 400
-    assert mine.get("/v1/tweets/abc").status_code == 404
+    assert mine.get("/v1/tweets/abc").status_code == 400  # malformed: a client bug
+    assert mine.get("/v1/tweets/123456789").status_code == 404  # well-formed, unknown
     # nothing was written by the refused requests
     assert home_ids(mine) == []
 

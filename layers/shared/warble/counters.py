@@ -6,7 +6,8 @@ deltas ``(counter key, field, +/-n)``; the consumer then, per Lambda batch:
 
 1. extracts every record's deltas (a record that cannot be read fails, with every later one);
 2. cuts the records, in stream order, into chunks that fit one TransactWriteItems (at most 100
-   actions: one claim per record plus one update per distinct counter);
+   actions: one claim per record plus one update per distinct counter item, which adds to each
+   of its fields);
 3. writes, per chunk and in ONE transaction, a claim per record (``CLAIM#<eventID>``, put only
    if absent) and each counter's summed delta. A hot account followed 90 times in a batch takes
    one counter write, not 90;
@@ -96,6 +97,10 @@ class _Chunk:
     def counters(self) -> set[tuple[str, str]]:
         return {(d.key, d.field) for deltas in self.deltas for d in deltas}
 
+    def items(self) -> set[str]:
+        """The counter items it updates: one transaction action each, whatever the fields."""
+        return {d.key for deltas in self.deltas for d in deltas}
+
     def summed(self) -> dict[tuple[str, str], int]:
         totals: dict[tuple[str, str], int] = {}
         for deltas in self.deltas:
@@ -166,9 +171,9 @@ class StreamCounterProcessor:
         for index, deltas in enumerate(extracted):
             if not deltas:
                 continue  # changes no counter: nothing to claim
-            keys = {(d.key, d.field) for d in deltas}
+            items = {d.key for d in deltas}
             if chunk is not None:
-                actions = len(chunk.claims) + 1 + len(chunk.counters() | keys)
+                actions = len(chunk.claims) + 1 + len(chunk.items() | items)
                 if actions > self._max_actions:
                     yield chunk
                     chunk = None

@@ -14,6 +14,8 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:<list>:first:lease | string | LEASE_MS                  | fill lease            |
 | {tw:<tweet_id>}                  | string | TWEET_CACHE_TTL_SECONDS   | stored tweet (JSON)   |
 | {tw:<tweet_id>}:lease            | string | LEASE_MS                  | fill lease            |
+| {tw:<tweet_id>}:counts           | string | COUNTS_CACHE_TTL_SECONDS  | like/retweet/reply    |
+| {tw:<tweet_id>}:counts:lease     | string | LEASE_MS                  | fill lease            |
 | {h:<user_id>}:home               | zset   | HOME_TIMELINE_TTL (30 d)  | home timeline         |
 | {h:<user_id>}:celebs             | string | 60 s                      | followed celebrities  |
 | {a:<author_id>}:recent           | zset   | none (capped)             | author's newest ids   |
@@ -63,6 +65,12 @@ def first_page(user_id: int, which: str) -> CacheKey:
 def tweet(tweet_id: int) -> CacheKey:
     """A stored tweet, or a tombstone once deleted (so no late fill can bring it back)."""
     base = f"{{tw:{tweet_id}}}"
+    return CacheKey(base, f"{base}:lease")
+
+
+def tweet_counts(tweet_id: int) -> CacheKey:
+    """like_count / retweet_count / reply_count; dropped by the counter consumer."""
+    base = f"{{tw:{tweet_id}}}:counts"
     return CacheKey(base, f"{base}:lease")
 
 

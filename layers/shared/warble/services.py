@@ -18,6 +18,8 @@ from warble.dal.redis import get_redis
 from warble.dal.worker_lease import RedisWorkerLease
 from warble.domain.accounts import AccountPolicy, AccountService
 from warble.domain.graph import GraphPolicy, GraphService
+from warble.domain.likes import LikeService
+from warble.domain.reconcile import Reconciler
 from warble.domain.timelines import TimelinePolicy, TimelineService
 from warble.domain.tweets import TweetService
 from warble.ids import Snowflake
@@ -71,35 +73,76 @@ def graph() -> GraphService:
     )
 
 
+def counters_changed(counter_keys: set[str]) -> None:
+    """Drop the cached copies of counters that changed (users' and tweets')."""
+    graph().counters_applied(counter_keys)
+    tweets().counters_applied(counter_keys)
+
+
 @lru_cache(maxsize=1)
 def counter_processor() -> StreamCounterProcessor:
-    """The stream counter consumer: one extractor per source table (graph now; tweets later)."""
+    """The stream counter consumer: one extractor per source table."""
     from warble.dal.counters import DynamoCounterStore
     from warble.domain.graph import graph_counter_deltas
+    from warble.domain.likes import like_counter_deltas
     from warble.domain.tweets import tweet_counter_deltas
 
     settings = get_settings()
     registry = CounterRegistry()
     registry.register(settings.graph_table, graph_counter_deltas)
     registry.register(settings.tweets_table, tweet_counter_deltas)
+    registry.register(settings.likes_table, like_counter_deltas)
     return StreamCounterProcessor(
         DynamoCounterStore(settings.counter_claim_ttl_seconds),
         registry,
-        on_applied=graph().counters_applied,
+        on_applied=counters_changed,
+    )
+
+
+@lru_cache(maxsize=1)
+def reconciler() -> Reconciler:
+    from warble.dal.counters import DynamoCounterStore
+    from warble.dal.graph import DynamoGraphStore
+    from warble.dal.likes import LikeStore
+    from warble.dal.tweets import TweetStore
+
+    settings = get_settings()
+    return Reconciler(
+        graph=DynamoGraphStore(),
+        tweets=TweetStore(),
+        likes=LikeStore(),
+        counters=DynamoCounterStore(settings.counter_claim_ttl_seconds),
+        settle_seconds=settings.reconcile_settle_seconds,
+        on_repaired=counters_changed,
     )
 
 
 @lru_cache(maxsize=1)
 def tweets() -> TweetService:
+    from warble.dal.counters import DynamoCounterStore
+    from warble.dal.likes import LikeStore
     from warble.dal.tweets import TweetStore
 
     settings = get_settings()
+    redis = get_redis()
     return TweetService(
         store=TweetStore(),
-        cache=LeasedCache(get_redis(), settings.tweet_cache_ttl_seconds),
+        cache=LeasedCache(redis, settings.tweet_cache_ttl_seconds),
         accounts=accounts(),
         ids=ids(),
         tombstone_seconds=settings.tweet_cache_ttl_seconds,
+        counters=DynamoCounterStore(settings.counter_claim_ttl_seconds),
+        counts_cache=LeasedCache(redis, settings.counts_cache_ttl_seconds),
+        likes=LikeStore(),
+    )
+
+
+@lru_cache(maxsize=1)
+def likes() -> LikeService:
+    from warble.dal.likes import LikeStore
+
+    return LikeService(
+        store=LikeStore(), tweets=tweets(), accounts=accounts(), graph=graph(), ids=ids()
     )
 
 

@@ -37,6 +37,7 @@ class Settings(BaseSettings):
     degrees_table: str = "warble-local-degrees"
     tweets_table: str = "warble-local-tweets"
     tweet_index_table: str = "warble-local-tweet-index"
+    likes_table: str = "warble-local-likes"
     tweet_cache_ttl_seconds: int = 86_400
     # Home timelines (warble.dal.timelines): seed 001's 800, 30 days of inactivity, and the
     # follower count above which an author is not fanned out but merged in at read time.
@@ -66,6 +67,9 @@ class Settings(BaseSettings):
     first_page_cache_ttl_seconds: int = 300
     # Dedupe claims of applied stream records outlive the stream's 24 h retention.
     counter_claim_ttl_seconds: int = 2 * 86400
+    # Reconciliation re-checks a drifted counter after this long before repairing it, so that a
+    # stream record still in flight is not mistaken for drift (stream lag is normally < 1 s).
+    reconcile_settle_seconds: float = 5.0
 
 
 @lru_cache(maxsize=1)

@@ -58,6 +58,8 @@ def handle_record(record: DynamoDBRecord) -> None:
 
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return process_partial_response(
-        event=event, record_handler=handle_record, processor=processor, context=context
+    return dict(
+        process_partial_response(
+            event=event, record_handler=handle_record, processor=processor, context=context
+        )
     )

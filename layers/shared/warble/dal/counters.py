@@ -3,7 +3,7 @@
 | pk                | attributes                                        | written by            |
 |-------------------|---------------------------------------------------|-----------------------|
 | U#<user_id>       | followers_count, tweet_count                      | the counter consumer  |
-| T#<tweet_id>      | like_count, retweet_count, reply_count (later)    | the counter consumer  |
+| T#<tweet_id>      | like_count, retweet_count, reply_count            | the counter consumer  |
 | CLAIM#<event id>  | expires_at (TTL)                                  | the counter consumer  |
 
 A stream record's claim and the counter updates it contributes to are written in one
@@ -14,12 +14,13 @@ one line (and a typo cannot create a stray attribute).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from functools import lru_cache
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.connection import Connection
-from pynamodb.exceptions import TransactWriteError
+from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
@@ -77,7 +78,7 @@ class DynamoCounterStore:
     def apply(self, claims: list[str], deltas: dict[tuple[str, str], int]) -> None:
         """Claim every record and add every delta, all or nothing (one transaction)."""
         _configured()
-        if len(claims) + len(deltas) > TRANSACT_LIMIT:
+        if len(claims) + len({key for key, _ in deltas}) > TRANSACT_LIMIT:
             raise ValueError("more actions than one transaction holds")
         expires = timedelta(seconds=self._claim_ttl)
         self.transactions += 1
@@ -87,10 +88,18 @@ class DynamoCounterStore:
                     item = ClaimItem(f"CLAIM#{claim}")
                     item.expires_at = expires
                     tx.save(item, condition=ClaimItem.pk.does_not_exist())
+                # One update per item, with an ADD per field: DynamoDB refuses two operations
+                # on one item in a transaction (a tweet's like and reply counts, say).
+                by_key: dict[str, list[tuple[str, int]]] = {}
                 for (key, field), delta in deltas.items():
                     if field not in COUNTER_FIELDS:
                         raise ValueError(f"unknown counter {field!r}")
-                    tx.update(CounterItem(key), actions=[getattr(CounterItem, field).add(delta)])
+                    by_key.setdefault(key, []).append((field, delta))
+                for key, changes in by_key.items():
+                    tx.update(
+                        CounterItem(key),
+                        actions=[getattr(CounterItem, f).add(d) for f, d in changes],
+                    )
         except TransactWriteError as exc:
             if exc.cause_response_code != "TransactionCanceledException":
                 # Throttling, an internal error, a conflict reported as such: try again.
@@ -111,6 +120,48 @@ class DynamoCounterStore:
         values: dict[str, dict[str, int]] = {key: {} for key in keys}
         if not keys:
             return values
-        for item in CounterItem.batch_get(list(dict.fromkeys(keys))):
+        # Strongly consistent: a cache refilled right after the consumer's invalidation must
+        # not take the value from before its write (warble.dal.cache's lease argument).
+        for item in CounterItem.batch_get(list(dict.fromkeys(keys)), consistent_read=True):
             values[item.pk] = {field: int(getattr(item, field) or 0) for field in COUNTER_FIELDS}
         return values
+
+    # ---- reconciliation -------------------------------------------------------------------
+    def scan(self) -> Iterator[tuple[str, dict[str, int]]]:
+        """Every counter item (``U#`` and ``T#``; claims are skipped): a full scan."""
+        _configured()
+        for item in CounterItem.scan(
+            CounterItem.pk.startswith("U#") | CounterItem.pk.startswith("T#")
+        ):
+            yield (
+                item.pk,
+                {
+                    field: int(value)
+                    for field in COUNTER_FIELDS
+                    if (value := getattr(item, field)) is not None
+                },
+            )
+
+    def current(self, key: str, field: str) -> int | None:
+        """One counter as stored (None: never written), read strongly consistently."""
+        _configured()
+        try:
+            item = CounterItem.get(key, consistent_read=True, attributes_to_get=[field])
+        except DoesNotExist:
+            return None
+        value = getattr(item, field)
+        return None if value is None else int(value)
+
+    def repair(self, key: str, field: str, observed: int | None, value: int) -> bool:
+        """Set a counter to ``value`` only if it still holds ``observed`` (None: absent), so a
+        delta the consumer applies meanwhile is never overwritten. False if it moved."""
+        _configured()
+        attribute = getattr(CounterItem, field)
+        condition = attribute.does_not_exist() if observed is None else attribute == observed
+        try:
+            CounterItem(key).update(actions=[attribute.set(value)], condition=condition)
+        except UpdateError as exc:
+            if exc.cause_response_code == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True

@@ -206,7 +206,9 @@ class DynamoGraphStore:
             return {}
         self.reads += -(-len(user_ids) // BATCH_GET_LIMIT)
         counts = dict.fromkeys(user_ids, 0)
-        for item in GraphItem.batch_get([(user_pk(u), "META") for u in user_ids]):
+        for item in GraphItem.batch_get(
+            [(user_pk(u), "META") for u in user_ids], consistent_read=True
+        ):
             counts[int(item.pk[2:])] = int(item.following_count or 0)
         return counts
 
@@ -368,6 +370,20 @@ class DynamoGraphStore:
             a, b = int(item.pk[2:]), int(item.uid)
             if a < b:
                 yield a, b
+
+    # ---- reconciliation: the source of truth of followers_count --------------------------
+    def follow_edges(self) -> Iterator[tuple[int, int]]:
+        """Every follow (follower, followee): a full scan of the ``O#`` edge items."""
+        _configured()
+        for item in GraphItem.scan(GraphItem.sk.startswith("O#"), attributes_to_get=["pk", "uid"]):
+            yield int(item.pk[2:]), int(item.uid)
+
+    def count_followers(self, user_id: int) -> int:
+        """How many follow the user now (a COUNT query of the ``I#`` edge items)."""
+        _configured()
+        return int(
+            GraphItem.count(user_pk(user_id), GraphItem.sk.startswith("I#"), consistent_read=True)
+        )
 
     # ---- second-degree sets ---------------------------------------------------------------
     def second_degree(self, user_id: int) -> set[int]:

@@ -128,7 +128,7 @@ class TimelineStore:
     def remove_author(self, user_id: int, author_id: int) -> None:
         key = keys.home_timeline(user_id)
         suffix = f":{author_id}"
-        doomed = [m for m in self._redis.zrange(key, 0, -1) if m.endswith(suffix)]
+        doomed = [str(m) for m in self._redis.zrange(key, 0, -1) if str(m).endswith(suffix)]
         if doomed:
             self._redis.zrem(key, *doomed)
 
@@ -178,7 +178,7 @@ class TimelineStore:
 
     def followed_celebrities(self, user_id: int) -> list[int] | None:
         raw = self._redis.get(keys.home_celebrities(user_id))
-        return None if raw is None else [int(x) for x in raw.split(",") if x]
+        return None if raw is None else [int(x) for x in str(raw).split(",") if x]
 
     def remember_celebrities(self, user_id: int, celebrities: list[int], ttl: int) -> None:
         self._redis.set(keys.home_celebrities(user_id), ",".join(map(str, celebrities)), ex=ttl)

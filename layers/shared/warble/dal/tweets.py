@@ -2,7 +2,8 @@
 
 ``TweetsTable``: partition key ``author_id``, sort key ``tweet_id`` (Snowflake), as seed 001 says:
 a user's timeline is one Query of one partition in reverse sort order. A sparse, keys-only global
-index ``replies`` (``reply_to``, ``tweet_id``) lists a tweet's replies newest first.
+index ``replies`` (``reply_to``, ``tweet_id``) lists a tweet's replies newest first; another,
+``retweets`` (``retweet_of``, ``tweet_id``), finds a deleted tweet's retweets (they go with it).
 
 ``TweetIndexTable`` holds two kinds of small items, written in the same TransactWriteItems as
 the tweet itself:
@@ -18,6 +19,7 @@ the tweet itself:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -41,6 +43,15 @@ class _Replies(GlobalSecondaryIndex["TweetItem"]):
     tweet_id = NumberAttribute(range_key=True)
 
 
+class _Retweets(GlobalSecondaryIndex["TweetItem"]):
+    class Meta:
+        index_name = "retweets"
+        projection = KeysOnlyProjection()
+
+    retweet_of = NumberAttribute(hash_key=True)
+    tweet_id = NumberAttribute(range_key=True)
+
+
 class TweetItem(Model):
     class Meta:
         table_name = "tweets"  # replaced from settings on first use
@@ -56,6 +67,7 @@ class TweetItem(Model):
     retweet_of_author = NumberAttribute(null=True)
     media_ids = ListAttribute(of=UnicodeAttribute, null=True)
     replies = _Replies()
+    retweets = _Retweets()
 
 
 class TweetIndexItem(Model):
@@ -257,3 +269,37 @@ class TweetStore:
                 parent_id, condition, scan_index_forward=False, limit=limit
             )
         ]
+
+    def retweet_keys(self, original_id: int) -> list[tuple[int, int]]:
+        """``(author_id, tweet_id)`` of every retweet of a tweet (the keys-only index)."""
+        _configured()
+        return [
+            (int(item.author_id), int(item.tweet_id))
+            for item in TweetItem.retweets.query(original_id)
+        ]
+
+    # ---- reconciliation: the source of truth of the tweet counters ------------------------
+    def scan_links(self) -> Iterator[tuple[int, int, int | None, int | None]]:
+        """Every tweet as ``(author_id, tweet_id, reply_to, retweet_of)``: a full scan."""
+        _configured()
+        for item in TweetItem.scan(
+            attributes_to_get=["author_id", "tweet_id", "reply_to", "retweet_of"]
+        ):
+            yield (
+                int(item.author_id),
+                int(item.tweet_id),
+                None if item.reply_to is None else int(item.reply_to),
+                None if item.retweet_of is None else int(item.retweet_of),
+            )
+
+    def count_by_author(self, author_id: int) -> int:
+        _configured()
+        return int(TweetItem.count(author_id, consistent_read=True))
+
+    def count_replies(self, tweet_id: int) -> int:
+        _configured()
+        return int(TweetItem.replies.count(tweet_id))
+
+    def count_retweets(self, tweet_id: int) -> int:
+        _configured()
+        return int(TweetItem.retweets.count(tweet_id))

@@ -15,6 +15,7 @@ rebuilt by a scheduled job (``refresh_second_degree``), so a 3 may lag by one re
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from warble.errors import (
 )
 
 FIRST_PAGE_SIZE = 100  # entries of a big account's list kept in Redis (the API's max limit)
-MAX_ATTEMPTS = 8  # follow/unfollow transactions retried on a race or a conflict
+MAX_ATTEMPTS = 12  # follow/unfollow transactions retried on a race or a conflict
 LABELS = {1: "1st", 2: "2nd", 3: "3rd", None: "3rd+"}
 
 
@@ -335,4 +336,5 @@ class GraphService:
 
 
 def _pause(attempt: int) -> None:
-    time.sleep(min(0.2, 0.005 * (2**attempt)))
+    # Full jitter: racers on one META item must not retry in lockstep.
+    time.sleep(random.uniform(0, min(0.2, 0.005 * (2**attempt))))

@@ -5,6 +5,15 @@ Stored tweets are cached in Redis (``{tw:<id>}``) through the lease-guarded cach
 tweets is one MGET, and only the misses are read, with one BatchGetItem, then cached. Authors
 come from the profile cache (one MGET, one PostgreSQL query for the misses). Deleting a tweet
 writes a tombstone over its cache entry, so no in-flight read can bring it back.
+
+Engagement on a page costs the same whatever its length: the counters (like, retweet, reply)
+come from their own lease-guarded cache (one MGET, one BatchGetItem of the counters table for
+the misses), and the viewer's liked_by_me / retweeted_by_me from one BatchGetItem spanning the
+likes table and the tweet index (warble.dal.likes). A retweet carries its original's counters
+and flags: it stands for the original, which is what a like or a retweet of it acts on.
+
+A deleted tweet takes its retweets and likes with it, asynchronously (``purge``, run by the
+TweetCleanupFunction on the tweets stream), so they stop counting everywhere.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from warble.errors import FieldError, Forbidden, NotFound, ValidationFailed
 
 if TYPE_CHECKING:
     from warble.dal.cache import LeasedCache
+    from warble.dal.counters import DynamoCounterStore
+    from warble.dal.likes import LikeStore
     from warble.dal.tweets import StoredTweet, TweetStore
     from warble.domain.accounts import AccountService
     from warble.domain.ports import IdGenerator
@@ -29,6 +40,8 @@ if TYPE_CHECKING:
 MAX_TEXT = 280
 MAX_MEDIA = 4
 TOMBSTONE = {"deleted": True}
+TWEET_COUNTERS = ("like_count", "retweet_count", "reply_count")
+PURGE_CHUNK = 100
 
 
 def normalise_text(text: str) -> str:
@@ -55,12 +68,18 @@ class TweetService:
         accounts: AccountService,
         ids: IdGenerator,
         tombstone_seconds: int,
+        counters: DynamoCounterStore,
+        counts_cache: LeasedCache,
+        likes: LikeStore,
     ) -> None:
         self._store = store
         self._cache = cache
         self._accounts = accounts
         self._ids = ids
         self._tombstone_seconds = tombstone_seconds
+        self._counters = counters
+        self._counts = counts_cache
+        self._likes = likes
 
     # ---- writes -------------------------------------------------------------------------
     def post(
@@ -144,7 +163,37 @@ class TweetService:
         # After the write: a tombstone replaces the cached copy and voids any fill lease.
         self._cache.tombstone(keys.tweet(tweet.id), TOMBSTONE, self._tombstone_seconds)
 
+    def purge(self, tweet_id: int) -> int:
+        """After a tweet's deletion: delete its retweets and its likes, so neither counts any
+        more (a retweet's own deletion then drops its author's tweet_count). Idempotent: what is
+        gone already is skipped. Returns how many things it deleted."""
+        from warble.dal.tweets import TweetGone
+
+        deleted = 0
+        for author_id, retweet_id in self._store.retweet_keys(tweet_id):
+            retweet = self._store.get(author_id, retweet_id)
+            if retweet is None:
+                continue
+            with contextlib.suppress(TweetGone):
+                self._store.delete(retweet)
+                deleted += 1
+            self._cache.tombstone(keys.tweet(retweet_id), TOMBSTONE, self._tombstone_seconds)
+        chunk: list[tuple[int, int]] = []
+        for like in self._likes.all_likers(tweet_id):
+            chunk.append(like)
+            if len(chunk) >= PURGE_CHUNK:
+                self._likes.delete_likes(tweet_id, chunk)
+                deleted, chunk = deleted + len(chunk), []
+        if chunk:
+            self._likes.delete_likes(tweet_id, chunk)
+            deleted += len(chunk)
+        return deleted
+
     # ---- reads --------------------------------------------------------------------------
+    def load_one(self, tweet_id: int) -> StoredTweet | None:
+        """The stored tweet (cache first), or None if there is none (or it was deleted)."""
+        return self._load_one(tweet_id)
+
     def get(self, viewer: int, tweet_id: int) -> dict[str, Any]:
         tweet = self._load_one(tweet_id)
         rendered = self.render([tweet], viewer=viewer) if tweet else []
@@ -220,8 +269,29 @@ class TweetService:
         """Tweets just read from the table: cache the ones not cached yet (no extra reads)."""
         self._cache.fill_missing([(keys.tweet(t.id), t.record()) for t in tweets])
 
+    def counts(self, tweet_ids: list[int]) -> dict[int, dict[str, int]]:
+        """like / retweet / reply counts: one MGET, the misses in one counters BatchGetItem."""
+        unique = list(dict.fromkeys(tweet_ids))
+
+        def load(missing: list[int]) -> list[dict[str, int] | None]:
+            read = self._counters.read([f"T#{unique[i]}" for i in missing])
+            return [
+                {name: max(0, read[f"T#{unique[i]}"].get(name, 0)) for name in TWEET_COUNTERS}
+                for i in missing
+            ]
+
+        values = self._counts.get_many_or_load([keys.tweet_counts(t) for t in unique], load)
+        return {t: value or {} for t, value in zip(unique, values, strict=True)}
+
+    def counters_applied(self, counter_keys: set[str]) -> None:
+        """Called by the counter consumer after a batch changed these counters."""
+        for key in counter_keys:
+            if key.startswith("T#"):
+                self._counts.invalidate(keys.tweet_counts(int(key[2:])))
+
     def render(self, tweets: list[StoredTweet], viewer: int) -> list[dict[str, Any]]:
-        """API.md Tweets, with authors and retweeted originals hydrated in batches."""
+        """API.md Tweets, with authors, retweeted originals, counters and the viewer's flags
+        hydrated in batches."""
         originals = {
             t.id: t
             for t in self.load(
@@ -230,9 +300,24 @@ class TweetService:
                 if t.retweet_of is not None and t.retweet_of_author is not None
             )
         }
+        if not tweets:
+            return []
         authors = self._accounts.profiles(
             [t.author_id for t in tweets] + [o.author_id for o in originals.values()]
         )
+        # A retweet shows its original's engagement: that is what likes and retweets act on.
+        subject = {t.id: t.retweet_of if t.retweet_of is not None else t.id for t in tweets}
+        wanted = list(dict.fromkeys(subject.values()))
+        counts = self.counts(wanted)
+        liked, retweeted = self._likes.viewer_flags(viewer, wanted)
+
+        def engagement(tweet_id: int) -> dict[str, Any]:
+            return {
+                **{name: counts.get(tweet_id, {}).get(name, 0) for name in TWEET_COUNTERS},
+                "liked_by_me": tweet_id in liked,
+                "retweeted_by_me": tweet_id in retweeted,
+            }
+
         rendered = []
         for tweet in tweets:
             if tweet.author_id not in authors:
@@ -242,13 +327,22 @@ class TweetService:
                 original = originals.get(tweet.retweet_of)
                 if original is None or original.author_id not in authors:
                     continue  # the original was deleted: its retweets go with it
-                embedded = _tweet_view(original, authors[original.author_id], None)
-            rendered.append(_tweet_view(tweet, authors[tweet.author_id], embedded))
+                embedded = _tweet_view(
+                    original, authors[original.author_id], None, engagement(original.id)
+                )
+            rendered.append(
+                _tweet_view(
+                    tweet, authors[tweet.author_id], embedded, engagement(subject[tweet.id])
+                )
+            )
         return rendered
 
 
 def _tweet_view(
-    tweet: StoredTweet, author: dict[str, Any], retweet_of: dict[str, Any] | None
+    tweet: StoredTweet,
+    author: dict[str, Any],
+    retweet_of: dict[str, Any] | None,
+    engagement: dict[str, Any],
 ) -> dict[str, Any]:
     return {
         "id": str(tweet.id),
@@ -262,19 +356,20 @@ def _tweet_view(
         "reply_to": None if tweet.reply_to is None else str(tweet.reply_to),
         "retweet_of": retweet_of,
         "media_ids": list(tweet.media_ids),
-        # Engagement arrives with the likes issue; zero until then (API.md's zero values).
-        "like_count": 0,
-        "retweet_count": 0,
-        "reply_count": 0,
-        "liked_by_me": False,
-        "retweeted_by_me": False,
+        **engagement,
     }
 
 
 def tweet_counter_deltas(record: dict[str, Any]) -> list[Delta]:
-    """A tweet (reply, retweet) counts on its author while it exists: +1 INSERT, -1 REMOVE."""
+    """While a tweet exists it counts once on its author (tweet_count), on the tweet it replies
+    to (reply_count) and on the tweet it retweets (retweet_count): +1 INSERT, -1 REMOVE."""
     amount = {"INSERT": 1, "REMOVE": -1}.get(str(record["eventName"]), 0)
     if not amount:
         return []
-    author = int(record["dynamodb"]["Keys"]["author_id"]["N"])
-    return [Delta(f"U#{author}", "tweet_count", amount)]
+    change = record["dynamodb"]
+    image = change.get("NewImage" if amount > 0 else "OldImage") or change["Keys"]
+    deltas = [Delta(f"U#{int(image['author_id']['N'])}", "tweet_count", amount)]
+    for attribute, counter in (("reply_to", "reply_count"), ("retweet_of", "retweet_count")):
+        if "N" in image.get(attribute, {}):
+            deltas.append(Delta(f"T#{int(image[attribute]['N'])}", counter, amount))
+    return deltas

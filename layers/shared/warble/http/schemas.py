@@ -180,3 +180,7 @@ class TweetOut(BaseModel):
 class TweetPageOut(BaseModel):
     items: list[TweetOut]
     next_cursor: str | None
+
+
+class LikeOut(BaseModel):
+    liked: bool

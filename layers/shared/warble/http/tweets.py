@@ -1,4 +1,4 @@
-"""Tweet routes (API.md "Tweets and timelines", likes excepted)."""
+"""Tweet routes (API.md "Tweets and timelines"): tweets, retweets, replies, timelines, likes."""
 
 from __future__ import annotations
 
@@ -10,16 +10,20 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
 from warble.domain.tweets import TweetPage
-from warble.http import schemas
+from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
-from warble.http.params import Cursor, Id, Limit, id_or_404
+from warble.http.params import Cursor, Id, Limit, id_or_400, id_or_404
 
 router = Router()
 
 
 def _page(page: TweetPage) -> dict[str, Any]:
     return {"items": page.items, "next_cursor": page.next_cursor}
+
+
+def _user(raw: str, viewer: int) -> int:
+    return viewer if raw == "me" else id_or_404(raw, "user")
 
 
 @router.post(
@@ -39,7 +43,7 @@ def post_tweet(body: Annotated[schemas.CreateTweet, Body()]) -> Response[Any]:
     responses=responses(200, schemas.TweetOut, "The tweet", e404="not_found"),
 )
 def get_tweet(tweet_id: Id) -> dict[str, Any]:
-    return services.tweets().get(principal().user_id, id_or_404(tweet_id, "tweet"))
+    return services.tweets().get(principal().user_id, id_or_400(tweet_id, "tweet_id"))
 
 
 @router.delete(
@@ -48,7 +52,7 @@ def get_tweet(tweet_id: Id) -> dict[str, Any]:
     responses=responses(204, None, "Deleted", e403="forbidden", e404="not_found"),
 )
 def delete_tweet(tweet_id: Id) -> Response[Any]:
-    services.tweets().delete(principal().user_id, id_or_404(tweet_id, "tweet"))
+    services.tweets().delete(principal().user_id, id_or_400(tweet_id, "tweet_id"))
     return Response(status_code=204)
 
 
@@ -59,7 +63,7 @@ def delete_tweet(tweet_id: Id) -> Response[Any]:
 )
 def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     page = services.tweets().replies(
-        principal().user_id, id_or_404(tweet_id, "tweet"), limit, cursor
+        principal().user_id, id_or_400(tweet_id, "tweet_id"), limit, cursor
     )
     return _page(page)
 
@@ -70,10 +74,8 @@ def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str,
     responses=responses(200, schemas.TweetPageOut, "A page of tweets", e404="not_found"),
 )
 def user_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
-    page = services.tweets().user_timeline(
-        principal().user_id, id_or_404(user_id, "user"), limit, cursor
-    )
-    return _page(page)
+    me = principal().user_id
+    return _page(services.tweets().user_timeline(me, _user(user_id, me), limit, cursor))
 
 
 @router.post(
@@ -82,7 +84,7 @@ def user_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[s
     responses=responses(201, schemas.TweetOut, "Retweeted", e404="not_found"),
 )
 def retweet(tweet_id: Id) -> Response[Any]:
-    tweet, created = services.tweets().retweet(principal().user_id, id_or_404(tweet_id, "tweet"))
+    tweet, created = services.tweets().retweet(principal().user_id, id_or_400(tweet_id, "tweet_id"))
     return Response(
         status_code=201 if created else 200, content_type="application/json", body=tweet
     )
@@ -94,7 +96,7 @@ def retweet(tweet_id: Id) -> Response[Any]:
     responses=responses(204, None, "Not retweeted (any more)", e404="not_found"),
 )
 def unretweet(tweet_id: Id) -> Response[Any]:
-    services.tweets().unretweet(principal().user_id, id_or_404(tweet_id, "tweet"))
+    services.tweets().unretweet(principal().user_id, id_or_400(tweet_id, "tweet_id"))
     return Response(status_code=204)
 
 
@@ -105,3 +107,46 @@ def unretweet(tweet_id: Id) -> Response[Any]:
 )
 def home_timeline(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     return _page(services.timelines().home(principal().user_id, limit, cursor))
+
+
+@router.put(
+    "/v1/tweets/<tweet_id>/like",
+    summary="Like a tweet (idempotent)",
+    responses=responses(200, schemas.LikeOut, "Liked", e404="not_found"),
+)
+def like(tweet_id: Id) -> dict[str, Any]:
+    return {"liked": services.likes().like(principal().user_id, id_or_400(tweet_id, "tweet_id"))}
+
+
+@router.delete(
+    "/v1/tweets/<tweet_id>/like",
+    summary="Undo my like (idempotent)",
+    responses=responses(200, schemas.LikeOut, "Not liked (any more)", e404="not_found"),
+)
+def unlike(tweet_id: Id) -> dict[str, Any]:
+    me = principal().user_id
+    return {"liked": services.likes().unlike(me, id_or_400(tweet_id, "tweet_id"))}
+
+
+@router.get(
+    "/v1/tweets/<tweet_id>/likes",
+    summary="Who liked a tweet, most recent like first",
+    responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
+)
+def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    me = principal().user_id
+    page = services.likes().likers(me, id_or_400(tweet_id, "tweet_id"), limit, cursor)
+    return {
+        "items": [views.user(record, viewer_id=me) for record in page.users],
+        "next_cursor": page.next_cursor,
+    }
+
+
+@router.get(
+    "/v1/users/<user_id>/likes",
+    summary="The tweets a user liked, most recent like first",
+    responses=responses(200, schemas.TweetPageOut, "A page of tweets", e404="not_found"),
+)
+def liked_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    me = principal().user_id
+    return _page(services.likes().liked_tweets(me, _user(user_id, me), limit, cursor))

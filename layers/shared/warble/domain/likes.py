@@ -1,0 +1,105 @@
+"""Likes: like and unlike (idempotent), the tweets a user liked, and who liked a tweet.
+
+A like is a conditional write of three items that also checks the tweet still exists
+(warble.dal.likes), so a like never outlives its tweet and a repeat changes nothing.
+``like_count`` is not touched here: the counter consumer derives it from the likes table's
+stream (``like_counter_deltas``), one write per hot tweet per batch. A like of a retweet is a
+like of its original, as the retweet stands for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from warble.counters import Delta
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.tweets import TweetPage
+from warble.errors import NotFound
+
+if TYPE_CHECKING:
+    from warble.dal.likes import LikeStore
+    from warble.dal.tweets import StoredTweet
+    from warble.domain.accounts import AccountService
+    from warble.domain.graph import GraphService, Page
+    from warble.domain.ports import IdGenerator
+    from warble.domain.tweets import TweetService
+
+MAX_ATTEMPTS = 5  # unlike retried when a racing like / unlike changed the edge under it
+
+
+class LikeService:
+    def __init__(
+        self,
+        store: LikeStore,
+        tweets: TweetService,
+        accounts: AccountService,
+        graph: GraphService,
+        ids: IdGenerator,
+    ) -> None:
+        self._store = store
+        self._tweets = tweets
+        self._accounts = accounts
+        self._graph = graph
+        self._ids = ids
+
+    def _subject(self, tweet_id: int) -> StoredTweet:
+        """The tweet a like acts on: the tweet itself, or a retweet's original. 404 if gone."""
+        tweet = self._tweets.load_one(tweet_id)
+        if tweet is not None and tweet.retweet_of is not None:
+            tweet = self._tweets.load_one(tweet.retweet_of)
+        if tweet is None:
+            raise NotFound("No such tweet.")
+        return tweet
+
+    def like(self, user_id: int, tweet_id: int) -> bool:
+        from warble.dal.likes import TweetMissing
+
+        tweet = self._subject(tweet_id)
+        try:
+            self._store.like(user_id, tweet.id, tweet.author_id, self._ids.next_id())
+        except TweetMissing:
+            # Deleted between the read and the write: the condition check wrote nothing.
+            raise NotFound("No such tweet.") from None
+        return True
+
+    def unlike(self, user_id: int, tweet_id: int) -> bool:
+        tweet = self._subject(tweet_id)
+        for _ in range(MAX_ATTEMPTS):
+            edge = self._store.edge(user_id, tweet.id)
+            if edge is None or self._store.unlike(edge):
+                return False
+        return False  # still changing under us: the last unlike to land decides, as ever
+
+    def liked_tweets(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> TweetPage:
+        """The tweets ``user_id`` liked, newest like first; deleted ones are left out."""
+        self._accounts.profile(user_id)  # 404 for an unknown user
+        kind = f"likes{user_id}"
+        rows = self._store.liked_page(user_id, decode_cursor(kind, cursor), limit)
+        rendered = self._tweets.render(
+            self._tweets.load((author, tid) for _, author, tid in rows), viewer=viewer
+        )
+        # The cursor pins the last like read, even if its tweet was dropped from the page.
+        next_cursor = encode_cursor(kind, rows[-1][0]) if len(rows) >= limit else None
+        return TweetPage(rendered, next_cursor)
+
+    def likers(self, viewer: int, tweet_id: int, limit: int, cursor: str | None) -> Page:
+        """Who liked the tweet, newest first, as Users carrying the viewer's relationship."""
+        from warble.domain.graph import Page
+
+        tweet = self._subject(tweet_id)
+        kind = f"likers{tweet.id}"
+        rows = self._store.likers_page(tweet.id, decode_cursor(kind, cursor), limit)
+        users = self._graph.users(viewer, [uid for _, uid in rows])
+        next_cursor = encode_cursor(kind, rows[-1][0]) if len(rows) >= limit else None
+        return Page(users, next_cursor)
+
+
+def like_counter_deltas(record: dict[str, Any]) -> list[Delta]:
+    """A like edge (pk ``U#<user>``, sk ``T#<tweet>``) counts on its tweet while it exists; the
+    two list items of each like count nothing."""
+    amount = {"INSERT": 1, "REMOVE": -1}.get(str(record["eventName"]), 0)
+    keys = record["dynamodb"]["Keys"]
+    pk, sk = keys["pk"]["S"], keys["sk"]["S"]
+    if not amount or not (pk.startswith("U#") and sk.startswith("T#")):
+        return []
+    return [Delta(f"T#{int(sk[2:])}", "like_count", amount)]
