@@ -26,4 +26,10 @@ PostgreSQL and DynamoDB calls a path makes, so the baseline can be checked again
 """
 
 # The modules that register groups, in the order a full run measures them.
-GROUP_MODULES = ("bench.accounts", "bench.coldstart")
+GROUP_MODULES = (
+    "bench.accounts",
+    "bench.graph",
+    "bench.timeline",
+    "bench.engagement",
+    "bench.coldstart",
+)

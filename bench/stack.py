@@ -35,8 +35,9 @@ for _path in (str(SHARED), str(ROOT)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-BENCH_DB = "warble_bench"
-BENCH_REDIS_DB = 15
+# Overridable so that two benchmark runs on one machine do not share stores.
+BENCH_DB = os.environ.get("WARBLE_BENCH_DB", "warble_bench")
+BENCH_REDIS_DB = int(os.environ.get("WARBLE_BENCH_REDIS_DB", "15"))
 BENCH_REDIS_URL = f"redis://127.0.0.1:6379/{BENCH_REDIS_DB}"
 
 # What the code under test reads (through warble.settings). PASSWORD_HASH_ROUNDS is the

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -27,6 +28,9 @@ E2E_REDIS_URL = f"redis://127.0.0.1:6379/{8 + _worker_index()}"
 class Stack:
     http: str
     ws: str
+    moto: str
+    stack_name: str
+    env_file: Path
     redis_url: str = E2E_REDIS_URL
 
     def client(self, token: str | None = None) -> httpx.Client:
@@ -53,13 +57,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "CELEBRITY_FOLLOWERS": "3",
         }
     }
+    env_file = tmp_path_factory.mktemp("stack") / "env.json"
+    stack_name = f"warble-e2e-{uuid.uuid4().hex[:6]}"
     served = start_serve(
-        tmp_path_factory.mktemp("stack") / "env.json",
+        env_file,
         env_vars,
-        extra_args=["--stack-name", f"warble-e2e-{uuid.uuid4().hex[:6]}"],
+        extra_args=["--stack-name", stack_name],
         drop_env_prefixes=("AWS_", "DB_", "REDIS_"),
     )
-    yield Stack(served.http, served.ws)
+    yield Stack(served.http, served.ws, served.moto, stack_name, env_file)
     stop_serve(served)
 
 
@@ -87,3 +93,12 @@ def new_user(stack: Stack):
         return body, body["token"]
 
     return make
+
+
+@pytest.fixture
+def pair(stack, new_user):
+    """(me, my client, them, their client)"""
+    me, my_token = new_user("me")
+    them, their_token = new_user("them")
+    with stack.client(my_token) as mine, stack.client(their_token) as theirs:
+        yield me["user"], mine, them["user"], theirs

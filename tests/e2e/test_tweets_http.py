@@ -42,15 +42,6 @@ def follow(client: httpx.Client, user_id: str) -> None:
     assert client.put(f"/v1/users/me/following/{user_id}").status_code == 200
 
 
-@pytest.fixture
-def pair(stack, new_user):
-    """(me, my client, them, their client)"""
-    me, my_token = new_user("me")
-    them, their_token = new_user("them")
-    with stack.client(my_token) as mine, stack.client(their_token) as theirs:
-        yield me["user"], mine, them["user"], theirs
-
-
 def test_tweet_endpoints(pair):
     me, mine, them, theirs = pair
     tweet = post(theirs, "Cafe\u0301 time", media_ids=["m1"])
@@ -111,7 +102,7 @@ def test_bad_tweet_input_gets_clear_4xx(pair):
 
 
 def test_followed_users_tweets_reach_my_home_timeline_and_leave_when_deleted(pair):
-    me, mine, them, theirs = pair
+    _me, mine, them, theirs = pair
     follow(mine, them["id"])
     tweet = post(theirs, "fan me out")
     arrived = eventually(lambda: tweet["id"] in home_ids(mine))
@@ -124,7 +115,7 @@ def test_followed_users_tweets_reach_my_home_timeline_and_leave_when_deleted(pai
 
 
 def test_follow_backfills_and_unfollow_removes(pair):
-    me, mine, them, theirs = pair
+    _me, mine, them, theirs = pair
     older = [post(theirs, f"before {i}")["id"] for i in range(3)]
     follow(mine, them["id"])
     eventually(lambda: set(older) <= set(home_ids(mine)))
@@ -134,7 +125,7 @@ def test_follow_backfills_and_unfollow_removes(pair):
 
 
 def test_home_pages_are_stable_while_tweets_arrive(pair):
-    me, mine, them, theirs = pair
+    _me, mine, them, theirs = pair
     follow(mine, them["id"])
     posted = [post(theirs, f"p{i}")["id"] for i in range(6)]
     eventually(lambda: set(posted) <= set(home_ids(mine)))
@@ -178,7 +169,7 @@ def test_a_lost_timeline_is_rebuilt_on_the_next_read(pair, stack):
     follow(mine, them["id"])
     posted = [post(theirs, f"r{i}")["id"] for i in range(3)]
     own = post(mine, "mine")["id"]
-    eventually(lambda: set(posted + [own]) <= set(home_ids(mine)))
+    eventually(lambda: set([*posted, own]) <= set(home_ids(mine)))
     expected = home_ids(mine)
     client = redis.Redis.from_url(stack.redis_url, decode_responses=True)
     client.delete(keys.home_timeline(int(me["id"])))
@@ -187,7 +178,7 @@ def test_a_lost_timeline_is_rebuilt_on_the_next_read(pair, stack):
 
 
 def test_tweet_count_follows_posts_and_deletes(pair):
-    me, mine, _, _ = pair
+    _me, mine, _, _ = pair
     first = post(mine, "one")
     post(mine, "two")
     eventually(lambda: mine.get("/v1/users/me").json()["tweet_count"] == 2)

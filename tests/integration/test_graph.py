@@ -41,6 +41,7 @@ def graph(accounts, moto, pg) -> Iterator[GraphService]:
         dal_counters._configured,
     ):
         cached.cache_clear()
+    dal_graph._configured()  # the tests below also read and write GraphItem directly
     yield services.graph()
 
 

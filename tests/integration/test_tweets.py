@@ -140,3 +140,20 @@ def test_a_deleted_tweet_cannot_be_brought_back_by_a_late_cache_fill(tweets, ali
     cache.fill_missing([(key, stored.record())])  # a table-read prime cannot revive it either
     with pytest.raises(NotFound):
         tweets.get(bob, tweet_id)
+
+
+def test_a_reply_racing_its_parents_deletion_is_refused_by_the_transaction(tweets, alice, bob):
+    """The check-then-write race: the parent passes the domain's check, then is deleted before
+    the reply's transaction, whose condition check must catch it (a 404, never a 500)."""
+    from warble.dal.tweets import ParentMissing, StoredTweet, TweetStore
+
+    parent = int(tweets.post(alice, "parent", None, [])["id"])
+    store = TweetStore()
+    stored = store.get(alice, parent)
+    assert stored is not None
+    store.delete(stored)
+    reply = StoredTweet(id=services.ids().next_id(), author_id=bob, text="late", created_at_ms=1,
+                        reply_to=parent, reply_to_author=alice)  # fmt: skip
+    with pytest.raises(ParentMissing):
+        store.create(reply)
+    assert store.get(bob, reply.id) is None

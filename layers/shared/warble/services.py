@@ -79,10 +79,8 @@ def counters_changed(counter_keys: set[str]) -> None:
     tweets().counters_applied(counter_keys)
 
 
-@lru_cache(maxsize=1)
-def counter_processor() -> StreamCounterProcessor:
-    """The stream counter consumer: one extractor per source table."""
-    from warble.dal.counters import DynamoCounterStore
+def counter_registry() -> CounterRegistry:
+    """Which tables' streams feed counters, and how each record becomes deltas."""
     from warble.domain.graph import graph_counter_deltas
     from warble.domain.likes import like_counter_deltas
     from warble.domain.tweets import tweet_counter_deltas
@@ -92,9 +90,17 @@ def counter_processor() -> StreamCounterProcessor:
     registry.register(settings.graph_table, graph_counter_deltas)
     registry.register(settings.tweets_table, tweet_counter_deltas)
     registry.register(settings.likes_table, like_counter_deltas)
+    return registry
+
+
+@lru_cache(maxsize=1)
+def counter_processor() -> StreamCounterProcessor:
+    """The stream counter consumer."""
+    from warble.dal.counters import DynamoCounterStore
+
     return StreamCounterProcessor(
-        DynamoCounterStore(settings.counter_claim_ttl_seconds),
-        registry,
+        DynamoCounterStore(get_settings().counter_claim_ttl_seconds),
+        counter_registry(),
         on_applied=counters_changed,
     )
 

@@ -128,23 +128,23 @@ class LikeStore:
         connection = _configured()
         try:
             with TransactWrite(connection=connection) as tx:
-                # Action order matters: cancellation reasons come back in this order.
                 tx.save(
                     LikeItem(user_pk(user_id), tweet_pk(tweet_id), seq=seq, author_id=author_id),
                     condition=LikeItem.pk.does_not_exist(),
-                )
-                tx.condition_check(
-                    TweetIndexItem, tweet_pk(tweet_id), condition=TweetIndexItem.pk.exists()
                 )
                 tx.save(
                     LikeItem(user_pk(user_id), f"LT#{_id(seq)}", tid=tweet_id, author_id=author_id)
                 )
                 tx.save(LikeItem(tweet_pk(tweet_id), f"LU#{_id(seq)}", uid=user_id))
+                tx.condition_check(
+                    TweetIndexItem, tweet_pk(tweet_id), condition=TweetIndexItem.pk.exists()
+                )
         except TransactWriteError as exc:
+            # pynamodb sends condition checks first, then puts: [tweet check, edge, list, list].
             reasons = [r.code if r else None for r in (exc.cancellation_reasons or [])]
-            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
-                raise TweetMissing() from exc
             if reasons[:1] == ["ConditionalCheckFailed"]:
+                raise TweetMissing() from exc
+            if reasons[1:2] == ["ConditionalCheckFailed"]:
                 return False
             raise
         return True

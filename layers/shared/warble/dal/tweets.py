@@ -191,7 +191,6 @@ class TweetStore:
         )
         try:
             with TransactWrite(connection=connection) as tx:
-                # Action order matters: reasons come back in this order.
                 tx.save(item, condition=TweetItem.tweet_id.does_not_exist())
                 tx.save(
                     TweetIndexItem(f"T#{tweet.id}", author_id=tweet.author_id),
@@ -209,10 +208,12 @@ class TweetStore:
                         condition=TweetIndexItem.pk.does_not_exist(),
                     )
         except TransactWriteError as exc:
+            # pynamodb sends condition checks first, then puts: [parent check], tweet, id item,
+            # [retweet item]; the reasons come back in that order.
             reasons = _cancelled(exc)
-            if len(reasons) > 2 and reasons[2] == "ConditionalCheckFailed":
+            if parent is not None and reasons[:1] == ["ConditionalCheckFailed"]:
                 raise ParentMissing() from exc
-            if len(reasons) > 3 and reasons[3] == "ConditionalCheckFailed":
+            if tweet.retweet_of is not None and reasons[3:4] == ["ConditionalCheckFailed"]:
                 existing = self.retweet_by(tweet.author_id, tweet.retweet_of or 0)
                 if existing is not None:
                     raise AlreadyRetweeted(existing) from exc

@@ -1,0 +1,1 @@
+"""Placeholder: groups are registered here (see bench/__init__.py)."""

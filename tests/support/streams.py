@@ -1,0 +1,43 @@
+"""Reading tables' real DynamoDB streams (moto) from a point on, in Lambda's record shape.
+
+For tests that deliver stream records to a consumer themselves: twice, shuffled, with failures
+injected. The local runtime's pollers do the ordinary delivery (tests/e2e, test_stream_pollers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+
+from infra.local.streams import to_lambda_record
+
+
+class StreamTap:
+    """Every record written to the tables' streams after the tap was opened."""
+
+    def __init__(self, tables: list[str]) -> None:
+        dynamodb = boto3.client("dynamodb")
+        self._streams = boto3.client("dynamodbstreams")
+        self._iterators: list[tuple[str, str | None]] = []
+        for table in tables:
+            arn = dynamodb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
+            shards = self._streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+            for shard in shards:
+                iterator = self._streams.get_shard_iterator(
+                    StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="LATEST"
+                )["ShardIterator"]
+                self._iterators.append((arn, iterator))
+
+    def drain(self) -> list[dict[str, Any]]:
+        """The records written since the last drain, in stream order per table."""
+        records: list[dict[str, Any]] = []
+        for index, (arn, iterator) in enumerate(self._iterators):
+            while iterator:
+                answer = self._streams.get_records(ShardIterator=iterator, Limit=1000)
+                records += [to_lambda_record(raw, arn) for raw in answer["Records"]]
+                iterator = answer.get("NextShardIterator")
+                if not answer["Records"]:
+                    break
+            self._iterators[index] = (arn, iterator)
+        return records
