@@ -90,6 +90,11 @@ def test_a_client_signs_up_logs_in_twice_manages_sessions_and_edits_its_profile(
         )
         by_name = as_phone.get(f"/v1/users/by-username/{name.upper()}").json()
         assert by_name["id"] == user["id"]
+        # An empty display name is a value (0 to 50 characters), and reads back as written.
+        assert (
+            as_phone.patch("/v1/users/me", json={"display_name": ""}).json()["display_name"] == ""
+        )
+        assert as_phone.get("/v1/users/me").json()["display_name"] == ""
 
         # logout: that token is refused from then on
         assert as_phone.post("/v1/auth/logout").status_code == 204
@@ -155,6 +160,20 @@ def test_bad_input_gets_clear_4xx_and_writes_nothing(stack, new_user):
         _error(me.patch("/v1/users/me", json=["not", "an", "object"]), 400, "validation_error")
         _error(anon.get("/v1/nothing/here"), 404, "not_found")
         _error(anon.put("/v1/health"), 405, "method_not_allowed")
+        _error(anon.post("/v1/openapi.json"), 405, "method_not_allowed")
+        _error(anon.delete("/v1/docs"), 405, "method_not_allowed")
+        bad_utf8 = _error(
+            anon.post(
+                "/v1/auth/login",
+                content=b'{"login": "\xff\xfe", "password": "12345678"}',
+                headers={"content-type": "application/json"},
+            ),
+            400,
+            "validation_error",
+        )
+        assert bad_utf8["details"][0]["field"] == "body"
+        nulls = _error(me.patch("/v1/users/me", json={"bio": None}), 400, "validation_error")
+        assert nulls["details"] == [{"field": "bio", "message": "cannot be null"}]
         _error(me.get("/v1/users/12345678901234567890123"), 404, "not_found")
         _error(me.get("/v1/users/not-a-number"), 404, "not_found")
         # nothing was written for the rejected sign-ups

@@ -127,3 +127,13 @@ def test_malformed_and_unknown_tokens_are_refused(accounts):
     assert accounts.authenticate("") is None
     assert accounts.authenticate("not-a-token") is None
     assert accounts.authenticate("wbl_" + "x" * 43) is None
+
+
+def test_a_release_after_the_window_expired_leaves_no_key_behind(redis):
+    from warble.dal.account_state import LoginThrottle
+
+    throttle = LoginThrottle(redis, max_failures=5, window_seconds=900)
+    assert throttle.reserve("late") == 0
+    redis.delete(keys.login_failures("late"))  # the window passed while the password was checked
+    throttle.release("late")
+    assert redis.exists(keys.login_failures("late")) == 0

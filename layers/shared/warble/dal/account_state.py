@@ -19,6 +19,13 @@ end
 return n
 """
 
+# Give a reservation back, only while the window's key exists: a DECR after the window expired
+# would create a key of -1 with no TTL, a free attempt forever after.
+_RELEASE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
+return 0
+"""
+
 
 class LoginThrottle:
     def __init__(self, redis: RedisClient, max_failures: int, window_seconds: int) -> None:
@@ -26,6 +33,7 @@ class LoginThrottle:
         self._max = max_failures
         self._window = window_seconds
         self._reserve = redis.register_script(_RESERVE)
+        self._release = redis.register_script(_RELEASE)
 
     def reserve(self, login: str) -> int:
         """Take an attempt; 0 when allowed, else the seconds until the window passes."""
@@ -36,7 +44,7 @@ class LoginThrottle:
 
     def release(self, login: str) -> None:
         """A successful attempt gives back its reservation: only failures count."""
-        self._redis.decr(keys.login_failures(login))
+        self._release(keys=[keys.login_failures(login)])
 
 
 class SessionMarkers:

@@ -49,7 +49,8 @@ def profile_record(row: dict[str, Any]) -> dict[str, Any]:
         "id": int(row["id"]),
         "username": row["username"],
         "email": row["email"],
-        "display_name": row["display_name"] or row["username"],
+        # As stored: an explicit "" stays "" (the username is only the default at sign-up).
+        "display_name": row["display_name"] if row["display_name"] is not None else row["username"],
         "bio": row["bio"],
         "created_at": created if isinstance(created, str) else clock.rfc3339(created),
     }
@@ -92,7 +93,11 @@ class AccountService:
         password_hash = security.hash_password(password, self._policy.password_hash_rounds)
         try:
             row = self._users.insert(
-                self._ids.next_id(), username, email, password_hash, display_name or username
+                self._ids.next_id(),
+                username,
+                email,
+                password_hash,
+                username if display_name is None else display_name,
             )
         except DuplicateAccount as exc:
             raise Conflict(

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from warble.domain.tweets import TweetService
 
 CELEBRITY_LIST_TTL = 60
+# Followers read per Query by the fan-out: DynamoDB returns up to 1 MB a call, about 15,000 of
+# these small list items, so 10,000 followers are one round trip rather than ten.
+FOLLOWER_PAGE = 10_000
 
 
 @dataclass(frozen=True)
@@ -58,14 +61,21 @@ class TimelineService:
         self._policy = policy
 
     # ---- who ------------------------------------------------------------------------------
+    def _celebrities_among(self, user_ids: list[int]) -> set[int]:
+        """Those with more followers than the threshold: one counts read for all of them."""
+        counts = self._graph.counts(user_ids) if user_ids else {}
+        threshold = self._policy.celebrity_followers
+        return {
+            uid for uid in user_ids if counts.get(uid, {}).get("followers_count", 0) > threshold
+        }
+
     def _is_celebrity(self, user_id: int) -> bool:
-        counts = self._graph.counts([user_id]).get(user_id, {})
-        return counts.get("followers_count", 0) > self._policy.celebrity_followers
+        return bool(self._celebrities_among([user_id]))
 
     def _all(self, user_id: int, which: str) -> Iterator[int]:
         before = None
         while True:
-            rows, more = self._graph_store.page(user_id, which, 1000, before)
+            rows, more = self._graph_store.page(user_id, which, FOLLOWER_PAGE, before)
             yield from (uid for uid, _ in rows)
             if not more or not rows:
                 return
@@ -76,12 +86,8 @@ class TimelineService:
         if cached is not None:
             return cached
         following = list(self._all(user_id, "following"))
-        counts = self._graph.counts(following) if following else {}
-        celebrities = [
-            uid
-            for uid in following
-            if counts.get(uid, {}).get("followers_count", 0) > self._policy.celebrity_followers
-        ]
+        big = self._celebrities_among(following)
+        celebrities = [uid for uid in following if uid in big]
         self._timelines.remember_celebrities(user_id, celebrities, CELEBRITY_LIST_TTL)
         return celebrities
 
@@ -130,9 +136,9 @@ class TimelineService:
     # ---- reading --------------------------------------------------------------------------
     def rebuild(self, user_id: int) -> None:
         self._timelines.start_rebuild(user_id)
-        authors = [user_id] + [
-            uid for uid in self._all(user_id, "following") if not self._is_celebrity(uid)
-        ]
+        following = list(self._all(user_id, "following"))
+        big = self._celebrities_among(following)
+        authors = [user_id] + [uid for uid in following if uid not in big]
         self._ensure_recent(authors)
         pages = self._timelines.recent_pages(authors, None, self._policy.recent_cap)
         newest = heapq.nlargest(self._policy.cap, {e for page in pages.values() for e in page})

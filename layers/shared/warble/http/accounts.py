@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from warble import clock, services
 from warble.domain.accounts import IssuedSession
-from warble.errors import NotFound, ValidationFailed
+from warble.errors import FieldError, NotFound, ValidationFailed
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
@@ -23,7 +23,8 @@ PUBLIC_ROUTES = ("POST /v1/auth/signup", "POST /v1/auth/login")
 
 def _issued(issued: IssuedSession, status: int) -> Response[Any]:
     body = {
-        "user": views.user(issued.user, me=True),
+        # With the counts, as every User carries them (a login is not a new account).
+        "user": views.user(services.graph().enrich(None, issued.user), me=True),
         "token": issued.token,
         "session_id": str(issued.session.id),
         "expires_at": clock.rfc3339(issued.session.expires_at),
@@ -103,8 +104,9 @@ def get_me() -> dict[str, Any]:
 )
 def patch_me(body: Annotated[schemas.ProfilePatch, Body()]) -> dict[str, Any]:
     changes = body.model_dump(exclude_unset=True)
-    if any(value is None for value in changes.values()):
-        raise ValidationFailed(message="display_name and bio cannot be null.")
+    nulls = [FieldError(name, "cannot be null") for name, value in changes.items() if value is None]
+    if nulls:
+        raise ValidationFailed(nulls, "display_name and bio cannot be null.")
     record = services.accounts().update_profile(principal(), changes)
     return views.user(services.graph().enrich(None, record), me=True)
 

@@ -25,6 +25,7 @@ from warble import services
 from warble.dal import STORE_UNAVAILABLE
 from warble.domain.accounts import Principal
 from warble.errors import (
+    FieldError,
     NotFound,
     PayloadTooLarge,
     Unauthorized,
@@ -85,11 +86,25 @@ def build_resolver(
     return app
 
 
-def body_size(event: dict[str, Any]) -> int:
+def body_bytes(event: dict[str, Any]) -> bytes:
     body = event.get("body") or ""
     if event.get("isBase64Encoded"):
-        return len(base64.b64decode(body, validate=False))
-    return len(body.encode("utf-8"))
+        return base64.b64decode(body, validate=False)
+    return str(body).encode("utf-8")
+
+
+def check_body(event: dict[str, Any], limit: int) -> None:
+    """413 over the limit; 400 for a body that is not UTF-8 (API.md: bodies are JSON in
+    UTF-8), before the resolver would fail to decode it."""
+    raw = body_bytes(event)
+    if len(raw) > limit:
+        raise PayloadTooLarge()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationFailed(
+            [FieldError("body", "must be UTF-8 encoded JSON")], "The body is not valid JSON."
+        ) from None
 
 
 def authorizer_context(event: dict[str, Any]) -> dict[str, Any]:
@@ -124,8 +139,7 @@ def http_handler(
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         try:
-            if body_size(event) > get_settings().max_body_bytes:
-                raise PayloadTooLarge()
+            check_body(event, get_settings().max_body_bytes)
             who = None
             if event.get("routeKey") not in public_routes:
                 ctx = authorizer_context(event)

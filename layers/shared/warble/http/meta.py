@@ -51,6 +51,9 @@ def _route_patterns() -> list[tuple[re.Pattern[str], frozenset[str]]]:
         regex = "^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "/?$"
         methods = frozenset(method.upper() for method in operations)
         patterns.append((re.compile(regex), methods))
+    # The two documents are left out of the document itself, but are routes all the same.
+    for path in ("/v1/openapi.json", "/v1/docs"):
+        patterns.append((re.compile("^" + re.escape(path) + "/?$"), frozenset({"GET"})))
     return patterns
 
 
