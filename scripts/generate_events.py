@@ -211,6 +211,89 @@ def graph_events(base: dict) -> dict[str, dict]:
     }
 
 
+def stream_event(base: dict, table: str, items: list[tuple[str, dict, dict]]) -> dict:
+    """`sam local generate-event dynamodb update`, re-keyed as ``table``'s stream: one record per
+    (eventName, Keys, image); INSERT carries NewImage, REMOVE OldImage."""
+    arn = f"arn:aws:dynamodb:us-east-1:123456789012:table/{table}/stream/2026-11-22T06:00:00.000"
+    records = []
+    for n, (name, keys, image) in enumerate(items):
+        record = copy.deepcopy(base["Records"][n % len(base["Records"])])
+        record["eventName"] = name
+        record["eventSourceARN"] = arn
+        change = record["dynamodb"]
+        change["Keys"] = keys
+        change.pop("NewImage", None)
+        change.pop("OldImage", None)
+        change["NewImage" if name == "INSERT" else "OldImage"] = {**keys, **image}
+        records.append(record)
+    return {"Records": records}
+
+
+def tweet_events(base: dict) -> dict[str, dict]:
+    """TweetsFunction's routes (tweet 382808519700000000 by user ...105), and the streams of
+    the tweets and likes tables as their consumers receive them."""
+    other, tweet = "382808519642415105", "382808519700000000"
+
+    def route(method: str, route: str, path: str, body: dict | None = None, **params: str) -> dict:
+        return http_event(base, method, route, path, body, params=params or None)
+
+    home = route("GET", "/v1/timeline/home", "/v1/timeline/home")
+    home["rawQueryString"] = "limit=20"
+    home["queryStringParameters"] = {"limit": "20"}
+    tweet_keys = {"author_id": {"N": other}, "tweet_id": {"N": tweet}}
+    tweet_image = {"text": {"S": "hello"}, "created_at_ms": {"N": "1795327200000"}}
+    like_keys = {"pk": {"S": f"U#{PLACEHOLDER_USER['user_id']}"}, "sk": {"S": f"T#{tweet}"}}
+    like_image = {"seq": {"N": "382808519700000001"}, "author_id": {"N": other}}
+    sam_stream = sam_event("dynamodb", "update")
+    tweets_stream = stream_event(
+        sam_stream,
+        "warble-local-tweets",
+        [("INSERT", tweet_keys, tweet_image), ("REMOVE", tweet_keys, tweet_image)],
+    )
+    return {
+        "tweets/post.json": route("POST", "/v1/tweets", "/v1/tweets", {"text": "hello"}),
+        "tweets/get.json": route(
+            "GET", "/v1/tweets/{tweet_id}", f"/v1/tweets/{tweet}", tweet_id=tweet
+        ),
+        "tweets/delete.json": route(
+            "DELETE", "/v1/tweets/{tweet_id}", f"/v1/tweets/{tweet}", tweet_id=tweet
+        ),
+        "tweets/replies.json": route(
+            "GET", "/v1/tweets/{tweet_id}/replies", f"/v1/tweets/{tweet}/replies", tweet_id=tweet
+        ),
+        "tweets/user-tweets.json": route(
+            "GET", "/v1/users/{user_id}/tweets", f"/v1/users/{other}/tweets", user_id=other
+        ),
+        "tweets/retweet.json": route(
+            "POST", "/v1/tweets/{tweet_id}/retweet", f"/v1/tweets/{tweet}/retweet", tweet_id=tweet
+        ),
+        "tweets/unretweet.json": route(
+            "DELETE", "/v1/tweets/{tweet_id}/retweet", f"/v1/tweets/{tweet}/retweet",
+            tweet_id=tweet,
+        ),
+        "tweets/home.json": home,
+        "tweets/like.json": route(
+            "PUT", "/v1/tweets/{tweet_id}/like", f"/v1/tweets/{tweet}/like", tweet_id=tweet
+        ),
+        "tweets/unlike.json": route(
+            "DELETE", "/v1/tweets/{tweet_id}/like", f"/v1/tweets/{tweet}/like", tweet_id=tweet
+        ),
+        "tweets/likers.json": route(
+            "GET", "/v1/tweets/{tweet_id}/likes", f"/v1/tweets/{tweet}/likes", tweet_id=tweet
+        ),
+        "tweets/user-likes.json": route(
+            "GET", "/v1/users/{user_id}/likes", "/v1/users/me/likes", user_id="me"
+        ),
+        "timeline/tweets-stream.json": tweets_stream,
+        "cleanup/tweets-stream.json": {"Records": tweets_stream["Records"][1:]},
+        "counters/likes-stream.json": stream_event(
+            sam_stream,
+            "warble-local-likes",
+            [("INSERT", like_keys, like_image), ("REMOVE", like_keys, like_image)],
+        ),
+    }
+
+
 def main() -> None:
     base = sam_event("apigateway", "http-api-proxy")
     events = {
@@ -275,6 +358,7 @@ def main() -> None:
         "schedule/scheduled.json": {"version": "0", **sam_event("cloudwatch", "scheduled-event")},
     }
     events.update(graph_events(base))
+    events.update(tweet_events(base))
     for name, event in events.items():
         path = ROOT / "events" / name
         path.parent.mkdir(parents=True, exist_ok=True)

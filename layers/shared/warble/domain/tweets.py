@@ -142,6 +142,8 @@ class TweetService:
     def unretweet(self, user_id: int, original_id: int) -> None:
         existing = self._store.retweet_by(user_id, original_id)
         if existing is None:
+            if self._load_one(original_id) is None:
+                raise NotFound("No such tweet.")  # an unknown id is a 404, not a no-op
             return  # idempotent
         tweet = self._load_one(existing)
         if tweet is not None:
