@@ -268,7 +268,9 @@ def tweet_events(base: dict) -> dict[str, dict]:
             "POST", "/v1/tweets/{tweet_id}/retweet", f"/v1/tweets/{tweet}/retweet", tweet_id=tweet
         ),
         "tweets/unretweet.json": route(
-            "DELETE", "/v1/tweets/{tweet_id}/retweet", f"/v1/tweets/{tweet}/retweet",
+            "DELETE",
+            "/v1/tweets/{tweet_id}/retweet",
+            f"/v1/tweets/{tweet}/retweet",
             tweet_id=tweet,
         ),
         "tweets/home.json": home,
