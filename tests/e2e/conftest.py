@@ -7,6 +7,9 @@ a `make run` on the same machine or with another pytest-xdist worker.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import _worker_index
+from tests.conftest import ROOT, _worker_index
 from tests.support.local_stack import start_serve, stop_serve
 
 pytestmark = pytest.mark.e2e
@@ -32,6 +35,16 @@ class Stack:
     stack_name: str
     env_file: Path
     redis_url: str = E2E_REDIS_URL
+
+    def schedule(self, function: str) -> dict:
+        """`python -m infra.local schedule <function>` against this stack, as a developer runs
+        it; the function's JSON answer."""
+        command = [sys.executable, "-m", "infra.local", "schedule", function,
+                   "--endpoint-url", self.moto, "--stack-name", self.stack_name,
+                   "--env-vars", str(self.env_file)]  # fmt: skip
+        ran = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        return json.loads(ran.stdout[ran.stdout.index("{") :])
 
     def client(self, token: str | None = None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}

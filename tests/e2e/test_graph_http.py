@@ -87,15 +87,16 @@ def test_follow_unfollow_statuses_lists_and_counts(trio):
 
 
 def test_mutual_friends_and_degrees(stack, new_user):
-    users = [new_user("d") for _ in range(4)]
+    users = [new_user("d") for _ in range(5)]
     ids = [body["user"]["id"] for body, _ in users]
     clients = [stack.client(token) for _, token in users]
     try:
-        a, b, c, lone = ids
-        # a <-> b <-> c
+        a, b, c, d, lone = ids
+        # a <-> b <-> c <-> d
         for (x, cx), (y, cy) in (
             ((a, clients[0]), (b, clients[1])),
             ((b, clients[1]), (c, clients[2])),
+            ((c, clients[2]), (d, clients[3])),
         ):
             _ok(cx.put(f"/v1/users/me/following/{y}"))
             _ok(cy.put(f"/v1/users/me/following/{x}"))
@@ -106,6 +107,9 @@ def test_mutual_friends_and_degrees(stack, new_user):
         assert _ok(as_a.get(f"/v1/users/me/degree/{b}")) == {"degree": 1, "label": "1st"}
         assert _ok(as_a.get(f"/v1/users/me/degree/{c}")) == {"degree": 2, "label": "2nd"}
         assert _ok(as_a.get(f"/v1/users/me/degree/{lone}")) == {"degree": None, "label": "3rd+"}
+        # Degree 3 comes from the precomputed second-degree sets: refreshed on demand here.
+        stack.schedule("DegreesFunction")
+        assert _ok(as_a.get(f"/v1/users/me/degree/{d}")) == {"degree": 3, "label": "3rd"}
     finally:
         for client in clients:
             client.close()

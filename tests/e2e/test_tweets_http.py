@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -184,3 +185,36 @@ def test_tweet_count_follows_posts_and_deletes(pair):
     eventually(lambda: mine.get("/v1/users/me").json()["tweet_count"] == 2)
     assert mine.delete(f"/v1/tweets/{first['id']}").status_code == 204
     eventually(lambda: mine.get("/v1/users/me").json()["tweet_count"] == 1)
+
+
+def test_a_repeated_post_with_an_idempotency_key_creates_one_tweet(pair):
+    me, mine, _, _ = pair
+    key = {"Idempotency-Key": "post-7f3a"}
+    first = mine.post("/v1/tweets", json={"text": "exactly once"}, headers=key)
+    again = mine.post("/v1/tweets", json={"text": "exactly once"}, headers=key)
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.json() == first.json() and again.headers["idempotent-replayed"] == "true"
+    tweets = mine.get(f"/v1/users/{me['id']}/tweets").json()["items"]
+    assert [t["text"] for t in tweets] == ["exactly once"]
+
+    # The same key for another request is refused; a bad key is a 400; a failed request gives
+    # its key back, so the corrected retry goes through.
+    other = mine.post("/v1/tweets", json={"text": "different"}, headers=key)
+    assert (other.status_code, other.json()["error"]["code"]) == (409, "idempotency_key_reused")
+    long_key = mine.post("/v1/tweets", json={"text": "x"}, headers={"Idempotency-Key": "k" * 65})
+    assert long_key.status_code == 400
+    retry_key = {"Idempotency-Key": "retry-1"}
+    assert mine.post("/v1/tweets", json={"text": " "}, headers=retry_key).status_code == 400
+    assert mine.post("/v1/tweets", json={"text": "fixed"}, headers=retry_key).status_code == 201
+
+    # Racing repeats: one creates; the others replay it or are told it is in progress.
+    race = {"Idempotency-Key": "race-1"}
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(
+            lambda _: mine.post("/v1/tweets", json={"text": "raced"}, headers=race), range(6)
+        ))  # fmt: skip
+    assert {a.status_code for a in answers} <= {201, 409}
+    created = {a.json()["id"] for a in answers if a.status_code == 201}
+    assert len(created) == 1
+    texts = [t["text"] for t in mine.get(f"/v1/users/{me['id']}/tweets").json()["items"]]
+    assert texts.count("raced") == 1

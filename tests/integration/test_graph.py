@@ -82,6 +82,13 @@ def _assert_consistent(users: list[int]) -> None:
             assert mirror is not None and int(mirror.seq) == int(edge.seq)
             mutual = f"O#{a:019d}" in _items(b)
             assert bool(edge.friend) is mutual and bool(mirror.friend) is mutual
+        # The other direction too: every follower edge has its following edge, and the
+        # followers list holds exactly the follower edges (no orphan, none missing).
+        ins = {int(i.uid): i for sk, i in items.items() if sk.startswith("I#")}
+        assert {int(i.uid) for sk, i in items.items() if sk.startswith("IT#")} == set(ins)
+        for b, edge in ins.items():
+            origin = _items(b).get(f"O#{a:019d}")
+            assert origin is not None and int(origin.seq) == int(edge.seq)
 
 
 # ---- follow / unfollow ---------------------------------------------------------------------
@@ -154,14 +161,10 @@ def test_concurrent_follows_and_unfollows_stay_symmetric(graph, make_users):
             else:
                 graph.unfollow(me, other)
 
-    threads = [
-        threading.Thread(target=churn, args=(a, b, 1)),
-        threading.Thread(target=churn, args=(b, a, 2)),
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(churn, a, b, 1), pool.submit(churn, b, a, 2)]
+        for run in runs:
+            run.result()  # a 503 or a crash in either churn fails the test
     _assert_consistent([a, b])
     a_follows, b_follows = _edge_state(a, b)[0] is not None, _edge_state(b, a)[0] is not None
     expected = {

@@ -24,12 +24,14 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {s:<session_id>}:revoked         | string | AUTH_CACHE_TTL + 60 s     | revocation marker     |
 | {s:<session_id>}:seen            | string | 60 s                      | last_seen_at throttle |
 | {login:<lower login>}:failures   | string | LOGIN_WINDOW_SECONDS      | failed logins         |
+| {idem:<user_id>}:<sha256 of key> | string | 24 h (pending: 60 s)      | a POST's first answer |
 | {snowflake}:worker:<n>           | string | WORKER_LEASE_MS           | worker-id lease       |
 | {snowflake}:worker:<n>:last      | string | 1 day                     | last window of id n   |
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 LEASE_MS = 10_000
@@ -103,6 +105,11 @@ def session_seen(session_id: int) -> str:
 
 def login_failures(login: str) -> str:
     return f"{{login:{login.lower()}}}:failures"
+
+
+def idempotency(user_id: int, key: str) -> str:
+    """A POST's Idempotency-Key (hashed: it is the client's text, up to 64 characters)."""
+    return f"{{idem:{user_id}}}:{hashlib.sha256(key.encode()).hexdigest()}"
 
 
 def snowflake_worker(worker_id: int) -> str:

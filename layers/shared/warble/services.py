@@ -13,6 +13,7 @@ from warble.counters import CounterRegistry, StreamCounterProcessor
 from warble.dal.account_state import LoginThrottle, SessionMarkers
 from warble.dal.accounts import SessionRepository, UserRepository
 from warble.dal.cache import LeasedCache
+from warble.dal.idempotency import IdempotencyStore
 from warble.dal.postgres import get_database
 from warble.dal.redis import get_redis
 from warble.dal.worker_lease import RedisWorkerLease
@@ -29,6 +30,14 @@ from warble.settings import get_settings
 @lru_cache(maxsize=1)
 def ids() -> Snowflake:
     return Snowflake(RedisWorkerLease(get_redis()))
+
+
+@lru_cache(maxsize=1)
+def idempotency() -> IdempotencyStore:
+    settings = get_settings()
+    return IdempotencyStore(
+        get_redis(), settings.idempotency_ttl_seconds, settings.idempotency_pending_seconds
+    )
 
 
 @lru_cache(maxsize=1)

@@ -58,6 +58,10 @@ class Settings(BaseSettings):
     login_max_failures: int = 5
     login_window_seconds: int = 900
     max_body_bytes: int = 64 * 1024
+    # API.md: a repeated POST with the same Idempotency-Key within 24 h gets the first answer.
+    idempotency_ttl_seconds: int = 24 * 3600
+    # How long a key stays taken by a request that never finished (its container died).
+    idempotency_pending_seconds: int = 60
     websocket_connection_ttl_seconds: int = 2 * 3600 + 600
     follow_limit: int = 1000
     # An account with at least this many followers is "big": the first page of its follower

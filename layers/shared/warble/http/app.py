@@ -10,6 +10,7 @@ API Gateway's routeKey, which a client cannot forge.
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any
@@ -25,6 +26,7 @@ from warble import services
 from warble.dal import STORE_UNAVAILABLE
 from warble.domain.accounts import Principal
 from warble.errors import (
+    Conflict,
     FieldError,
     NotFound,
     PayloadTooLarge,
@@ -86,6 +88,10 @@ def build_resolver(
     return app
 
 
+IDEMPOTENCY_HEADER = "idempotency-key"  # HTTP API payload 2.0 lower-cases header names
+MAX_IDEMPOTENCY_KEY = 64
+
+
 def body_bytes(event: dict[str, Any]) -> bytes:
     body = event.get("body") or ""
     if event.get("isBase64Encoded"):
@@ -105,6 +111,66 @@ def check_body(event: dict[str, Any], limit: int) -> None:
         raise ValidationFailed(
             [FieldError("body", "must be UTF-8 encoded JSON")], "The body is not valid JSON."
         ) from None
+
+
+def _method(event: dict[str, Any]) -> str:
+    return str(event.get("requestContext", {}).get("http", {}).get("method", "")).upper()
+
+
+def _idempotent(
+    app: APIGatewayHttpResolver, event: dict[str, Any], context: LambdaContext, user: int, key: str
+) -> dict[str, Any]:
+    """API.md: a repeat of a POST with the same Idempotency-Key by the same user within 24 h
+    answers the first (successful) answer again and creates nothing new. Racing repeats: the
+    first takes the key, the others get 409 until it finishes. A failed request gives the key
+    back, so the client can retry it."""
+    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
+        field = FieldError("Idempotency-Key", f"must be 1 to {MAX_IDEMPOTENCY_KEY} characters")
+        return errors.proxy_response(ValidationFailed([field]))
+    fingerprint = hashlib.sha256(
+        b"\0".join(
+            [
+                _method(event).encode(),
+                str(event.get("rawPath", "")).encode(),
+                str(event.get("rawQueryString", "")).encode(),
+                body_bytes(event),
+            ]
+        )
+    ).hexdigest()
+    store = services.idempotency()
+    try:
+        held = store.begin(user, key, fingerprint)
+    except STORE_UNAVAILABLE:
+        logger.warning("idempotency store unavailable", exc_info=True)
+        return errors.proxy_response(Unavailable())
+    if held is not None:
+        if held["fingerprint"] != fingerprint:
+            return errors.proxy_response(
+                Conflict(
+                    "This Idempotency-Key was used for another request.",
+                    code="idempotency_key_reused",
+                )
+            )
+        if held["state"] != "done":
+            return errors.proxy_response(
+                Conflict(
+                    "A request with this Idempotency-Key is in progress.",
+                    code="request_in_progress",
+                )
+            )
+        answer: dict[str, Any] = held["answer"]
+        answer.setdefault("headers", {})["Idempotent-Replayed"] = "true"
+        return answer
+    try:
+        answer = app.resolve(event, context)
+    except BaseException:
+        store.abandon(user, key)
+        raise
+    if 200 <= int(answer.get("statusCode", 500)) < 300:
+        store.finish(user, key, fingerprint, answer)
+    else:
+        store.abandon(user, key)
+    return answer
 
 
 def authorizer_context(event: dict[str, Any]) -> dict[str, Any]:
@@ -155,6 +221,9 @@ def http_handler(
             return errors.proxy_response(Unavailable())
         token = _principal.set(who)
         try:
+            key = (event.get("headers") or {}).get(IDEMPOTENCY_HEADER)
+            if who is not None and key is not None and _method(event) == "POST":
+                return _idempotent(app, event, context, who.user_id, key)
             return app.resolve(event, context)
         finally:
             _principal.reset(token)
