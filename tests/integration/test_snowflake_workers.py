@@ -70,3 +70,15 @@ def test_new_holder_of_a_worker_id_never_reuses_the_previous_holders_timestamps(
     # Then it uses worker 7 but only timestamps above the previous holder's window
     assert worker == 7
     assert timestamp >= 2_000_000_000_000 + 1_000
+
+
+def test_a_clock_gone_backwards_still_renews_the_lease(redis):
+    """Elapsed time computed across a backwards step is negative: it must renew (and so find
+    out whether the lease is still ours), not assume the lease is fresh."""
+    lease = RedisWorkerLease(redis, lease_ms=3_000)
+    worker, _ = lease.current(1_000_000)
+    redis.delete(keys.snowflake_worker(worker))  # the lease lapsed meanwhile (a long freeze)
+    redis.set(keys.snowflake_worker(worker), "someone else", px=3_000)  # and was taken
+    again, _ = lease.current(999_000)  # the clock stepped back a second
+    assert again != worker  # it noticed the lease was gone and took another id
+    assert redis.get(keys.snowflake_worker(again)) is not None

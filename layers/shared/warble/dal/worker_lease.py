@@ -42,7 +42,9 @@ class RedisWorkerLease:
         self._renew = redis.register_script(_RENEW)
 
     def current(self, now_ms: int) -> tuple[int, int]:
-        if self._worker is not None and now_ms - self._renewed_at < self._renew_every:
+        # A clock that went backwards (negative elapsed) renews too: the lease's real age is
+        # unknown then, and skipping renewal could let it lapse while ids are still issued.
+        if self._worker is not None and 0 <= now_ms - self._renewed_at < self._renew_every:
             return self._worker, 0
         if self._worker is not None and self._renew(
             keys=[keys.snowflake_worker(self._worker), keys.snowflake_worker_last(self._worker)],

@@ -29,17 +29,48 @@ _SWAGGER_HTML = """<!doctype html>
 
 @lru_cache(maxsize=1)
 def openapi_document() -> str:
-    """The whole API's OpenAPI document, generated from every router's models."""
-    from warble.http.app import build_resolver
+    """The whole API's OpenAPI document, generated from every router's models, then made to
+    say what the API does (API.md): the public routes need no token, a bad request is a 400
+    in the API's error shape (never Powertools' 422), bodies over 64 KB are a 413, and a POST
+    takes an Idempotency-Key."""
+    import json
+
+    from warble.http import accounts
+    from warble.http.app import MAX_IDEMPOTENCY_KEY, build_resolver
     from warble.http.catalog import all_routers
 
-    return build_resolver(all_routers()).get_openapi_json_schema(
+    generated = build_resolver(all_routers()).get_openapi_json_schema(
         title="Warble API",
         version="1.0.0",
         description="Twitter-style social backend. See API.md for the conventions.",
         security_schemes={"bearer": HTTPBearer(description="Token from signup or login")},
         security=[{"bearer": []}],
     )
+    document: dict[str, Any] = json.loads(generated)
+    public = set(PUBLIC_ROUTES) | set(accounts.PUBLIC_ROUTES)
+    error = {"$ref": "#/components/schemas/ErrorOut"}
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            operation.get("responses", {}).pop("422", None)
+            if f"{method.upper()} {path}" in public:
+                operation["security"] = []
+            if method in ("post", "put", "patch"):
+                operation["responses"]["413"] = {
+                    "description": "payload_too_large",
+                    "content": {"application/json": {"schema": error}},
+                }
+            if method == "post" and f"POST {path}" not in public:
+                operation.setdefault("parameters", []).append(
+                    {
+                        "name": "Idempotency-Key",
+                        "in": "header",
+                        "required": False,
+                        "description": "A repeat within 24 h returns the first answer",
+                        "schema": {"type": "string", "minLength": 1,
+                                   "maxLength": MAX_IDEMPOTENCY_KEY},
+                    }
+                )  # fmt: skip
+    return json.dumps(document)
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,57 @@
+"""The generated OpenAPI document: valid, in step with template.yaml's routes, and saying what
+the API does (API.md): public routes need no token, errors are 400 (never 422), POST takes an
+Idempotency-Key."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from openapi_spec_validator import validate
+from warble.http.meta import PUBLIC_ROUTES, openapi_document
+
+from infra.local.template import load_template
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(scope="module")
+def document() -> dict:
+    return json.loads(openapi_document())
+
+
+def _template_routes() -> set[tuple[str, str]]:
+    template = load_template(ROOT / "template.yaml")
+    routes = set()
+    for resource in template.raw["Resources"].values():
+        for event in (resource.get("Properties", {}).get("Events") or {}).values():
+            if event.get("Type") == "HttpApi" and "Path" in event.get("Properties", {}):
+                routes.add((event["Properties"]["Method"].lower(), event["Properties"]["Path"]))
+    return routes
+
+
+def test_the_document_is_valid_openapi(document):
+    validate(document)
+
+
+def test_every_template_route_is_documented_and_nothing_else(document):
+    documented = {(m, p) for p, ops in document["paths"].items() for m in ops}
+    # Served, not self-described: the two documents and the catch-all 404/405 route.
+    hidden = {("get", "/v1/openapi.json"), ("get", "/v1/docs"), ("any", "$default")}
+    assert documented | hidden == _template_routes()
+
+
+def test_public_routes_need_no_token_and_errors_are_never_422(document):
+    from warble.http.accounts import PUBLIC_ROUTES as ACCOUNT_ROUTES
+
+    public = set(PUBLIC_ROUTES) | set(ACCOUNT_ROUTES)
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            assert "422" not in operation["responses"], (method, path)
+            needs_token = operation.get("security", document["security"]) != []
+            assert needs_token is (f"{method.upper()} {path}" not in public), (method, path)
+    posts = [ops["post"] for ops in document["paths"].values() if "post" in ops]
+    with_key = [op for op in posts if any(p["name"] == "Idempotency-Key" for p in
+                                           op.get("parameters", []))]  # fmt: skip
+    assert len(with_key) == len(posts) - 2  # all but signup and login
