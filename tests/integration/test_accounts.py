@@ -137,3 +137,47 @@ def test_a_release_after_the_window_expired_leaves_no_key_behind(redis):
     redis.delete(keys.login_failures("late"))  # the window passed while the password was checked
     throttle.release("late")
     assert redis.exists(keys.login_failures("late")) == 0
+
+
+def test_a_signup_insert_run_again_after_it_committed_is_not_a_false_conflict(accounts, pg):
+    """Database.run re-runs a write on a fresh connection when the old one broke, which may be
+    after the write committed: the re-run must find its own row, not answer 409."""
+    from warble.dal.accounts import DuplicateAccount, UserRepository
+    from warble.dal.postgres import get_database
+
+    users = UserRepository(get_database())
+    first = users.insert(4242, "retried", "retried@example.com", "hash", "Retried")
+    again = users.insert(4242, "retried", "retried@example.com", "hash", "Retried")
+    assert again == first
+    with pytest.raises(DuplicateAccount):  # someone else's id: a real conflict
+        users.insert(4343, "RETRIED", "other@example.com", "hash", "Other")
+
+
+def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, redis):
+    """The authorizer's session lookup and profile reads go through the lease-guarded cache;
+    with the cache down they answer from PostgreSQL instead of failing."""
+    import redis as redis_lib
+    from warble import services
+    from warble.dal.accounts import SessionRepository, UserRepository
+    from warble.dal.cache import LeasedCache
+    from warble.dal.postgres import get_database
+    from warble.domain.accounts import AccountService
+
+    issued = accounts.signup("outage", "outage@example.com", "password1", None, "phone")
+    down = redis_lib.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2,
+                           decode_responses=True)  # fmt: skip
+    live = services.accounts()
+    degraded = AccountService(
+        users=UserRepository(get_database()),
+        sessions=SessionRepository(get_database()),
+        profiles=LeasedCache(down, 60),
+        session_cache=LeasedCache(down, 60),
+        throttle=live._throttle,
+        markers=live._markers,
+        ids=services.ids(),
+        policy=live._policy,
+    )
+    verdict = degraded.authenticate(issued.token)
+    assert verdict is not None and verdict[0].user_id == issued.user["id"]
+    assert degraded.profile(issued.user["id"])["username"] == "outage"
+    assert degraded.profiles([issued.user["id"]])[issued.user["id"]]["username"] == "outage"

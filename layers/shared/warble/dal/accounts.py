@@ -39,14 +39,24 @@ class UserRepository:
     ) -> dict[str, Any]:
         def work(conn: psycopg.Connection[dict[str, Any]]) -> dict[str, Any]:
             try:
+                # ON CONFLICT (id): Database.run re-runs the work on a fresh connection when the
+                # old one broke, possibly after this INSERT committed; the id is ours (minted
+                # before), so finding it means the first attempt landed: answer with that row
+                # instead of a false "username taken".
                 row = conn.execute(
                     f"INSERT INTO users (id, username, email, password_hash, display_name)"
-                    f" VALUES (%s, %s, %s, %s, %s) RETURNING {_USER_COLUMNS}",
+                    f" VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
+                    f" RETURNING {_USER_COLUMNS}",
                     (user_id, username, email, password_hash, display_name),
                 ).fetchone()
             except pg_errors.UniqueViolation as exc:
                 field = _UNIQUE_INDEXES.get(exc.diag.constraint_name or "", "username")
                 raise DuplicateAccount(field) from exc
+            if row is None:
+                row = conn.execute(
+                    f"SELECT {_USER_COLUMNS} FROM users WHERE id = %s AND username = %s",
+                    (user_id, username),
+                ).fetchone()
             assert row is not None
             return row
 
@@ -106,13 +116,21 @@ class SessionRepository:
     def insert(
         self, session_id: int, user_id: int, token_hash: bytes, device: str, expires_at: datetime
     ) -> SessionRow:
-        row = self._db.run(
-            lambda conn: conn.execute(
-                "INSERT INTO sessions (id, user_id, token_hash, device, expires_at)"
-                " VALUES (%s, %s, %s, %s, %s) RETURNING *",
-                (session_id, user_id, token_hash, device, expires_at),
-            ).fetchone()
-        )
+        def work(conn: psycopg.Connection[dict[str, Any]]) -> dict[str, Any] | None:
+            # Re-runnable after a broken connection, as the users INSERT above.
+            return (
+                conn.execute(
+                    "INSERT INTO sessions (id, user_id, token_hash, device, expires_at)"
+                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING *",
+                    (session_id, user_id, token_hash, device, expires_at),
+                ).fetchone()
+                or conn.execute(
+                    "SELECT * FROM sessions WHERE id = %s AND token_hash = %s",
+                    (session_id, token_hash),
+                ).fetchone()
+            )
+
+        row = self._db.run(work)
         assert row is not None
         return SessionRow(**row)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from warble import keys
-from warble.dal.redis import RedisClient, mget
+from warble.dal.redis import UNAVAILABLE_ERRORS, RedisClient, mget
 
 T = TypeVar("T")
 
@@ -54,8 +54,12 @@ class LeasedCache:
     def get_many_or_load(
         self, cache_keys: list[keys.CacheKey], loader: Callable[[list[int]], list[Any | None]]
     ) -> list[Any | None]:
-        """One MGET; the misses (by index) are leased in one pipeline and loaded in one call."""
-        values = self.get_many(cache_keys)
+        """One MGET; the misses (by index) are leased in one pipeline and loaded in one call.
+        With Redis unreachable, everything is loaded from the source (and nothing filled)."""
+        try:
+            values = self.get_many(cache_keys)
+        except UNAVAILABLE_ERRORS:
+            return loader(list(range(len(cache_keys))))
         missing = [i for i, value in enumerate(values) if value is None]
         if not missing:
             return values
@@ -72,10 +76,15 @@ class LeasedCache:
         return values
 
     def get_or_load(self, key: keys.CacheKey, loader: Callable[[], T | None]) -> T | Any | None:
-        cached = self.get(key)
-        if cached is not None:
-            return cached
-        token = self.lease(key)
+        """The cached value, else the loaded one (filled under a lease). With Redis unreachable
+        the read falls back to the source of truth: a cache outage costs latency, not answers."""
+        try:
+            cached = self.get(key)
+            if cached is not None:
+                return cached
+            token = self.lease(key)
+        except UNAVAILABLE_ERRORS:
+            return loader()
         value = loader()
         if token is not None and value is not None:
             self.fill(key, token, value)
