@@ -12,10 +12,12 @@ import json
 import random
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from warble import keys
+from warble.dal.accounts import UserRepository
 from warble.dal.cache import LeasedCache
 from warble.domain.accounts import Principal, profile_record
 
@@ -128,3 +130,66 @@ def test_readers_and_writers_hammer_one_profile(accounts, redis):
         assert accounts.profile(user_id)["bio"] == final
     cached = redis.get(keys.profile(user_id).value)
     assert cached is None or json.loads(cached)["bio"] == final
+
+
+class PausingUsers(UserRepository):
+    """The real repository, whose next ``get`` stops after reading until released: the window
+    between a cache miss's database read and its fill, held open on purpose."""
+
+    def __init__(self, db: Any) -> None:
+        super().__init__(db)
+        self.armed = False
+        self.read_done = threading.Event()
+        self.release = threading.Event()
+
+    def get(self, user_id: int) -> dict[str, Any] | None:
+        row = super().get(user_id)
+        if self.armed:
+            self.armed = False
+            self.read_done.set()
+            assert self.release.wait(10)
+        return row
+
+
+@pytest.mark.parametrize("cache_class, stays_stale", [(LeasedCache, False), (NaiveCache, True)])
+def test_forced_interleaving_through_the_real_read_and_write_paths(
+    accounts, redis, cache_class, stays_stale
+):
+    """The same interleaving, with the service's own profile read and update_profile (commit,
+    then invalidate) racing in two threads."""
+    from warble import services
+    from warble.dal.postgres import get_database
+    from warble.dal.redis import get_redis
+    from warble.domain.accounts import AccountService
+
+    user_id = _signup(accounts, "erin")
+    live = services.accounts()
+    users = PausingUsers(get_database())
+    service = AccountService(
+        users=users,
+        sessions=live._sessions,
+        profiles=cache_class(get_redis(), ttl_seconds=3600),
+        session_cache=live._session_cache,
+        throttle=live._throttle,
+        markers=live._markers,
+        ids=services.ids(),
+        policy=live._policy,
+    )
+    me = Principal(user_id, 0)
+    service.update_profile(me, {"bio": "v1"})
+    redis.flushdb()
+
+    users.armed = True
+    with ThreadPoolExecutor(1) as pool:
+        reading = pool.submit(service.profile, user_id)  # miss, lease, read v1 ... paused
+        assert users.read_done.wait(10)
+        service.update_profile(me, {"bio": "v2"})  # the writer: commit v2, invalidate
+        users.release.set()  # the reader now tries to fill v1
+        assert reading.result()["bio"] == "v1"
+
+    cached = redis.get(keys.profile(user_id).value)
+    if stays_stale:
+        assert cached is not None and json.loads(cached)["bio"] == "v1"
+    else:
+        assert cached is None or json.loads(cached)["bio"] == "v2"
+        assert service.profile(user_id)["bio"] == "v2"

@@ -12,9 +12,11 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
 from types import ModuleType
 
 import pytest
+import redis as redis_lib
 from aws_lambda_powertools.utilities.parser.models import (
     APIGatewayProxyEventV2Model,
     APIGatewayWebSocketConnectEventModel,
@@ -22,7 +24,7 @@ from aws_lambda_powertools.utilities.parser.models import (
     APIGatewayWebSocketMessageEventModel,
 )
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_REDIS_URL
 
 pytestmark = pytest.mark.integration
 EVENTS = ROOT / "events"
@@ -164,3 +166,39 @@ def test_websocket_samples(accounts, session, moto):
     assert handler(_event("websocket/default.json"), Context())["statusCode"] == 200
     assert handler(_event("websocket/disconnect.json"), Context())["statusCode"] == 200
     assert ConnectionRegistry().for_user(session.user["id"]) == []
+
+
+def test_an_expired_session_is_refused_everywhere(accounts, session, pg, moto):
+    """Sessions last 30 days: past its expiry a token opens nothing (authorizer, handler check
+    of a cached verdict, WebSocket $connect), though its row is still there."""
+    from warble.errors import Unauthorized
+
+    pg.execute(
+        "UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = %s",
+        (session.session.id,),
+    )
+    redis_lib.Redis.from_url(TEST_REDIS_URL).flushdb()  # the cached session row too
+    authorizer = _event("authorizer/request.json")
+    authorizer["headers"]["authorization"] = f"Bearer {session.token}"
+    context = _load_function("authorizer").handler(authorizer, Context())["context"]
+    assert context["user_id"] == ""
+    with pytest.raises(Unauthorized):  # a verdict the gateway cached before the expiry
+        accounts.require(str(session.user["id"]), str(session.session.id), "1000")
+    connect = _event("websocket/connect.json")
+    connect["queryStringParameters"]["token"] = session.token
+    assert _load_function("websocket").handler(connect, Context())["statusCode"] == 401
+    fresh = accounts.login("alice", "correct horse", "laptop")
+    lifetime = fresh.session.expires_at - fresh.session.created_at
+    assert round(lifetime.total_seconds() / 86400) == 30
+
+
+def test_invoke_runs_one_function_with_an_event_file_like_sam_local_invoke():
+    """`python -m infra.local invoke`, on a throwaway moto, as a developer runs it."""
+    ran = subprocess.run(
+        [sys.executable, "-m", "infra.local", "invoke", "MetaFunction",
+         "--event", "events/meta/health.json"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    answer = json.loads(ran.stdout[ran.stdout.index("{") :])
+    assert answer["statusCode"] == 200 and json.loads(answer["body"]) == {"status": "ok"}
