@@ -214,10 +214,17 @@ def test_statuses_for_100_ids_in_order_in_two_batch_reads(graph, make_users):
     unknown = [random.randrange(1 << 40, 1 << 62) for _ in range(96)]
     asked = [others[3], *unknown[:50], others[2], others[1], *unknown[50:], others[0]]
     assert len(asked) == 100
-    store = graph._store
-    before = store.reads
-    answer = graph.relationships(me, asked)
-    assert store.reads - before == 2
+    calls: list[int] = []
+    client = GraphItem._get_connection().connection.client  # the botocore client pynamodb uses
+    hook = lambda params, **_: calls.append(  # noqa: E731
+        sum(len(t["Keys"]) for t in params["RequestItems"].values())
+    )
+    client.meta.events.register("provide-client-params.dynamodb.BatchGetItem", hook)
+    try:
+        answer = graph.relationships(me, asked)
+    finally:
+        client.meta.events.unregister("provide-client-params.dynamodb.BatchGetItem", hook)
+    assert calls == [100, 100]  # 200 keys (two per id) in two real BatchGetItem calls
     assert [uid for uid, _ in answer] == asked
     statuses = dict(answer)
     assert statuses[others[0]] == "following"
