@@ -94,9 +94,7 @@ def login_event(login: str) -> dict[str, Any]:
 @group("accounts", "profile read (warm cache) and login, through the AccountsFunction handler")
 def accounts_group(run: Run) -> Iterator[Benchmark]:
     import bcrypt
-    import boto3
     import psycopg
-    import redis
     from warble import keys, services
     from warble.dal.account_state import _RELEASE, _RESERVE
     from warble.http import views
@@ -108,18 +106,11 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
     session_id = int(who.alice.session.id)
 
     # A bare client of each store, configured like the app's, for the raw operations.
-    raw = redis.Redis.from_url(
-        stack.BENCH_REDIS_URL,
-        decode_responses=True,
-        socket_timeout=2.0,
-        socket_connect_timeout=2.0,
-        health_check_interval=30,
-    )
+    raw, ddb = stack.raw_clients(run, who.stack)
     pg = psycopg.connect(
         f"host=127.0.0.1 user=postgres dbname={stack.BENCH_DB} sslmode=disable", autocommit=True
     )
-    ddb = boto3.client("dynamodb", endpoint_url=who.stack.moto_url, region_name="us-east-1")
-    run.cleanups += [raw.close, pg.close, ddb.close]
+    run.cleanups.append(pg.close)
 
     # ---- GET /v1/users/{id}, warm cache ---------------------------------------------------
     revoked_key, seen_key = keys.session_revoked(session_id), keys.session_seen(session_id)

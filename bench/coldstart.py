@@ -34,7 +34,7 @@ NO_PYC_EVERY = 2  # the slow no-.pyc pair runs in every 2nd round only
 
 _CHILD = r"""
 import sys, time
-target, fn_dir, shared, event_file, no_pyc = sys.argv[1:6]
+target, fn_dir, shared, event_file, no_pyc, module = sys.argv[1:7]
 if no_pyc == "1":
     import sysconfig
     import importlib._bootstrap_external as bootstrap
@@ -50,7 +50,8 @@ start = time.perf_counter_ns()
 if target == "boto3":
     import boto3
 else:
-    import app
+    import importlib
+    app = importlib.import_module(module)
 out = {"import_ns": time.perf_counter_ns() - start, "modules": len(sys.modules)}
 import json
 if event_file:
@@ -77,12 +78,32 @@ print("BENCH " + json.dumps(out))
 """
 
 
-def _child(target: str, env: dict[str, str], event_file: str = "", no_pyc: bool = False) -> dict:
-    fn_dir = stack.FUNCTIONS / target
+def template_functions() -> dict[str, tuple[Path, str]]:
+    """Every function of template.yaml: {short name: (code directory, handler module)}."""
+    from infra.local.template import load_template
+
+    template = load_template(stack.ROOT / "template.yaml")
+    found = {}
+    for spec in template.functions.values():
+        code = spec.code_uri if spec.code_uri.is_absolute() else stack.ROOT / spec.code_uri
+        module = spec.handler.rsplit(".", 1)[0]
+        found[code.name if code.parent.name == "functions" else module] = (code, module)
+    return found
+
+
+def _child(
+    target: str,
+    env: dict[str, str],
+    event_file: str = "",
+    no_pyc: bool = False,
+    code: tuple[Path, str] | None = None,
+) -> dict:
+    fn_dir, module = code or (stack.FUNCTIONS / target, "app")
     command = [sys.executable, "-I"]
     if no_pyc:
         command.append("-B")  # and write none either
-    command += ["-c", _CHILD, target, str(fn_dir), str(stack.SHARED), event_file, str(int(no_pyc))]
+    command += ["-c", _CHILD, target, str(fn_dir), str(stack.SHARED), event_file, str(int(no_pyc)),
+                module]  # fmt: skip
     started = time.perf_counter_ns()
     lambda_env = {
         # What Lambda sets. LAMBDA_TASK_ROOT matters: without it aws_xray_sdk (imported by
@@ -91,7 +112,7 @@ def _child(target: str, env: dict[str, str], event_file: str = "", no_pyc: bool 
         "AWS_LAMBDA_FUNCTION_NAME": target,
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024",
-        "_HANDLER": "app.handler",
+        "_HANDLER": f"{module}.handler",
         "POWERTOOLS_SERVICE_NAME": target,
     }
     proc = subprocess.run(
@@ -147,6 +168,11 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
     stack.load_function("accounts").handler(events["accounts"], stack.Context())
 
     env = dict(os.environ)
+    # The other functions (stream consumers, schedules, the graph and tweets APIs, the
+    # migration): import and initialisation only; their first invocation needs stream records
+    # or a schedule, not a sample request.
+    every = template_functions()
+    import_only = [name for name in every if name not in FUNCTIONS]
     reps = max(3, round(REPS * run.scale))
     samples: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="warble-bench-") as tmp:
@@ -159,12 +185,13 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
         for rep in range(reps):
             order: list[tuple[str, str, bool]] = [("boto3", "", False)]
             order += [(name, files[name], False) for name in FUNCTIONS]
+            order += [(name, "", False) for name in import_only]
             if rep % NO_PYC_EVERY == 0:
                 order += [("boto3", "", True), ("accounts", "", True)]
             for target, event_file, no_pyc in order:
                 if target == "accounts" and event_file:
                     raw.delete(seen_key)  # so the first request also opens PostgreSQL
-                out = _child(target, env, event_file, no_pyc)
+                out = _child(target, env, event_file, no_pyc, code=every.get(target))
                 for answer in out.get("answers", []):
                     if not _ok(target, answer, user_id):
                         raise RuntimeError(f"{target} answered {answer}")
@@ -177,10 +204,10 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
         return fmt_ns(sorted(series(key, "wall_ns"))[len(samples[key]) // 2])
 
     boto3_label = "import boto3 (fresh process)"
-    for name in FUNCTIONS:
+    for name in [*FUNCTIONS, *import_only]:
         modules = samples[name][0]["modules"]
         yield Precomputed(
-            f"cold start: import + init of functions/{name}/app.py ({reps} fresh processes)",
+            f"cold start: import + init of {name} ({reps} fresh processes)",
             ("import app", series(name, "import_ns")),
             [(boto3_label, series("boto3", "import_ns"))],
             notes=[

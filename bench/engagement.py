@@ -100,8 +100,6 @@ def likes_per_second(result: Result) -> list[str]:
 
 @group("engagement", "like counter consumer (per-batch aggregation) and a page with counts")
 def engagement_group(run: Run) -> Iterator[Item]:
-    import boto3
-    import redis
     from warble import keys, services
     from warble.dal.likes import LikeStore
     from warble.settings import get_settings
@@ -111,15 +109,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
 
     bench_stack = stack.shared(run)
     settings = get_settings()
-    raw = redis.Redis.from_url(
-        stack.BENCH_REDIS_URL,
-        decode_responses=True,
-        socket_timeout=2.0,
-        socket_connect_timeout=2.0,
-        health_check_interval=30,
-    )
-    ddb = boto3.client("dynamodb", endpoint_url=bench_stack.moto_url, region_name="us-east-1")
-    run.cleanups += [raw.close, ddb.close]
+    raw, ddb = stack.raw_clients(run, bench_stack)
     accounts, tweets, ids = services.accounts(), services.tweets(), services.ids()
     store = LikeStore()
     counters_table = settings.counters_table

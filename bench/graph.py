@@ -264,8 +264,6 @@ def write_check(what: str, path: Step, raw: Step) -> list[str]:
 
 @group("graph", "follow/unfollow, statuses, a followers page and degrees (GraphFunction)")
 def graph_group(run: Run) -> Iterator[Benchmark]:
-    import boto3
-    import redis
     from warble import keys, services
     from warble.settings import get_settings
 
@@ -277,15 +275,7 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
     dana = int(who.degree_viewer.user["id"])
 
     # A bare client of each store, configured like the app's, for the raw operations.
-    raw = redis.Redis.from_url(
-        stack.BENCH_REDIS_URL,
-        decode_responses=True,
-        socket_timeout=2.0,
-        socket_connect_timeout=2.0,
-        health_check_interval=30,
-    )
-    ddb = boto3.client("dynamodb", endpoint_url=bench_stack.moto_url, region_name="us-east-1")
-    run.cleanups += [raw.close, ddb.close]
+    raw, ddb = stack.raw_clients(run, bench_stack)
 
     def session_check(issued: Any) -> Callable[[], Any]:
         """The handler's first round trip: the revocation marker and the last-seen throttle."""

@@ -127,6 +127,24 @@ def shared(run: Any) -> Stack:
     return result
 
 
+def raw_clients(run: Any, bench_stack: Stack) -> tuple[Any, Any]:
+    """A bare Redis client (configured like the app's) and a bare DynamoDB client, for the raw
+    operations a path is compared with; closed with the run."""
+    import boto3
+    import redis
+
+    raw = redis.Redis.from_url(
+        BENCH_REDIS_URL,
+        decode_responses=True,
+        socket_timeout=2.0,
+        socket_connect_timeout=2.0,
+        health_check_interval=30,
+    )
+    ddb = boto3.client("dynamodb", endpoint_url=bench_stack.moto_url, region_name="us-east-1")
+    run.cleanups += [raw.close, ddb.close]
+    return raw, ddb
+
+
 def reset_clients() -> None:
     """Forget every client and service Warble built, so the next use reads the environment."""
     from warble import services

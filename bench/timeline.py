@@ -218,8 +218,6 @@ def per_follower(sizes: dict[str, int | None]) -> Callable[[Result], list[str]]:
 
 @group("timeline", "home page read (warm), fan-out on write, stream delivery, fan-out growth")
 def timeline_group(run: Run) -> Iterator[Item]:
-    import boto3
-    import redis
     from warble import keys, services
     from warble.dal.graph import DynamoGraphStore
     from warble.dal.redis import get_redis
@@ -230,15 +228,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
 
     bench_stack = stack.shared(run)
     settings = get_settings()
-    raw = redis.Redis.from_url(
-        stack.BENCH_REDIS_URL,
-        decode_responses=True,
-        socket_timeout=2.0,
-        socket_connect_timeout=2.0,
-        health_check_interval=30,
-    )
-    ddb = boto3.client("dynamodb", endpoint_url=bench_stack.moto_url, region_name="us-east-1")
-    run.cleanups += [raw.close, ddb.close]
+    raw, ddb = stack.raw_clients(run, bench_stack)
     accounts, tweets, timelines = services.accounts(), services.tweets(), services.timelines()
 
     # ---- GET /v1/timeline/home?limit=20, all cached -----------------------------------------

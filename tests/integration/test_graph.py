@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import boto3
 import pytest
 from warble import services
 from warble.counters import ClaimsTaken, TransactionRetry
@@ -27,7 +26,7 @@ from warble.errors import (
     ValidationFailed,
 )
 
-from infra.local.streams import to_lambda_record
+from tests.support.streams import all_records
 
 pytestmark = pytest.mark.integration
 
@@ -269,25 +268,12 @@ def test_big_accounts_first_page_is_cached_and_invalidated(graph, make_users, re
 # ---- stream counters -----------------------------------------------------------------------
 def _stream_records(users: set[int]) -> list[dict[str, Any]]:
     """This test's records from the graph table's real stream, in Lambda's event shape."""
-    settings_table = services.get_settings().graph_table
-    dynamodb = boto3.client("dynamodb")
-    streams = boto3.client("dynamodbstreams")
-    arn = dynamodb.describe_table(TableName=settings_table)["Table"]["LatestStreamArn"]
-    records = []
-    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-        iterator = streams.get_shard_iterator(
-            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-        )["ShardIterator"]
-        while iterator:
-            answer = streams.get_records(ShardIterator=iterator, Limit=1000)
-            for raw in answer["Records"]:
-                pk = raw["dynamodb"]["Keys"]["pk"]["S"]
-                if pk.startswith("U#") and int(pk[2:]) in users:
-                    records.append(to_lambda_record(raw, arn))
-            if not answer["Records"]:
-                break
-            iterator = answer.get("NextShardIterator")
-    return records
+    return [
+        record
+        for record in all_records(services.get_settings().graph_table)
+        if record["dynamodb"]["Keys"]["pk"]["S"].startswith("U#")
+        and int(record["dynamodb"]["Keys"]["pk"]["S"][2:]) in users
+    ]
 
 
 def _followers(user_id: int) -> int:

@@ -19,7 +19,7 @@ from warble.dal import likes as dal_likes
 from warble.dal import tweets as dal_tweets
 from warble.errors import NotFound
 
-from tests.support.streams import StreamTap
+from tests.support.streams import StreamTap, all_records
 
 pytestmark = pytest.mark.integration
 
@@ -198,31 +198,12 @@ def test_a_hot_tweet_takes_one_counter_write_per_transaction_not_per_like(world)
     store = dal_counters.DynamoCounterStore(3600)
     processor = StreamCounterProcessor(store, services.counter_registry())
     settings = services.get_settings()
-    tap_records = [r for r in _all_likes_records(settings.likes_table) if f"T#{tweet}" in str(r)]
+    tap_records = [r for r in all_records(settings.likes_table) if f"T#{tweet}" in str(r)]
     outcome = processor.process({"Records": tap_records})
     # 150 edge records (the list items count nothing): 99 claims + 1 counter update fill one
     # transaction, so two transactions, each ONE write of the tweet's counter.
     assert outcome.failures == [] and outcome.transactions == 2
     assert store.read([f"T#{tweet}"])[f"T#{tweet}"]["like_count"] == 150
-
-
-def _all_likes_records(table: str) -> list[dict[str, Any]]:
-    from infra.local.streams import to_lambda_record
-
-    dynamodb, streams = boto3.client("dynamodb"), boto3.client("dynamodbstreams")
-    arn = dynamodb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
-    records = []
-    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-        iterator = streams.get_shard_iterator(
-            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-        )["ShardIterator"]
-        while iterator:
-            answer = streams.get_records(ShardIterator=iterator, Limit=1000)
-            records += [to_lambda_record(raw, arn) for raw in answer["Records"]]
-            if not answer["Records"]:
-                break
-            iterator = answer.get("NextShardIterator")
-    return records
 
 
 def test_reconciliation_repairs_a_corrupted_counter_and_reports_it(world):

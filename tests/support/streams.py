@@ -41,3 +41,21 @@ class StreamTap:
                     break
             self._iterators[index] = (arn, iterator)
         return records
+
+
+def all_records(table: str) -> list[dict[str, Any]]:
+    """Every record still in the table's stream (from TRIM_HORIZON), in Lambda's shape."""
+    dynamodb, streams = boto3.client("dynamodb"), boto3.client("dynamodbstreams")
+    arn = dynamodb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
+    records = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        while iterator:
+            answer = streams.get_records(ShardIterator=iterator, Limit=1000)
+            records += [to_lambda_record(raw, arn) for raw in answer["Records"]]
+            if not answer["Records"]:
+                break
+            iterator = answer.get("NextShardIterator")
+    return records

@@ -30,10 +30,7 @@ def _user(raw: str, viewer: int, *, allow_me: bool = False) -> int:
 
 
 def _page(page: Page, viewer: int) -> dict[str, Any]:
-    return {
-        "items": [views.user(record, viewer_id=viewer) for record in page.users],
-        "next_cursor": page.next_cursor,
-    }
+    return views.user_page(page.users, page.next_cursor, viewer)
 
 
 @router.put(

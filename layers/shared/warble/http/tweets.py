@@ -136,10 +136,7 @@ def unlike(tweet_id: Id) -> dict[str, Any]:
 def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
     page = services.likes().likers(me, id_or_400(tweet_id, "tweet_id"), limit, cursor)
-    return {
-        "items": [views.user(record, viewer_id=me) for record in page.users],
-        "next_cursor": page.next_cursor,
-    }
+    return views.user_page(page.users, page.next_cursor, me)
 
 
 @router.get(

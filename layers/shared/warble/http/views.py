@@ -35,3 +35,11 @@ def session(row: Session, current: bool) -> dict[str, Any]:
         "expires_at": clock.rfc3339(row.expires_at),
         "current": current,
     }
+
+
+def user_page(users: list[dict[str, Any]], next_cursor: str | None, viewer: int) -> dict[str, Any]:
+    """A page of Users as API.md's lists answer it."""
+    return {
+        "items": [user(record, viewer_id=viewer) for record in users],
+        "next_cursor": next_cursor,
+    }
