@@ -223,7 +223,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
     from warble.dal.redis import get_redis
     from warble.dal.timelines import _PUSH_IF_BUILT, TimelineStore, member, parse_member
     from warble.dal.tweets import TweetStore
-    from warble.domain.timelines import TimelinePolicy, TimelineService
+    from warble.domain.timelines import FOLLOWER_PAGE, TimelinePolicy, TimelineService
     from warble.settings import get_settings
 
     bench_stack = stack.shared(run)
@@ -469,7 +469,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
         raw_push_scripts(big_keys, entry)
 
     def raw_query_page() -> Any:
-        # DynamoGraphStore.page's Query: the newest 1,000 followers (+1 to see whether more).
+        # DynamoGraphStore.page's Query: the newest FOLLOWER_PAGE followers (+1: more?).
         return ddb.query(
             TableName=graph.graph_table,
             KeyConditionExpression="#pk = :pk AND begins_with(#sk, :prefix)",
@@ -477,7 +477,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
             ExpressionAttributeValues={":pk": {"S": f"U#{big}"}, ":prefix": {"S": "IT#"}},
             ScanIndexForward=False,
             ConsistentRead=True,
-            Limit=1001,
+            Limit=FOLLOWER_PAGE + 1,
         )
 
     fanout_path = fanout(in_memory, big)
@@ -503,14 +503,14 @@ def timeline_group(run: Run) -> Iterator[Item]:
         )
 
     fanout_floor = "raw sum, in sequence: EVALSHA + MGET + its EVALSHA pipelines"
-    pages = -(-n_big // 1000)
+    pages = -(-n_big // FOLLOWER_PAGE)
     seen: dict[str, float] = {}
 
     def remember_medians(result: Result) -> list[str]:
         seen.update({r.label: r.stats.median_ns for r in (result.path, *result.baselines)})
         return []
 
-    query_label = "raw DynamoDB Query, one page of 1,000 followers (moto)"
+    query_label = f"raw DynamoDB Query, one page of up to {FOLLOWER_PAGE:,} followers (moto)"
     yield Benchmark(
         f"Fan-out of one tweet to {n_big:,} followers (TimelineService.tweet_created)",
         fanout_path,
@@ -540,9 +540,10 @@ def timeline_group(run: Run) -> Iterator[Item]:
             f"go {CHUNK} a pipeline, each a Lua script (EXISTS, ZADD, ZREMRANGEBYRANK)",
             "the followers list comes from memory: the TimelineService is built as "
             "warble.services builds it but its graph store answers the followers pages from the "
-            "rows DynamoGraphStore.page returned once. The real path also reads them, 1,000 a "
-            f"strongly consistent Query ({pages} here, in sequence): on DynamoDB about 10-20 ms "
-            "each; on moto each Query re-sorts the author's whole partition (2 items a "
+            "rows DynamoGraphStore.page returned once. The real path also reads them, "
+            f"{FOLLOWER_PAGE:,} a strongly consistent Query ({pages} here): on DynamoDB one "
+            "call returns up to 1 MB (about 15,000 of these items) in about 10-20 ms; on moto "
+            "each Query re-sorts the author's whole partition (2 items a "
             f"follower), see the Query row, so {pages} of them would be all this benchmark "
             "measured (the end-to-end benchmark below reads them for real)",
             setup_note,
@@ -576,8 +577,8 @@ def timeline_group(run: Run) -> Iterator[Item]:
         notes=[
             f"below the threshold (celebrity_followers = {settings.celebrity_followers:,}) the "
             f"cost grows with the followers: one pipeline per {CHUNK} (and, on the real path, "
-            "one Query per 1,000); above it the tweet only joins the author's own timeline and "
-            "recent set, and readers merge it in (constant)",
+            f"one Query per {FOLLOWER_PAGE:,}); above it the tweet only joins the author's own "
+            "timeline and recent set, and readers merge it in (constant)",
             f"the celebrity row is the {n_big:,}-follower author under a TimelineService with "
             f"celebrity_followers = {threshold:,} (same stores, only the policy differs)",
         ],
@@ -634,6 +635,7 @@ def end_to_end(
     """Post through TweetService, let the stream poller deliver, time the last timeline."""
     from warble import keys, services
     from warble.dal.timelines import member
+    from warble.domain.timelines import FOLLOWER_PAGE
 
     from infra.local.lambdas import LambdaRuntime
     from infra.local.services import provision
@@ -762,8 +764,8 @@ def end_to_end(
         notes.append(
             f"the same fan-out with the followers list in memory took {fmt_ns(in_memory)} "
             f"(previous benchmark): the other {fmt_ns(fanned - in_memory)} is reading "
-            f"{-(-n // 1000)} page(s) of followers from moto, whose Query re-sorts the author's "
-            "whole partition for every page (on DynamoDB: about 10-20 ms a page)"
+            f"{-(-n // FOLLOWER_PAGE)} page(s) of followers from moto, whose Query re-sorts the "
+            "author's whole partition for every page (on DynamoDB: about 10-20 ms a page)"
         )
     if timeouts:
         notes.append(
