@@ -148,7 +148,11 @@ async def _run_schedule(
     expression = str(props.get("Schedule") or props.get("ScheduleExpression"))
     match = _RATE.match(expression.strip())
     if match is None:
-        log.warning("%s: schedule %r is not run locally (only rate(...) is)", function_id, rule)
+        log.info(
+            "%s: schedule %r (%s) runs on demand only: python -m infra.local schedule %s"
+            " --endpoint-url <moto>",
+            function_id, rule, expression, function_id,
+        )  # fmt: skip
         return
     period = int(match.group(1)) * _UNIT_SECONDS[match.group(2).rstrip("s")]
     log.info("%s: schedule %s every %d s", function_id, rule, period)
