@@ -124,3 +124,12 @@ class LeasedCache:
     def invalidate(self, key: keys.CacheKey) -> None:
         """Call after the database commit. Both keys share a hash tag: one DEL, one slot."""
         self._redis.delete(key.value, key.lease)
+
+    def invalidate_many(self, cache_keys: list[keys.CacheKey]) -> None:
+        """``invalidate`` for many keys in one pipelined round trip (one DEL per slot)."""
+        if not cache_keys:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for key in cache_keys:
+            pipe.delete(key.value, key.lease)
+        pipe.execute()

@@ -201,10 +201,8 @@ class GraphService:
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
-        for key in counter_keys:
-            user_id = user_of_counter_key(key)
-            if user_id is not None:
-                self._counts.invalidate(keys.counts(user_id))
+        users = [user_of_counter_key(key) for key in counter_keys]
+        self._counts.invalidate_many([keys.counts(uid) for uid in users if uid is not None])
 
     # ---- lists -------------------------------------------------------------------------
     def following(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> Page:

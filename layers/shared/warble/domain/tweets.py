@@ -112,13 +112,13 @@ class TweetService:
         """The retweet, and whether it was created now (False: it existed already)."""
         from warble.dal.tweets import AlreadyRetweeted, ParentMissing, StoredTweet
 
-        original = self._load_one(original_id)
+        original = self.load_one(original_id)
         if original is None:
             raise NotFound("No such tweet.")
         if original.retweet_of is not None:  # retweeting a retweet retweets its original
             return self.retweet(user_id, original.retweet_of)
         existing = self._store.retweet_by(user_id, original.id)
-        if existing is not None and (found := self._load_one(existing)) is not None:
+        if existing is not None and (found := self.load_one(existing)) is not None:
             return self.render([found], viewer=user_id)[0], False
         tweet = StoredTweet(
             id=self._ids.next_id(),
@@ -133,7 +133,7 @@ class TweetService:
         except ParentMissing:
             raise NotFound("No such tweet.") from None
         except AlreadyRetweeted as exc:
-            found = self._load_one(exc.retweet_id)
+            found = self.load_one(exc.retweet_id)
             if found is None:
                 raise NotFound("No such tweet.") from None
             return self.render([found], viewer=user_id)[0], False
@@ -142,15 +142,15 @@ class TweetService:
     def unretweet(self, user_id: int, original_id: int) -> None:
         existing = self._store.retweet_by(user_id, original_id)
         if existing is None:
-            if self._load_one(original_id) is None:
+            if self.load_one(original_id) is None:
                 raise NotFound("No such tweet.")  # an unknown id is a 404, not a no-op
             return  # idempotent
-        tweet = self._load_one(existing)
+        tweet = self.load_one(existing)
         if tweet is not None:
             self._delete(tweet)
 
     def delete(self, user_id: int, tweet_id: int) -> None:
-        tweet = self._load_one(tweet_id)
+        tweet = self.load_one(tweet_id)
         if tweet is None:
             raise NotFound("No such tweet.")
         if tweet.author_id != user_id:
@@ -192,12 +192,8 @@ class TweetService:
         return deleted
 
     # ---- reads --------------------------------------------------------------------------
-    def load_one(self, tweet_id: int) -> StoredTweet | None:
-        """The stored tweet (cache first), or None if there is none (or it was deleted)."""
-        return self._load_one(tweet_id)
-
     def get(self, viewer: int, tweet_id: int) -> dict[str, Any]:
-        tweet = self._load_one(tweet_id)
+        tweet = self.load_one(tweet_id)
         rendered = self.render([tweet], viewer=viewer) if tweet else []
         if not rendered:
             raise NotFound("No such tweet.")
@@ -211,7 +207,7 @@ class TweetService:
         return self._page(tweets, limit, f"user{user_id}", viewer)
 
     def replies(self, viewer: int, tweet_id: int, limit: int, cursor: str | None) -> TweetPage:
-        if self._load_one(tweet_id) is None:
+        if self.load_one(tweet_id) is None:
             raise NotFound("No such tweet.")
         before = decode_cursor(f"replies{tweet_id}", cursor)
         keys_ = self._store.reply_keys(tweet_id, before, limit)
@@ -233,7 +229,8 @@ class TweetService:
         return TweetPage(self.render(tweets, viewer=viewer), next_cursor)
 
     # ---- loading and hydration ---------------------------------------------------------
-    def _load_one(self, tweet_id: int) -> StoredTweet | None:
+    def load_one(self, tweet_id: int) -> StoredTweet | None:
+        """The stored tweet (cache first), or None if there is none (or it was deleted)."""
         cached = self._cache.get(keys.tweet(tweet_id))
         if cached == TOMBSTONE:
             return None
@@ -287,13 +284,15 @@ class TweetService:
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
-        for key in counter_keys:
-            if key.startswith("T#"):
-                self._counts.invalidate(keys.tweet_counts(int(key[2:])))
+        self._counts.invalidate_many(
+            [keys.tweet_counts(int(key[2:])) for key in counter_keys if key.startswith("T#")]
+        )
 
     def render(self, tweets: list[StoredTweet], viewer: int) -> list[dict[str, Any]]:
         """API.md Tweets, with authors, retweeted originals, counters and the viewer's flags
         hydrated in batches."""
+        if not tweets:
+            return []
         originals = {
             t.id: t
             for t in self.load(
@@ -302,8 +301,6 @@ class TweetService:
                 if t.retweet_of is not None and t.retweet_of_author is not None
             )
         }
-        if not tweets:
-            return []
         authors = self._accounts.profiles(
             [t.author_id for t in tweets] + [o.author_id for o in originals.values()]
         )
