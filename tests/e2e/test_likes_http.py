@@ -3,6 +3,8 @@ deleted-tweet cleanup, and the reconciliation function run on demand)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.e2e.test_tweets_http import eventually, post
@@ -85,3 +87,35 @@ def test_reconciliation_runs_on_demand_against_the_running_stack(stack, pair):
     report = stack.schedule("ReconcileFunction")
     assert f"T#{tweet}" not in {r["key"] for r in report["repaired"]}
     assert engagement(mine, tweet)[0] == 1
+
+
+def test_a_poison_record_reaches_the_failure_queue_and_good_likes_still_count(stack, pair):
+    """A like edge with an unreadable tweet id, written to the stack's likes table: the counter
+    consumer reports it, the poller retries it 5 times, then sends it to CounterFailureQueue,
+    while the likes around it are counted."""
+    import boto3
+
+    _, mine, _, theirs = pair
+    tweet = post(theirs, "counted around a poison")["id"]
+    aws = {"endpoint_url": stack.moto, "region_name": "us-east-1",
+           "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}  # fmt: skip
+    boto3.client("dynamodb", **aws).put_item(
+        TableName=f"{stack.stack_name}-likes",
+        Item={"pk": {"S": "U#1"}, "sk": {"S": "T#poison"}},
+    )
+    assert mine.put(f"/v1/tweets/{tweet}/like").status_code == 200
+    eventually(lambda: engagement(mine, tweet)[0] == 1)
+
+    sqs = boto3.client("sqs", **aws)
+    queue = sqs.get_queue_url(QueueName=f"{stack.stack_name}-counter-failures")["QueueUrl"]
+    bodies: list[dict] = []
+
+    def poison_in_queue() -> bool:
+        answer = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=0)
+        bodies.extend(json.loads(m["Body"]) for m in answer.get("Messages", []))
+        return any(b["requestContext"]["condition"] == "RetryAttemptsExhausted" for b in bodies)
+
+    eventually(poison_in_queue, timeout=15)
+    info = bodies[-1]["DDBStreamBatchInfo"]
+    assert info["streamArn"].split("/")[1] == f"{stack.stack_name}-likes"
+    assert bodies[-1]["requestContext"]["approximateInvokeCount"] == 6  # 1 + 5 retries

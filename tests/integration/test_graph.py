@@ -327,9 +327,9 @@ def test_stream_batches_delivered_twice_or_failing_halfway_leave_counters_exact(
     outcome = processor.process(batch)
     assert outcome.failures, "the injected failure stops the batch half-way"
     failed = set(outcome.failures)
-    assert [r["dynamodb"]["SequenceNumber"] in failed for r in records] == sorted(
-        r["dynamodb"]["SequenceNumber"] in failed for r in records
-    )  # a failure reports that record and every later one
+    # Only the records of the failed transactions are reported; the chunks after the injected
+    # streak were still applied (Lambda restarts from the lowest failure; claims dedupe them).
+    assert records[-1]["dynamodb"]["SequenceNumber"] not in failed
 
     # Lambda retries from the first failure; then the whole batch arrives again, twice.
     retry = {"Records": [r for r in records if r["dynamodb"]["SequenceNumber"] in failed]}

@@ -234,3 +234,31 @@ def test_reconciliation_repairs_a_corrupted_counter_and_reports_it(world):
     assert world.tweets.get(bob, tweet)["like_count"] == 1  # the cache was dropped too
     assert services.graph().counts([alice])[alice]["tweet_count"] == 1
     assert [r for r in reconciler.run() if r.key in (f"T#{tweet}", f"U#{alice}")] == []
+
+
+def test_a_poison_record_is_reported_alone_and_holds_no_good_record_back(world):
+    """An unreadable record in the middle of a batch: the others are applied once; only it is
+    reported (Lambda restarts from it; the claims make the redelivered ones no-ops)."""
+    alice = world.user("alice")
+    tweet = int(world.tweets.post(alice, "counted around a poison", None, [])["id"])
+    world.settle()
+    settings = services.get_settings()
+    tap = StreamTap([settings.likes_table])
+    fans = random.sample(range(1 << 40, 1 << 41), 6)
+    for fan in fans[:3]:
+        world.likes.like(fan, tweet)
+    boto3.client("dynamodb").put_item(
+        TableName=settings.likes_table,
+        Item={"pk": {"S": f"U#{fans[3]}"}, "sk": {"S": "T#not-a-tweet-id"}},
+    )
+    for fan in fans[4:]:
+        world.likes.like(fan, tweet)
+    records = [r for r in tap.drain() if r["dynamodb"]["Keys"]["sk"]["S"].startswith("T#")]
+    poison = next(r for r in records if r["dynamodb"]["Keys"]["sk"]["S"] == "T#not-a-tweet-id")
+    processor = StreamCounterProcessor(dal_counters.DynamoCounterStore(3600),
+                                       services.counter_registry())  # fmt: skip
+    for _ in range(2):  # the retry after the report: everything else is deduplicated
+        outcome = processor.process({"Records": records})
+        assert outcome.failures == [poison["dynamodb"]["SequenceNumber"]]
+    counted = dal_counters.DynamoCounterStore(3600).read([f"T#{tweet}"])[f"T#{tweet}"]
+    assert counted["like_count"] == 5

@@ -4,7 +4,9 @@ The reusable mechanism behind ``followers_count`` (and later like, retweet, repl
 counts). A source table registers an *extractor* that turns one stream record into counter
 deltas ``(counter key, field, +/-n)``; the consumer then, per Lambda batch:
 
-1. extracts every record's deltas (a record that cannot be read fails, with every later one);
+1. extracts every record's deltas; a record that cannot be read is reported, and the others are
+   still applied (deltas commute, so order does not matter, and a poison record must not hold
+   good ones back: after the retries they would reach the failure queue unapplied);
 2. cuts the records, in stream order, into chunks that fit one TransactWriteItems (at most 100
    actions: one claim per record plus one update per distinct counter item, which adds to each
    of its fields);
@@ -15,9 +17,10 @@ deltas ``(counter key, field, +/-n)``; the consumer then, per Lambda batch:
    its checkpoint, a bisected half is sent again), drops those records and retries the rest, so
    their deltas are never added twice. Powertools' idempotency alone could not give this: its
    record is written apart from the counter, so a crash between the two half-applies a batch;
-5. reports what it could not apply as ``batchItemFailures`` (the first failed record and every
-   later one, as an ordered stream consumer must); Lambda retries them, bisects, and after
-   MaximumRetryAttempts sends them to the on-failure SQS queue.
+5. reports what it could not apply as ``batchItemFailures``. Lambda restarts the batch from the
+   lowest of them, so records applied after it come again and find their claims; after
+   MaximumRetryAttempts the range goes to the on-failure SQS queue, where only the reported
+   records are unapplied.
 
 Nothing here touches a store library: the transaction is ``CounterStore.apply``.
 """
@@ -90,7 +93,7 @@ class CounterRegistry:
 
 @dataclass
 class _Chunk:
-    start: int  # index of its first record in the batch
+    indexes: list[int] = field(default_factory=list)  # of its records in the batch
     claims: list[str] = field(default_factory=list)
     deltas: list[list[Delta]] = field(default_factory=list)
 
@@ -139,25 +142,25 @@ class StreamCounterProcessor:
 
     def process(self, event: dict[str, Any]) -> BatchOutcome:
         records: list[dict[str, Any]] = list(event.get("Records") or [])
-        extracted: list[list[Delta]] = []
+        extracted: list[list[Delta] | None] = []
         for record in records:
             try:
                 extracted.append(self._registry.extract(record))
             except (KeyError, ValueError, TypeError, UnknownSource):
-                break  # this record and every later one are reported
-        failed_from = len(extracted)
+                extracted.append(None)  # unreadable: reported, never claimed
+        failed = {index for index, deltas in enumerate(extracted) if deltas is None}
         applied: set[str] = set()
         transactions = 0
         for chunk in self._chunks(records, extracted):
             done, count = self._apply(chunk)
             transactions += count
-            if not done:
-                failed_from = min(failed_from, chunk.start)
-                break
-            applied |= {key for key, _ in chunk.counters()}
+            if done:
+                applied |= {key for key, _ in chunk.counters()}
+            else:
+                failed.update(chunk.indexes)
         if applied and self._on_applied is not None:
             self._on_applied(applied)
-        failures = [str(r["dynamodb"]["SequenceNumber"]) for r in records[failed_from:]]
+        failures = [str(records[i]["dynamodb"]["SequenceNumber"]) for i in sorted(failed)]
         return BatchOutcome(failures, applied, transactions)
 
     def handle(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -165,12 +168,12 @@ class StreamCounterProcessor:
         return self.process(event).response()
 
     def _chunks(
-        self, records: list[dict[str, Any]], extracted: list[list[Delta]]
+        self, records: list[dict[str, Any]], extracted: list[list[Delta] | None]
     ) -> Iterable[_Chunk]:
         chunk: _Chunk | None = None
         for index, deltas in enumerate(extracted):
             if not deltas:
-                continue  # changes no counter: nothing to claim
+                continue  # unreadable, or changes no counter: nothing to claim
             items = {d.key for d in deltas}
             if chunk is not None:
                 actions = len(chunk.claims) + 1 + len(chunk.items() | items)
@@ -178,7 +181,8 @@ class StreamCounterProcessor:
                     yield chunk
                     chunk = None
             if chunk is None:
-                chunk = _Chunk(start=index)
+                chunk = _Chunk()
+            chunk.indexes.append(index)
             chunk.claims.append(str(records[index]["eventID"]))
             chunk.deltas.append(deltas)
         if chunk is not None:
@@ -197,7 +201,7 @@ class StreamCounterProcessor:
                 # Applied by an earlier delivery: drop them and apply only the rest.
                 keep = [i for i in range(len(chunk.claims)) if i not in set(taken.indexes)]
                 chunk = _Chunk(
-                    chunk.start,
+                    [chunk.indexes[i] for i in keep],
                     [chunk.claims[i] for i in keep],
                     [chunk.deltas[i] for i in keep],
                 )
