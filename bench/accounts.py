@@ -113,7 +113,6 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
     run.cleanups.append(pg.close)
 
     # ---- GET /v1/users/{id}, warm cache ---------------------------------------------------
-    revoked_key, seen_key = keys.session_revoked(session_id), keys.session_seen(session_id)
     graph_table = who.stack.tables.get("GraphTable", "")
 
     def get_user_benchmark(target: int, title: str, note: str) -> Benchmark:
@@ -124,11 +123,7 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
             {"pk": {"S": f"U#{alice_id}"}, "sk": {"S": f"{kind}#{target:019d}"}} for kind in "OI"
         ]
 
-        def raw_session_check() -> Any:
-            pipe = raw.pipeline(transaction=False)
-            pipe.exists(revoked_key)
-            pipe.set(seen_key, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS)
-            return pipe.execute()
+        raw_session_check = stack.session_check(raw, session_id)
 
         def raw_profile_get() -> Any:
             return raw.get(profile_key)

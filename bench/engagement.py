@@ -192,9 +192,11 @@ def engagement_group(run: Run) -> Iterator[Item]:
         tids = sorted({int(r["dynamodb"]["Keys"]["sk"]["S"][2:]) for r in records})
 
         def call() -> None:
+            pipe = raw.pipeline(transaction=False)  # as LeasedCache.invalidate_many sends them
             for tid in tids:
                 key = keys.tweet_counts(tid)
-                raw.delete(key.value, key.lease)
+                pipe.delete(key.value, key.lease)
+            pipe.execute()
 
         return call
 
@@ -223,7 +225,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
                 f"raw {n_tx} TransactWriteItems, same actions as the consumer",
                 raw_transactions(mixed),
             ),
-            (f"raw DEL of {TWEETS} cached counters", raw_invalidate(mixed)),
+            (f"raw pipelined DEL of {TWEETS} cached counters", raw_invalidate(mixed)),
             (floor, raw_consumer_sequence(mixed)),
         ],
         budget_s=10.0,
@@ -285,16 +287,18 @@ def engagement_group(run: Run) -> Iterator[Item]:
     read_page()
 
     session_id = int(viewer.session.id)
-    revoked_key, seen_key = keys.session_revoked(session_id), keys.session_seen(session_id)
-    answer = ddb.query(
-        TableName=settings.tweets_table,
-        KeyConditionExpression="author_id = :a",
-        ExpressionAttributeValues={":a": {"N": str(author_id)}},
-        ScanIndexForward=False,
-        Limit=PAGE,
-        ConsistentRead=True,
-    )
-    shown = [int(item["tweet_id"]["N"]) for item in answer["Items"]]
+
+    def raw_query() -> Any:
+        return ddb.query(
+            TableName=settings.tweets_table,
+            KeyConditionExpression="author_id = :a",
+            ExpressionAttributeValues={":a": {"N": str(author_id)}},
+            ScanIndexForward=False,
+            Limit=PAGE,
+            ConsistentRead=True,
+        )
+
+    shown = [int(item["tweet_id"]["N"]) for item in raw_query()["Items"]]
     tweet_keys = [keys.tweet(t).value for t in shown]
     counts_keys = [keys.tweet_counts(t).value for t in shown]
     profile_key = keys.profile(author_id).value
@@ -315,24 +319,10 @@ def engagement_group(run: Run) -> Iterator[Item]:
         },
     }
 
-    def raw_session_check() -> Any:
-        pipe = raw.pipeline(transaction=False)
-        pipe.exists(revoked_key)
-        pipe.set(seen_key, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS)
-        return pipe.execute()
+    raw_session_check = stack.session_check(raw, session_id)
 
     def raw_profile_get() -> Any:
         return raw.get(profile_key)
-
-    def raw_query() -> Any:
-        return ddb.query(
-            TableName=settings.tweets_table,
-            KeyConditionExpression="author_id = :a",
-            ExpressionAttributeValues={":a": {"N": str(author_id)}},
-            ScanIndexForward=False,
-            Limit=PAGE,
-            ConsistentRead=True,
-        )
 
     def raw_prime() -> Any:  # TweetService.prime: SET NX of each tweet read (all cached)
         pipe = raw.pipeline(transaction=False)

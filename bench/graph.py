@@ -277,20 +277,8 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
     # A bare client of each store, configured like the app's, for the raw operations.
     raw, ddb = stack.raw_clients(run, bench_stack)
 
-    def session_check(issued: Any) -> Callable[[], Any]:
-        """The handler's first round trip: the revocation marker and the last-seen throttle."""
-        session_id = int(issued.session.id)
-        revoked, seen = keys.session_revoked(session_id), keys.session_seen(session_id)
-
-        def check() -> Any:
-            pipe = raw.pipeline(transaction=False)
-            pipe.exists(revoked)
-            pipe.set(seen, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS)
-            return pipe.execute()
-
-        return check
-
-    gina_session, dana_session = session_check(who.viewer), session_check(who.degree_viewer)
+    gina_session = stack.session_check(raw, int(who.viewer.session.id))
+    dana_session = stack.session_check(raw, int(who.degree_viewer.session.id))
 
     def settle() -> None:
         """Before a check: renew the Snowflake worker lease and set the sessions' last-seen

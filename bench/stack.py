@@ -145,6 +145,22 @@ def raw_clients(run: Any, bench_stack: Stack) -> tuple[Any, Any]:
     return raw, ddb
 
 
+def session_check(raw: Any, session_id: int) -> Callable[[], Any]:
+    """The handler skeleton's first round trip, raw: the session's revocation marker and its
+    last-seen throttle, in one pipeline."""
+    from warble import keys
+
+    revoked, seen = keys.session_revoked(session_id), keys.session_seen(session_id)
+
+    def check() -> Any:
+        pipe = raw.pipeline(transaction=False)
+        pipe.exists(revoked)
+        pipe.set(seen, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS)
+        return pipe.execute()
+
+    return check
+
+
 def reset_clients() -> None:
     """Forget every client and service Warble built, so the next use reads the environment."""
     from warble import services

@@ -249,7 +249,6 @@ def timeline_group(run: Run) -> Iterator[Item]:
     read_home()
 
     session_id = int(reader.session.id)
-    revoked_key, seen_key = keys.session_revoked(session_id), keys.session_seen(session_id)
     home_key = keys.home_timeline(reader_id)
     celebs_key = keys.home_celebrities(reader_id)
     upper, lower = "+", "(0"
@@ -259,11 +258,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
     profile_keys = [keys.profile(a).value for a in dict.fromkeys(a for a, _ in pairs)]
     assert all(v is not None for v in raw.mget(tweet_keys + profile_keys)), "not all cached"
 
-    def raw_session_check() -> Any:
-        pipe = raw.pipeline(transaction=False)
-        pipe.exists(revoked_key)
-        pipe.set(seen_key, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS)
-        return pipe.execute()
+    raw_session_check = stack.session_check(raw, session_id)
 
     def raw_range() -> Any:
         return raw.zrevrangebylex(home_key, upper, lower, 0, PAGE)

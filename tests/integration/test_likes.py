@@ -211,8 +211,17 @@ def test_reconciliation_repairs_a_corrupted_counter_and_reports_it(world):
     tweet = int(world.tweets.post(alice, "counted", None, [])["id"])
     world.likes.like(bob, tweet)
     world.settle()
-    reconciler = services.reconciler()
-    reconciler._settle = 0  # nothing in flight here
+    from warble.dal.graph import DynamoGraphStore
+    from warble.domain.reconcile import Reconciler
+
+    reconciler = Reconciler(  # as services.reconciler() builds it, with nothing to wait for
+        graph=DynamoGraphStore(),
+        tweets=dal_tweets.TweetStore(),
+        likes=dal_likes.LikeStore(),
+        counters=dal_counters.DynamoCounterStore(3600),
+        settle_seconds=0,
+        on_repaired=services.counters_changed,
+    )
 
     assert [r for r in reconciler.run() if r.key in (f"T#{tweet}", f"U#{alice}")] == []
     table = boto3.resource("dynamodb").Table(services.get_settings().counters_table)
