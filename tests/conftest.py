@@ -24,9 +24,13 @@ def _worker_index() -> int:
     return int(worker.removeprefix("gw") or 0)
 
 
-TEST_DB = f"warble_test_{_worker_index()}"
+# Two checkouts may run their suites at once on one machine: each then sets its own database
+# prefix and Redis port (WARBLE_TEST_DB_PREFIX, WARBLE_TEST_REDIS_PORT); the defaults suit one.
+DB_PREFIX = os.environ.get("WARBLE_TEST_DB_PREFIX", "warble")
+REDIS_PORT = int(os.environ.get("WARBLE_TEST_REDIS_PORT", "6379"))
+TEST_DB = f"{DB_PREFIX}_test_{_worker_index()}"
 TEST_REDIS_DB = 1 + _worker_index()
-TEST_REDIS_URL = f"redis://127.0.0.1:6379/{TEST_REDIS_DB}"
+TEST_REDIS_URL = f"redis://127.0.0.1:{REDIS_PORT}/{TEST_REDIS_DB}"
 
 # Values the code under test reads (through warble.settings) in this process.
 TEST_ENV = {

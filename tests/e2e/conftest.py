@@ -18,13 +18,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ROOT, _worker_index
+from tests.conftest import DB_PREFIX, REDIS_PORT, ROOT, _worker_index
 from tests.support.local_stack import start_serve, stop_serve
 
 pytestmark = pytest.mark.e2e
 
-E2E_DB = f"warble_e2e_{_worker_index()}"
-E2E_REDIS_URL = f"redis://127.0.0.1:6379/{8 + _worker_index()}"
+E2E_DB = f"{DB_PREFIX}_e2e_{_worker_index()}"
+E2E_REDIS_URL = f"redis://127.0.0.1:{REDIS_PORT}/{8 + _worker_index()}"
 
 
 @dataclass
