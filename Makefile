@@ -11,10 +11,12 @@ bootstrap:
 run: bootstrap
 	$(PY) -m infra.local serve
 
-## Run every test: unit, integration and end-to-end.
+## Run every test: unit, integration and end-to-end, with the coverage of the shared package and
+## the local runtime (in-process code; the e2e tier's child processes are not measured).
 test: bootstrap
-	$(PYTEST) -n 2 --dist loadgroup tests
+	$(PYTEST) -n 2 --dist loadgroup --cov --cov-report=term:skip-covered tests
 
+## The rules with in-memory fakes of the stores, the network switched off: seconds.
 unit: bootstrap
 	$(PYTEST) tests/unit
 

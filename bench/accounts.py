@@ -50,14 +50,13 @@ def people(run: Run) -> People:
         bench_stack = stack.shared(run)
         from warble import security, services
         from warble.dal.accounts import UserRepository
-        from warble.dal.postgres import get_database
 
         accounts = services.accounts()
         alice = accounts.signup("alice", "alice@example.com", PASSWORD, "Alice", "bench")
         bob = accounts.signup("bob", "bob@example.com", PASSWORD, "Bob", "bench")
         carol_id = services.ids().next_id()
         # The tests' cost: signup hashes at PASSWORD_HASH_ROUNDS (12 here).
-        UserRepository(get_database()).insert(
+        UserRepository(services.container().database).insert(
             carol_id, "carol", "carol@example.com", security.hash_password(PASSWORD, 4), "Carol"
         )
         follows = hasattr(services, "graph")

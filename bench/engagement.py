@@ -5,14 +5,14 @@ Counter consumer: likes are written through ``LikeStore.like`` (5 tweets x 100 s
 real moto stream with tests.support.streams.StreamTap, in Lambda's record shape. Only the like
 *edge* records are kept (each like also writes two list items whose records count nothing and
 are skipped without a claim), so a batch of 100 records is 100 likes. The real consumer
-(``services.counter_processor()``: DynamoCounterStore, the registry, the cache invalidation) is
-timed over batches of 100; each call gets a FRESH batch, copies of the records with a new
-eventID and SequenceNumber, since a record already claimed is dropped (CLAIM#<eventID>) and
-would measure the dedupe path instead. Copying 100 shallow dicts costs a few µs per call,
-nothing against the transactions. Its baseline is the naive design: one raw UpdateItem (ADD
-like_count 1) per like, 100 in sequence; the breakdown has the raw TransactWriteItems of the
-same shape the consumer writes (claims + one update per counter item, in chunks of <= 100
-actions) and the cache invalidation (DEL).
+(``services.container().count_batch``: the stores' decoding, DynamoCounterStore, the counter
+rules, the cache invalidation) is timed over batches of 100; each call gets a FRESH batch,
+copies of the records with a new eventID and SequenceNumber, since a record already claimed is
+dropped (CLAIM#<eventID>) and would measure the dedupe path instead. Copying 100 shallow dicts
+costs a few µs per call, nothing against the transactions. Its baseline is the naive design: one
+raw UpdateItem (ADD like_count 1) per like, 100 in sequence; the breakdown has the raw
+TransactWriteItems of the same shape the consumer writes (claims + one update per counter item,
+in chunks of <= 100 actions) and the cache invalidation (DEL).
 
 Hot tweet: 100 likes of ONE tweet in a batch, through the consumer once: how many
 TransactWriteItems and counter-item writes it takes against 100 UpdateItems (a note row).
@@ -113,7 +113,11 @@ def engagement_group(run: Run) -> Iterator[Item]:
     accounts, tweets, ids = services.accounts(), services.tweets(), services.ids()
     store = LikeStore()
     counters_table = settings.counters_table
-    processor = services.counter_processor()
+    container = services.container()
+
+    def liked_tweet(record: dict[str, Any]) -> int:
+        """The tweet of a like edge's record, as the stores decode it."""
+        return int(container.stream_decoder.decode(record).events[0].tweet_id)  # type: ignore[union-attr]
 
     # ---- set-up: 500 likes, read back from the likes table's stream ---------------------------
     author_id = make_user("eng_author")
@@ -125,18 +129,18 @@ def engagement_group(run: Run) -> Iterator[Item]:
             assert store.like(liker, tid, author_id, ids.next_id())
     edges: list[dict[str, Any]] = []
     while drained := tap.drain():
-        edges += [r for r in drained if processor._registry.extract(r)]
+        edges += [r for r in drained if container.stream_decoder.decode(r).events]
     assert len(edges) == TWEETS * LIKERS, len(edges)
-    assert processor.process({"Records": edges}).failures == []  # the real counts, once
+    assert container.count_batch({"Records": edges}).failures == []  # the real counts, once
     mixed = edges[:BATCH]  # stream order: 20 likes on each of the 5 tweets
     hot_tweet = liked[0]
-    hot = [r for r in edges if r["dynamodb"]["Keys"]["sk"]["S"] == f"T#{hot_tweet}"][:BATCH]
+    hot = [r for r in edges if liked_tweet(r) == hot_tweet][:BATCH]
     assert len(hot) == BATCH
     serial = itertools.count(1)
 
     def consume(records: Sequence[dict[str, Any]]) -> Callable[[], Any]:
         def call() -> Any:
-            outcome = processor.process({"Records": fresh(records, serial)})
+            outcome = container.count_batch({"Records": fresh(records, serial)})
             if outcome.failures:
                 raise RuntimeError(f"consumer failed: {outcome.failures[:3]}")
             return outcome
@@ -189,7 +193,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
         return call
 
     def raw_invalidate(records: Sequence[dict[str, Any]]) -> Callable[[], None]:
-        tids = sorted({int(r["dynamodb"]["Keys"]["sk"]["S"][2:]) for r in records})
+        tids = sorted({liked_tweet(r) for r in records})
 
         def call() -> None:
             pipe = raw.pipeline(transaction=False)  # as LeasedCache.invalidate_many sends them
@@ -279,7 +283,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
     for tid in page_ids[::2]:
         assert store.like(viewer_id, tid, author_id, ids.next_id())
     while drained := tap.drain():
-        assert processor.process({"Records": drained}).failures == []
+        assert container.count_batch({"Records": drained}).failures == []
 
     handler = stack.load_function("tweets").handler
     read_page = expect(handler, user_tweets_event(viewer, author_id), 200)

@@ -86,9 +86,8 @@ def graph_users(run: Run) -> GraphUsers:
         stack.shared(run)
         from warble import security, services
         from warble.dal.accounts import UserRepository
-        from warble.dal.postgres import get_database
 
-        repository = UserRepository(get_database())
+        repository = UserRepository(services.container().database)
         hashed = security.hash_password(PASSWORD, 4)  # one hash for everyone: setup is fast
         accounts, graph = services.accounts(), services.graph()
 

@@ -164,27 +164,8 @@ def session_check(raw: Any, session_id: int) -> Callable[[], Any]:
 def reset_clients() -> None:
     """Forget every client and service Warble built, so the next use reads the environment."""
     from warble import services
-    from warble.dal.postgres import get_database
-    from warble.dal.redis import get_redis
-    from warble.settings import get_settings
 
-    if get_database.cache_info().currsize:
-        get_database().close()
-    cached: list[Any] = [get_settings, get_redis, get_database]
-    cached += [
-        getattr(services, name)
-        for name in dir(services)
-        if hasattr(getattr(services, name), "cache_clear")
-    ]
-    for module in ("warble.dal.graph", "warble.dal.counters", "warble.dal.connections"):
-        try:
-            configured = getattr(importlib.import_module(module), "_configured", None)
-        except ImportError:
-            continue
-        if configured is not None and hasattr(configured, "cache_clear"):
-            cached.append(configured)
-    for fn in cached:
-        fn.cache_clear()
+    services.reset()
 
 
 # ---- functions and events ----------------------------------------------------------------------

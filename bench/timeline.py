@@ -105,10 +105,9 @@ def make_user(username: str) -> int:
     """A user row (password hashed at the tests' cost 4, so logging in is quick)."""
     from warble import security, services
     from warble.dal.accounts import UserRepository
-    from warble.dal.postgres import get_database
 
     user_id = services.ids().next_id()
-    UserRepository(get_database()).insert(
+    UserRepository(services.container().database).insert(
         user_id,
         username,
         f"{username}@example.com",
@@ -220,10 +219,15 @@ def per_follower(sizes: dict[str, int | None]) -> Callable[[Result], list[str]]:
 def timeline_group(run: Run) -> Iterator[Item]:
     from warble import keys, services
     from warble.dal.graph import DynamoGraphStore
-    from warble.dal.redis import get_redis
-    from warble.dal.timelines import _PUSH_IF_BUILT, TimelineStore, member, parse_member
+    from warble.dal.timelines import _PUSH_IF_BUILT, TimelineStore
     from warble.dal.tweets import TweetStore
-    from warble.domain.timelines import FOLLOWER_PAGE, TimelinePolicy, TimelineService
+    from warble.domain.timelines import (
+        FOLLOWER_PAGE,
+        TimelinePolicy,
+        TimelineService,
+        member,
+        parse_member,
+    )
     from warble.settings import get_settings
 
     bench_stack = stack.shared(run)
@@ -417,7 +421,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
         """Built as warble.services.timelines() builds it, with this graph store and threshold."""
         return TimelineService(
             timelines=TimelineStore(
-                get_redis(), cap=cap, recent_cap=recent_cap,
+                services.container().redis, cap=cap, recent_cap=recent_cap,
                 ttl_seconds=settings.timeline_ttl_seconds,
             ),
             tweets=services.tweets(),
@@ -629,8 +633,7 @@ def end_to_end(
 ) -> Precomputed:
     """Post through TweetService, let the stream poller deliver, time the last timeline."""
     from warble import keys, services
-    from warble.dal.timelines import member
-    from warble.domain.timelines import FOLLOWER_PAGE
+    from warble.domain.timelines import FOLLOWER_PAGE, member
 
     from infra.local.lambdas import LambdaRuntime
     from infra.local.services import provision

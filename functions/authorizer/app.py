@@ -1,5 +1,5 @@
 """AuthorizerFunction: the HTTP API's Lambda REQUEST authorizer."""
 
-from warble.authorizer import handler
+from warble.entrypoints.authorizer import handler
 
 __all__ = ["handler"]

@@ -1,5 +1,5 @@
-"""TweetCleanupFunction: a deleted tweet's retweets and likes go with it (warble.jobs)."""
+"""TweetCleanupFunction: a deleted tweet's retweets and likes go with it."""
 
-from warble.jobs import tweet_cleanup as handler
+from warble.entrypoints.streams import cleanup
 
-__all__ = ["handler"]
+handler = cleanup.handler

@@ -1,5 +1,5 @@
-"""CounterConsumerFunction: DynamoDB Streams -> counters, exactly once (warble.counters)."""
+"""CounterConsumerFunction: DynamoDB Streams -> counters, exactly once (warble.domain.counters)."""
 
-from warble.jobs import counter_consumer as handler
+from warble.entrypoints.streams import counters as handler
 
 __all__ = ["handler"]

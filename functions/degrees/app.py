@@ -1,5 +1,5 @@
 """DegreesFunction: the scheduled (and on-demand) rebuild of the second-degree sets."""
 
-from warble.jobs import refresh_degrees as handler
+from warble.entrypoints.schedules import refresh_degrees as handler
 
 __all__ = ["handler"]

@@ -1,5 +1,5 @@
-"""ReconcileFunction: recompute every counter from the tables and repair drift (warble.jobs)."""
+"""ReconcileFunction: recompute every counter from the tables and repair drift."""
 
-from warble.jobs import reconcile_counters as handler
+from warble.entrypoints.schedules import reconcile_counters as handler
 
 __all__ = ["handler"]

@@ -1,5 +1,5 @@
 """TimelineFunction: home-timeline fan-out from the tweets and graph streams."""
 
-from warble.timeline_consumer import handler
+from warble.entrypoints.streams import timeline
 
-__all__ = ["handler"]
+handler = timeline.handler

@@ -1,5 +1,5 @@
 """WebSocketFunction: $connect, $disconnect, $default and ping."""
 
-from warble.websocket import handler
+from warble.entrypoints.websocket import handler
 
 __all__ = ["handler"]

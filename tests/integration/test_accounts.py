@@ -142,10 +142,10 @@ def test_a_release_after_the_window_expired_leaves_no_key_behind(redis):
 def test_a_signup_insert_run_again_after_it_committed_is_not_a_false_conflict(accounts, pg):
     """Database.run re-runs a write on a fresh connection when the old one broke, which may be
     after the write committed: the re-run must find its own row, not answer 409."""
+    from warble import services
     from warble.dal.accounts import DuplicateAccount, UserRepository
-    from warble.dal.postgres import get_database
 
-    users = UserRepository(get_database())
+    users = UserRepository(services.container().database)
     first = users.insert(4242, "retried", "retried@example.com", "hash", "Retried")
     again = users.insert(4242, "retried", "retried@example.com", "hash", "Retried")
     assert again == first
@@ -160,7 +160,6 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
     from warble import services
     from warble.dal.accounts import SessionRepository, UserRepository
     from warble.dal.cache import LeasedCache
-    from warble.dal.postgres import get_database
     from warble.domain.accounts import AccountService
 
     issued = accounts.signup("outage", "outage@example.com", "password1", None, "phone")
@@ -168,8 +167,8 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
                            decode_responses=True)  # fmt: skip
     live = services.accounts()
     degraded = AccountService(
-        users=UserRepository(get_database()),
-        sessions=SessionRepository(get_database()),
+        users=UserRepository(services.container().database),
+        sessions=SessionRepository(services.container().database),
         profiles=LeasedCache(down, 60),
         session_cache=LeasedCache(down, 60),
         throttle=live._throttle,

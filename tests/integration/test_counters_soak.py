@@ -21,13 +21,12 @@ from typing import Any
 import boto3
 import pytest
 from warble import services
-from warble.counters import StreamCounterProcessor, TransactionRetry
 from warble.dal import counters as dal_counters
-from warble.dal import likes as dal_likes
-from warble.dal import tweets as dal_tweets
+from warble.domain.counters import StreamCounterProcessor
+from warble.domain.ports import TransactionRetry
 from warble.errors import NotFound
 
-from tests.support.streams import StreamTap
+from tests.support.streams import StreamTap, decoded
 
 pytestmark = pytest.mark.integration
 
@@ -90,16 +89,6 @@ def _scan(table: str) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def soak_world(accounts, moto):
-    for cached in (
-        services.tweets,
-        services.likes,
-        services.counter_processor,
-        dal_likes._configured,
-        dal_likes._client,
-        dal_tweets._configured,
-        dal_counters._configured,
-    ):
-        cached.cache_clear()
     return accounts
 
 
@@ -157,10 +146,10 @@ def test_ten_thousand_random_operations_settle_to_exact_counters(soak_world):
     store = FlakyStore(dal_counters.DynamoCounterStore(3600), rng, rate=0.15)
     processor = StreamCounterProcessor(
         store,
-        services.counter_registry(),
+        services.container().counter_rules,
         attempts=2,
         backoff_seconds=0,
-        on_applied=services.counters_changed,
+        on_applied=services.container().counters_changed,
     )
     deliveries = Counter[str]()
 
@@ -178,11 +167,11 @@ def test_ten_thousand_random_operations_settle_to_exact_counters(soak_world):
             batch, pending = pending[:size], pending[size:]
             for _ in range(2):
                 deliveries["batches"] += 1
-                outcome = processor.process({"Records": batch})
+                outcome = processor.process(decoded(batch))
                 retry = [r for r in batch if r["dynamodb"]["SequenceNumber"] in outcome.failures]
                 while retry:
                     deliveries["retries"] += 1
-                    failed = set(processor.process({"Records": retry}).failures)
+                    failed = set(processor.process(decoded(retry)).failures)
                     retry = [r for r in retry if r["dynamodb"]["SequenceNumber"] in failed]
 
     done = Counter[str]()

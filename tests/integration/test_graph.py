@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 from warble import services
-from warble.counters import ClaimsTaken, TransactionRetry
 from warble.dal import counters as dal_counters
-from warble.dal import graph as dal_graph
 from warble.dal.graph import GraphItem, user_pk
 from warble.domain.graph import GraphService
+from warble.domain.ports import ClaimsTaken, TransactionRetry
 from warble.errors import (
     CannotFollowSelf,
     FollowLimitReached,
@@ -26,21 +25,14 @@ from warble.errors import (
     ValidationFailed,
 )
 
-from tests.support.streams import all_records
+from tests.support.streams import all_records, decoded
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def graph(accounts, moto, pg) -> Iterator[GraphService]:
-    for cached in (
-        services.graph,
-        services.counter_processor,
-        dal_graph._configured,
-        dal_counters._configured,
-    ):
-        cached.cache_clear()
-    dal_graph._configured()  # the tests below also read and write GraphItem directly
+    # The tests below also read and write GraphItem directly: the graph store has bound it.
     yield services.graph()
 
 
@@ -299,8 +291,9 @@ class FlakyStore:
 
 
 def test_stream_batches_delivered_twice_or_failing_halfway_leave_counters_exact(graph, make_users):
-    from warble.counters import CounterRegistry, StreamCounterProcessor
-    from warble.domain.graph import graph_counter_deltas
+    from warble.domain.counters import CounterRules, StreamCounterProcessor
+    from warble.domain.graph import followers_counted
+    from warble.events import Followed, Unfollowed
 
     star, other, *fans = make_users(12)
     for fan in fans:
@@ -312,8 +305,7 @@ def test_stream_batches_delivered_twice_or_failing_halfway_leave_counters_exact(
     records = _stream_records({star, other, *fans})
     assert len(records) > 40
 
-    registry = CounterRegistry()
-    registry.register(services.get_settings().graph_table, graph_counter_deltas)
+    registry = CounterRules().on(Followed, followers_counted).on(Unfollowed, followers_counted)
     store = dal_counters.DynamoCounterStore(3600)
     # Small transactions (5 actions) so one batch takes several, and a failure can land midway.
     processor = StreamCounterProcessor(
@@ -323,7 +315,7 @@ def test_stream_batches_delivered_twice_or_failing_halfway_leave_counters_exact(
         attempts=2,
         backoff_seconds=0,
     )
-    batch = {"Records": records}
+    batch = decoded(records)
     outcome = processor.process(batch)
     assert outcome.failures, "the injected failure stops the batch half-way"
     failed = set(outcome.failures)
@@ -332,7 +324,7 @@ def test_stream_batches_delivered_twice_or_failing_halfway_leave_counters_exact(
     assert records[-1]["dynamodb"]["SequenceNumber"] not in failed
 
     # Lambda retries from the first failure; then the whole batch arrives again, twice.
-    retry = {"Records": [r for r in records if r["dynamodb"]["SequenceNumber"] in failed]}
+    retry = decoded([r for r in records if r["dynamodb"]["SequenceNumber"] in failed])
     honest = StreamCounterProcessor(store, registry, max_actions=5)
     assert honest.process(retry).failures == []
     assert honest.process(batch).failures == []

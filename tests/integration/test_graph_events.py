@@ -53,8 +53,7 @@ def test_graph_samples_through_the_graph_handler(accounts, moto):
 
 
 def test_counter_sample_through_the_consumer_delivered_twice(accounts, moto):
-    services.counter_processor.cache_clear()
-    table = services.get_settings().graph_table
+    table = services.container().settings.graph_table
     event = _event("counters/graph-stream.json")
     user = random.randrange(1 << 40, 1 << 62)
     for record in event["Records"]:

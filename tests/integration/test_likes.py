@@ -13,31 +13,21 @@ from typing import Any
 import boto3
 import pytest
 from warble import services
-from warble.counters import StreamCounterProcessor
 from warble.dal import counters as dal_counters
 from warble.dal import likes as dal_likes
 from warble.dal import tweets as dal_tweets
+from warble.domain.counters import StreamCounterProcessor
+from warble.domain.ports import TweetMissing
 from warble.errors import NotFound
 
-from tests.support.streams import StreamTap, all_records
+from tests.support.streams import StreamTap, all_records, decoded
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def world(accounts, moto) -> Iterator[Any]:
-    for cached in (
-        services.tweets,
-        services.likes,
-        services.counter_processor,
-        services.reconciler,
-        dal_likes._configured,
-        dal_likes._client,
-        dal_tweets._configured,
-        dal_counters._configured,
-    ):
-        cached.cache_clear()
-    settings = services.get_settings()
+    settings = services.container().settings
     tap = StreamTap([settings.tweets_table, settings.likes_table, settings.graph_table])
 
     class World:
@@ -58,7 +48,8 @@ def world(accounts, moto) -> Iterator[Any]:
                     if f":table/{tweets_table}/" in record["eventSourceARN"]:
                         self.tweets.purge(int(record["dynamodb"]["Keys"]["tweet_id"]["N"]))
                 for _ in range(2):
-                    assert services.counter_processor().process({"Records": records}).failures == []
+                    counted = services.container().count_batch({"Records": records})
+                    assert counted.failures == []
 
     yield World()
 
@@ -109,7 +100,7 @@ def test_a_like_racing_the_delete_leaves_nothing_behind(world):
     stored = world.tweets.load_one(tweet)
     assert stored is not None
     dal_tweets.TweetStore().delete(stored)  # deleted under the like; the cache still has it
-    with pytest.raises(dal_likes.TweetMissing):
+    with pytest.raises(TweetMissing):
         dal_likes.LikeStore().like(bob, tweet, alice, 42)
     with pytest.raises(NotFound):
         world.likes.like(bob, tweet)
@@ -126,7 +117,7 @@ def test_flags_fill_every_tweet_of_a_page_with_one_batch_read(world):
         world.tweets.retweet(bob, tweet)
 
     calls: list[int] = []
-    client = dal_likes._client()
+    client = world.tweets._likes._client
     client.meta.events.register(
         "before-call.dynamodb.BatchGetItem", lambda **kwargs: calls.append(1)
     )
@@ -196,10 +187,10 @@ def test_a_hot_tweet_takes_one_counter_write_per_transaction_not_per_like(world)
     for fan in fans:
         world.likes.like(fan, tweet)
     store = dal_counters.DynamoCounterStore(3600)
-    processor = StreamCounterProcessor(store, services.counter_registry())
+    processor = StreamCounterProcessor(store, services.container().counter_rules)
     settings = services.get_settings()
     tap_records = [r for r in all_records(settings.likes_table) if f"T#{tweet}" in str(r)]
-    outcome = processor.process({"Records": tap_records})
+    outcome = processor.process(decoded(tap_records))
     # 150 edge records (the list items count nothing): 99 claims + 1 counter update fill one
     # transaction, so two transactions, each ONE write of the tweet's counter.
     assert outcome.failures == [] and outcome.transactions == 2
@@ -219,8 +210,9 @@ def test_reconciliation_repairs_a_corrupted_counter_and_reports_it(world):
         tweets=dal_tweets.TweetStore(),
         likes=dal_likes.LikeStore(),
         counters=dal_counters.DynamoCounterStore(3600),
+        rules=services.container().counter_rules,
         settle_seconds=0,
-        on_repaired=services.counters_changed,
+        on_repaired=services.container().counters_changed,
     )
 
     assert [r for r in reconciler.run() if r.key in (f"T#{tweet}", f"U#{alice}")] == []
@@ -265,9 +257,9 @@ def test_a_poison_record_is_reported_alone_and_holds_no_good_record_back(world):
     records = [r for r in tap.drain() if r["dynamodb"]["Keys"]["sk"]["S"].startswith("T#")]
     poison = next(r for r in records if r["dynamodb"]["Keys"]["sk"]["S"] == "T#not-a-tweet-id")
     processor = StreamCounterProcessor(dal_counters.DynamoCounterStore(3600),
-                                       services.counter_registry())  # fmt: skip
+                                       services.container().counter_rules)  # fmt: skip
     for _ in range(2):  # the retry after the report: everything else is deduplicated
-        outcome = processor.process({"Records": records})
+        outcome = processor.process(decoded(records))
         assert outcome.failures == [poison["dynamodb"]["SequenceNumber"]]
     counted = dal_counters.DynamoCounterStore(3600).read([f"T#{tweet}"])[f"T#{tweet}"]
     assert counted["like_count"] == 5

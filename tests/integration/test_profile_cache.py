@@ -158,17 +158,15 @@ def test_forced_interleaving_through_the_real_read_and_write_paths(
     """The same interleaving, with the service's own profile read and update_profile (commit,
     then invalidate) racing in two threads."""
     from warble import services
-    from warble.dal.postgres import get_database
-    from warble.dal.redis import get_redis
     from warble.domain.accounts import AccountService
 
     user_id = _signup(accounts, "erin")
     live = services.accounts()
-    users = PausingUsers(get_database())
+    users = PausingUsers(services.container().database)
     service = AccountService(
         users=users,
         sessions=live._sessions,
-        profiles=cache_class(get_redis(), ttl_seconds=3600),
+        profiles=cache_class(services.container().redis, ttl_seconds=3600),
         session_cache=live._session_cache,
         throttle=live._throttle,
         markers=live._markers,

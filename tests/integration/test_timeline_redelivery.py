@@ -11,7 +11,8 @@ import dataclasses
 
 import pytest
 from warble import keys, services
-from warble.dal.timelines import SENTINEL, member
+from warble.dal.timelines import SENTINEL
+from warble.domain.timelines import member
 
 from infra.local.lambdas import LambdaRuntime
 from infra.local.streams import StreamPollers, stream_mappings
@@ -60,8 +61,6 @@ def fanout(moto, accounts):
 
 
 def test_crashes_and_redelivery_lose_no_entry_and_duplicate_none(fanout, accounts, redis):
-    for cached in (services.tweets, services.graph, services.timelines):
-        cached.cache_clear()
     reader = accounts.signup("reader", "reader@example.com", "password1", None, "").user["id"]
     author = accounts.signup("author", "author@example.com", "password1", None, "").user["id"]
     services.graph().follow(reader, author)

@@ -13,8 +13,6 @@ from aws_lambda_powertools.utilities.parser.models import (
     DynamoDBStreamModel,
 )
 from warble import services
-from warble.dal import likes as dal_likes
-from warble.dal import tweets as dal_tweets
 
 from tests.integration.test_sample_events import EVENTS, Context, _as, _event, _load_function
 
@@ -29,9 +27,7 @@ STREAMS = (
 
 @pytest.fixture
 def fresh(accounts, moto):
-    for cached in (services.tweets, services.likes, services.timelines, services.counter_processor,
-                   dal_likes._configured, dal_likes._client, dal_tweets._configured):  # fmt: skip
-        cached.cache_clear()
+    return services.container()
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (EVENTS / "tweets").glob("*.json")))

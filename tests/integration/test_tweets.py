@@ -6,7 +6,6 @@ import threading
 
 import pytest
 from warble import keys, services
-from warble.dal.redis import get_redis
 from warble.errors import Forbidden, NotFound, ValidationFailed
 
 pytestmark = pytest.mark.integration
@@ -14,7 +13,6 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def tweets(accounts, moto):
-    services.tweets.cache_clear()
     return services.tweets()
 
 
@@ -129,7 +127,7 @@ def test_bad_cursors_are_refused(tweets, alice, bob):
 def test_a_deleted_tweet_cannot_be_brought_back_by_a_late_cache_fill(tweets, alice, bob):
     """The stale-set race on tweets: a reader loads, the tweet is deleted, the reader fills."""
     tweet_id = int(tweets.post(alice, "ephemeral", None, [])["id"])
-    redis = get_redis()
+    redis = services.container().redis
     redis.delete(keys.tweet(tweet_id).value)
     cache = tweets._cache
     key = keys.tweet(tweet_id)
@@ -145,7 +143,9 @@ def test_a_deleted_tweet_cannot_be_brought_back_by_a_late_cache_fill(tweets, ali
 def test_a_reply_racing_its_parents_deletion_is_refused_by_the_transaction(tweets, alice, bob):
     """The check-then-write race: the parent passes the domain's check, then is deleted before
     the reply's transaction, whose condition check must catch it (a 404, never a 500)."""
-    from warble.dal.tweets import ParentMissing, StoredTweet, TweetStore
+    from warble.dal.tweets import TweetStore
+    from warble.domain.ports import ParentMissing
+    from warble.domain.tweets import StoredTweet
 
     parent = int(tweets.post(alice, "parent", None, [])["id"])
     store = TweetStore()

@@ -59,3 +59,10 @@ def all_records(table: str) -> list[dict[str, Any]]:
                 break
             iterator = answer.get("NextShardIterator")
     return records
+
+
+def decoded(records: list[dict[str, Any]]) -> list[Any]:
+    """Lambda-shaped records as the counter consumer gets them: decoded by the stores."""
+    from warble import services
+
+    return services.container().stream_decoder.decode_batch({"Records": records})

@@ -1,188 +1,319 @@
-"""The composition root: builds each service from settings and stores on first use.
+"""The composition root: one ``Container`` builds every client, store and service from one
+``Settings``, each on first use, and keeps it while the container is warm.
 
-Nothing here runs at import time. A warm container reuses what it built; tests and benchmarks
-can build their own services with other stores instead of patching these.
+Entry points reach services through the module functions (``services.tweets()``), which read the
+current container. A test or a benchmark builds its own with other settings or stores
+(``services.use(Container(settings, ...))``) or drops the current one (``services.reset()``):
+nothing else holds a client, so nothing else needs resetting. Nothing runs at import time.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from functools import lru_cache
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from warble.counters import CounterRegistry, StreamCounterProcessor
-from warble.dal.account_state import LoginThrottle, SessionMarkers
-from warble.dal.accounts import SessionRepository, UserRepository
-from warble.dal.cache import LeasedCache
-from warble.dal.idempotency import IdempotencyStore
-from warble.dal.postgres import get_database
-from warble.dal.redis import get_redis
-from warble.dal.worker_lease import RedisWorkerLease
-from warble.domain.accounts import AccountPolicy, AccountService
-from warble.domain.graph import GraphPolicy, GraphService
-from warble.domain.likes import LikeService
-from warble.domain.reconcile import Reconciler
-from warble.domain.timelines import TimelinePolicy, TimelineService
-from warble.domain.tweets import TweetService
-from warble.ids import Snowflake
-from warble.settings import get_settings
+from warble.settings import Settings, get_settings
 
-
-@lru_cache(maxsize=1)
-def ids() -> Snowflake:
-    return Snowflake(RedisWorkerLease(get_redis()))
+if TYPE_CHECKING:
+    from warble.dal.connections import ConnectionRegistry
+    from warble.dal.idempotency import IdempotencyStore
+    from warble.dal.postgres import Database
+    from warble.dal.redis import RedisClient
+    from warble.dal.streams import StreamDecoder
+    from warble.domain.accounts import AccountService
+    from warble.domain.counters import BatchOutcome, CounterRules, StreamCounterProcessor
+    from warble.domain.graph import GraphService
+    from warble.domain.likes import LikeService
+    from warble.domain.reconcile import Reconciler
+    from warble.domain.timelines import TimelineService
+    from warble.domain.tweets import TweetService
+    from warble.ids import Snowflake
 
 
-@lru_cache(maxsize=1)
-def idempotency() -> IdempotencyStore:
-    settings = get_settings()
-    return IdempotencyStore(
-        get_redis(), settings.idempotency_ttl_seconds, settings.idempotency_pending_seconds
-    )
+class Container:
+    """Everything the functions use, built lazily from ``settings``.
+
+    Imports are local to each builder so that a function pays only for what its requests use
+    (the authorizer never imports pynamodb, the meta function imports no store at all).
+    """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or get_settings()
+
+    # ---- clients ----------------------------------------------------------------------------
+    @cached_property
+    def redis(self) -> RedisClient:
+        from warble.dal.redis import connect
+
+        return connect(self.settings)
+
+    @cached_property
+    def database(self) -> Database:
+        from warble.dal.postgres import Database, conninfo
+
+        return Database(lambda: conninfo(self.settings))
+
+    def close(self) -> None:
+        """Close what was opened (tests, benchmarks); a closed container can be dropped."""
+        if "database" in self.__dict__:
+            self.database.close()
+        if "redis" in self.__dict__:
+            self.redis.close()
+
+    # ---- shared pieces ----------------------------------------------------------------------
+    @cached_property
+    def ids(self) -> Snowflake:
+        from warble.dal.worker_lease import RedisWorkerLease
+        from warble.ids import Snowflake
+
+        return Snowflake(RedisWorkerLease(self.redis))
+
+    @cached_property
+    def idempotency(self) -> IdempotencyStore:
+        from warble.dal.idempotency import IdempotencyStore
+
+        s = self.settings
+        return IdempotencyStore(
+            self.redis, s.idempotency_ttl_seconds, s.idempotency_pending_seconds
+        )
+
+    def _cache(self, ttl_seconds: int) -> Any:
+        from warble.dal.cache import LeasedCache
+
+        return LeasedCache(self.redis, ttl_seconds)
+
+    def _counter_store(self) -> Any:
+        from warble.dal.counters import DynamoCounterStore
+
+        return DynamoCounterStore(self.settings.counter_claim_ttl_seconds, self.settings)
+
+    @cached_property
+    def connections(self) -> ConnectionRegistry:
+        from warble.dal.connections import ConnectionRegistry
+
+        return ConnectionRegistry(self.settings)
+
+    # ---- services ---------------------------------------------------------------------------
+    @cached_property
+    def accounts(self) -> AccountService:
+        from warble.dal.account_state import LoginThrottle, SessionMarkers
+        from warble.dal.accounts import SessionRepository, UserRepository
+        from warble.domain.accounts import AccountPolicy, AccountService
+
+        s = self.settings
+        return AccountService(
+            users=UserRepository(self.database),
+            sessions=SessionRepository(self.database),
+            profiles=self._cache(s.profile_cache_ttl_seconds),
+            session_cache=self._cache(s.session_cache_ttl_seconds),
+            throttle=LoginThrottle(self.redis, s.login_max_failures, s.login_window_seconds),
+            markers=SessionMarkers(self.redis),
+            ids=self.ids,
+            policy=AccountPolicy(
+                password_hash_rounds=s.password_hash_rounds,
+                session_ttl=timedelta(days=s.session_ttl_days),
+                revocation_marker_seconds=s.auth_cache_ttl_seconds + 60,
+            ),
+        )
+
+    @cached_property
+    def graph(self) -> GraphService:
+        from warble.dal.graph import DynamoGraphStore
+        from warble.domain.graph import GraphPolicy, GraphService
+
+        s = self.settings
+        return GraphService(
+            store=DynamoGraphStore(s),
+            counters=self._counter_store(),
+            profiles=self.accounts,
+            counts_cache=self._cache(s.counts_cache_ttl_seconds),
+            page_cache=self._cache(s.first_page_cache_ttl_seconds),
+            ids=self.ids,
+            policy=GraphPolicy(
+                follow_limit=s.follow_limit, big_account_followers=s.big_account_followers
+            ),
+        )
+
+    @cached_property
+    def tweets(self) -> TweetService:
+        from warble.dal.likes import LikeStore
+        from warble.dal.tweets import TweetStore
+        from warble.domain.tweets import TweetService
+
+        s = self.settings
+        return TweetService(
+            store=TweetStore(s),
+            cache=self._cache(s.tweet_cache_ttl_seconds),
+            accounts=self.accounts,
+            ids=self.ids,
+            tombstone_seconds=s.tweet_cache_ttl_seconds,
+            counters=self._counter_store(),
+            counts_cache=self._cache(s.counts_cache_ttl_seconds),
+            likes=LikeStore(s),
+        )
+
+    @cached_property
+    def likes(self) -> LikeService:
+        from warble.dal.likes import LikeStore
+        from warble.domain.likes import LikeService
+
+        return LikeService(
+            store=LikeStore(self.settings),
+            tweets=self.tweets,
+            accounts=self.accounts,
+            graph=self.graph,
+            ids=self.ids,
+        )
+
+    @cached_property
+    def timelines(self) -> TimelineService:
+        from warble.dal.graph import DynamoGraphStore
+        from warble.dal.timelines import TimelineStore
+        from warble.dal.tweets import TweetStore
+        from warble.domain.timelines import TimelinePolicy, TimelineService
+
+        s = self.settings
+        return TimelineService(
+            timelines=TimelineStore(
+                self.redis,
+                cap=s.timeline_cap,
+                recent_cap=s.author_recent_cap,
+                ttl_seconds=s.timeline_ttl_seconds,
+            ),
+            tweets=self.tweets,
+            tweet_store=TweetStore(s),
+            graph=self.graph,
+            graph_store=DynamoGraphStore(s),
+            policy=TimelinePolicy(
+                celebrity_followers=s.celebrity_followers,
+                cap=s.timeline_cap,
+                recent_cap=s.author_recent_cap,
+                backfill=s.follow_backfill,
+            ),
+        )
+
+    # ---- streams ----------------------------------------------------------------------------
+    @cached_property
+    def stream_decoder(self) -> StreamDecoder:
+        """Which tables' streams the consumers read, and the store that decodes each."""
+        from warble.dal import graph, likes, tweets
+        from warble.dal.streams import StreamDecoder
+
+        s = self.settings
+        return StreamDecoder(
+            {
+                s.graph_table: graph.decode_record,
+                s.tweets_table: tweets.decode_record,
+                s.likes_table: likes.decode_record,
+            }
+        )
+
+    @cached_property
+    def counter_rules(self) -> CounterRules:
+        """Which events change which counters (one rule per event type, beside its feature)."""
+        from warble.domain.counters import CounterRules
+        from warble.domain.graph import followers_counted
+        from warble.domain.likes import likes_counted
+        from warble.domain.tweets import tweets_counted
+        from warble.events import Followed, Liked, TweetDeleted, TweetPosted, Unfollowed, Unliked
+
+        rules = CounterRules()
+        for followed in (Followed, Unfollowed):
+            rules.on(followed, followers_counted)
+        for tweeted in (TweetPosted, TweetDeleted):
+            rules.on(tweeted, tweets_counted)
+        for liked in (Liked, Unliked):
+            rules.on(liked, likes_counted)
+        return rules
+
+    def counters_changed(self, counter_keys: set[str]) -> None:
+        """Drop the cached copies of counters that changed (users' and tweets')."""
+        self.graph.counters_applied(counter_keys)
+        self.tweets.counters_applied(counter_keys)
+
+    @cached_property
+    def counter_processor(self) -> StreamCounterProcessor:
+        from warble.domain.counters import StreamCounterProcessor
+
+        return StreamCounterProcessor(
+            self._counter_store(), self.counter_rules, on_applied=self.counters_changed
+        )
+
+    def count_batch(self, event: dict[str, Any]) -> BatchOutcome:
+        """A Lambda batch of stream records through the counter consumer."""
+        return self.counter_processor.process(self.stream_decoder.decode_batch(event))
+
+    @cached_property
+    def reconciler(self) -> Reconciler:
+        from warble.dal.graph import DynamoGraphStore
+        from warble.dal.likes import LikeStore
+        from warble.dal.tweets import TweetStore
+        from warble.domain.reconcile import Reconciler
+
+        s = self.settings
+        return Reconciler(
+            graph=DynamoGraphStore(s),
+            tweets=TweetStore(s),
+            likes=LikeStore(s),
+            counters=self._counter_store(),
+            rules=self.counter_rules,
+            settle_seconds=s.reconcile_settle_seconds,
+            on_repaired=self.counters_changed,
+        )
 
 
-@lru_cache(maxsize=1)
+_current: Container | None = None
+
+
+def container() -> Container:
+    """The container of this process (built from the environment's settings on first use)."""
+    global _current
+    if _current is None:
+        _current = Container()
+    return _current
+
+
+def use(replacement: Container | None) -> None:
+    """Make ``replacement`` the current container (None: build a new one on next use). The one
+    it replaces is closed."""
+    global _current
+    if _current is not None and _current is not replacement:
+        _current.close()
+    _current = replacement
+
+
+def reset() -> None:
+    """Forget the settings and every client and service: the next use reads the environment
+    again (tests and benchmarks that change it)."""
+    use(None)
+    get_settings.cache_clear()
+
+
+# The services, as entry points reach them.
 def accounts() -> AccountService:
-    settings = get_settings()
-    redis = get_redis()
-    db = get_database()
-    return AccountService(
-        users=UserRepository(db),
-        sessions=SessionRepository(db),
-        profiles=LeasedCache(redis, settings.profile_cache_ttl_seconds),
-        session_cache=LeasedCache(redis, settings.session_cache_ttl_seconds),
-        throttle=LoginThrottle(redis, settings.login_max_failures, settings.login_window_seconds),
-        markers=SessionMarkers(redis),
-        ids=ids(),
-        policy=AccountPolicy(
-            password_hash_rounds=settings.password_hash_rounds,
-            session_ttl=timedelta(days=settings.session_ttl_days),
-            revocation_marker_seconds=settings.auth_cache_ttl_seconds + 60,
-        ),
-    )
+    return container().accounts
 
 
-@lru_cache(maxsize=1)
 def graph() -> GraphService:
-    from warble.dal.counters import DynamoCounterStore
-    from warble.dal.graph import DynamoGraphStore
-
-    settings = get_settings()
-    redis = get_redis()
-    return GraphService(
-        store=DynamoGraphStore(),
-        counters=DynamoCounterStore(settings.counter_claim_ttl_seconds),
-        profiles=accounts(),
-        counts_cache=LeasedCache(redis, settings.counts_cache_ttl_seconds),
-        page_cache=LeasedCache(redis, settings.first_page_cache_ttl_seconds),
-        ids=ids(),
-        policy=GraphPolicy(
-            follow_limit=settings.follow_limit,
-            big_account_followers=settings.big_account_followers,
-        ),
-    )
+    return container().graph
 
 
-def counters_changed(counter_keys: set[str]) -> None:
-    """Drop the cached copies of counters that changed (users' and tweets')."""
-    graph().counters_applied(counter_keys)
-    tweets().counters_applied(counter_keys)
-
-
-def counter_registry() -> CounterRegistry:
-    """Which tables' streams feed counters, and how each record becomes deltas."""
-    from warble.domain.graph import graph_counter_deltas
-    from warble.domain.likes import like_counter_deltas
-    from warble.domain.tweets import tweet_counter_deltas
-
-    settings = get_settings()
-    registry = CounterRegistry()
-    registry.register(settings.graph_table, graph_counter_deltas)
-    registry.register(settings.tweets_table, tweet_counter_deltas)
-    registry.register(settings.likes_table, like_counter_deltas)
-    return registry
-
-
-@lru_cache(maxsize=1)
-def counter_processor() -> StreamCounterProcessor:
-    """The stream counter consumer."""
-    from warble.dal.counters import DynamoCounterStore
-
-    return StreamCounterProcessor(
-        DynamoCounterStore(get_settings().counter_claim_ttl_seconds),
-        counter_registry(),
-        on_applied=counters_changed,
-    )
-
-
-@lru_cache(maxsize=1)
-def reconciler() -> Reconciler:
-    from warble.dal.counters import DynamoCounterStore
-    from warble.dal.graph import DynamoGraphStore
-    from warble.dal.likes import LikeStore
-    from warble.dal.tweets import TweetStore
-
-    settings = get_settings()
-    return Reconciler(
-        graph=DynamoGraphStore(),
-        tweets=TweetStore(),
-        likes=LikeStore(),
-        counters=DynamoCounterStore(settings.counter_claim_ttl_seconds),
-        settle_seconds=settings.reconcile_settle_seconds,
-        on_repaired=counters_changed,
-    )
-
-
-@lru_cache(maxsize=1)
 def tweets() -> TweetService:
-    from warble.dal.counters import DynamoCounterStore
-    from warble.dal.likes import LikeStore
-    from warble.dal.tweets import TweetStore
-
-    settings = get_settings()
-    redis = get_redis()
-    return TweetService(
-        store=TweetStore(),
-        cache=LeasedCache(redis, settings.tweet_cache_ttl_seconds),
-        accounts=accounts(),
-        ids=ids(),
-        tombstone_seconds=settings.tweet_cache_ttl_seconds,
-        counters=DynamoCounterStore(settings.counter_claim_ttl_seconds),
-        counts_cache=LeasedCache(redis, settings.counts_cache_ttl_seconds),
-        likes=LikeStore(),
-    )
+    return container().tweets
 
 
-@lru_cache(maxsize=1)
 def likes() -> LikeService:
-    from warble.dal.likes import LikeStore
-
-    return LikeService(
-        store=LikeStore(), tweets=tweets(), accounts=accounts(), graph=graph(), ids=ids()
-    )
+    return container().likes
 
 
-@lru_cache(maxsize=1)
 def timelines() -> TimelineService:
-    from warble.dal.graph import DynamoGraphStore
-    from warble.dal.timelines import TimelineStore
-    from warble.dal.tweets import TweetStore
+    return container().timelines
 
-    settings = get_settings()
-    return TimelineService(
-        timelines=TimelineStore(
-            get_redis(),
-            cap=settings.timeline_cap,
-            recent_cap=settings.author_recent_cap,
-            ttl_seconds=settings.timeline_ttl_seconds,
-        ),
-        tweets=tweets(),
-        tweet_store=TweetStore(),
-        graph=graph(),
-        graph_store=DynamoGraphStore(),
-        policy=TimelinePolicy(
-            celebrity_followers=settings.celebrity_followers,
-            cap=settings.timeline_cap,
-            recent_cap=settings.author_recent_cap,
-            backfill=settings.follow_backfill,
-        ),
-    )
+
+def idempotency() -> IdempotencyStore:
+    return container().idempotency
+
+
+def ids() -> Snowflake:
+    return container().ids

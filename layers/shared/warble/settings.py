@@ -30,7 +30,7 @@ class Settings(BaseSettings):
 
     aws_region: str = Field(default="us-east-1", validation_alias="AWS_REGION")
     connections_table: str = "warble-local-connections"
-    # Follow graph (warble.dal.graph), stream-maintained counters (warble.counters) and the
+    # Follow graph (warble.dal.graph), stream-maintained counters (warble.domain.counters) and the
     # precomputed second-degree sets (warble.domain.graph).
     graph_table: str = "warble-local-graph"
     counters_table: str = "warble-local-counters"

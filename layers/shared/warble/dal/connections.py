@@ -10,15 +10,14 @@ still disappears; API Gateway closes any connection after two hours.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from functools import lru_cache
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
-from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
-from warble.settings import get_settings
+from warble.dal.dynamo import bind
+from warble.settings import Settings, get_settings
 
 
 class ConnectionItem(Model):
@@ -34,18 +33,13 @@ class ConnectionItem(Model):
     expires_at = TTLAttribute()
 
 
-@lru_cache(maxsize=1)
-def _configured() -> Connection:
-    settings = get_settings()
-    ConnectionItem.Meta.table_name = settings.connections_table
-    ConnectionItem.Meta.region = settings.aws_region
-    ConnectionItem._connection = None  # rebuild with the settings above
-    return Connection(region=settings.aws_region)
-
-
 class ConnectionRegistry:
+    def __init__(self, settings: Settings | None = None) -> None:
+        settings = settings or get_settings()
+        self._connection = bind(settings.aws_region, [(ConnectionItem, settings.connections_table)])
+
     def add(self, user_id: int, connection_id: str, connected_at_ms: int, ttl_seconds: int) -> None:
-        connection = _configured()
+        connection = self._connection
         expires = datetime.fromtimestamp(connected_at_ms / 1000 + ttl_seconds, UTC)
         with TransactWrite(connection=connection) as tx:
             for pk, sk in (
@@ -64,16 +58,14 @@ class ConnectionRegistry:
 
     def remove(self, connection_id: str) -> str | None:
         """Forget a connection; returns its user id, or None if it was unknown."""
-        _configured()
         try:
             meta = ConnectionItem.get(f"CONN#{connection_id}", "META")
         except DoesNotExist:
             return None
-        with TransactWrite(connection=_configured()) as tx:
+        with TransactWrite(connection=self._connection) as tx:
             tx.delete(ConnectionItem(f"USER#{meta.user_id}", f"CONN#{connection_id}"))
             tx.delete(meta)
         return meta.user_id
 
     def for_user(self, user_id: int) -> list[str]:
-        _configured()
         return [item.connection_id for item in ConnectionItem.query(f"USER#{user_id}")]

@@ -16,16 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
-from functools import lru_cache
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
-from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
-from warble.counters import ClaimsTaken, TransactionRetry
-from warble.settings import get_settings
+from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes, cancelled
+from warble.domain.ports import ClaimsTaken, TransactionRetry
+from warble.settings import Settings, get_settings
 
 TRANSACT_LIMIT = 100  # actions per TransactWriteItems (DynamoDB's limit)
 BATCH_GET_LIMIT = 100
@@ -58,32 +57,24 @@ COUNTER_FIELDS = frozenset(
 )
 
 
-@lru_cache(maxsize=1)
-def _configured() -> Connection:
-    settings = get_settings()
-    for model in (CounterItem, ClaimItem):
-        model.Meta.table_name = settings.counters_table
-        model.Meta.region = settings.aws_region
-        model._connection = None
-    return Connection(region=settings.aws_region)
-
-
 class DynamoCounterStore:
-    """``warble.counters.CounterStore`` on DynamoDB."""
+    """``warble.domain.ports.CounterStore`` on DynamoDB."""
 
-    def __init__(self, claim_ttl_seconds: int) -> None:
+    def __init__(self, claim_ttl_seconds: int, settings: Settings | None = None) -> None:
+        settings = settings or get_settings()
         self._claim_ttl = claim_ttl_seconds
-        self.transactions = 0
+        self._connection = bind(
+            settings.aws_region,
+            [(CounterItem, settings.counters_table), (ClaimItem, settings.counters_table)],
+        )
 
     def apply(self, claims: list[str], deltas: dict[tuple[str, str], int]) -> None:
         """Claim every record and add every delta, all or nothing (one transaction)."""
-        _configured()
         if len(claims) + len({key for key, _ in deltas}) > TRANSACT_LIMIT:
             raise ValueError("more actions than one transaction holds")
         expires = timedelta(seconds=self._claim_ttl)
-        self.transactions += 1
         try:
-            with TransactWrite(connection=_configured()) as tx:
+            with TransactWrite(connection=self._connection) as tx:
                 for claim in claims:
                     item = ClaimItem(f"CLAIM#{claim}")
                     item.expires_at = expires
@@ -101,14 +92,14 @@ class DynamoCounterStore:
                         actions=[getattr(CounterItem, f).add(d) for f, d in changes],
                     )
         except TransactWriteError as exc:
-            if exc.cause_response_code != "TransactionCanceledException":
+            if not cancelled(exc):
                 # Throttling, an internal error, a conflict reported as such: try again.
                 raise TransactionRetry(exc.cause_response_code or "transaction failed") from exc
             # Puts come before updates in pynamodb's request: reasons[i] is claims[i].
             taken = [
                 index
-                for index, reason in enumerate(exc.cancellation_reasons[: len(claims)])
-                if reason is not None and reason.code == "ConditionalCheckFailed"
+                for index, code in enumerate(cancellation_codes(exc)[: len(claims)])
+                if code == CONDITION_FAILED
             ]
             if taken:
                 raise ClaimsTaken(taken) from exc
@@ -116,7 +107,6 @@ class DynamoCounterStore:
 
     def read(self, keys: list[str]) -> dict[str, dict[str, int]]:
         """Counter values by key (missing counters are 0)."""
-        _configured()
         values: dict[str, dict[str, int]] = {key: {} for key in keys}
         if not keys:
             return values
@@ -129,7 +119,6 @@ class DynamoCounterStore:
     # ---- reconciliation -------------------------------------------------------------------
     def scan(self) -> Iterator[tuple[str, dict[str, int]]]:
         """Every counter item (``U#`` and ``T#``; claims are skipped): a full scan."""
-        _configured()
         for item in CounterItem.scan(
             CounterItem.pk.startswith("U#") | CounterItem.pk.startswith("T#")
         ):
@@ -144,7 +133,6 @@ class DynamoCounterStore:
 
     def current(self, key: str, field: str) -> int | None:
         """One counter as stored (None: never written), read strongly consistently."""
-        _configured()
         try:
             item = CounterItem.get(key, consistent_read=True, attributes_to_get=[field])
         except DoesNotExist:
@@ -155,7 +143,6 @@ class DynamoCounterStore:
     def repair(self, key: str, field: str, observed: int | None, value: int) -> bool:
         """Set a counter to ``value`` only if it still holds ``observed`` (None: absent), so a
         delta the consumer applies meanwhile is never overwritten. False if it moved."""
-        _configured()
         attribute = getattr(CounterItem, field)
         condition = attribute.does_not_exist() if observed is None else attribute == observed
         try:

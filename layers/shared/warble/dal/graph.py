@@ -33,7 +33,7 @@ Why this shape, and what it costs:
   account ever needs more than ~1000 follows per second.
 - ``following_count`` lives on the follower's META item and is changed only inside the follow
   and unfollow transactions, with the condition ``following_count < limit``: exact under any
-  concurrency. ``followers_count`` is derived from the stream (warble.counters), so a celebrity's
+  concurrency. ``followers_count`` is derived from the stream (warble.domain.counters), so a celebrity's
   counter takes one write per stream batch, not one per follow.
 """
 
@@ -42,7 +42,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from pynamodb.attributes import (
@@ -56,8 +55,17 @@ from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
-from warble.domain.graph import FollowRejected
-from warble.settings import get_settings
+from warble.dal.dynamo import (
+    CONDITION_FAILED,
+    StreamItem,
+    bind,
+    cancellation_codes,
+    cancelled,
+    prefixed_id,
+)
+from warble.domain.ports import FollowRejected
+from warble.events import Event, Followed, Unfollowed
+from warble.settings import Settings, get_settings
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
 D2_CHUNK_IDS = 40_000  # ids per second-degree chunk: 320 KB, under the 400 KB item limit
@@ -95,16 +103,6 @@ class DegreeChunk(Model):
     chunks = NumberAttribute()
 
 
-@lru_cache(maxsize=1)
-def _configured() -> Connection:
-    settings = get_settings()
-    for model, table in ((GraphItem, settings.graph_table), (DegreeChunk, settings.degrees_table)):
-        model.Meta.table_name = table
-        model.Meta.region = settings.aws_region
-        model._connection = None  # rebuild with the settings above
-    return Connection(region=settings.aws_region)
-
-
 @dataclass(frozen=True)
 class Edge:
     """A -> B as stored on A's ``O#B`` item."""
@@ -120,7 +118,8 @@ class _Tx:
     back in request order, so the tags are kept per kind and concatenated the same way.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
         self._ops: dict[str, list[tuple[str, tuple[Any, ...], dict[str, Any]]]] = {
             "check": [],
             "delete": [],
@@ -134,7 +133,7 @@ class _Tx:
     def commit(self) -> None:
         tags = [tag for kind in self._ops.values() for tag, _, _ in kind]
         try:
-            with TransactWrite(connection=_configured()) as tx:
+            with TransactWrite(connection=self._connection) as tx:
                 for _, args, kwargs in self._ops["check"]:
                     tx.condition_check(*args, **kwargs)
                 for _, args, kwargs in self._ops["delete"]:
@@ -144,13 +143,13 @@ class _Tx:
                 for _, args, kwargs in self._ops["update"]:
                     tx.update(*args, **kwargs)
         except TransactWriteError as exc:
-            if exc.cause_response_code != "TransactionCanceledException":
+            if not cancelled(exc):
                 # Throttling or an internal error: the domain retries, then answers 503.
                 raise FollowRejected(FollowRejected.CONFLICT) from exc
             failed = {
                 tag
-                for tag, reason in zip(tags, exc.cancellation_reasons, strict=False)
-                if reason is not None and reason.code == "ConditionalCheckFailed"
+                for tag, code in zip(tags, cancellation_codes(exc), strict=False)
+                if code == CONDITION_FAILED
             }
             if "edge" in failed:
                 raise FollowRejected(FollowRejected.EXISTS) from exc
@@ -164,13 +163,17 @@ class _Tx:
 class DynamoGraphStore:
     """The graph store behind ``warble.domain.graph.GraphStore``. ``reads`` counts calls."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
+        settings = settings or get_settings()
+        self._connection = bind(
+            settings.aws_region,
+            [(GraphItem, settings.graph_table), (DegreeChunk, settings.degrees_table)],
+        )
         self.reads = 0
 
     # ---- single edges and statuses --------------------------------------------------------
     def pair(self, a: int, b: int) -> tuple[Edge | None, Edge | None]:
         """(A -> B, B -> A), both read strongly consistently from A's partition in one call."""
-        _configured()
         found = {
             item.sk: item
             for item in GraphItem.batch_get(
@@ -187,7 +190,6 @@ class DynamoGraphStore:
     def statuses(self, viewer: int, others: list[int]) -> dict[int, tuple[bool, bool]]:
         """{other: (viewer follows other, other follows viewer)}: 2 keys per id, so 100 ids
         are 200 keys in two BatchGetItem calls."""
-        _configured()
         keys = [(user_pk(viewer), f"{kind}#{_id(o)}") for o in others for kind in ("O", "I")]
         if not keys:
             return {}
@@ -201,7 +203,6 @@ class DynamoGraphStore:
         return answer
 
     def following_counts(self, user_ids: list[int]) -> dict[int, int]:
-        _configured()
         if not user_ids:
             return {}
         self.reads += -(-len(user_ids) // BATCH_GET_LIMIT)
@@ -215,9 +216,8 @@ class DynamoGraphStore:
     # ---- follow / unfollow ----------------------------------------------------------------
     def follow(self, a: int, b: int, seq: int, reverse: Edge | None, limit: int) -> bool:
         """Write A -> B; returns the new friend flag. Raises FollowRejected."""
-        _configured()
         friend = reverse is not None
-        tx = _Tx()
+        tx = _Tx(self._connection)
         tx.add(
             "save",
             "edge",
@@ -264,8 +264,7 @@ class DynamoGraphStore:
 
     def unfollow(self, a: int, b: int, edge: Edge, reverse: Edge | None) -> None:
         """Delete A -> B as read (``edge``); raises FollowRejected(RACED) if it changed."""
-        _configured()
-        tx = _Tx()
+        tx = _Tx(self._connection)
         tx.add(
             "delete",
             "edge",
@@ -310,7 +309,6 @@ class DynamoGraphStore:
         self, user_id: int, which: str, limit: int, before_seq: int | None
     ) -> tuple[list[tuple[int, int]], bool]:
         """Newest-first ``(uid, seq)`` of "following" or "followers", and whether more exist."""
-        _configured()
         prefix = "OT#" if which == "following" else "IT#"
         start = None
         if before_seq is not None:
@@ -332,7 +330,6 @@ class DynamoGraphStore:
         self, user_id: int, limit: int, after_id: int | None
     ) -> tuple[list[int], bool]:
         """Friends in id order (filtered from the following edges, at most the follow limit)."""
-        _configured()
         start = None
         if after_id is not None:
             start = {"pk": {"S": user_pk(user_id)}, "sk": {"S": f"O#{_id(after_id)}"}}
@@ -350,7 +347,6 @@ class DynamoGraphStore:
 
     def friends(self, user_id: int) -> list[int]:
         """Every friend of a user (bounded by the follow limit: a page or two of a Query)."""
-        _configured()
         items = self._query(
             GraphItem,
             hash_key=user_pk(user_id),
@@ -363,7 +359,6 @@ class DynamoGraphStore:
 
     def friend_edges(self) -> Iterator[tuple[int, int]]:
         """Every friendship (a, b) with a < b, by a parallel-safe full scan (offline job)."""
-        _configured()
         for item in GraphItem.scan(
             GraphItem.sk.startswith("O#") & (GraphItem.friend == True)  # noqa: E712
         ):
@@ -374,20 +369,17 @@ class DynamoGraphStore:
     # ---- reconciliation: the source of truth of followers_count --------------------------
     def follow_edges(self) -> Iterator[tuple[int, int]]:
         """Every follow (follower, followee): a full scan of the ``O#`` edge items."""
-        _configured()
         for item in GraphItem.scan(GraphItem.sk.startswith("O#"), attributes_to_get=["pk", "uid"]):
             yield int(item.pk[2:]), int(item.uid)
 
     def count_followers(self, user_id: int) -> int:
         """How many follow the user now (a COUNT query of the ``I#`` edge items)."""
-        _configured()
         return int(
             GraphItem.count(user_pk(user_id), GraphItem.sk.startswith("I#"), consistent_read=True)
         )
 
     # ---- second-degree sets ---------------------------------------------------------------
     def second_degree(self, user_id: int) -> set[int]:
-        _configured()
         ids: set[int] = set()
         for chunk in self._query(DegreeChunk, hash_key=f"D2#{user_id}"):
             raw = bytes(chunk.ids)
@@ -396,7 +388,6 @@ class DynamoGraphStore:
 
     def save_second_degree(self, sets: Iterable[tuple[int, set[int]]]) -> int:
         """Replace users' second-degree sets (an empty set deletes); returns users written."""
-        _configured()
         written = 0
         with DegreeChunk.batch_write() as batch:
             for user_id, ids in sets:
@@ -416,5 +407,19 @@ class DynamoGraphStore:
         return written
 
     def users_with_second_degree(self) -> set[int]:
-        _configured()
         return {int(c.pk[3:]) for c in DegreeChunk.scan(attributes_to_get=["pk"])}
+
+
+# ---- the graph table's stream -------------------------------------------------------------------
+def decode_record(record: dict[str, Any]) -> list[Event]:
+    """A follow is read from its ``U#<followee> / I#<follower>`` edge item: INSERT is Followed,
+    REMOVE is Unfollowed. Every other item (the other edge, list items, META) and every MODIFY
+    (a friend flag flipped) is no event, so each follow is seen exactly once."""
+    item = StreamItem.of(record)
+    sk = item.string_key("sk")
+    if not sk.startswith("I#") or item.name not in ("INSERT", "REMOVE"):
+        return []
+    followee = prefixed_id(item.string_key("pk"), "U#")
+    follower = prefixed_id(sk, "I#")
+    kind = Followed if item.name == "INSERT" else Unfollowed
+    return [kind(follower=follower, followee=followee)]

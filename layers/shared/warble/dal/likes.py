@@ -35,20 +35,27 @@ calls that span both tables (the edges here and the ``RT#<U>#<T>`` items of the 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property
 from typing import Any
 
 import boto3
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
-from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from warble.dal.dynamo import (
+    CONDITION_FAILED,
+    StreamItem,
+    bind,
+    cancellation_codes,
+    number,
+    prefixed_id,
+)
 from warble.dal.tweets import TweetIndexItem
-from warble.dal.tweets import _configured as _tweets_configured
-from warble.settings import get_settings
+from warble.domain.ports import Like, TweetMissing
+from warble.events import Event, Liked, Unliked
+from warble.settings import Settings, get_settings
 
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
@@ -79,22 +86,6 @@ class LikeItem(Model):
     author_id = NumberAttribute(null=True)
 
 
-@lru_cache(maxsize=1)
-def _configured() -> Connection:
-    settings = get_settings()
-    _tweets_configured()
-    LikeItem.Meta.table_name = settings.likes_table
-    LikeItem.Meta.region = settings.aws_region
-    LikeItem._connection = None
-    return Connection(region=settings.aws_region)
-
-
-@lru_cache(maxsize=1)
-def _client() -> Any:
-    """A plain DynamoDB client, for the BatchGetItem that spans two tables."""
-    return boto3.client("dynamodb", region_name=get_settings().aws_region)
-
-
 def _below(prefix: str, before_seq: int | None) -> Any:
     """The sort-key condition of a time list: every ``<prefix><seq>`` below the cursor."""
     if before_seq is None:
@@ -102,21 +93,25 @@ def _below(prefix: str, before_seq: int | None) -> Any:
     return LikeItem.sk.between(prefix, f"{prefix}{_id(before_seq - 1)}")
 
 
-class TweetMissing(Exception):
-    """The tweet to like does not exist (or was deleted a moment ago)."""
-
-
-@dataclass(frozen=True)
-class Like:
-    user_id: int
-    tweet_id: int
-    seq: int
-    author_id: int
-
-
 class LikeStore:
+    """The like store behind ``warble.domain.ports.LikeStore``."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        settings = settings or get_settings()
+        self._likes_table = settings.likes_table
+        self._index_table = settings.tweet_index_table
+        self._connection = bind(
+            settings.aws_region,
+            [(LikeItem, self._likes_table), (TweetIndexItem, self._index_table)],
+        )
+        self._region = settings.aws_region
+
+    @cached_property
+    def _client(self) -> Any:
+        """A plain DynamoDB client, for the BatchGetItem that spans two tables."""
+        return boto3.client("dynamodb", region_name=self._region)
+
     def edge(self, user_id: int, tweet_id: int) -> Like | None:
-        _configured()
         try:
             item = LikeItem.get(user_pk(user_id), tweet_pk(tweet_id), consistent_read=True)
         except DoesNotExist:
@@ -125,7 +120,7 @@ class LikeStore:
 
     def like(self, user_id: int, tweet_id: int, author_id: int, seq: int) -> bool:
         """Write the three items; False if U already likes T. TweetMissing if T is gone."""
-        connection = _configured()
+        connection = self._connection
         try:
             with TransactWrite(connection=connection) as tx:
                 tx.save(
@@ -141,17 +136,17 @@ class LikeStore:
                 )
         except TransactWriteError as exc:
             # pynamodb sends condition checks first, then puts: [tweet check, edge, list, list].
-            reasons = [r.code if r else None for r in (exc.cancellation_reasons or [])]
-            if reasons[:1] == ["ConditionalCheckFailed"]:
+            reasons = cancellation_codes(exc)
+            if reasons[:1] == [CONDITION_FAILED]:
                 raise TweetMissing() from exc
-            if reasons[1:2] == ["ConditionalCheckFailed"]:
+            if reasons[1:2] == [CONDITION_FAILED]:
                 return False
             raise
         return True
 
     def unlike(self, like: Like) -> bool:
         """Delete the three items if the edge is still this like; False if it changed."""
-        connection = _configured()
+        connection = self._connection
         try:
             with TransactWrite(connection=connection) as tx:
                 tx.delete(
@@ -161,8 +156,8 @@ class LikeStore:
                 tx.delete(LikeItem(user_pk(like.user_id), f"LT#{_id(like.seq)}"))
                 tx.delete(LikeItem(tweet_pk(like.tweet_id), f"LU#{_id(like.seq)}"))
         except TransactWriteError as exc:
-            reasons = [r.code if r else None for r in (exc.cancellation_reasons or [])]
-            if reasons[:1] == ["ConditionalCheckFailed"]:
+            reasons = cancellation_codes(exc)
+            if reasons[:1] == [CONDITION_FAILED]:
                 return False
             raise
         return True
@@ -171,7 +166,6 @@ class LikeStore:
         self, user_id: int, before_seq: int | None, limit: int
     ) -> list[tuple[int, int, int]]:
         """``(seq, author_id, tweet_id)`` of the tweets U liked, newest like first."""
-        _configured()
         return [
             (int(item.sk[3:]), int(item.author_id), int(item.tid))
             for item in LikeItem.query(
@@ -187,7 +181,6 @@ class LikeStore:
         self, tweet_id: int, before_seq: int | None, limit: int
     ) -> list[tuple[int, int]]:
         """``(seq, user_id)`` of T's likers, newest first."""
-        _configured()
         return [
             (int(item.sk[3:]), int(item.uid))
             for item in LikeItem.query(
@@ -201,14 +194,12 @@ class LikeStore:
 
     def count_likers(self, tweet_id: int) -> int:
         """How many users like T now (a COUNT query: reads the keys, returns no items)."""
-        _configured()
         return int(
             LikeItem.count(tweet_pk(tweet_id), LikeItem.sk.startswith("LU#"), consistent_read=True)
         )
 
     def all_likers(self, tweet_id: int) -> Iterator[tuple[int, int]]:
         """Every ``(seq, user_id)`` of T, for the cleanup of a deleted tweet."""
-        _configured()
         for item in LikeItem.query(
             tweet_pk(tweet_id), LikeItem.sk.startswith("LU#"), consistent_read=True
         ):
@@ -216,7 +207,6 @@ class LikeStore:
 
     def delete_likes(self, tweet_id: int, likes: list[tuple[int, int]]) -> None:
         """Delete each like's three items (BatchWriteItem; deleting what is gone is a no-op)."""
-        _configured()
         with LikeItem.batch_write() as batch:
             for seq, user_id in likes:
                 batch.delete(LikeItem(user_pk(user_id), tweet_pk(tweet_id)))
@@ -225,7 +215,6 @@ class LikeStore:
 
     def edges(self) -> Iterator[tuple[int, int]]:
         """Every ``(user_id, tweet_id)`` like edge: a full scan, for reconciliation."""
-        _configured()
         for item in LikeItem.scan(
             LikeItem.sk.startswith("T#") & LikeItem.pk.startswith("U#"),
             attributes_to_get=["pk", "sk"],
@@ -235,18 +224,16 @@ class LikeStore:
     def viewer_flags(self, viewer: int, tweet_ids: list[int]) -> tuple[set[int], set[int]]:
         """(the ids the viewer likes, the ids the viewer retweeted), BatchGetItem across the
         likes table and the tweet index, 100 keys per call, unprocessed keys retried."""
-        _configured()
-        settings = get_settings()
         wanted = list(dict.fromkeys(tweet_ids))
         keys: list[tuple[str, dict[str, Any]]] = []
         for tid in wanted:
             keys.append(
                 (
-                    settings.likes_table,
+                    self._likes_table,
                     {"pk": {"S": user_pk(viewer)}, "sk": {"S": tweet_pk(tid)}},
                 )
             )
-            keys.append((settings.tweet_index_table, {"pk": {"S": f"RT#{viewer}#{tid}"}}))
+            keys.append((self._index_table, {"pk": {"S": f"RT#{viewer}#{tid}"}}))
         liked: set[int] = set()
         retweeted: set[int] = set()
         for start in range(0, len(keys), BATCH_GET_LIMIT):
@@ -256,12 +243,27 @@ class LikeStore:
                     table, {"Keys": [], "ConsistentRead": True, "ProjectionExpression": "pk, sk"}
                 )
                 entry["Keys"].append(key)
-            request[settings.tweet_index_table]["ProjectionExpression"] = "pk"
+            request[self._index_table]["ProjectionExpression"] = "pk"
             while request:
-                answer = _client().batch_get_item(RequestItems=request)
-                for item in answer.get("Responses", {}).get(settings.likes_table, []):
+                answer = self._client.batch_get_item(RequestItems=request)
+                for item in answer.get("Responses", {}).get(self._likes_table, []):
                     liked.add(int(item["sk"]["S"][2:]))
-                for item in answer.get("Responses", {}).get(settings.tweet_index_table, []):
+                for item in answer.get("Responses", {}).get(self._index_table, []):
                     retweeted.add(int(item["pk"]["S"].rsplit("#", 1)[1]))
                 request = answer.get("UnprocessedKeys") or {}
         return liked, retweeted
+
+
+# ---- the likes table's stream --------------------------------------------------------------------
+def decode_record(record: dict[str, Any]) -> list[Event]:
+    """A like is read from its edge item (``U#<user> / T#<tweet>``): INSERT is Liked, REMOVE is
+    Unliked; the two list items of each like are no event."""
+    item = StreamItem.of(record)
+    sk = item.string_key("sk")
+    pk = item.string_key("pk")
+    if not (pk.startswith("U#") and sk.startswith("T#")) or item.name not in ("INSERT", "REMOVE"):
+        return []
+    user_id, tweet_id = prefixed_id(pk, "U#"), prefixed_id(sk, "T#")
+    author_id = number(item.image(), "author_id")
+    kind = Liked if item.name == "INSERT" else Unliked
+    return [kind(user_id=user_id, tweet_id=tweet_id, author_id=author_id)]

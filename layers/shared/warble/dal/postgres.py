@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any, TypeVar
 
 import psycopg
@@ -77,8 +76,3 @@ class Database:
         if conn is not None:
             conn.close()
             self._local.conn = None
-
-
-@lru_cache(maxsize=1)
-def get_database() -> Database:
-    return Database()

@@ -1,14 +1,14 @@
-"""The Redis client, built lazily and reused while the container is warm."""
+"""The Redis client: built by the composition root (``warble.services``) on first use, and
+reused while the container is warm."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TypeAlias
 
 import redis
 from redis.cluster import RedisCluster
 
-from warble.settings import get_settings
+from warble.settings import Settings
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 
@@ -16,9 +16,7 @@ RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (redis.ConnectionError, redis.TimeoutError)
 
 
-@lru_cache(maxsize=1)
-def get_redis() -> RedisClient:
-    settings = get_settings()
+def connect(settings: Settings) -> RedisClient:
     options = {"decode_responses": True, "socket_timeout": 2.0, "socket_connect_timeout": 2.0}
     if settings.redis_cluster:
         return RedisCluster.from_url(settings.redis_url, **options)

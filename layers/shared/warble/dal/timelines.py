@@ -30,16 +30,6 @@ return 1
 """
 
 
-def member(tweet_id: int, author_id: int) -> str:
-    return f"{tweet_id:019d}:{author_id}"
-
-
-def parse_member(raw: str) -> tuple[int, int]:
-    """``(author_id, tweet_id)``."""
-    tweet, _, author = raw.partition(":")
-    return int(author), int(tweet)
-
-
 def _upper_bound(before_tweet_id: int | None) -> str:
     # Members of tweet id N are "<N>:<author>", which sort just above "<N>": "(<N>" excludes them.
     return "+" if before_tweet_id is None else f"({before_tweet_id:019d}"

@@ -20,18 +20,20 @@ the tweet itself:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from pynamodb.attributes import ListAttribute, NumberAttribute, UnicodeAttribute
-from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
-from warble.settings import get_settings
+from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_codes, number
+from warble.dal.dynamo import required_number as _required
+from warble.domain.ports import AlreadyRetweeted, ParentMissing, TweetGone
+from warble.domain.tweets import StoredTweet
+from warble.events import Event, TweetDeleted, TweetPosted
+from warble.settings import Settings, get_settings
 
 
 class _Replies(GlobalSecondaryIndex["TweetItem"]):
@@ -80,50 +82,6 @@ class TweetIndexItem(Model):
     tweet_id = NumberAttribute(null=True)
 
 
-@lru_cache(maxsize=1)
-def _configured() -> Connection:
-    settings = get_settings()
-    for model, table in (
-        (TweetItem, settings.tweets_table),
-        (TweetIndexItem, settings.tweet_index_table),
-    ):
-        model.Meta.table_name = table
-        model.Meta.region = settings.aws_region
-        model._connection = None
-    return Connection(region=settings.aws_region)
-
-
-@dataclass(frozen=True)
-class StoredTweet:
-    id: int
-    author_id: int
-    text: str
-    created_at_ms: int
-    reply_to: int | None = None
-    reply_to_author: int | None = None
-    retweet_of: int | None = None
-    retweet_of_author: int | None = None
-    media_ids: tuple[str, ...] = ()
-
-    def record(self) -> dict[str, Any]:
-        """The cached (JSON) form."""
-        return {
-            "id": self.id,
-            "author_id": self.author_id,
-            "text": self.text,
-            "created_at_ms": self.created_at_ms,
-            "reply_to": self.reply_to,
-            "reply_to_author": self.reply_to_author,
-            "retweet_of": self.retweet_of,
-            "retweet_of_author": self.retweet_of_author,
-            "media_ids": list(self.media_ids),
-        }
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> StoredTweet:
-        return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
-
-
 def _stored(item: TweetItem) -> StoredTweet:
     return StoredTweet(
         id=int(item.tweet_id),
@@ -138,27 +96,17 @@ def _stored(item: TweetItem) -> StoredTweet:
     )
 
 
-class ParentMissing(Exception):
-    """The tweet named by reply_to / retweet_of does not exist (or was just deleted)."""
-
-
-class AlreadyRetweeted(Exception):
-    def __init__(self, retweet_id: int) -> None:
-        super().__init__(retweet_id)
-        self.retweet_id = retweet_id
-
-
-class TweetGone(Exception):
-    """The tweet to delete does not exist any more."""
-
-
-def _cancelled(exc: TransactWriteError) -> list[str | None]:
-    return [reason.code if reason else None for reason in (exc.cancellation_reasons or [])]
-
-
 class TweetStore:
+    """The tweet store behind ``warble.domain.ports.TweetStore``."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        settings = settings or get_settings()
+        self._connection = bind(
+            settings.aws_region,
+            [(TweetItem, settings.tweets_table), (TweetIndexItem, settings.tweet_index_table)],
+        )
+
     def author_of(self, tweet_id: int) -> int | None:
-        _configured()
         try:
             item = TweetIndexItem.get(f"T#{tweet_id}", consistent_read=True)
         except DoesNotExist:
@@ -166,7 +114,6 @@ class TweetStore:
         return int(item.author_id)
 
     def retweet_by(self, user_id: int, original_id: int) -> int | None:
-        _configured()
         try:
             item = TweetIndexItem.get(f"RT#{user_id}#{original_id}", consistent_read=True)
         except DoesNotExist:
@@ -176,7 +123,7 @@ class TweetStore:
     def create(self, tweet: StoredTweet) -> None:
         """Write the tweet, its id mapping, and (for a retweet) the uniqueness item, atomically,
         checking the parent still exists."""
-        connection = _configured()
+        connection = self._connection
         parent = tweet.reply_to or tweet.retweet_of
         item = TweetItem(
             tweet.author_id,
@@ -210,17 +157,17 @@ class TweetStore:
         except TransactWriteError as exc:
             # pynamodb sends condition checks first, then puts: [parent check], tweet, id item,
             # [retweet item]; the reasons come back in that order.
-            reasons = _cancelled(exc)
-            if parent is not None and reasons[:1] == ["ConditionalCheckFailed"]:
+            reasons = cancellation_codes(exc)
+            if parent is not None and reasons[:1] == [CONDITION_FAILED]:
                 raise ParentMissing() from exc
-            if tweet.retweet_of is not None and reasons[3:4] == ["ConditionalCheckFailed"]:
+            if tweet.retweet_of is not None and reasons[3:4] == [CONDITION_FAILED]:
                 existing = self.retweet_by(tweet.author_id, tweet.retweet_of or 0)
                 if existing is not None:
                     raise AlreadyRetweeted(existing) from exc
             raise
 
     def delete(self, tweet: StoredTweet) -> None:
-        connection = _configured()
+        connection = self._connection
         try:
             with TransactWrite(connection=connection) as tx:
                 tx.delete(
@@ -231,12 +178,11 @@ class TweetStore:
                 if tweet.retweet_of is not None:
                     tx.delete(TweetIndexItem(f"RT#{tweet.author_id}#{tweet.retweet_of}"))
         except TransactWriteError as exc:
-            if _cancelled(exc)[:1] == ["ConditionalCheckFailed"]:
+            if cancellation_codes(exc)[:1] == [CONDITION_FAILED]:
                 raise TweetGone() from exc
             raise
 
     def get(self, author_id: int, tweet_id: int) -> StoredTweet | None:
-        _configured()
         try:
             return _stored(TweetItem.get(author_id, tweet_id, consistent_read=True))
         except DoesNotExist:
@@ -244,13 +190,11 @@ class TweetStore:
 
     def get_many(self, keys: list[tuple[int, int]]) -> list[StoredTweet]:
         """BatchGetItem (pynamodb splits into calls of 100 and retries unprocessed keys)."""
-        _configured()
         if not keys:
             return []
         return [_stored(item) for item in TweetItem.batch_get(list(dict.fromkeys(keys)))]
 
     def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]:
-        _configured()
         condition = TweetItem.tweet_id < before_id if before_id is not None else None
         return [
             _stored(item)
@@ -262,7 +206,6 @@ class TweetStore:
     def reply_keys(
         self, parent_id: int, before_id: int | None, limit: int
     ) -> list[tuple[int, int]]:
-        _configured()
         condition = TweetItem.tweet_id < before_id if before_id is not None else None
         return [
             (int(item.author_id), int(item.tweet_id))
@@ -273,7 +216,6 @@ class TweetStore:
 
     def retweet_keys(self, original_id: int) -> list[tuple[int, int]]:
         """``(author_id, tweet_id)`` of every retweet of a tweet (the keys-only index)."""
-        _configured()
         return [
             (int(item.author_id), int(item.tweet_id))
             for item in TweetItem.retweets.query(original_id)
@@ -282,7 +224,6 @@ class TweetStore:
     # ---- reconciliation: the source of truth of the tweet counters ------------------------
     def scan_links(self) -> Iterator[tuple[int, int, int | None, int | None]]:
         """Every tweet as ``(author_id, tweet_id, reply_to, retweet_of)``: a full scan."""
-        _configured()
         for item in TweetItem.scan(
             attributes_to_get=["author_id", "tweet_id", "reply_to", "retweet_of"]
         ):
@@ -294,13 +235,41 @@ class TweetStore:
             )
 
     def count_by_author(self, author_id: int) -> int:
-        _configured()
         return int(TweetItem.count(author_id, consistent_read=True))
 
     def count_replies(self, tweet_id: int) -> int:
-        _configured()
         return int(TweetItem.replies.count(tweet_id))
 
     def count_retweets(self, tweet_id: int) -> int:
-        _configured()
         return int(TweetItem.retweets.count(tweet_id))
+
+
+# ---- the tweets table's stream -------------------------------------------------------------------
+def decode_record(record: dict[str, Any]) -> list[Event]:
+    """INSERT is TweetPosted, REMOVE is TweetDeleted (tweets are never modified)."""
+    item = StreamItem.of(record)
+    if item.name not in ("INSERT", "REMOVE"):
+        return []
+    image = item.image()
+    tweet_id, author_id = _required(image, "tweet_id"), _required(image, "author_id")
+    if item.name == "REMOVE":
+        return [
+            TweetDeleted(
+                tweet_id=tweet_id,
+                author_id=author_id,
+                reply_to=number(image, "reply_to"),
+                retweet_of=number(image, "retweet_of"),
+            )
+        ]
+    text = image.get("text", {}).get("S", "") if isinstance(image.get("text"), dict) else ""
+    return [
+        TweetPosted(
+            tweet_id=tweet_id,
+            author_id=author_id,
+            text=str(text),
+            reply_to=number(image, "reply_to"),
+            reply_to_author=number(image, "reply_to_author"),
+            retweet_of=number(image, "retweet_of"),
+            retweet_of_author=number(image, "retweet_of_author"),
+        )
+    ]

@@ -19,12 +19,19 @@ import random
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from warble import keys
-from warble.counters import Delta, string_key
+from warble.domain.counters import Delta, owner_of, user_counter
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import Cache, IdGenerator
+from warble.domain.ports import (
+    Cache,
+    CounterStore,
+    FollowRejected,
+    GraphStore,
+    IdGenerator,
+    Profiles,
+)
 from warble.errors import (
     CannotFollowSelf,
     FieldError,
@@ -32,6 +39,7 @@ from warble.errors import (
     Unavailable,
     ValidationFailed,
 )
+from warble.events import Followed, Unfollowed
 
 FIRST_PAGE_SIZE = 100  # entries of a big account's list kept in Redis (the API's max limit)
 MAX_ATTEMPTS = 12  # follow/unfollow transactions retried on a race or a conflict
@@ -44,57 +52,6 @@ def status_of(follows: bool, followed_by: bool) -> str:
     if follows:
         return "following"
     return "followed_by" if followed_by else "none"
-
-
-# ---- ports ------------------------------------------------------------------------------------
-class EdgeLike(Protocol):
-    @property
-    def seq(self) -> int: ...
-    @property
-    def friend(self) -> bool: ...
-
-
-class GraphStore(Protocol):
-    reads: int
-
-    def pair(self, a: int, b: int) -> tuple[Any, Any]: ...
-    def statuses(self, viewer: int, others: list[int]) -> dict[int, tuple[bool, bool]]: ...
-    def following_counts(self, user_ids: list[int]) -> dict[int, int]: ...
-    def follow(self, a: int, b: int, seq: int, reverse: Any, limit: int) -> bool: ...
-    def unfollow(self, a: int, b: int, edge: Any, reverse: Any) -> None: ...
-    def page(
-        self, user_id: int, which: str, limit: int, before_seq: int | None
-    ) -> tuple[list[tuple[int, int]], bool]: ...
-    def friends_page(
-        self, user_id: int, limit: int, after_id: int | None
-    ) -> tuple[list[int], bool]: ...
-    def friends(self, user_id: int) -> list[int]: ...
-    def friend_edges(self) -> Iterable[tuple[int, int]]: ...
-    def second_degree(self, user_id: int) -> set[int]: ...
-    def save_second_degree(self, sets: Iterable[tuple[int, set[int]]]) -> int: ...
-    def users_with_second_degree(self) -> set[int]: ...
-
-
-class CounterReader(Protocol):
-    def read(self, keys: list[str]) -> dict[str, dict[str, int]]: ...
-
-
-class Profiles(Protocol):
-    def profile(self, user_id: int) -> dict[str, Any]: ...
-    def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]: ...
-
-
-class FollowRejected(Exception):
-    """Raised by a store: the follow/unfollow transaction was cancelled; ``reason`` says why."""
-
-    LIMIT = "limit"  # following_count is at the limit
-    EXISTS = "exists"  # the edge appeared meanwhile (a concurrent identical follow)
-    RACED = "raced"  # an edge changed since it was read: read again and retry
-    CONFLICT = "conflict"  # another transaction held an item, or throttling: retry
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -119,19 +76,11 @@ class DegreeAnswer:
         return LABELS[self.degree]
 
 
-# ---- the counter extractor for the graph table's stream ---------------------------------------
-def graph_counter_deltas(record: dict[str, Any]) -> list[Delta]:
-    """``I#<follower>`` under ``U#<user>`` appears on follow and disappears on unfollow."""
-    if not string_key(record, "sk").startswith("I#"):
-        return []
-    amount = {"INSERT": 1, "REMOVE": -1}.get(str(record["eventName"]), 0)
-    if not amount:
-        return []  # MODIFY: a friend flag changed, the follow did not
-    return [Delta(string_key(record, "pk"), "followers_count", amount)]
-
-
-def user_of_counter_key(key: str) -> int | None:
-    return int(key[2:]) if key.startswith("U#") and key[2:].isdigit() else None
+# ---- the counter rule of the graph's events -----------------------------------------------------
+def followers_counted(event: Followed | Unfollowed) -> list[Delta]:
+    """A follow counts once on its followee while it exists."""
+    amount = 1 if isinstance(event, Followed) else -1
+    return [Delta(user_counter(event.followee), "followers_count", amount)]
 
 
 # ---- the service ------------------------------------------------------------------------------
@@ -139,7 +88,7 @@ class GraphService:
     def __init__(
         self,
         store: GraphStore,
-        counters: CounterReader,
+        counters: CounterStore,
         profiles: Profiles,
         counts_cache: Cache,
         page_cache: Cache,
@@ -201,8 +150,10 @@ class GraphService:
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
-        users = [user_of_counter_key(key) for key in counter_keys]
-        self._counts.invalidate_many([keys.counts(uid) for uid in users if uid is not None])
+        owners = [owner_of(key) for key in counter_keys]
+        self._counts.invalidate_many(
+            [keys.counts(owner[1]) for owner in owners if owner and owner[0] == "user"]
+        )
 
     # ---- lists -------------------------------------------------------------------------
     def following(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> Page:
@@ -264,12 +215,12 @@ class GraphService:
         def load(missing: list[int]) -> list[dict[str, int] | None]:
             wanted = [unique[i] for i in missing]
             following = self._store.following_counts(wanted)
-            derived = self._counters.read([f"U#{uid}" for uid in wanted])
+            derived = self._counters.read([user_counter(uid) for uid in wanted])
             return [
                 {
-                    "followers_count": max(0, derived[f"U#{uid}"].get("followers_count", 0)),
+                    "followers_count": max(0, derived[user_counter(uid)].get("followers_count", 0)),
                     "following_count": following.get(uid, 0),
-                    "tweet_count": max(0, derived[f"U#{uid}"].get("tweet_count", 0)),
+                    "tweet_count": max(0, derived[user_counter(uid)].get("tweet_count", 0)),
                 }
                 for uid in wanted
             ]

@@ -3,25 +3,25 @@
 A like is a conditional write of three items that also checks the tweet still exists
 (warble.dal.likes), so a like never outlives its tweet and a repeat changes nothing.
 ``like_count`` is not touched here: the counter consumer derives it from the likes table's
-stream (``like_counter_deltas``), one write per hot tweet per batch. A like of a retweet is a
+stream (``likes_counted``), one write per hot tweet per batch. A like of a retweet is a
 like of its original, as the retweet stands for it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from warble.counters import Delta
+from warble.domain.counters import Delta, tweet_counter
+from warble.domain.graph import Page
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.tweets import TweetPage
+from warble.domain.ports import IdGenerator, LikeStore, TweetMissing
+from warble.domain.tweets import StoredTweet, TweetPage
 from warble.errors import NotFound
+from warble.events import Liked, Unliked
 
 if TYPE_CHECKING:
-    from warble.dal.likes import LikeStore
-    from warble.dal.tweets import StoredTweet
     from warble.domain.accounts import AccountService
-    from warble.domain.graph import GraphService, Page
-    from warble.domain.ports import IdGenerator
+    from warble.domain.graph import GraphService
     from warble.domain.tweets import TweetService
 
 MAX_ATTEMPTS = 5  # unlike retried when a racing like / unlike changed the edge under it
@@ -52,8 +52,6 @@ class LikeService:
         return tweet
 
     def like(self, user_id: int, tweet_id: int) -> bool:
-        from warble.dal.likes import TweetMissing
-
         tweet = self._subject(tweet_id)
         try:
             self._store.like(user_id, tweet.id, tweet.author_id, self._ids.next_id())
@@ -84,8 +82,6 @@ class LikeService:
 
     def likers(self, viewer: int, tweet_id: int, limit: int, cursor: str | None) -> Page:
         """Who liked the tweet, newest first, as Users carrying the viewer's relationship."""
-        from warble.domain.graph import Page
-
         tweet = self._subject(tweet_id)
         kind = f"likers{tweet.id}"
         rows = self._store.likers_page(tweet.id, decode_cursor(kind, cursor), limit)
@@ -94,12 +90,7 @@ class LikeService:
         return Page(users, next_cursor)
 
 
-def like_counter_deltas(record: dict[str, Any]) -> list[Delta]:
-    """A like edge (pk ``U#<user>``, sk ``T#<tweet>``) counts on its tweet while it exists; the
-    two list items of each like count nothing."""
-    amount = {"INSERT": 1, "REMOVE": -1}.get(str(record["eventName"]), 0)
-    keys = record["dynamodb"]["Keys"]
-    pk, sk = keys["pk"]["S"], keys["sk"]["S"]
-    if not amount or not (pk.startswith("U#") and sk.startswith("T#")):
-        return []
-    return [Delta(f"T#{int(sk[2:])}", "like_count", amount)]
+def likes_counted(event: Liked | Unliked) -> list[Delta]:
+    """A like counts once on its tweet while it exists."""
+    amount = 1 if isinstance(event, Liked) else -1
+    return [Delta(tweet_counter(event.tweet_id), "like_count", amount)]

@@ -1,12 +1,14 @@
 """Reconciliation: every stream-maintained counter recomputed from the tables it counts.
 
-The counters are exact by construction (warble.counters), so drift means something outside
+The counters are exact by construction (warble.domain.counters), so drift means something outside
 the design: a manual edit, a record that went to the on-failure queue and was never replayed,
 a bug. The ReconcileFunction (nightly, and on demand) finds and repairs it:
 
 1. recompute every counter from the source of truth in one pass over each table: follow edges
    (followers_count), tweets (tweet_count, reply_count, retweet_count) and like edges
-   (like_count); compare with the counters table;
+   (like_count), each seen as the event that created it and counted by the consumer's own
+   rules (``CounterRules``), so the two can never disagree on what counts; compare with the
+   counters table;
 2. wait ``settle_seconds``, then re-check each counter that differed with a targeted recount
    (one COUNT query) and a fresh read. A difference that a record still in flight explains
    closes by itself meanwhile; only one that persists, by the same amount, is drift;
@@ -23,17 +25,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from warble.dal.counters import DynamoCounterStore
-    from warble.dal.graph import DynamoGraphStore
-    from warble.dal.likes import LikeStore
-    from warble.dal.tweets import TweetStore
+from warble.domain.counters import CounterRules, owner_of
+from warble.domain.ports import CounterStore, GraphStore, LikeStore, TweetStore
+from warble.events import Change, Event, Followed, Liked, TweetPosted
 
 FIELDS = {
-    "U": ("followers_count", "tweet_count"),
-    "T": ("like_count", "retweet_count", "reply_count"),
+    "user": ("followers_count", "tweet_count"),
+    "tweet": ("like_count", "retweet_count", "reply_count"),
 }
 CounterKey = tuple[str, str]  # ("T#<id>", "like_count")
 
@@ -52,10 +51,11 @@ class Repair:
 class Reconciler:
     def __init__(
         self,
-        graph: DynamoGraphStore,
+        graph: GraphStore,
         tweets: TweetStore,
         likes: LikeStore,
-        counters: DynamoCounterStore,
+        counters: CounterStore,
+        rules: CounterRules,
         settle_seconds: float,
         on_repaired: Callable[[set[str]], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -64,6 +64,7 @@ class Reconciler:
         self._tweets = tweets
         self._likes = likes
         self._counters = counters
+        self._rules = rules
         self._settle = settle_seconds
         self._on_repaired = on_repaired
         self._sleep = sleep
@@ -71,18 +72,19 @@ class Reconciler:
     def truth(self) -> tuple[Counter[CounterKey], set[int]]:
         """Every counter's true value (absent: 0), and the ids of the tweets that exist."""
         truth: Counter[CounterKey] = Counter()
-        for _follower, followee in self._graph.follow_edges():
-            truth[(f"U#{followee}", "followers_count")] += 1
         live: set[int] = set()
+
+        def count(event: Event) -> None:
+            for delta in self._rules.deltas(Change("", "", (event,))):
+                truth[(delta.key, delta.field)] += delta.amount
+
+        for follower, followee in self._graph.follow_edges():
+            count(Followed(follower=follower, followee=followee))
         for author, tweet_id, reply_to, retweet_of in self._tweets.scan_links():
             live.add(tweet_id)
-            truth[(f"U#{author}", "tweet_count")] += 1
-            if reply_to is not None:
-                truth[(f"T#{reply_to}", "reply_count")] += 1
-            if retweet_of is not None:
-                truth[(f"T#{retweet_of}", "retweet_count")] += 1
-        for _user, tweet_id in self._likes.edges():
-            truth[(f"T#{tweet_id}", "like_count")] += 1
+            count(TweetPosted(tweet_id, author, reply_to=reply_to, retweet_of=retweet_of))
+        for user, tweet_id in self._likes.edges():
+            count(Liked(user_id=user, tweet_id=tweet_id))
         return truth, live
 
     def drift(self) -> dict[CounterKey, int]:
@@ -91,9 +93,10 @@ class Reconciler:
         stored = dict(self._counters.scan())
         found: dict[CounterKey, int] = {}
         for key in {k for k, _ in truth} | set(stored):
-            if key.startswith("T#") and int(key[2:]) not in live:
+            owner = owner_of(key)
+            if owner is None or (owner[0] == "tweet" and owner[1] not in live):
                 continue
-            for field in FIELDS[key[0]]:
+            for field in FIELDS[owner[0]]:
                 difference = truth[(key, field)] - stored.get(key, {}).get(field, 0)
                 if difference:
                     found[(key, field)] = difference
@@ -101,7 +104,9 @@ class Reconciler:
 
     def recount(self, key: str, field: str) -> int:
         """One counter's true value, from one COUNT query."""
-        entity = int(key[2:])
+        owner = owner_of(key)
+        assert owner is not None
+        entity = owner[1]
         if field == "followers_count":
             return self._graph.count_followers(entity)
         if field == "tweet_count":

@@ -16,20 +16,31 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from warble.dal.timelines import member, parse_member
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.tweets import TweetPage
+from warble.domain.ports import GraphStore, TimelineStore, TweetStore
+from warble.domain.tweets import StoredTweet, TweetPage
 
 if TYPE_CHECKING:
-    from warble.dal.graph import DynamoGraphStore
-    from warble.dal.timelines import TimelineStore
-    from warble.dal.tweets import StoredTweet, TweetStore
     from warble.domain.graph import GraphService
     from warble.domain.tweets import TweetService
 
 CELEBRITY_LIST_TTL = 60
+
+
+def member(tweet_id: int, author_id: int) -> str:
+    """A timeline entry: ``<19-digit tweet id>:<author>``, so string order is time order (a
+    63-bit id does not fit a sorted set's double score)."""
+    return f"{tweet_id:019d}:{author_id}"
+
+
+def parse_member(raw: str) -> tuple[int, int]:
+    """``(author_id, tweet_id)`` of a timeline entry."""
+    tweet, _, author = raw.partition(":")
+    return int(author), int(tweet)
+
+
 # Followers read per Query by the fan-out: DynamoDB returns up to 1 MB a call, about 15,000 of
 # these small list items, so 10,000 followers are one round trip rather than ten.
 FOLLOWER_PAGE = 10_000
@@ -50,7 +61,7 @@ class TimelineService:
         tweets: TweetService,
         tweet_store: TweetStore,
         graph: GraphService,
-        graph_store: DynamoGraphStore,
+        graph_store: GraphStore,
         policy: TimelinePolicy,
     ) -> None:
         self._timelines = timelines
@@ -159,8 +170,3 @@ class TimelineService:
         rendered = self._tweets.render(self._tweets.load(pairs), viewer=viewer)
         next_cursor = encode_cursor("home", pairs[-1][1]) if len(pairs) >= limit else None
         return TweetPage(rendered, next_cursor)
-
-
-def tweet_keys(image: dict[str, Any]) -> tuple[int, int]:
-    """``(author_id, tweet_id)`` from a tweets-table stream image (DynamoDB JSON)."""
-    return int(image["author_id"]["N"]), int(image["tweet_id"]["N"])

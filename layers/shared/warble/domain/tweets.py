@@ -25,17 +25,24 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from warble import clock, keys
-from warble.counters import Delta
+from warble.domain.counters import Delta, owner_of, tweet_counter, user_counter
 from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.ports import (
+    AlreadyRetweeted,
+    Cache,
+    CounterStore,
+    IdGenerator,
+    LikeStore,
+    ObjectCache,
+    ParentMissing,
+    TweetGone,
+    TweetStore,
+)
 from warble.errors import FieldError, Forbidden, NotFound, ValidationFailed
+from warble.events import TweetDeleted, TweetPosted
 
 if TYPE_CHECKING:
-    from warble.dal.cache import LeasedCache
-    from warble.dal.counters import DynamoCounterStore
-    from warble.dal.likes import LikeStore
-    from warble.dal.tweets import StoredTweet, TweetStore
     from warble.domain.accounts import AccountService
-    from warble.domain.ports import IdGenerator
 
 MAX_TEXT = 280
 MAX_MEDIA = 4
@@ -55,6 +62,39 @@ def normalise_text(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class StoredTweet:
+    """A tweet as stored (and cached): ids, not rendered objects."""
+
+    id: int
+    author_id: int
+    text: str
+    created_at_ms: int
+    reply_to: int | None = None
+    reply_to_author: int | None = None
+    retweet_of: int | None = None
+    retweet_of_author: int | None = None
+    media_ids: tuple[str, ...] = ()
+
+    def record(self) -> dict[str, Any]:
+        """The cached (JSON) form."""
+        return {
+            "id": self.id,
+            "author_id": self.author_id,
+            "text": self.text,
+            "created_at_ms": self.created_at_ms,
+            "reply_to": self.reply_to,
+            "reply_to_author": self.reply_to_author,
+            "retweet_of": self.retweet_of,
+            "retweet_of_author": self.retweet_of_author,
+            "media_ids": list(self.media_ids),
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> StoredTweet:
+        return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
+
+
+@dataclass(frozen=True)
 class TweetPage:
     items: list[dict[str, Any]]
     next_cursor: str | None
@@ -64,12 +104,12 @@ class TweetService:
     def __init__(
         self,
         store: TweetStore,
-        cache: LeasedCache,
+        cache: ObjectCache,
         accounts: AccountService,
         ids: IdGenerator,
         tombstone_seconds: int,
-        counters: DynamoCounterStore,
-        counts_cache: LeasedCache,
+        counters: CounterStore,
+        counts_cache: Cache,
         likes: LikeStore,
     ) -> None:
         self._store = store
@@ -85,8 +125,6 @@ class TweetService:
     def post(
         self, author_id: int, text: str, reply_to: int | None, media_ids: list[str]
     ) -> dict[str, Any]:
-        from warble.dal.tweets import ParentMissing, StoredTweet
-
         body = normalise_text(text)
         parent_author = None
         if reply_to is not None:
@@ -110,8 +148,6 @@ class TweetService:
 
     def retweet(self, user_id: int, original_id: int) -> tuple[dict[str, Any], bool]:
         """The retweet, and whether it was created now (False: it existed already)."""
-        from warble.dal.tweets import AlreadyRetweeted, ParentMissing, StoredTweet
-
         original = self.load_one(original_id)
         if original is None:
             raise NotFound("No such tweet.")
@@ -158,8 +194,6 @@ class TweetService:
         self._delete(tweet)
 
     def _delete(self, tweet: StoredTweet) -> None:
-        from warble.dal.tweets import TweetGone
-
         with contextlib.suppress(TweetGone):  # deleted concurrently: the same outcome
             self._store.delete(tweet)
         # After the write: a tombstone replaces the cached copy and voids any fill lease.
@@ -169,8 +203,6 @@ class TweetService:
         """After a tweet's deletion: delete its retweets and its likes, so neither counts any
         more (a retweet's own deletion then drops its author's tweet_count). Idempotent: what is
         gone already is skipped. Returns how many things it deleted."""
-        from warble.dal.tweets import TweetGone
-
         deleted = 0
         for author_id, retweet_id in self._store.retweet_keys(tweet_id):
             retweet = self._store.get(author_id, retweet_id)
@@ -235,8 +267,6 @@ class TweetService:
         if cached == TOMBSTONE:
             return None
         if cached is not None:
-            from warble.dal.tweets import StoredTweet
-
             return StoredTweet.from_record(cached)
         author = self._store.author_of(tweet_id)
         if author is None:
@@ -247,8 +277,6 @@ class TweetService:
     def load(self, tweet_keys: Iterable[tuple[int, int]]) -> list[StoredTweet]:
         """(author_id, tweet_id) pairs -> stored tweets, in order; deleted ones left out.
         One MGET; the misses in one BatchGetItem, then cached under their leases."""
-        from warble.dal.tweets import StoredTweet
-
         pairs = list(tweet_keys)
         if not pairs:
             return []
@@ -273,9 +301,12 @@ class TweetService:
         unique = list(dict.fromkeys(tweet_ids))
 
         def load(missing: list[int]) -> list[dict[str, int] | None]:
-            read = self._counters.read([f"T#{unique[i]}" for i in missing])
+            read = self._counters.read([tweet_counter(unique[i]) for i in missing])
             return [
-                {name: max(0, read[f"T#{unique[i]}"].get(name, 0)) for name in TWEET_COUNTERS}
+                {
+                    name: max(0, read[tweet_counter(unique[i])].get(name, 0))
+                    for name in TWEET_COUNTERS
+                }
                 for i in missing
             ]
 
@@ -284,8 +315,9 @@ class TweetService:
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
+        owners = [owner_of(key) for key in counter_keys]
         self._counts.invalidate_many(
-            [keys.tweet_counts(int(key[2:])) for key in counter_keys if key.startswith("T#")]
+            [keys.tweet_counts(owner[1]) for owner in owners if owner and owner[0] == "tweet"]
         )
 
     def render(self, tweets: list[StoredTweet], viewer: int) -> list[dict[str, Any]]:
@@ -359,16 +391,13 @@ def _tweet_view(
     }
 
 
-def tweet_counter_deltas(record: dict[str, Any]) -> list[Delta]:
+def tweets_counted(event: TweetPosted | TweetDeleted) -> list[Delta]:
     """While a tweet exists it counts once on its author (tweet_count), on the tweet it replies
-    to (reply_count) and on the tweet it retweets (retweet_count): +1 INSERT, -1 REMOVE."""
-    amount = {"INSERT": 1, "REMOVE": -1}.get(str(record["eventName"]), 0)
-    if not amount:
-        return []
-    change = record["dynamodb"]
-    image = change.get("NewImage" if amount > 0 else "OldImage") or change["Keys"]
-    deltas = [Delta(f"U#{int(image['author_id']['N'])}", "tweet_count", amount)]
-    for attribute, counter in (("reply_to", "reply_count"), ("retweet_of", "retweet_count")):
-        if "N" in image.get(attribute, {}):
-            deltas.append(Delta(f"T#{int(image[attribute]['N'])}", counter, amount))
+    to (reply_count) and on the tweet it retweets (retweet_count)."""
+    amount = 1 if isinstance(event, TweetPosted) else -1
+    deltas = [Delta(user_counter(event.author_id), "tweet_count", amount)]
+    if event.reply_to is not None:
+        deltas.append(Delta(tweet_counter(event.reply_to), "reply_count", amount))
+    if event.retweet_of is not None:
+        deltas.append(Delta(tweet_counter(event.retweet_of), "retweet_count", amount))
     return deltas

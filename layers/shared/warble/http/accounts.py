@@ -10,11 +10,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from warble import clock, services
 from warble.domain.accounts import IssuedSession
-from warble.errors import FieldError, NotFound, ValidationFailed
+from warble.errors import FieldError, ValidationFailed
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
-from warble.ids import parse_id
+from warble.http.params import id_or_404
 
 router = Router()
 
@@ -30,13 +30,6 @@ def _issued(issued: IssuedSession, status: int) -> Response[Any]:
         "expires_at": clock.rfc3339(issued.session.expires_at),
     }
     return Response(status_code=status, content_type="application/json", body=body)
-
-
-def _id(raw: str, what: str) -> int:
-    value = parse_id(raw)
-    if value is None:
-        raise NotFound(f"No such {what}.")
-    return value
 
 
 @router.post(
@@ -85,7 +78,7 @@ def list_sessions() -> dict[str, Any]:
     responses=responses(204, None, "Revoked", e404="not_found"),
 )
 def revoke_session(session_id: Annotated[str, Path(max_length=32)]) -> Response[Any]:
-    services.accounts().revoke(principal(), _id(session_id, "session"))
+    services.accounts().revoke(principal(), id_or_404(session_id, "session"))
     return Response(status_code=204)
 
 
@@ -129,5 +122,5 @@ def get_by_username(username: Annotated[str, Path(max_length=64)]) -> dict[str, 
 )
 def get_user(user_id: Annotated[str, Path(max_length=32)]) -> dict[str, Any]:
     me = principal()
-    record = services.accounts().profile(_id(user_id, "user"))
+    record = services.accounts().profile(id_or_404(user_id, "user"))
     return views.user(services.graph().enrich(me.user_id, record), viewer_id=me.user_id)

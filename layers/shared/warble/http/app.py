@@ -1,10 +1,11 @@
 """The one handler skeleton every HTTP function uses.
 
 ``http_handler(routers, public=...)`` builds a Powertools resolver with validation, the error
-mapping of API.md, and the Logger/Tracer/Metrics decorators. Before routing it enforces the body
-limit (413) and, on every route not listed as public, the caller's session (401): the authorizer
-never denies (see docs/architecture.md), so this check is the gate. Public routes are named by
-API Gateway's routeKey, which a client cannot forge.
+mapping of API.md, and wraps it in the entry-point skeleton (``warble.entrypoints.skeleton``:
+Logger, Tracer, Metrics, correlation id). Before routing it enforces the body limit (413) and,
+on every route not listed as public, the caller's session (401): the authorizer never denies
+(see docs/architecture.md), so this check is the gate. Public routes are named by API Gateway's
+routeKey, which a client cannot forge.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -25,6 +25,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from warble import services
 from warble.dal import STORE_UNAVAILABLE
 from warble.domain.accounts import Principal
+from warble.entrypoints.skeleton import entry_point, logger
 from warble.errors import (
     Conflict,
     FieldError,
@@ -37,10 +38,6 @@ from warble.errors import (
 )
 from warble.http import errors
 from warble.settings import get_settings
-
-logger = Logger()
-tracer = Tracer()
-metrics = Metrics()
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 # Decides the answer for a request no route matched: (method, path) -> 404 or 405.
@@ -200,9 +197,7 @@ def http_handler(
     app = build_resolver(routers, not_found)
     public_routes = frozenset(public)
 
-    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-    @tracer.capture_lambda_handler
-    @metrics.log_metrics
+    @entry_point(correlation_paths.API_GATEWAY_HTTP)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         try:
             check_body(event, get_settings().max_body_bytes)

@@ -13,7 +13,7 @@ from warble.errors import FieldError, ValidationFailed
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
-from warble.http.params import Cursor, Id, Limit, id_or_404
+from warble.http.params import Cursor, Id, Limit, id_or_404, user_or_me
 from warble.ids import parse_id
 
 router = Router()
@@ -24,9 +24,7 @@ UserId = Id
 
 
 def _user(raw: str, viewer: int, *, allow_me: bool = False) -> int:
-    if allow_me and raw == "me":
-        return viewer
-    return id_or_404(raw, "user")
+    return user_or_me(raw, viewer) if allow_me else id_or_404(raw, "user")
 
 
 def _page(page: Page, viewer: int) -> dict[str, Any]:

@@ -22,6 +22,11 @@ def id_or_404(raw: str, what: str) -> int:
     return value
 
 
+def user_or_me(raw: str, viewer: int) -> int:
+    """A user id in a path where ``me`` names the caller."""
+    return viewer if raw == "me" else id_or_404(raw, "user")
+
+
 def id_or_400(raw: str, field: str) -> int:
     """For ids a client can only have copied from an answer (tweet ids): a malformed one is a
     client bug, answered ``400 validation_error``; a well-formed unknown one is then a 404."""

@@ -13,17 +13,13 @@ from warble.domain.tweets import TweetPage
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
-from warble.http.params import Cursor, Id, Limit, id_or_400, id_or_404
+from warble.http.params import Cursor, Id, Limit, id_or_400, user_or_me
 
 router = Router()
 
 
 def _page(page: TweetPage) -> dict[str, Any]:
     return {"items": page.items, "next_cursor": page.next_cursor}
-
-
-def _user(raw: str, viewer: int) -> int:
-    return viewer if raw == "me" else id_or_404(raw, "user")
 
 
 @router.post(
@@ -75,7 +71,7 @@ def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str,
 )
 def user_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
-    return _page(services.tweets().user_timeline(me, _user(user_id, me), limit, cursor))
+    return _page(services.tweets().user_timeline(me, user_or_me(user_id, me), limit, cursor))
 
 
 @router.post(
@@ -146,4 +142,4 @@ def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, 
 )
 def liked_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
-    return _page(services.likes().liked_tweets(me, _user(user_id, me), limit, cursor))
+    return _page(services.likes().liked_tweets(me, user_or_me(user_id, me), limit, cursor))

@@ -8,15 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import clock, services
-from warble.dal.connections import ConnectionRegistry
 from warble.dal.websocket import ConnectionGone, WebSocketSender, callback_url
-from warble.settings import get_settings
-
-logger = Logger()
+from warble.entrypoints.skeleton import entry_point
 
 
 def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
@@ -25,7 +21,7 @@ def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
     try:
         sender.send(ctx["connectionId"], frame)
     except ConnectionGone:
-        ConnectionRegistry().remove(ctx["connectionId"])
+        services.container().connections.remove(ctx["connectionId"])
 
 
 def on_connect(event: dict[str, Any]) -> dict[str, Any]:
@@ -35,17 +31,17 @@ def on_connect(event: dict[str, Any]) -> dict[str, Any]:
         return {"statusCode": 401, "body": "unauthorized"}
     who, _ = verdict
     ctx = event["requestContext"]
-    ConnectionRegistry().add(
+    services.container().connections.add(
         who.user_id,
         ctx["connectionId"],
         int(ctx.get("connectedAt") or clock.epoch_ms()),
-        get_settings().websocket_connection_ttl_seconds,
+        services.container().settings.websocket_connection_ttl_seconds,
     )
     return {"statusCode": 200}
 
 
 def on_disconnect(event: dict[str, Any]) -> dict[str, Any]:
-    ConnectionRegistry().remove(event["requestContext"]["connectionId"])
+    services.container().connections.remove(event["requestContext"]["connectionId"])
     return {"statusCode": 200}
 
 
@@ -72,7 +68,7 @@ def on_default(event: dict[str, Any]) -> dict[str, Any]:
 ROUTES = {"$connect": on_connect, "$disconnect": on_disconnect, "ping": on_ping}
 
 
-@logger.inject_lambda_context
+@entry_point("requestContext.requestId")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     route = event.get("requestContext", {}).get("routeKey", "$default")
     return ROUTES.get(route, on_default)(event)

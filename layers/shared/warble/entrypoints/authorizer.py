@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import services
-
-logger = Logger()
+from warble.entrypoints.skeleton import entry_point
 
 ANONYMOUS = {"user_id": "", "session_id": "", "expires_at_ms": ""}
 
@@ -26,7 +25,7 @@ def bearer_token(headers: dict[str, str]) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-@logger.inject_lambda_context
+@entry_point(correlation_paths.API_GATEWAY_HTTP)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     token = bearer_token(event.get("headers") or {})
     verdict = services.accounts().authenticate(token) if token else None

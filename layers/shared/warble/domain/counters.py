@@ -1,12 +1,14 @@
 """Counters derived from DynamoDB Streams, applied exactly once under at-least-once delivery.
 
-The reusable mechanism behind ``followers_count`` (and later like, retweet, reply and tweet
-counts). A source table registers an *extractor* that turns one stream record into counter
-deltas ``(counter key, field, +/-n)``; the consumer then, per Lambda batch:
+The reusable mechanism behind ``followers_count``, ``tweet_count`` and the like, retweet and
+reply counts. Each rule turns one typed event (``warble.events``, decoded from the stream by
+the stores) into counter deltas ``(counter key, field, +/-n)``; rules are registered per event
+type (``CounterRules``). The consumer then, per Lambda batch:
 
-1. extracts every record's deltas; a record that cannot be read is reported, and the others are
-   still applied (deltas commute, so order does not matter, and a poison record must not hold
-   good ones back: after the retries they would reach the failure queue unapplied);
+1. collects every record's deltas; a record that could not be decoded is reported, and the
+   others are still applied (deltas commute, so order does not matter, and a poison record
+   must not hold good ones back: after the retries they would reach the failure queue
+   unapplied);
 2. cuts the records, in stream order, into chunks that fit one TransactWriteItems (at most 100
    actions: one claim per record plus one update per distinct counter item, which adds to each
    of its fields);
@@ -32,63 +34,52 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from warble.domain.ports import ClaimsTaken, TransactionRetry
+from warble.events import Change
+
 MAX_TRANSACTION_ACTIONS = 100
 
 
 @dataclass(frozen=True)
 class Delta:
-    key: str  # the counter item, e.g. "U#<user_id>"
+    key: str  # the counter, e.g. user_counter(<id>) or tweet_counter(<id>)
     field: str  # the counter attribute, e.g. "followers_count"
     amount: int
 
 
-Extractor = Callable[[dict[str, Any]], list[Delta]]
+def user_counter(user_id: int) -> str:
+    return f"U#{user_id}"
 
 
-class ClaimsTaken(Exception):
-    """Raised by a store: the claims at ``indexes`` exist already (records applied before)."""
-
-    def __init__(self, indexes: list[int]) -> None:
-        super().__init__(indexes)
-        self.indexes = indexes
+def tweet_counter(tweet_id: int) -> str:
+    return f"T#{tweet_id}"
 
 
-class TransactionRetry(Exception):
-    """Raised by a store: cancelled for another reason (conflict, throttling); try again."""
+def owner_of(key: str) -> tuple[str, int] | None:
+    """``("user" | "tweet", id)`` of a counter key, or None for anything else."""
+    kind = {"U#": "user", "T#": "tweet"}.get(key[:2])
+    return (kind, int(key[2:])) if kind and key[2:].isdigit() else None
 
 
-class UnknownSource(Exception):
-    """A record from a table no extractor is registered for."""
+Rule = Callable[[Any], list[Delta]]
 
 
 class CounterStore(Protocol):
     def apply(self, claims: list[str], deltas: dict[tuple[str, str], int]) -> None: ...
 
 
-def table_name(record: dict[str, Any]) -> str:
-    """The source table of a stream record, from its eventSourceARN."""
-    arn = str(record.get("eventSourceARN", ""))
-    return arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
-
-
-def string_key(record: dict[str, Any], name: str) -> str:
-    return str(record["dynamodb"]["Keys"][name]["S"])
-
-
-class CounterRegistry:
-    """Extractors by source table name: one consumer can serve several tables' streams."""
+class CounterRules:
+    """Counter rules by event type: one consumer counts for every table it is fed."""
 
     def __init__(self) -> None:
-        self._extractors: dict[str, Extractor] = {}
+        self._rules: dict[type, list[Rule]] = {}
 
-    def register(self, table: str, extractor: Extractor) -> None:
-        self._extractors[table] = extractor
+    def on(self, event_type: type, rule: Rule) -> CounterRules:
+        self._rules.setdefault(event_type, []).append(rule)
+        return self
 
-    def extract(self, record: dict[str, Any]) -> list[Delta]:
-        extractor = self._extractors.get(table_name(record))
-        if extractor is None:
-            raise UnknownSource(table_name(record))
-        return extractor(record)
+    def deltas(self, change: Change) -> list[Delta]:
+        return [d for e in change.events for rule in self._rules.get(type(e), ()) for d in rule(e)]
 
 
 @dataclass
@@ -126,7 +117,7 @@ class StreamCounterProcessor:
     def __init__(
         self,
         store: CounterStore,
-        registry: CounterRegistry,
+        rules: CounterRules,
         *,
         max_actions: int = MAX_TRANSACTION_ACTIONS,
         attempts: int = 4,
@@ -134,24 +125,19 @@ class StreamCounterProcessor:
         on_applied: Callable[[set[str]], None] | None = None,
     ) -> None:
         self._store = store
-        self._registry = registry
+        self._rules = rules
         self._max_actions = max_actions
         self._attempts = attempts
         self._backoff = backoff_seconds
         self._on_applied = on_applied
 
-    def process(self, event: dict[str, Any]) -> BatchOutcome:
-        records: list[dict[str, Any]] = list(event.get("Records") or [])
-        extracted: list[list[Delta] | None] = []
-        for record in records:
-            try:
-                extracted.append(self._registry.extract(record))
-            except (KeyError, ValueError, TypeError, UnknownSource):
-                extracted.append(None)  # unreadable: reported, never claimed
+    def process(self, changes: list[Change]) -> BatchOutcome:
+        # An unreadable record is reported and never claimed.
+        extracted = [self._rules.deltas(c) if c.readable else None for c in changes]
         failed = {index for index, deltas in enumerate(extracted) if deltas is None}
         applied: set[str] = set()
         transactions = 0
-        for chunk in self._chunks(records, extracted):
+        for chunk in self._chunks(changes, extracted):
             done, count = self._apply(chunk)
             transactions += count
             if done:
@@ -160,15 +146,11 @@ class StreamCounterProcessor:
                 failed.update(chunk.indexes)
         if applied and self._on_applied is not None:
             self._on_applied(applied)
-        failures = [str(records[i]["dynamodb"]["SequenceNumber"]) for i in sorted(failed)]
+        failures = [changes[i].sequence for i in sorted(failed)]
         return BatchOutcome(failures, applied, transactions)
 
-    def handle(self, event: dict[str, Any]) -> dict[str, Any]:
-        """The Lambda answer: ``{"batchItemFailures": [...]}`` (ReportBatchItemFailures)."""
-        return self.process(event).response()
-
     def _chunks(
-        self, records: list[dict[str, Any]], extracted: list[list[Delta] | None]
+        self, changes: list[Change], extracted: list[list[Delta] | None]
     ) -> Iterable[_Chunk]:
         chunk: _Chunk | None = None
         for index, deltas in enumerate(extracted):
@@ -183,7 +165,7 @@ class StreamCounterProcessor:
             if chunk is None:
                 chunk = _Chunk()
             chunk.indexes.append(index)
-            chunk.claims.append(str(records[index]["eventID"]))
+            chunk.claims.append(changes[index].event_id)
             chunk.deltas.append(deltas)
         if chunk is not None:
             yield chunk

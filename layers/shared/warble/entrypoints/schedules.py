@@ -1,0 +1,33 @@
+"""Scheduled functions (EventBridge Scheduler, and on demand with
+``python -m infra.local schedule <Function>``): one call into a service each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from warble import services
+from warble.entrypoints.skeleton import entry_point, logger, metrics
+
+
+@entry_point(correlation_paths.EVENT_BRIDGE)
+def refresh_degrees(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """DegreesFunction: rebuild every user's second-degree set (seed 000)."""
+    users = services.graph().refresh_second_degree()
+    metrics.add_metric("SecondDegreeSetsWritten", MetricUnit.Count, users)
+    logger.info("second-degree sets rebuilt", extra={"users": users})
+    return {"users": users}
+
+
+@entry_point(correlation_paths.EVENT_BRIDGE)
+def reconcile_counters(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """ReconcileFunction: recompute every counter from the tables and repair drift; answers
+    with the repairs."""
+    repairs = services.container().reconciler.run()
+    metrics.add_metric("CountersRepaired", MetricUnit.Count, len(repairs))
+    if repairs:
+        logger.warning("counters repaired", extra={"repairs": [r.as_dict() for r in repairs]})
+    return {"repaired": [r.as_dict() for r in repairs]}

@@ -1,0 +1,33 @@
+"""The one skeleton every Lambda entry point is wrapped in: Powertools Logger (with the Lambda
+context and a correlation id), Tracer and Metrics, in the same order everywhere.
+
+``entry_point(correlation_id_path)`` takes the JMESPath of the trigger's request id
+(``aws_lambda_powertools.logging.correlation_paths``); stream consumers set the correlation id
+per record instead (the record's eventID), since a batch has no single request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+Handler = Callable[[dict[str, Any], LambdaContext], Any]
+
+# Powertools shares one configuration per service name (POWERTOOLS_SERVICE_NAME): every module
+# that logs or records metrics uses these.
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+
+def entry_point(correlation_id_path: str | None = None) -> Callable[[Handler], Handler]:
+    def wrap(handler: Handler) -> Handler:
+        observed = logger.inject_lambda_context(correlation_id_path=correlation_id_path)(
+            tracer.capture_lambda_handler(metrics.log_metrics(handler))
+        )
+        return observed
+
+    return wrap

@@ -1,0 +1,132 @@
+"""DynamoDB Streams consumers: typed events in, partial batch failures out.
+
+A consumer subscribes functions to event types (``warble.events``); the stores decode the
+records (``services.container().stream_decoder``), so no consumer reads a raw record:
+
+    fanout = Consumer("timeline")
+
+    @fanout.on(TweetPosted)
+    def _posted(event: TweetPosted) -> None:
+        services.timelines().tweet_created(event.author_id, event.tweet_id)
+
+    handler = fanout.handler   # functions/<name>/app.py exports it; template.yaml wires the stream
+
+Records run one by one through a Powertools ``BatchProcessor`` with partial batch failures: a
+record that cannot be decoded, or whose handler raises, is reported and retried by Lambda (then
+sent to the function's on-failure queue); the others are done. Handlers must be idempotent (a
+record can come twice). The counter consumer is the exception to per-record work: it sums a
+whole batch into few transactions (``warble.domain.counters``), so it has a handler of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from warble import services
+from warble.entrypoints.skeleton import entry_point, logger, metrics
+from warble.events import (
+    Event,
+    Followed,
+    TweetDeleted,
+    TweetPosted,
+    Unfollowed,
+    UnreadableRecord,
+)
+
+E = TypeVar("E")
+
+
+class Consumer:
+    """Event subscriptions of one stream-consuming function, and its Lambda handler."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._subscribers: dict[type, list[Callable[[Any], None]]] = {}
+        self._processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+        self.handler = entry_point()(self._handle)
+
+    def on(self, event_type: type[E]) -> Callable[[Callable[[E], None]], Callable[[E], None]]:
+        def subscribe(function: Callable[[E], None]) -> Callable[[E], None]:
+            self._subscribers.setdefault(event_type, []).append(function)
+            return function
+
+        return subscribe
+
+    def deliver(self, event: Event) -> None:
+        for function in self._subscribers.get(type(event), ()):
+            function(event)
+
+    def _record(self, record: DynamoDBRecord) -> None:
+        change = services.container().stream_decoder.decode(record.raw_event)
+        logger.set_correlation_id(change.event_id)
+        if not change.readable:
+            raise UnreadableRecord(change.sequence)
+        for event in change.events:
+            self.deliver(event)
+
+    def _handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        answer = process_partial_response(
+            event=event, record_handler=self._record, processor=self._processor, context=context
+        )
+        failures = len(answer.get("batchItemFailures", []))
+        metrics.add_metric(f"{self.name}Records", MetricUnit.Count, len(event.get("Records", [])))
+        if failures:
+            metrics.add_metric(f"{self.name}Failures", MetricUnit.Count, failures)
+        return dict(answer)
+
+
+# ---- TimelineFunction: home timelines follow the tweets and graph streams -------------------
+# Every step is idempotent (adding a present entry or removing an absent one changes nothing).
+timeline = Consumer("Timeline")
+
+
+@timeline.on(TweetPosted)
+def _fan_out(event: TweetPosted) -> None:
+    services.timelines().tweet_created(event.author_id, event.tweet_id)
+
+
+@timeline.on(TweetDeleted)
+def _withdraw(event: TweetDeleted) -> None:
+    services.timelines().tweet_deleted(event.author_id, event.tweet_id)
+
+
+@timeline.on(Followed)
+def _backfill(event: Followed) -> None:
+    services.timelines().followed(event.follower, event.followee)
+
+
+@timeline.on(Unfollowed)
+def _drop_author(event: Unfollowed) -> None:
+    services.timelines().unfollowed(event.follower, event.followee)
+
+
+# ---- TweetCleanupFunction: a deleted tweet's retweets and likes go with it ------------------
+cleanup = Consumer("Cleanup")
+
+
+@cleanup.on(TweetDeleted)
+def _purge(event: TweetDeleted) -> None:
+    metrics.add_metric("CleanedUp", MetricUnit.Count, services.tweets().purge(event.tweet_id))
+
+
+# ---- CounterConsumerFunction: exactly-once counters (a whole batch at a time) ----------------
+@entry_point()
+def counters(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Stream records -> counters; answers with partial batch failures."""
+    outcome = services.container().count_batch(event)
+    metrics.add_metric("CounterRecords", MetricUnit.Count, len(event.get("Records") or []))
+    metrics.add_metric("CounterTransactions", MetricUnit.Count, outcome.transactions)
+    if outcome.failures:
+        logger.warning("records not applied", extra={"failures": len(outcome.failures)})
+        metrics.add_metric("CounterFailures", MetricUnit.Count, len(outcome.failures))
+    return outcome.response()
