@@ -9,6 +9,7 @@ nothing else holds a client, so nothing else needs resetting. Nothing runs at im
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -21,10 +22,12 @@ if TYPE_CHECKING:
     from warble.dal.postgres import Database
     from warble.dal.redis import RedisClient
     from warble.dal.streams import StreamDecoder
+    from warble.dal.websocket import WebSocketSender
     from warble.domain.accounts import AccountService
     from warble.domain.counters import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.graph import GraphService
     from warble.domain.likes import LikeService
+    from warble.domain.push import Pusher
     from warble.domain.reconcile import Reconciler
     from warble.domain.timelines import TimelineService
     from warble.domain.tweets import TweetService
@@ -56,6 +59,8 @@ class Container:
 
     def close(self) -> None:
         """Close what was opened (tests, benchmarks); a closed container can be dropped."""
+        if "_push_pool" in self.__dict__:
+            self._push_pool.shutdown(wait=False)
         if "database" in self.__dict__:
             self.database.close()
         if "redis" in self.__dict__:
@@ -88,11 +93,30 @@ class Container:
 
         return DynamoCounterStore(self.settings.counter_claim_ttl_seconds, self.settings)
 
+    # ---- WebSocket push ---------------------------------------------------------------------
     @cached_property
     def connections(self) -> ConnectionRegistry:
         from warble.dal.connections import ConnectionRegistry
 
         return ConnectionRegistry(self.settings)
+
+    def sender(self, domain_name: str = "", stage: str = "") -> WebSocketSender:
+        """Posts to connections; API Gateway's documented endpoint for the event's domain and
+        stage unless WEBSOCKET_CALLBACK_URL names one."""
+        from warble.dal.websocket import WebSocketSender, callback_url
+
+        return WebSocketSender(callback_url(self.settings, domain_name, stage))
+
+    @cached_property
+    def _push_pool(self) -> ThreadPoolExecutor:
+        # Posts to a user's connections go out concurrently, not one after another.
+        return ThreadPoolExecutor(max_workers=16, thread_name_prefix="push")
+
+    @cached_property
+    def pusher(self) -> Pusher:
+        from warble.domain.push import Pusher
+
+        return Pusher(self.connections, self.sender(), self._push_pool)
 
     # ---- services ---------------------------------------------------------------------------
     @cached_property

@@ -4,7 +4,9 @@ Two items per connection, written together in one transaction:
 - ``USER#<user_id> / CONN#<connection_id>``: a user's open connections, one Query to push to all;
 - ``CONN#<connection_id> / META``: who owns a connection, for ``$disconnect``.
 Both carry ``expires_at`` (DynamoDB TTL), so a connection whose ``$disconnect`` never arrived
-still disappears; API Gateway closes any connection after two hours.
+still disappears (and is skipped once expired, before TTL deletes it); API Gateway closes any
+connection after two hours. A push refused with 410 removes the connection at once
+(``warble.domain.push``).
 """
 
 from __future__ import annotations
@@ -68,4 +70,11 @@ class ConnectionRegistry:
         return meta.user_id
 
     def for_user(self, user_id: int) -> list[str]:
-        return [item.connection_id for item in ConnectionItem.query(f"USER#{user_id}")]
+        """The user's open connections. An expired one is left out although DynamoDB's TTL may
+        delete it up to two days late: its ``$disconnect`` never came."""
+        now = datetime.now(UTC)
+        return [
+            item.connection_id
+            for item in ConnectionItem.query(f"USER#{user_id}", consistent_read=True)
+            if item.expires_at is None or item.expires_at > now
+        ]

@@ -7,22 +7,25 @@ from functools import lru_cache
 from typing import Any
 
 import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
 
-from warble.settings import get_settings
+from warble.domain.ports import ConnectionGone, PushFailed
+from warble.settings import Settings
+
+# A push is short and best effort: a slow endpoint must not hold a request for long.
+_CLIENT_CONFIG = Config(connect_timeout=2, read_timeout=3, retries={"max_attempts": 2})
 
 
 @lru_cache(maxsize=4)
 def _client(endpoint_url: str) -> Any:
-    return boto3.client("apigatewaymanagementapi", endpoint_url=endpoint_url)
+    """One client per endpoint, shared by the threads of a push (boto3 clients are thread-safe)."""
+    return boto3.client("apigatewaymanagementapi", endpoint_url=endpoint_url, config=_CLIENT_CONFIG)
 
 
-def callback_url(domain_name: str, stage: str) -> str:
+def callback_url(settings: Settings, domain_name: str = "", stage: str = "") -> str:
     """The configured endpoint, else the one API Gateway documents for this connection."""
-    return get_settings().websocket_callback_url or f"https://{domain_name}/{stage}"
-
-
-class ConnectionGone(Exception):
-    """The client has disconnected (410 GoneException)."""
+    return settings.websocket_callback_url or f"https://{domain_name}/{stage}"
 
 
 class WebSocketSender:
@@ -35,3 +38,5 @@ class WebSocketSender:
             self._client.post_to_connection(ConnectionId=connection_id, Data=data)
         except self._client.exceptions.GoneException as exc:
             raise ConnectionGone(connection_id) from exc
+        except (ClientError, BotoCoreError) as exc:
+            raise PushFailed(connection_id) from exc

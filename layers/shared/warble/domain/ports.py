@@ -148,6 +148,19 @@ class Profiles(Protocol):
     def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]: ...
 
 
+class ConnectionStore(Protocol):
+    """Open WebSocket connections by user (``warble.dal.connections``)."""
+
+    def for_user(self, user_id: int) -> list[str]: ...
+    def remove(self, connection_id: str) -> str | None: ...
+
+
+class FrameSender(Protocol):
+    """Posts a frame to one connection (API Gateway's ``@connections``); raises ConnectionGone."""
+
+    def send(self, connection_id: str, frame: dict[str, Any]) -> None: ...
+
+
 class TimelineStore(Protocol):
     """Home timelines and authors' recent tweets, as sortable entries (``timelines.entry``)."""
 
@@ -212,3 +225,11 @@ class ClaimsTaken(Exception):
 
 class TransactionRetry(Exception):
     """Cancelled for another reason (conflict, throttling); try again."""
+
+
+class ConnectionGone(Exception):
+    """The client behind a connection has gone (``410 GoneException``)."""
+
+
+class PushFailed(Exception):
+    """A post to a connection failed for another reason (throttled, unreachable)."""

@@ -11,17 +11,20 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import clock, services
-from warble.dal.websocket import ConnectionGone, WebSocketSender, callback_url
-from warble.entrypoints.skeleton import entry_point
+from warble.domain.ports import ConnectionGone, PushFailed
+from warble.entrypoints.skeleton import entry_point, logger
 
 
 def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
+    """Answer on the connection the frame came from."""
     ctx = event["requestContext"]
-    sender = WebSocketSender(callback_url(ctx.get("domainName", ""), ctx.get("stage", "")))
+    sender = services.container().sender(ctx.get("domainName", ""), ctx.get("stage", ""))
     try:
         sender.send(ctx["connectionId"], frame)
     except ConnectionGone:
         services.container().connections.remove(ctx["connectionId"])
+    except PushFailed:
+        logger.warning("reply not delivered", exc_info=True)
 
 
 def on_connect(event: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,64 @@
+"""Real-time push: a frame to every open WebSocket connection of some users.
+
+On API Gateway the ``@connections`` management API plays the part of seed 003's pub/sub: any
+function can post to any connection, so no server holds sockets and nothing subscribes. A push
+looks up the users' connections (one Query each), posts to all of them concurrently, and forgets
+exactly the connections that API Gateway refuses with ``410 GoneException`` (a client that went
+away without a close frame); a connection whose ``$disconnect`` never came also expires by TTL.
+
+A push is best effort by design: the data it announces is stored first (messages,
+notifications), so a failed post loses nothing; the client finds it on its next read. So a push
+never raises for a gone or failing connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
+
+from warble.domain.ports import ConnectionGone, ConnectionStore, FrameSender, PushFailed
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PushReport:
+    delivered: int
+    gone: list[str]
+    failed: int
+
+
+class Pusher:
+    def __init__(self, connections: ConnectionStore, sender: FrameSender, pool: Executor) -> None:
+        self._connections = connections
+        self._sender = sender
+        self._pool = pool
+
+    def push(
+        self, user_ids: Iterable[int], frame: dict[str, Any], skip: str | None = None
+    ) -> PushReport:
+        """Post ``frame`` to every connection of ``user_ids`` but ``skip`` (the sender's own)."""
+        targets = [
+            connection
+            for user_id in dict.fromkeys(user_ids)
+            for connection in self._connections.for_user(user_id)
+            if connection != skip
+        ]
+        outcomes = list(self._pool.map(lambda c: self._post(c, frame), targets))
+        gone = [c for c, outcome in zip(targets, outcomes, strict=True) if outcome == "gone"]
+        for connection in gone:
+            self._connections.remove(connection)  # exactly the refused one
+        return PushReport(outcomes.count("ok"), gone, outcomes.count("failed"))
+
+    def _post(self, connection: str, frame: dict[str, Any]) -> str:
+        try:
+            self._sender.send(connection, frame)
+        except ConnectionGone:
+            return "gone"
+        except PushFailed:  # a push never fails what it announces: the data is stored already
+            log.warning("push to %s failed", connection, exc_info=True)
+            return "failed"
+        return "ok"
