@@ -11,15 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from warble import clock, keys, security
-from warble.domain.ports import Cache, DuplicateAccount, IdGenerator, Session
+from warble.domain.ports import (
+    Cache,
+    DuplicateAccount,
+    IdGenerator,
+    LoginAttempts,
+    RevocationMarkers,
+    Session,
+    SessionStore,
+    UserStore,
+)
 from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
-
-if TYPE_CHECKING:
-    from warble.dal.account_state import LoginThrottle, SessionMarkers
-    from warble.dal.accounts import SessionRepository, UserRepository
 
 
 @dataclass(frozen=True)
@@ -68,12 +73,12 @@ def session_record(row: Session) -> dict[str, Any]:
 class AccountService:
     def __init__(
         self,
-        users: UserRepository,
-        sessions: SessionRepository,
+        users: UserStore,
+        sessions: SessionStore,
         profiles: Cache,
         session_cache: Cache,
-        throttle: LoginThrottle,
-        markers: SessionMarkers,
+        throttle: LoginAttempts,
+        markers: RevocationMarkers,
         ids: IdGenerator,
         policy: AccountPolicy,
     ) -> None:
