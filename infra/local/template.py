@@ -11,7 +11,6 @@ import base64
 import copy
 import hashlib
 import ipaddress
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -286,6 +285,10 @@ class Template:
         context = context or ResolveContext()
         result = self._resolve(value, context)
         return None if result is NO_VALUE else result
+
+    def supports_intrinsic(self, name: str) -> bool:
+        """Whether the resolver implements the intrinsic function `name` ("Fn::Sub", ...)."""
+        return name.startswith("Fn::") and hasattr(self, "_fn_" + name[4:].lower())
 
     def condition(self, name: str, context: ResolveContext | None = None) -> bool:
         """Evaluate a named condition from the template's Conditions section."""
@@ -568,12 +571,6 @@ class Template:
         new_prefix = network.max_prefixlen - int(values[2])
         subnets = network.subnets(new_prefix=new_prefix)
         return [str(subnet) for _, subnet in zip(range(int(values[1])), subnets, strict=False)]
-
-    def _fn_length(self, argument: Any, context: ResolveContext) -> int:
-        return len(self._resolve(argument, context))
-
-    def _fn_tojsonstring(self, argument: Any, context: ResolveContext) -> str:
-        return json.dumps(self._resolve(argument, context), separators=(",", ":"))
 
     def _pair(self, argument: Any, context: ResolveContext, name: str) -> tuple[Any, Any]:
         values = self._resolve(argument, context)
