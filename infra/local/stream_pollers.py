@@ -110,8 +110,6 @@ class _ShardPoller:
     redelivered_upto: int = -1
     wake: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
-    invocations: int = 0
-    failures_sent: int = 0
 
     # ------------------------------------------------------------ lifecycle
 
@@ -219,7 +217,6 @@ class _ShardPoller:
             attempt = pending[0]
             result = self.owner.runtime.invoke(mapping.function_name, {"Records": attempt.records})
             attempt.invokes += 1
-            self.invocations += 1
             verdict = self._judge(result, attempt.records)
             self._maybe_crash(attempt.records, verdict)
             if verdict.ok:
@@ -323,7 +320,6 @@ class _ShardPoller:
         # Sending happens before the checkpoint moves: if it fails, the poller restarts and the
         # batch is retried again rather than lost.
         self.owner._failures.send(destination, body)
-        self.failures_sent += 1
         log.warning(
             "%s: %s; records %s..%s sent to %s", self.label, condition, first, last, destination
         )
@@ -429,27 +425,6 @@ class StreamPollers:
         or of any function), before the checkpoint; the records are delivered again."""
         with self._crash_lock:
             self._crashes[function_name] += times
-
-    def status(self) -> list[dict[str, Any]]:
-        """Per-shard progress, for logs and debugging."""
-        return [
-            {
-                "mapping": poller.mapping.name,
-                "shard": poller.reader.shard_id,
-                "checkpoint": poller.reader.checkpoint,
-                "buffered": len(poller.buffer),
-                "invocations": poller.invocations,
-                "failures_sent": poller.failures_sent,
-            }
-            for poller in self._pollers
-        ]
-
-    def __enter__(self) -> StreamPollers:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     # ------------------------------------------------------------ internals
 

@@ -14,7 +14,7 @@ from infra.local.event_filters import matches_filters
 from infra.local.provisioning import provision
 from infra.local.stream_mappings import stream_mappings
 from infra.local.support import check_template, template_problems
-from infra.local.template import ResolveContext, Template, load_template
+from infra.local.template import ResolveContext, ResolveError, Template, load_template
 
 pytestmark = pytest.mark.unit
 
@@ -231,3 +231,15 @@ def test_filters_match_exact_values_and_prefixes_only() -> None:
     assert not matches_filters(record, [{"dynamodb": {"Keys": {"sk": {"S": [{"prefix": "O#"}]}}}}])
     assert not matches_filters(record, [{"dynamodb": {"NewImage": {"x": {"S": ["a"]}}}}])
     assert matches_filters(record, [])
+
+
+def test_an_unknown_attribute_of_a_resource_the_runtime_provides_is_an_error(
+    tmp_path: Path,
+) -> None:
+    # given a table, whose Arn and StreamArn the runtime knows, and nothing else
+    template = load(tmp_path, f"Resources:{TABLE}")
+    context = ResolveContext(values={"Things": {"StreamArn": "arn:stream"}})
+    assert template.resolve({"Fn::GetAtt": ["Things", "StreamArn"]}, context) == "arn:stream"
+    # then another attribute is an error, not a made-up value
+    with pytest.raises(ResolveError, match=r"GetAtt Things\.LatestStreamLabel: attribute not"):
+        template.resolve({"Fn::GetAtt": ["Things", "LatestStreamLabel"]}, context)
