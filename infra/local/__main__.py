@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from infra.local import events as event_builders
+from infra.local.errors import UnsupportedTemplateError
 from infra.local.http_gateway import HttpGateway
 from infra.local.lambdas import InvokeResult, LambdaRuntime
 from infra.local.template import ResolveContext, Template, load_template
@@ -376,8 +377,6 @@ def main(argv: list[str] | None = None) -> int:
     # One line per boto3/moto request would drown the useful log.
     for noisy in ("botocore", "boto3", "urllib3", "aiohttp.access"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    from infra.local.errors import UnsupportedTemplateError
-
     try:
         if args.command == "serve":
             return asyncio.run(serve(args))

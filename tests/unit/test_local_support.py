@@ -19,7 +19,6 @@ from infra.local.template import ResolveContext, ResolveError, Template, load_te
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures"
 
 TABLE = """
   Things:
