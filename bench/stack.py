@@ -86,22 +86,23 @@ def start() -> Stack:
 
     import redis
 
-    from infra.local import services as local
+    from infra.local.database import drop_database, prepare_database
+    from infra.local.moto_server import start_moto
+    from infra.local.provisioning import provision
     from infra.local.template import ResolveContext, load_template
 
-    local.drop_database(BENCH_DB)
-    local.prepare_database(BENCH_DB)
+    drop_database(BENCH_DB)
+    prepare_database(BENCH_DB)
     redis.Redis.from_url(BENCH_REDIS_URL).flushdb()
 
     template = load_template(ROOT / "template.yaml")
     context = ResolveContext(stack_name="warble-bench")
-    server = local.start_moto(port=0)
-    local.provision(template, server.url, context)
+    server = start_moto(port=0)
+    provision(template, server.url, context)
     tables = {
         logical_id: values["Ref"]
         for logical_id, values in context.values.items()
-        if template.resources[logical_id]["Type"]
-        in ("AWS::DynamoDB::Table", "AWS::Serverless::SimpleTable")
+        if template.resources[logical_id]["Type"] == "AWS::DynamoDB::Table"
     }
     env = dict(ENV)
     env["AWS_ENDPOINT_URL"] = server.url

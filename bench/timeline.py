@@ -20,7 +20,7 @@ sure the stand-in still makes every other call the real service makes, and the e
 benchmark runs the real path, Queries included.
 
 End to end: ``TweetService.post`` writes the tweets table; the local stream poller
-(infra/local/streams.py, run in this process against the bench's moto server, with Lambda's
+(infra/local/stream_pollers.py, run in this process against the bench's moto server, with Lambda's
 polling rates) delivers the record to the real TimelineFunction running in a local Lambda worker
 process; the delay is measured until the last follower's timeline holds the tweet.
 
@@ -636,8 +636,9 @@ def end_to_end(
     from warble.domain.timelines import FOLLOWER_PAGE, member
 
     from infra.local.lambdas import LambdaRuntime
-    from infra.local.services import provision
-    from infra.local.streams import StreamPollers, stream_mappings
+    from infra.local.provisioning import provision
+    from infra.local.stream_mappings import stream_mappings
+    from infra.local.stream_pollers import StreamPollers
     from infra.local.template import ResolveContext, load_template
 
     template = load_template(stack.ROOT / "template.yaml")
@@ -749,7 +750,7 @@ def end_to_end(
         f"goal: under {E2E_GOAL_S:.0f} s on the local stack: {verdict} (slowest of "
         f"{len(samples)}: {worst:.2f} s)",
         "TweetService.post writes the tweets table (moto); the local stream poller "
-        "(infra/local/streams.py, in this process, Lambda's rates: idle polls 4 a second) "
+        "(infra/local/stream_pollers.py, in this process, Lambda's rates: idle polls 4 a second) "
         "delivers the record to the real TimelineFunction in a warm local Lambda worker "
         f"process, which fans it out to {n:,} built timelines; the clock stops when the last "
         "follower's timeline holds the tweet (all are checked)",

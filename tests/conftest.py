@@ -71,10 +71,10 @@ def test_environment() -> Iterator[dict[str, str]]:
 @pytest.fixture(scope="session")
 def database() -> Iterator[str]:
     """A freshly migrated database for this test session."""
-    from infra.local import services
+    from infra.local.database import drop_database, prepare_database
 
-    services.drop_database(TEST_DB)
-    services.prepare_database(TEST_DB)
+    drop_database(TEST_DB)
+    prepare_database(TEST_DB)
     yield TEST_DB
 
 
@@ -106,13 +106,14 @@ class MotoStack:
 @pytest.fixture(scope="session")
 def moto(test_environment) -> Iterator[MotoStack]:
     """A moto server holding the template's tables; AWS clients in this process point at it."""
-    from infra.local import services
+    from infra.local.moto_server import start_moto
+    from infra.local.provisioning import provision
     from infra.local.template import ResolveContext, load_template
 
     template = load_template(ROOT / "template.yaml")
     context = ResolveContext(stack_name="warble-test")
-    with services.start_moto(port=0) as server:
-        services.provision(template, server.url, context)
+    with start_moto(port=0) as server:
+        provision(template, server.url, context)
         env = {
             "AWS_ENDPOINT_URL": server.url,
             # No WebSocket gateway in this tier: moto's @connections stand-in answers.

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from infra.local import events as event_builders
+from infra.local.errors import UnsupportedTemplateError
 from infra.local.http_gateway import HttpGateway
 from infra.local.lambdas import InvokeResult, LambdaRuntime
 from infra.local.template import ResolveContext, Template, load_template
@@ -92,9 +93,11 @@ def _prepare_services(
     moto_url: str,
     with_database: bool,
 ) -> None:
-    from infra.local import services
+    from infra.local.daemons import ensure_services
+    from infra.local.database import prepare_database
+    from infra.local.provisioning import provision
 
-    services.provision(template, moto_url, context)
+    provision(template, moto_url, context)
     if not with_database:
         return
     db_name = _declared_value(template, context, overrides, "DB_NAME")
@@ -104,14 +107,14 @@ def _prepare_services(
     db_host = _declared_value(template, context, overrides, "DB_HOST") or "127.0.0.1"
     db_port = int(_declared_value(template, context, overrides, "DB_PORT") or 5432)
     redis = urlparse(redis_url or "redis://127.0.0.1:6379")
-    services.ensure_services(
+    ensure_services(
         pg_host=db_host,
         pg_port=db_port,
         redis_host=redis.hostname or "127.0.0.1",
         redis_port=redis.port or 6379,
     )
     if db_name:
-        applied = services.prepare_database(db_name, host=db_host, port=db_port)
+        applied = prepare_database(db_name, host=db_host, port=db_port)
         if applied:
             log.info("database %s: applied migrations %s", db_name, ", ".join(applied))
 
@@ -170,9 +173,12 @@ async def _run_schedule(
 
 
 async def serve(args: argparse.Namespace) -> int:
-    from infra.local import services, streams
+    from infra.local.moto_server import start_moto
+    from infra.local.stream_pollers import StreamPollers
+    from infra.local.support import check_template
 
     template = load_template(args.template)
+    check_template(template)
     context = ResolveContext(stack_name=args.stack_name, region=args.region)
     overrides = read_env_vars(args.env_vars)
     stop = asyncio.Event()
@@ -180,7 +186,7 @@ async def serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
 
-    moto = await asyncio.to_thread(services.start_moto, args.moto_port)
+    moto = await asyncio.to_thread(start_moto, args.moto_port)
     stack: Stack | None = None
     try:
         await asyncio.to_thread(
@@ -204,7 +210,7 @@ async def serve(args: argparse.Namespace) -> int:
             runtime.update_env_overrides(
                 {"Parameters": {"WEBSOCKET_CALLBACK_URL": stack.ws.callback_url}}
             )
-        stack.pollers = streams.StreamPollers(template, runtime, moto.url, context)
+        stack.pollers = StreamPollers(template, runtime, moto.url, context)
         await asyncio.to_thread(stack.pollers.start)
         if not args.no_schedules:
             for function_id, rule, props in schedule_rules(template, context):
@@ -253,9 +259,12 @@ def _read_event(path: str | None) -> Any:
 
 def invoke_once(args: argparse.Namespace, event: Any) -> InvokeResult:
     """Run one function once against a moto endpoint (a throwaway one when none is given)."""
-    from infra.local import services
+    from infra.local.moto_server import start_moto
+    from infra.local.provisioning import provision
+    from infra.local.support import check_template
 
     template = load_template(args.template)
+    check_template(template)
     context = ResolveContext(stack_name=args.stack_name, region=args.region)
     if args.function not in template.functions:
         raise SystemExit(
@@ -265,11 +274,11 @@ def invoke_once(args: argparse.Namespace, event: Any) -> InvokeResult:
     with contextlib.ExitStack() as cleanup:
         endpoint = args.endpoint_url
         if endpoint is None:
-            moto = services.start_moto(0)
+            moto = start_moto(0)
             cleanup.callback(moto.stop)
             endpoint = moto.url
         # Idempotent: against a running stack it only looks the names and ARNs up.
-        services.provision(template, endpoint, context)
+        provision(template, endpoint, context)
         runtime = LambdaRuntime(
             template,
             context,
@@ -368,11 +377,16 @@ def main(argv: list[str] | None = None) -> int:
     # One line per boto3/moto request would drown the useful log.
     for noisy in ("botocore", "boto3", "urllib3", "aiohttp.access"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    if args.command == "serve":
-        return asyncio.run(serve(args))
-    if args.command == "invoke":
-        return cmd_invoke(args)
-    return cmd_schedule(args)
+    try:
+        if args.command == "serve":
+            return asyncio.run(serve(args))
+        if args.command == "invoke":
+            return cmd_invoke(args)
+        return cmd_schedule(args)
+    except UnsupportedTemplateError as exc:
+        # Refused before anything started: the message names every resource and property.
+        print(f"{args.template}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ import base64
 import copy
 import hashlib
 import ipaddress
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -168,13 +167,15 @@ def local_api_id(logical_id: str, stack_name: str = "warble-local") -> str:
 
 
 # Resource types whose Ref is an API id.
-_API_TYPES = {
-    "AWS::ApiGatewayV2::Api",
-    "AWS::Serverless::HttpApi",
-    "AWS::Serverless::Api",
-    "AWS::ApiGateway::RestApi",
+_API_TYPES = {"AWS::ApiGatewayV2::Api", "AWS::Serverless::HttpApi"}
+# Resource types the local runtime provides (creates in moto or runs itself).
+_EMULATED_TYPES = {
+    *_API_TYPES,
+    "AWS::DynamoDB::Table",
+    "AWS::SQS::Queue",
+    "AWS::SecretsManager::Secret",
+    "AWS::Serverless::Function",
 }
-_FUNCTION_TYPES = {"AWS::Serverless::Function", "AWS::Lambda::Function"}
 _PSEUDO_PARAMETERS = {
     "AWS::Region",
     "AWS::AccountId",
@@ -287,6 +288,10 @@ class Template:
         result = self._resolve(value, context)
         return None if result is NO_VALUE else result
 
+    def supports_intrinsic(self, name: str) -> bool:
+        """Whether the resolver implements the intrinsic function `name` ("Fn::Sub", ...)."""
+        return name.startswith("Fn::") and hasattr(self, "_fn_" + name[4:].lower())
+
     def condition(self, name: str, context: ResolveContext | None = None) -> bool:
         """Evaluate a named condition from the template's Conditions section."""
         context = context or ResolveContext()
@@ -343,28 +348,23 @@ class Template:
         resource = self.resources[name]
         rtype = resource.get("Type", "")
         props = resource.get("Properties") or {}
-        if rtype in ("AWS::DynamoDB::Table", "AWS::Serverless::SimpleTable"):
+        if rtype == "AWS::DynamoDB::Table":
             return self._named(props.get("TableName"), name, context)
         if rtype in _API_TYPES:
             return local_api_id(name, context.stack_name)
-        if rtype == "AWS::ApiGatewayV2::Stage" or rtype == "AWS::ApiGateway::Stage":
+        if rtype == "AWS::ApiGatewayV2::Stage":
             return self._resolve(props.get("StageName", name), context)
         if rtype == "AWS::SQS::Queue":
             queue = self._named(props.get("QueueName"), name, context)
             return f"https://sqs.{context.region}.amazonaws.com/{context.account_id}/{queue}"
-        if rtype == "AWS::SNS::Topic":
-            topic = self._named(props.get("TopicName"), name, context)
-            return f"arn:aws:sns:{context.region}:{context.account_id}:{topic}"
         if rtype == "AWS::SecretsManager::Secret":
             secret = self._named(props.get("Name"), name, context)
             return f"arn:aws:secretsmanager:{context.region}:{context.account_id}:secret:{secret}"
-        if rtype in _FUNCTION_TYPES:
+        if rtype == "AWS::Serverless::Function":
             return self._named(props.get("FunctionName"), name, context)
         if rtype == "AWS::Logs::LogGroup":
             return self._named(props.get("LogGroupName"), name, context)
-        if rtype == "AWS::S3::Bucket":
-            return self._named(props.get("BucketName"), name.lower(), context)
-        if rtype in ("AWS::Serverless::LayerVersion", "AWS::Lambda::LayerVersion"):
+        if rtype == "AWS::Serverless::LayerVersion":
             return f"arn:aws:lambda:{context.region}:{context.account_id}:layer:{name}:1"
         return name
 
@@ -395,7 +395,7 @@ class Template:
             raise ResolveError(f"GetAtt on unknown resource {logical_id!r}")
         rtype = self.resources[logical_id].get("Type", "")
         region, account = context.region, context.account_id
-        if rtype in ("AWS::DynamoDB::Table", "AWS::Serverless::SimpleTable"):
+        if rtype == "AWS::DynamoDB::Table":
             table = self._ref(logical_id, context)
             if attr == "Arn":
                 return f"arn:aws:dynamodb:{region}:{account}:table/{table}"
@@ -406,31 +406,17 @@ class Template:
                 )
         if rtype == "AWS::RDS::DBProxy" and attr == "Endpoint":
             return "127.0.0.1"
-        if rtype in ("AWS::RDS::DBCluster", "AWS::RDS::DBInstance", "AWS::RDS::DBProxyEndpoint"):
+        if rtype == "AWS::RDS::DBCluster":
             if attr.endswith("Port"):
                 return "5432"
             if attr.endswith("Address") or attr == "Endpoint":
                 return "127.0.0.1"
-        if rtype in (
-            "AWS::ElastiCache::ServerlessCache",
-            "AWS::ElastiCache::ReplicationGroup",
-            "AWS::ElastiCache::CacheCluster",
-        ):
+        if rtype == "AWS::ElastiCache::ServerlessCache":
             if attr.endswith("Port"):
                 return "6379"
             if attr.endswith("Address"):
                 return "127.0.0.1"
-        if rtype in _API_TYPES:
-            api_id = self._ref(logical_id, context)
-            if attr == "ApiId":
-                return api_id
-            if attr == "ApiEndpoint":
-                protocol = (self.resources[logical_id].get("Properties") or {}).get(
-                    "ProtocolType", "HTTP"
-                )
-                scheme = "wss" if protocol == "WEBSOCKET" else "https"
-                return f"{scheme}://{api_id}.execute-api.{region}.amazonaws.com"
-        if rtype in _FUNCTION_TYPES and attr == "Arn":
+        if rtype == "AWS::Serverless::Function" and attr == "Arn":
             function = self._ref(logical_id, context)
             return f"arn:aws:lambda:{region}:{account}:function:{function}"
         if rtype == "AWS::SQS::Queue":
@@ -441,18 +427,14 @@ class Template:
             )
             if attr == "Arn":
                 return f"arn:aws:sqs:{region}:{account}:{queue}"
-            if attr == "QueueName":
-                return queue
-            if attr == "QueueUrl":
-                return self._ref(logical_id, context)
-        if rtype == "AWS::SNS::Topic" and attr == "TopicArn":
-            return self._ref(logical_id, context)
         if rtype == "AWS::IAM::Role" and attr == "Arn":
             return f"arn:aws:iam::{account}:role/{logical_id}"
         if rtype == "AWS::Logs::LogGroup" and attr == "Arn":
             return f"arn:aws:logs:{region}:{account}:log-group:{self._ref(logical_id, context)}:*"
-        if rtype == "AWS::S3::Bucket" and attr == "Arn":
-            return f"arn:aws:s3:::{self._ref(logical_id, context)}"
+        if rtype in _EMULATED_TYPES:
+            # A resource the runtime provides: an attribute it does not know must not become a
+            # made-up value a function would then use.
+            raise ResolveError(f"GetAtt {logical_id}.{attr}: attribute not supported locally")
         return f"local-{logical_id}-{attr}"
 
     # ---------------------------------------------------------------- Fn::*
@@ -568,12 +550,6 @@ class Template:
         new_prefix = network.max_prefixlen - int(values[2])
         subnets = network.subnets(new_prefix=new_prefix)
         return [str(subnet) for _, subnet in zip(range(int(values[1])), subnets, strict=False)]
-
-    def _fn_length(self, argument: Any, context: ResolveContext) -> int:
-        return len(self._resolve(argument, context))
-
-    def _fn_tojsonstring(self, argument: Any, context: ResolveContext) -> str:
-        return json.dumps(self._resolve(argument, context), separators=(",", ":"))
 
     def _pair(self, argument: Any, context: ResolveContext, name: str) -> tuple[Any, Any]:
         values = self._resolve(argument, context)

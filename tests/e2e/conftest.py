@@ -55,10 +55,10 @@ class Stack:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     import redis
 
-    from infra.local import services
+    from infra.local.database import drop_database
 
     redis.Redis.from_url(E2E_REDIS_URL).flushdb()
-    services.drop_database(E2E_DB)  # serve creates and migrates it afresh
+    drop_database(E2E_DB)  # serve creates and migrates it afresh
     env_vars = {
         "Parameters": {
             "DB_NAME": E2E_DB,

@@ -1,4 +1,6 @@
-"""The local runtime's service helpers (infra/local/services.py) against real services.
+"""The local runtime's service helpers against real services: the moto server
+(infra/local/moto_server.py), provisioning (provisioning.py), the database (database.py) and the
+PostgreSQL / Redis checks (daemons.py).
 
 moto runs as a real server process, PostgreSQL and Redis are the local ones; databases created
 here are dropped again.
@@ -17,16 +19,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from infra.local.services import (
-    LOCAL_DB_SECRET,
-    ServiceUnavailableError,
-    aws_client,
-    drop_database,
-    ensure_services,
-    prepare_database,
-    provision,
-    start_moto,
-)
+from infra.local.daemons import ensure_services
+from infra.local.database import drop_database, prepare_database
+from infra.local.errors import ServiceUnavailableError
+from infra.local.moto_server import aws_client, start_moto
+from infra.local.provisioning import LOCAL_DB_SECRET, provision
 from infra.local.template import ResolveContext, load_template
 
 pytestmark = pytest.mark.integration
@@ -41,13 +38,11 @@ Resources:
     Type: AWS::DynamoDB::Table
     Properties:
       TableName: !Sub "${AWS::StackName}-timeline"
-      BillingMode: PROVISIONED
-      ProvisionedThroughput: {ReadCapacityUnits: "3", WriteCapacityUnits: 2}
+      BillingMode: PAY_PER_REQUEST
       AttributeDefinitions:
         - {AttributeName: pk, AttributeType: S}
         - {AttributeName: sk, AttributeType: S}
         - {AttributeName: author, AttributeType: S}
-        - {AttributeName: created, AttributeType: N}
       KeySchema:
         - {AttributeName: pk, KeyType: HASH}
         - {AttributeName: sk, KeyType: RANGE}
@@ -55,33 +50,19 @@ Resources:
         - IndexName: by-author
           KeySchema: [{AttributeName: author, KeyType: HASH}]
           Projection: {ProjectionType: ALL}
-          ProvisionedThroughput: {ReadCapacityUnits: 1, WriteCapacityUnits: 1}
-          ContributorInsightsSpecification: {Enabled: false}
-      LocalSecondaryIndexes:
-        - IndexName: by-created
-          KeySchema:
-            - {AttributeName: pk, KeyType: HASH}
-            - {AttributeName: created, KeyType: RANGE}
-          Projection: {ProjectionType: KEYS_ONLY}
       StreamSpecification: {StreamViewType: NEW_IMAGE}
       TimeToLiveSpecification: {AttributeName: expires_at, Enabled: true}
   Unnamed:
-    Type: AWS::Serverless::SimpleTable
+    Type: AWS::DynamoDB::Table
     Properties:
-      PrimaryKey: {Name: user_id, Type: Number}
+      BillingMode: PAY_PER_REQUEST
+      AttributeDefinitions: [{AttributeName: user_id, AttributeType: N}]
+      KeySchema: [{AttributeName: user_id, KeyType: HASH}]
   Failures:
     Type: AWS::SQS::Queue
     Properties:
-      RedrivePolicy:
-        deadLetterTargetArn: !GetAtt DeadLetters.Arn
-        maxReceiveCount: 3
-      VisibilityTimeout: 45
-  DeadLetters:
-    Type: AWS::SQS::Queue
-    Properties:
-      QueueName: !Sub "${AWS::StackName}-dlq"
-  Alerts:
-    Type: AWS::SNS::Topic
+      MessageRetentionPeriod: 1209600
+      SqsManagedSseEnabled: true
   DatabaseSecret:
     Type: AWS::SecretsManager::Secret
     Properties:
@@ -149,8 +130,8 @@ def test_start_moto_refuses_a_taken_port():
 
 
 def test_provision_creates_the_templates_resources_idempotently(moto_url, tmp_path):
-    # given a template with a full-featured table, a SimpleTable, queues with a redrive
-    # policy, a topic and a generated secret
+    # given a template with a table using every supported property, an unnamed table, a queue
+    # and a generated secret
     path = tmp_path / "template.yaml"
     path.write_text(TEMPLATE)
     template = load_template(path)
@@ -168,24 +149,20 @@ def test_provision_creates_the_templates_resources_idempotently(moto_url, tmp_pa
         {"AttributeName": "pk", "KeyType": "HASH"},
         {"AttributeName": "sk", "KeyType": "RANGE"},
     ]
-    assert table["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
     assert [i["IndexName"] for i in table["GlobalSecondaryIndexes"]] == ["by-author"]
-    assert [i["IndexName"] for i in table["LocalSecondaryIndexes"]] == ["by-created"]
     assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
     ttl = dynamodb.describe_time_to_live(TableName=f"{stack}-timeline")["TimeToLiveDescription"]
     assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}
     simple = dynamodb.describe_table(TableName=f"{stack}-Unnamed")["Table"]
     assert simple["AttributeDefinitions"] == [{"AttributeName": "user_id", "AttributeType": "N"}]
-    # and the queue's redrive policy points at the DLQ created before it
+    # and the queue has its retention period and the stack's default name
     sqs = aws_client("sqs", moto_url)
     failures = context.values["Failures"]
     attributes = sqs.get_queue_attributes(QueueUrl=failures["Ref"], AttributeNames=["All"])[
         "Attributes"
     ]
-    redrive = json.loads(attributes["RedrivePolicy"])
-    assert redrive["deadLetterTargetArn"] == context.values["DeadLetters"]["Arn"]
-    assert attributes["VisibilityTimeout"] == "45"
-    assert context.values["Alerts"]["Ref"].endswith(f":{stack}-Alerts")
+    assert attributes["MessageRetentionPeriod"] == "1209600"
+    assert failures["QueueName"] == f"{stack}-Failures"
     # and the secret holds the local database credentials
     secrets = aws_client("secretsmanager", moto_url)
     secret = secrets.get_secret_value(SecretId=context.values["DatabaseSecret"]["Ref"])

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from warble.settings import get_settings
 
-from infra.local import services
+from infra.local.database import drop_database
 from tests.conftest import ROOT
 from tests.integration.test_sample_events import Context
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def empty_database(moto):
     name = "warble_migrate_test"
-    services.drop_database(name)
+    drop_database(name)
     saved = {k: os.environ.get(k) for k in ("DB_NAME", "DB_SECRET_ARN", "DB_SSLMODE")}
     os.environ.update(
         DB_NAME=name,
@@ -37,7 +37,7 @@ def empty_database(moto):
         else:
             os.environ[key] = value
     get_settings.cache_clear()
-    services.drop_database(name)
+    drop_database(name)
 
 
 def test_migrate_function_applies_sql_migrations_once(empty_database):

@@ -1,4 +1,4 @@
-"""DynamoDB Streams -> Lambda pollers (infra/local/streams.py) against a real moto server.
+"""DynamoDB Streams -> Lambda pollers (infra/local/stream_pollers.py) against a real moto server.
 
 Every test provisions tests/fixtures/streams/template.yaml under a stack name of its own (fresh
 tables and streams), writes items, lets StreamPollers deliver them to the fixture consumer
@@ -22,8 +22,9 @@ import redis as redis_lib
 from aws_lambda_powertools.utilities.parser.models import DynamoDBStreamModel
 
 from infra.local.lambdas import LambdaRuntime
-from infra.local.services import aws_client, provision, start_moto
-from infra.local.streams import StreamPollers
+from infra.local.moto_server import aws_client, start_moto
+from infra.local.provisioning import provision
+from infra.local.stream_pollers import StreamPollers
 from infra.local.template import ResolveContext, Template, load_template
 
 pytestmark = pytest.mark.integration

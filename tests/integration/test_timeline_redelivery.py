@@ -15,7 +15,8 @@ from warble.dal.timelines import SENTINEL
 from warble.domain.timelines import member
 
 from infra.local.lambdas import LambdaRuntime
-from infra.local.streams import StreamPollers, stream_mappings
+from infra.local.stream_mappings import stream_mappings
+from infra.local.stream_pollers import StreamPollers
 from infra.local.template import ResolveContext, load_template
 from tests.conftest import ROOT, TEST_DB, TEST_REDIS_URL
 

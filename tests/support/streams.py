@@ -10,7 +10,7 @@ from typing import Any
 
 import boto3
 
-from infra.local.streams import to_lambda_record
+from infra.local.stream_records import to_lambda_record
 
 
 class StreamTap:

@@ -1,0 +1,194 @@
+"""What the local runtime supports of a SAM template, checked once at start-up.
+
+The local runtime emulates exactly what template.yaml (and the test fixture templates) use.
+`check_template` walks the template and raises UnsupportedTemplateError naming every resource
+type, resource property, function property, event type, event property or intrinsic function
+it does not support, so that nothing the template asks for is silently ignored. `serve` and
+`invoke` run it before starting anything.
+
+Accepted without a local counterpart (documented, deliberate):
+- networking, permissions, log groups and layer packaging (the types in `_NOT_NEEDED_LOCALLY`):
+  functions reach the local services directly, no policy is enforced, logs go to the terminal
+  and workers import layers/shared themselves;
+- Aurora, RDS Proxy and ElastiCache (`_STOOD_IN`): the local PostgreSQL and Redis take their
+  place (infra/local/daemons.py) and their endpoints resolve to 127.0.0.1;
+- a schedule's RetryPolicy: a failed scheduled invocation is logged, not retried.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from infra.local.errors import UnsupportedTemplateError
+from infra.local.provisioning import PROVISIONED_TYPES, unsupported_properties
+from infra.local.stream_mappings import unsupported_stream_event
+
+if TYPE_CHECKING:
+    from infra.local.template import Template
+
+__all__ = ["check_template", "template_problems"]
+
+SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
+
+# Run by the local runtime itself: Lambda workers, the HTTP and the WebSocket gateway.
+_EMULATED = frozenset(
+    {
+        "AWS::Serverless::Function",
+        "AWS::Serverless::HttpApi",
+        "AWS::ApiGatewayV2::Api",
+        "AWS::ApiGatewayV2::Integration",
+        "AWS::ApiGatewayV2::Route",
+        "AWS::ApiGatewayV2::RouteResponse",
+        "AWS::ApiGatewayV2::Stage",
+    }
+)
+_STOOD_IN = frozenset(
+    {
+        "AWS::RDS::DBCluster",
+        "AWS::RDS::DBInstance",
+        "AWS::RDS::DBProxy",
+        "AWS::RDS::DBProxyTargetGroup",
+        "AWS::RDS::DBSubnetGroup",
+        "AWS::SecretsManager::SecretTargetAttachment",
+        "AWS::ElastiCache::ServerlessCache",
+    }
+)
+_NOT_NEEDED_LOCALLY = frozenset(
+    {
+        "AWS::EC2::EIP",
+        "AWS::EC2::InternetGateway",
+        "AWS::EC2::NatGateway",
+        "AWS::EC2::Route",
+        "AWS::EC2::RouteTable",
+        "AWS::EC2::SecurityGroup",
+        "AWS::EC2::SecurityGroupEgress",
+        "AWS::EC2::Subnet",
+        "AWS::EC2::SubnetRouteTableAssociation",
+        "AWS::EC2::VPC",
+        "AWS::EC2::VPCEndpoint",
+        "AWS::EC2::VPCGatewayAttachment",
+        "AWS::IAM::Role",
+        "AWS::Lambda::Permission",
+        "AWS::Logs::LogGroup",
+        "AWS::Serverless::LayerVersion",
+    }
+)
+
+# A function's properties (Globals.Function merged in) that the Lambda workers honour or that
+# have no local meaning (Architectures, Tracing, VpcConfig, Policies, Tags, LoggingConfig, ...).
+_FUNCTION_PROPERTIES = frozenset(
+    {
+        "Architectures",
+        "CodeUri",
+        "Description",
+        "Environment",
+        "Events",
+        "FunctionName",
+        "Handler",
+        "Layers",
+        "LoggingConfig",
+        "MemorySize",
+        "Policies",
+        "Runtime",
+        "Tags",
+        "Timeout",
+        "Tracing",
+        "VpcConfig",
+    }
+)
+# Event types and the properties their local emulation reads (infra/local/http_gateway.py,
+# infra/local/__main__.py); DynamoDB events are checked by infra/local/stream_mappings.py.
+_EVENT_PROPERTIES = {
+    "HttpApi": frozenset({"ApiId", "Auth", "Method", "Path", "PayloadFormatVersion"}),
+    "Schedule": frozenset({"Schedule", "Name", "Input", "Enabled"}),
+    "ScheduleV2": frozenset(
+        {"ScheduleExpression", "Name", "Input", "State", "Enabled", "RetryPolicy"}
+    ),
+}
+_GLOBALS = frozenset({"Function", "HttpApi"})
+
+
+def _intrinsics(value: Any, path: str) -> list[tuple[str, str]]:
+    """(path, function name) of every `Fn::*` in `value`."""
+    found: list[tuple[str, str]] = []
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _intrinsics(item, f"{path}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if len(value) == 1 and isinstance(key, str) and key.startswith("Fn::"):
+                found.append((path, key))
+            found += _intrinsics(item, f"{path}.{key}" if path else str(key))
+    return found
+
+
+def _resource_problems(template: Template, logical_id: str, resource: dict[str, Any]) -> list[str]:
+    rtype = resource.get("Type")
+    where = f"{logical_id} ({rtype})"
+    if rtype in PROVISIONED_TYPES:
+        problems = unsupported_properties(logical_id, resource)
+    elif rtype in _EMULATED or rtype in _STOOD_IN or rtype in _NOT_NEEDED_LOCALLY:
+        problems = []
+    else:
+        return [f"{where}: resource type {rtype} is not supported"]
+    if "Condition" in resource and rtype not in _NOT_NEEDED_LOCALLY:
+        # The local runtime creates every resource: a conditional one would exist regardless.
+        problems.append(f"{where}: Condition {resource['Condition']!r} is not supported")
+    if rtype == "AWS::ApiGatewayV2::Api":
+        protocol = (resource.get("Properties") or {}).get("ProtocolType")
+        if protocol != "WEBSOCKET":
+            problems.append(f"{where}: ProtocolType {protocol!r} is not supported (only "
+                            "WEBSOCKET; HTTP APIs are AWS::Serverless::HttpApi)")  # fmt: skip
+    return problems
+
+
+def _function_problems(template: Template, logical_id: str) -> list[str]:
+    spec = template.functions[logical_id]
+    where = f"{logical_id} (AWS::Serverless::Function)"
+    problems = [
+        f"{where}: property {key} is not supported"
+        for key in sorted(set(spec.properties) - _FUNCTION_PROPERTIES)
+    ]
+    for event_name, event in sorted(spec.events.items()):
+        kind = event.get("Type") if isinstance(event, dict) else None
+        if kind == "DynamoDB":
+            problems += unsupported_stream_event(logical_id, event_name, event)
+        elif kind in _EVENT_PROPERTIES:
+            props = event.get("Properties") or {}
+            problems += [
+                f"{logical_id} event {event_name} ({kind}): property {key} is not supported"
+                for key in sorted(set(props) - _EVENT_PROPERTIES[kind])
+            ]
+        else:
+            problems.append(f"{logical_id} event {event_name}: event type {kind} is not supported")
+    return problems
+
+
+def template_problems(template: Template) -> list[str]:
+    """Everything in `template` the local runtime does not support ([] when nothing)."""
+    problems = []
+    transforms = template.raw.get("Transform") or []
+    for transform in [transforms] if isinstance(transforms, str) else transforms:
+        if transform != SAM_TRANSFORM:
+            problems.append(f"Transform {transform!r} is not supported (only {SAM_TRANSFORM})")
+    problems += [
+        f"Globals.{section} is not supported"
+        for section in sorted(set(template.globals) - _GLOBALS)
+    ]
+    for logical_id, resource in sorted(template.resources.items()):
+        problems += _resource_problems(template, logical_id, resource)
+        if resource.get("Type") == "AWS::Serverless::Function":
+            problems += _function_problems(template, logical_id)
+    for section in ("Globals", "Conditions", "Resources", "Outputs"):
+        for path, name in _intrinsics(template.raw.get(section), section):
+            if not template.supports_intrinsic(name):
+                problems.append(f"{path}: intrinsic function {name} is not supported")
+    return problems
+
+
+def check_template(template: Template) -> None:
+    """Raise UnsupportedTemplateError naming everything `template` asks for that the local
+    runtime does not support; return quietly when it supports all of it."""
+    problems = template_problems(template)
+    if problems:
+        raise UnsupportedTemplateError(problems)

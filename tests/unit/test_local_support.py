@@ -1,0 +1,244 @@
+"""Unit tests of what the local runtime refuses: a template fragment asking for something it does
+not emulate fails at start-up, naming the resource (or function and event) and the property."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from infra.local.__main__ import main
+from infra.local.errors import UnsupportedTemplateError
+from infra.local.event_filters import matches_filters
+from infra.local.provisioning import provision
+from infra.local.stream_mappings import stream_mappings
+from infra.local.support import check_template, template_problems
+from infra.local.template import ResolveContext, ResolveError, Template, load_template
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TABLE = """
+  Things:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      BillingMode: PAY_PER_REQUEST
+      AttributeDefinitions: [{AttributeName: pk, AttributeType: S}]
+      KeySchema: [{AttributeName: pk, KeyType: HASH}]
+      StreamSpecification: {StreamViewType: NEW_AND_OLD_IMAGES}
+"""
+
+
+def consumer(properties: str, table: str = TABLE) -> str:
+    """A template with one table and a function consuming its stream with `properties`."""
+    body = textwrap.indent(textwrap.dedent(properties).strip(), " " * 12)
+    return f"""
+Transform: AWS::Serverless-2016-10-31
+Resources:{table}
+  Consumer:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: app.handler
+      Events:
+        Changes:
+          Type: DynamoDB
+          Properties:
+            Stream: !GetAtt Things.StreamArn
+            StartingPosition: TRIM_HORIZON
+{body}
+"""
+
+
+def load(tmp_path: Path, text: str) -> Template:
+    path = tmp_path / "template.yaml"
+    path.write_text(textwrap.dedent(text))
+    return load_template(path)
+
+
+def refused(template: Template) -> str:
+    with pytest.raises(UnsupportedTemplateError) as error:
+        check_template(template)
+    return str(error.value)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "template.yaml",
+        "tests/fixtures/runtime/template.yaml",
+        "tests/fixtures/streams/template.yaml",
+    ],
+)
+def test_the_project_and_fixture_templates_are_fully_supported(path: str) -> None:
+    assert template_problems(load_template(ROOT / path)) == []
+
+
+def test_an_unknown_resource_type_is_refused(tmp_path: Path) -> None:
+    # given a template with an SNS topic, which the local runtime does not create
+    template = load(tmp_path, f"Resources:{TABLE}\n  Alerts:\n    Type: AWS::SNS::Topic\n")
+    # then the check names the resource and its type
+    assert "Alerts (AWS::SNS::Topic): resource type AWS::SNS::Topic is not supported" in (
+        refused(template)
+    )
+
+
+@pytest.mark.parametrize(
+    ("properties", "expected"),
+    [
+        ("TumblingWindowInSeconds: 60", "property TumblingWindowInSeconds is not supported"),
+        ("ParallelizationFactor: 4", "property ParallelizationFactor is not supported"),
+        ("MaximumRecordAgeInSeconds: 60", "property MaximumRecordAgeInSeconds is not supported"),
+        ("Enabled: false", "property Enabled is not supported"),
+        (
+            "DestinationConfig: {OnFailure: {Type: SNS, Destination: arn:aws:sns:x}}",
+            "DestinationConfig.OnFailure.Type 'SNS' is not supported (only SQS)",
+        ),
+        (
+            """FilterCriteria: {Filters: [{Pattern: '{"eventName": [{"suffix": "VE"}]}'}]}""",
+            "FilterCriteria filter rule {'suffix': 'VE'} at .eventName is not supported",
+        ),
+        (
+            "FilterCriteria: {Filters: [{Pattern: '{not json'}]}",
+            "FilterCriteria pattern is not JSON",
+        ),
+    ],
+)
+def test_an_unsupported_stream_event_property_is_refused(
+    tmp_path: Path, properties: str, expected: str
+) -> None:
+    # given a stream consumer asking for something the local pollers do not do
+    template = load(tmp_path, consumer(properties))
+    # then the start-up check names the function, the event and the property
+    message = refused(template)
+    assert f"Consumer event Changes (DynamoDB): {expected}" in message
+    # and so do the pollers, should they be built without the check (tests build them directly)
+    with pytest.raises(UnsupportedTemplateError, match="Consumer event Changes"):
+        stream_mappings(template, ResolveContext())
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (
+            "      LocalSecondaryIndexes: []\n",
+            "Things (AWS::DynamoDB::Table): property LocalSecondaryIndexes is not supported",
+        ),
+        (
+            "      ContributorInsightsSpecification: {Enabled: true}\n",
+            "Things (AWS::DynamoDB::Table): property ContributorInsightsSpecification is not",
+        ),
+        (
+            "      TimeToLiveSpecification: {AttributeName: ttl, Enabled: true, Kind: x}\n",
+            "Things (AWS::DynamoDB::Table): property TimeToLiveSpecification.Kind is not",
+        ),
+    ],
+)
+def test_an_unsupported_table_property_is_refused_before_anything_is_created(
+    tmp_path: Path, extra: str, expected: str
+) -> None:
+    template = load(tmp_path, f"Resources:{TABLE}{extra}")
+    assert expected in refused(template)
+    # provision refuses it too, before it talks to any server (nothing listens on port 9)
+    with pytest.raises(UnsupportedTemplateError, match="Things"):
+        provision(template, "http://127.0.0.1:9", ResolveContext())
+
+
+def test_provisioned_billing_is_refused(tmp_path: Path) -> None:
+    template = load(tmp_path, f"Resources:{TABLE.replace('PAY_PER_REQUEST', 'PROVISIONED')}")
+    assert "Things (AWS::DynamoDB::Table): BillingMode 'PROVISIONED' is not supported" in (
+        refused(template)
+    )
+
+
+def test_an_unknown_intrinsic_is_refused_wherever_it_is(tmp_path: Path) -> None:
+    # given an intrinsic the resolver does not implement, in a resource the runtime never
+    # resolves (a log group)
+    template = load(
+        tmp_path,
+        """
+        Resources:
+          Logs:
+            Type: AWS::Logs::LogGroup
+            Properties:
+              RetentionInDays: !Length [1, 2]
+        """,
+    )
+    # then the check names where it is
+    assert "Resources.Logs.Properties.RetentionInDays: intrinsic function Fn::Length is not" in (
+        refused(template)
+    )
+
+
+def test_functions_events_conditions_and_transforms_outside_the_template_are_refused(
+    tmp_path: Path,
+) -> None:
+    template = load(
+        tmp_path,
+        """
+        Transform: [AWS::Serverless-2016-10-31, AWS::LanguageExtensions]
+        Conditions:
+          Never: !Equals [a, b]
+        Resources:
+          Fn:
+            Type: AWS::Serverless::Function
+            Properties:
+              Handler: app.handler
+              ReservedConcurrentExecutions: 1
+              Events:
+                Queue:
+                  Type: SQS
+                  Properties: {Queue: arn:aws:sqs:us-east-1:1:q}
+                Api:
+                  Type: HttpApi
+                  Properties: {Path: /x, Method: GET, TimeoutInMillis: 100}
+          Maybe:
+            Type: AWS::SQS::Queue
+            Condition: Never
+        """,
+    )
+    message = refused(template)
+    assert "Transform 'AWS::LanguageExtensions' is not supported" in message
+    assert "Fn (AWS::Serverless::Function): property ReservedConcurrentExecutions is not" in message
+    assert "Fn event Queue: event type SQS is not supported" in message
+    assert "Fn event Api (HttpApi): property TimeoutInMillis is not supported" in message
+    assert "Maybe (AWS::SQS::Queue): Condition 'Never' is not supported" in message
+
+
+def test_the_command_line_refuses_an_unsupported_template_before_starting_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a template whose stream consumer asks for tumbling windows
+    path = tmp_path / "template.yaml"
+    path.write_text(textwrap.dedent(consumer("TumblingWindowInSeconds: 60")))
+    # when it is invoked (which would otherwise start a throwaway moto server)
+    code = main(["invoke", "Consumer", "--template", str(path)])
+    # then it stops at once with the problem named
+    assert code == 2
+    assert "Consumer event Changes (DynamoDB): property TumblingWindowInSeconds" in (
+        capsys.readouterr().err
+    )
+
+
+def test_filters_match_exact_values_and_prefixes_only() -> None:
+    record = {"eventName": "INSERT", "dynamodb": {"Keys": {"sk": {"S": "T#1"}}}}
+    prefix = {"dynamodb": {"Keys": {"sk": {"S": [{"prefix": "T#"}]}}}}
+    assert matches_filters(record, [prefix])
+    assert matches_filters(record, [{"eventName": ["REMOVE"]}, prefix])
+    assert not matches_filters(record, [{"eventName": ["REMOVE"]}])
+    assert not matches_filters(record, [{"dynamodb": {"Keys": {"sk": {"S": [{"prefix": "O#"}]}}}}])
+    assert not matches_filters(record, [{"dynamodb": {"NewImage": {"x": {"S": ["a"]}}}}])
+    assert matches_filters(record, [])
+
+
+def test_an_unknown_attribute_of_a_resource_the_runtime_provides_is_an_error(
+    tmp_path: Path,
+) -> None:
+    # given a table, whose Arn and StreamArn the runtime knows, and nothing else
+    template = load(tmp_path, f"Resources:{TABLE}")
+    context = ResolveContext(values={"Things": {"StreamArn": "arn:stream"}})
+    assert template.resolve({"Fn::GetAtt": ["Things", "StreamArn"]}, context) == "arn:stream"
+    # then another attribute is an error, not a made-up value
+    with pytest.raises(ResolveError, match=r"GetAtt Things\.LatestStreamLabel: attribute not"):
+        template.resolve({"Fn::GetAtt": ["Things", "LatestStreamLabel"]}, context)
