@@ -25,7 +25,8 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.unit
 
-STREAM = "arn:aws:dynamodb:us-east-1:123456789012:table/warble-test-{}/stream/2026-11-22T06:00:00.0"
+ACCOUNT = "arn:aws:dynamodb:us-east-1:123456789012"
+STREAM = ACCOUNT + ":table/warble-test-{}/stream/2026-11-22T06:00:00.000"
 _sequence = iter(range(4421584500000000017450439091, 4421584500000000017450440000))
 
 
