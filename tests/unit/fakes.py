@@ -560,6 +560,7 @@ class World:
     timeline_store: FakeTimelineStore = field(default_factory=FakeTimelineStore)
     tweet_cache: FakeCache = field(default_factory=FakeCache)
     sleeps: list[float] = field(default_factory=list)
+    repaired: list[set[str]] = field(default_factory=list)
     on_sleep: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
@@ -612,8 +613,13 @@ class World:
             counters=self.counters,
             rules=self.rules,
             settle_seconds=self.settle_seconds,
+            on_repaired=self._repaired,
             sleep=self._sleep,
         )
+
+    def _repaired(self, counter_keys: set[str]) -> None:
+        self.repaired.append(counter_keys)
+        self.counters_changed(counter_keys)
 
     def _sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
