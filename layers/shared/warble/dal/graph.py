@@ -33,8 +33,8 @@ Why this shape, and what it costs:
   account ever needs more than ~1000 follows per second.
 - ``following_count`` lives on the follower's META item and is changed only inside the follow
   and unfollow transactions, with the condition ``following_count < limit``: exact under any
-  concurrency. ``followers_count`` is derived from the stream (warble.domain.counters), so a celebrity's
-  counter takes one write per stream batch, not one per follow.
+  concurrency. ``followers_count`` is derived from the stream (warble.domain.counters), so a
+  celebrity's counter takes one write per stream batch, not one per follow.
 """
 
 from __future__ import annotations
