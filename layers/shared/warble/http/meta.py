@@ -32,7 +32,7 @@ def openapi_document() -> str:
     """The whole API's OpenAPI document, generated from every router's models, then made to
     say what the API does (API.md): the public routes need no token, a bad request is a 400
     in the API's error shape (never Powertools' 422), a 204 has no body, bodies over 64 KB are
-    a 413, and a POST takes an Idempotency-Key."""
+    a 413, and a POST takes an Idempotency-Key (a reused or in-flight one is a 409)."""
     import json
 
     from warble.http import accounts
@@ -62,6 +62,13 @@ def openapi_document() -> str:
                     "content": {"application/json": {"schema": error}},
                 }
             if method == "post" and f"POST {path}" not in public:
+                operation["responses"].setdefault(
+                    "409",
+                    {
+                        "description": "idempotency_key_reused, request_in_progress",
+                        "content": {"application/json": {"schema": error}},
+                    },
+                )
                 operation.setdefault("parameters", []).append(
                     {
                         "name": "Idempotency-Key",
