@@ -17,7 +17,7 @@ import json
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from warble.domain.counters import CounterRules, StreamCounterProcessor
 from warble.domain.graph import GraphPolicy, GraphService
@@ -650,3 +650,16 @@ class World:
         reads it). The timeline consumer's part is the test's to call."""
         self.graph.follow(follower, followee)
         self.deliver(Followed(follower=follower, followee=followee))
+
+
+if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.py``)
+    from warble.domain import ports
+
+    _ids: ports.IdGenerator = FakeIds()
+    _cache: ports.ObjectCache = FakeCache()
+    _profiles: ports.Profiles = FakeProfiles()
+    _tweets: ports.TweetStore = FakeTweetStore()
+    _likes: ports.LikeStore = FakeLikeStore(FakeTweetStore())
+    _counters: ports.CounterStore = FakeCounterStore()
+    _graph: ports.GraphStore = FakeGraphStore()
+    _timelines: ports.TimelineStore = FakeTimelineStore()
