@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from tests.conftest import DB_PREFIX, REDIS_PORT, ROOT, _worker_index
+from tests.support.contract import ResponseContract
 from tests.support.local_stack import start_serve, stop_serve
 
 pytestmark = pytest.mark.e2e
@@ -34,6 +35,7 @@ class Stack:
     moto: str
     stack_name: str
     env_file: Path
+    contract: ResponseContract | None = None
     redis_url: str = E2E_REDIS_URL
 
     def schedule(self, function: str) -> dict:
@@ -47,8 +49,12 @@ class Stack:
         return json.loads(ran.stdout[ran.stdout.index("{") :])
 
     def client(self, token: str | None = None) -> httpx.Client:
+        """A client of the HTTP API whose every answer is checked against the response schema
+        the OpenAPI document declares for its operation and status: a mismatch fails the test
+        that got it (``tests.support.contract``)."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.http, headers=headers, timeout=30)
+        hooks = {"response": [self.contract.check]} if self.contract else {}
+        return httpx.Client(base_url=self.http, headers=headers, timeout=30, event_hooks=hooks)
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +84,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         extra_args=["--stack-name", stack_name],
         drop_env_prefixes=("AWS_", "DB_", "REDIS_"),
     )
-    yield Stack(served.http, served.ws, served.moto, stack_name, env_file)
+    # The document the running API serves, as a client would read it.
+    document = httpx.get(f"{served.http}/v1/openapi.json", timeout=30).raise_for_status().json()
+    yield Stack(
+        served.http, served.ws, served.moto, stack_name, env_file, ResponseContract(document)
+    )
     stop_serve(served)
 
 

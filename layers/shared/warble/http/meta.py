@@ -31,8 +31,8 @@ _SWAGGER_HTML = """<!doctype html>
 def openapi_document() -> str:
     """The whole API's OpenAPI document, generated from every router's models, then made to
     say what the API does (API.md): the public routes need no token, a bad request is a 400
-    in the API's error shape (never Powertools' 422), bodies over 64 KB are a 413, and a POST
-    takes an Idempotency-Key."""
+    in the API's error shape (never Powertools' 422), a 204 has no body, bodies over 64 KB are
+    a 413, and a POST takes an Idempotency-Key (a reused or in-flight one is a 409)."""
     import json
 
     from warble.http import accounts
@@ -52,6 +52,8 @@ def openapi_document() -> str:
     for path, operations in document.get("paths", {}).items():
         for method, operation in operations.items():
             operation.get("responses", {}).pop("422", None)
+            # A 204 has no body; Powertools documents the handler's return type as JSON for it.
+            operation.get("responses", {}).get("204", {}).pop("content", None)
             if f"{method.upper()} {path}" in public:
                 operation["security"] = []
             if method in ("post", "put", "patch"):
@@ -60,6 +62,13 @@ def openapi_document() -> str:
                     "content": {"application/json": {"schema": error}},
                 }
             if method == "post" and f"POST {path}" not in public:
+                operation["responses"].setdefault(
+                    "409",
+                    {
+                        "description": "idempotency_key_reused, request_in_progress",
+                        "content": {"application/json": {"schema": error}},
+                    },
+                )
                 operation.setdefault("parameters", []).append(
                     {
                         "name": "Idempotency-Key",

@@ -77,7 +77,10 @@ def user_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[s
 @router.post(
     "/v1/tweets/<tweet_id>/retweet",
     summary="Retweet (201), or get my existing retweet (200)",
-    responses=responses(201, schemas.TweetOut, "Retweeted", e404="not_found"),
+    responses={
+        **responses(201, schemas.TweetOut, "Retweeted", e404="not_found"),
+        **responses(200, schemas.TweetOut, "Retweeted before: my existing retweet"),
+    },
 )
 def retweet(tweet_id: Id) -> Response[Any]:
     tweet, created = services.tweets().retweet(principal().user_id, id_or_400(tweet_id, "tweet_id"))

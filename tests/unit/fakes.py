@@ -1,0 +1,665 @@
+"""In-memory fakes of the ports in ``warble.domain.ports``, for the unit tier.
+
+Each fake keeps the documented behaviour of its real store in ``warble.dal`` (ordering, paging,
+idempotency, the conditional failures it raises in the domain's words) and nothing of its
+layout. They are test code: plain dicts and sets, no concurrency, no clocks.
+
+``World`` wires the real services (``TweetService``, ``TimelineService``, ``GraphService``,
+``LikeService``, ``Reconciler``, ``StreamCounterProcessor``) to these fakes the way
+``warble.services.Container`` wires them to the real stores, so a test states its world in a
+few lines and runs the rules with no network.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from warble.domain.counters import CounterRules, StreamCounterProcessor
+from warble.domain.graph import GraphPolicy, GraphService
+from warble.domain.likes import LikeService
+from warble.domain.ports import (
+    AlreadyRetweeted,
+    ClaimsTaken,
+    FollowRejected,
+    Like,
+    ParentMissing,
+    TransactionRetry,
+    TweetGone,
+    TweetMissing,
+)
+from warble.domain.reconcile import Reconciler
+from warble.domain.timelines import TimelinePolicy, TimelineService, parse_member
+from warble.domain.tweets import StoredTweet, TweetService
+from warble.errors import NotFound
+from warble.events import Change, Event, Followed
+from warble.keys import CacheKey
+from warble.services import Container
+
+T = TypeVar("T")
+
+# The counter attributes ``warble.dal.counters.CounterItem`` declares.
+COUNTER_FIELDS = frozenset(
+    {"followers_count", "tweet_count", "like_count", "retweet_count", "reply_count"}
+)
+TRANSACT_LIMIT = 100  # actions per TransactWriteItems, as DynamoDB (and DynamoCounterStore) say
+
+
+# ---- ids and caches ---------------------------------------------------------------------------
+class FakeIds:
+    """``IdGenerator``: increasing ids, as Snowflakes are."""
+
+    def __init__(self, start: int = 1_000) -> None:
+        self._next = itertools.count(start)
+
+    def next_id(self) -> int:
+        return next(self._next)
+
+
+class FakeCache:
+    """``Cache`` and ``ObjectCache`` (``warble.dal.cache.LeasedCache``): values go through JSON
+    as they do in Redis, so a test sees what a reader of the real cache would see. Leases are
+    kept, so a fill after an invalidation fails as it does there."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+        self.leases: dict[str, str] = {}
+        self.ttls: dict[str, int] = {}
+
+    def _put(self, key: CacheKey, value: Any) -> None:
+        self.values[key.value] = json.dumps(value, separators=(",", ":"), default=str)
+
+    def get(self, key: CacheKey) -> Any | None:
+        raw = self.values.get(key.value)
+        return None if raw is None else json.loads(raw)
+
+    def get_many(self, cache_keys: list[CacheKey]) -> list[Any | None]:
+        return [self.get(key) for key in cache_keys]
+
+    def get_many_or_load(
+        self, cache_keys: list[CacheKey], loader: Callable[[list[int]], list[Any | None]]
+    ) -> list[Any | None]:
+        values = self.get_many(cache_keys)
+        missing = [i for i, value in enumerate(values) if value is None]
+        if not missing:
+            return values
+        tokens = [self.lease(cache_keys[i]) for i in missing]
+        for index, token, value in zip(missing, tokens, loader(missing), strict=True):
+            values[index] = value
+            if token is not None and value is not None:
+                self.fill(cache_keys[index], token, value)
+        return values
+
+    def get_or_load(self, key: CacheKey, loader: Callable[[], T | None]) -> T | Any | None:
+        cached = self.get(key)
+        if cached is not None:
+            return cached
+        token = self.lease(key)
+        value = loader()
+        if token is not None and value is not None:
+            self.fill(key, token, value)
+        return value
+
+    def lease(self, key: CacheKey) -> str | None:
+        if key.lease in self.leases:
+            return None
+        self.leases[key.lease] = token = secrets.token_hex(8)
+        return token
+
+    def fill(self, key: CacheKey, token: str, value: Any) -> bool:
+        if self.leases.get(key.lease) != token:
+            return False
+        del self.leases[key.lease]
+        self._put(key, value)
+        return True
+
+    def fill_missing(self, entries: list[tuple[CacheKey, Any]]) -> None:
+        for key, value in entries:
+            if key.value not in self.values:  # SET NX: never over a tombstone
+                self._put(key, value)
+
+    def tombstone(self, key: CacheKey, marker: Any, ttl_seconds: int) -> None:
+        self._put(key, marker)
+        self.ttls[key.value] = ttl_seconds
+        self.leases.pop(key.lease, None)
+
+    def invalidate(self, key: CacheKey) -> None:
+        self.values.pop(key.value, None)
+        self.leases.pop(key.lease, None)
+
+    def invalidate_many(self, cache_keys: list[CacheKey]) -> None:
+        for key in cache_keys:
+            self.invalidate(key)
+
+
+class FakeProfiles:
+    """``Profiles`` (the accounts service's cached profile reads): users by id."""
+
+    def __init__(self) -> None:
+        self.users: dict[int, dict[str, Any]] = {}
+
+    def add(self, user_id: int, username: str | None = None) -> int:
+        name = username or f"user{user_id}"
+        self.users[user_id] = {
+            "id": user_id,
+            "username": name,
+            "email": f"{name}@example.com",
+            "display_name": name,
+            "bio": "",
+            "created_at": "2026-01-01T00:00:00.000Z",
+        }
+        return user_id
+
+    def profile(self, user_id: int) -> dict[str, Any]:
+        if user_id not in self.users:
+            raise NotFound("No such user.")
+        return dict(self.users[user_id])
+
+    def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]:
+        return {uid: dict(self.users[uid]) for uid in user_ids if uid in self.users}
+
+
+# ---- tweets and likes -------------------------------------------------------------------------
+class FakeTweetStore:
+    """``TweetStore`` (``warble.dal.tweets.TweetStore``): a tweet's write checks its parent and
+    the one-retweet-per-user rule atomically; deleting a gone tweet is ``TweetGone``."""
+
+    def __init__(self) -> None:
+        self.tweets: dict[int, StoredTweet] = {}
+        self.retweets: dict[tuple[int, int], int] = {}  # (user, original) -> retweet id
+
+    def author_of(self, tweet_id: int) -> int | None:
+        tweet = self.tweets.get(tweet_id)
+        return None if tweet is None else tweet.author_id
+
+    def retweet_by(self, user_id: int, original_id: int) -> int | None:
+        return self.retweets.get((user_id, original_id))
+
+    def create(self, tweet: StoredTweet) -> None:
+        if tweet.id in self.tweets:
+            raise RuntimeError(f"tweet {tweet.id} exists")  # the real store's condition too
+        parent = tweet.reply_to or tweet.retweet_of
+        if parent is not None and parent not in self.tweets:
+            raise ParentMissing()
+        if tweet.retweet_of is not None:
+            existing = self.retweets.get((tweet.author_id, tweet.retweet_of))
+            if existing is not None:
+                raise AlreadyRetweeted(existing)
+            self.retweets[(tweet.author_id, tweet.retweet_of)] = tweet.id
+        self.tweets[tweet.id] = tweet
+
+    def delete(self, tweet: StoredTweet) -> None:
+        stored = self.tweets.get(tweet.id)
+        if stored is None or stored.author_id != tweet.author_id:
+            raise TweetGone()
+        del self.tweets[tweet.id]
+        if tweet.retweet_of is not None:
+            self.retweets.pop((tweet.author_id, tweet.retweet_of), None)
+
+    def get(self, author_id: int, tweet_id: int) -> StoredTweet | None:
+        tweet = self.tweets.get(tweet_id)
+        return tweet if tweet is not None and tweet.author_id == author_id else None
+
+    def get_many(self, keys: list[tuple[int, int]]) -> list[StoredTweet]:
+        found = (self.get(author, tid) for author, tid in dict.fromkeys(keys))
+        return [tweet for tweet in found if tweet is not None]
+
+    def _newest(self, match: Callable[[StoredTweet], bool], before_id: int | None) -> list[Any]:
+        below = (t for t in self.tweets.values() if before_id is None or t.id < before_id)
+        return sorted((t for t in below if match(t)), key=lambda t: t.id, reverse=True)
+
+    def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]:
+        return self._newest(lambda t: t.author_id == author_id, before_id)[:limit]
+
+    def reply_keys(
+        self, parent_id: int, before_id: int | None, limit: int
+    ) -> list[tuple[int, int]]:
+        replies = self._newest(lambda t: t.reply_to == parent_id, before_id)[:limit]
+        return [(t.author_id, t.id) for t in replies]
+
+    def retweet_keys(self, original_id: int) -> list[tuple[int, int]]:
+        return [(t.author_id, t.id) for t in self.tweets.values() if t.retweet_of == original_id]
+
+    def scan_links(self) -> Iterator[tuple[int, int, int | None, int | None]]:
+        for t in list(self.tweets.values()):
+            yield t.author_id, t.id, t.reply_to, t.retweet_of
+
+    def count_by_author(self, author_id: int) -> int:
+        return sum(1 for t in self.tweets.values() if t.author_id == author_id)
+
+    def count_replies(self, tweet_id: int) -> int:
+        return sum(1 for t in self.tweets.values() if t.reply_to == tweet_id)
+
+    def count_retweets(self, tweet_id: int) -> int:
+        return sum(1 for t in self.tweets.values() if t.retweet_of == tweet_id)
+
+
+class FakeLikeStore:
+    """``LikeStore`` (``warble.dal.likes.LikeStore``): a like checks that its tweet exists in the
+    tweet store (``TweetMissing``); a repeat like is False; an unlike of a like that changed
+    since it was read is False."""
+
+    def __init__(self, tweets: FakeTweetStore) -> None:
+        self._tweets = tweets
+        self.likes: dict[tuple[int, int], Like] = {}  # (user, tweet) -> the edge
+
+    def edge(self, user_id: int, tweet_id: int) -> Like | None:
+        return self.likes.get((user_id, tweet_id))
+
+    def like(self, user_id: int, tweet_id: int, author_id: int, seq: int) -> bool:
+        if tweet_id not in self._tweets.tweets:
+            raise TweetMissing()
+        if (user_id, tweet_id) in self.likes:
+            return False
+        self.likes[(user_id, tweet_id)] = Like(user_id, tweet_id, seq, author_id)
+        return True
+
+    def unlike(self, like: Like) -> bool:
+        current = self.likes.get((like.user_id, like.tweet_id))
+        if current is None or current.seq != like.seq:
+            return False
+        del self.likes[(like.user_id, like.tweet_id)]
+        return True
+
+    def liked_page(
+        self, user_id: int, before_seq: int | None, limit: int
+    ) -> list[tuple[int, int, int]]:
+        mine = [
+            like
+            for like in self.likes.values()
+            if like.user_id == user_id and (before_seq is None or like.seq < before_seq)
+        ]
+        mine.sort(key=lambda like: like.seq, reverse=True)
+        return [(like.seq, like.author_id, like.tweet_id) for like in mine[:limit]]
+
+    def likers_page(
+        self, tweet_id: int, before_seq: int | None, limit: int
+    ) -> list[tuple[int, int]]:
+        rows = [r for r in self.all_likers(tweet_id) if before_seq is None or r[0] < before_seq]
+        return sorted(rows, reverse=True)[:limit]
+
+    def count_likers(self, tweet_id: int) -> int:
+        return sum(1 for _ in self.all_likers(tweet_id))
+
+    def all_likers(self, tweet_id: int) -> Iterator[tuple[int, int]]:
+        """``(seq, user_id)`` in sort-key order (oldest like first), as the Query returns."""
+        likes = [like for like in self.likes.values() if like.tweet_id == tweet_id]
+        yield from sorted((like.seq, like.user_id) for like in likes)
+
+    def delete_likes(self, tweet_id: int, likes: list[tuple[int, int]]) -> None:
+        for _, user_id in likes:
+            self.likes.pop((user_id, tweet_id), None)  # deleting what is gone is a no-op
+
+    def edges(self) -> Iterator[tuple[int, int]]:
+        yield from list(self.likes)
+
+    def viewer_flags(self, viewer: int, tweet_ids: list[int]) -> tuple[set[int], set[int]]:
+        liked = {tid for tid in tweet_ids if (viewer, tid) in self.likes}
+        retweeted = {tid for tid in tweet_ids if self._tweets.retweet_by(viewer, tid) is not None}
+        return liked, retweeted
+
+
+# ---- counters ---------------------------------------------------------------------------------
+class FakeCounterStore:
+    """``CounterStore`` (``warble.dal.counters.DynamoCounterStore``): ``apply`` claims every
+    record and adds every delta, all or nothing; claims that exist already are ``ClaimsTaken``
+    with their indexes. ``failures`` are raised by the next ``apply`` calls, one each (a
+    ``TransactionRetry`` for a throttled or conflicting transaction); ``transactions`` records
+    every applied one."""
+
+    def __init__(self) -> None:
+        self.counters: dict[str, dict[str, int]] = {}
+        self.claims: set[str] = set()
+        self.failures: list[Exception] = []
+        self.transactions: list[tuple[list[str], dict[tuple[str, str], int]]] = []
+        self.calls = 0
+
+    def apply(self, claims: list[str], deltas: dict[tuple[str, str], int]) -> None:
+        self.calls += 1
+        if len(claims) + len({key for key, _ in deltas}) > TRANSACT_LIMIT:
+            raise ValueError("more actions than one transaction holds")
+        if unknown := {f for _, f in deltas} - COUNTER_FIELDS:
+            raise ValueError(f"unknown counters {sorted(unknown)}")
+        if self.failures:
+            raise self.failures.pop(0)
+        taken = [index for index, claim in enumerate(claims) if claim in self.claims]
+        if taken:
+            raise ClaimsTaken(taken)
+        self.claims.update(claims)
+        for (key, name), amount in deltas.items():
+            item = self.counters.setdefault(key, {})
+            item[name] = item.get(name, 0) + amount
+        self.transactions.append((list(claims), dict(deltas)))
+
+    def read(self, keys: list[str]) -> dict[str, dict[str, int]]:
+        return {
+            key: {name: self.counters[key].get(name, 0) for name in COUNTER_FIELDS}
+            if key in self.counters
+            else {}
+            for key in keys
+        }
+
+    def scan(self) -> Iterator[tuple[str, dict[str, int]]]:
+        for key, values in list(self.counters.items()):
+            yield key, dict(values)
+
+    def current(self, key: str, field: str) -> int | None:
+        return self.counters.get(key, {}).get(field)
+
+    def repair(self, key: str, field: str, observed: int | None, value: int) -> bool:
+        if self.current(key, field) != observed:
+            return False  # it moved: never overwrite a delta applied meanwhile
+        self.counters.setdefault(key, {})[field] = value
+        return True
+
+
+def retry() -> TransactionRetry:
+    return TransactionRetry("TransactionConflict")
+
+
+# ---- the follow graph -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FakeEdge:
+    seq: int
+    friend: bool
+
+
+class FakeGraphStore:
+    """``GraphStore`` (``warble.dal.graph.DynamoGraphStore``): follow edges with their ``seq``;
+    lists newest first by ``seq``; friends in id order; a follow over the limit or of an edge
+    that exists is ``FollowRejected``."""
+
+    def __init__(self) -> None:
+        self.edges: dict[tuple[int, int], int] = {}  # (follower, followee) -> seq
+        self.degrees: dict[int, set[int]] = {}
+        self.reads = 0
+
+    def _edge(self, a: int, b: int) -> FakeEdge | None:
+        seq = self.edges.get((a, b))
+        return None if seq is None else FakeEdge(seq, (b, a) in self.edges)
+
+    def pair(self, a: int, b: int) -> tuple[Any, Any]:
+        self.reads += 1
+        return self._edge(a, b), self._edge(b, a)
+
+    def statuses(self, viewer: int, others: list[int]) -> dict[int, tuple[bool, bool]]:
+        return {o: ((viewer, o) in self.edges, (o, viewer) in self.edges) for o in others}
+
+    def following_counts(self, user_ids: list[int]) -> dict[int, int]:
+        return {uid: sum(1 for a, _ in self.edges if a == uid) for uid in user_ids}
+
+    def follow(self, a: int, b: int, seq: int, reverse: Any, limit: int) -> bool:
+        if (a, b) in self.edges:
+            raise FollowRejected(FollowRejected.EXISTS)
+        if self.following_counts([a])[a] >= limit:
+            raise FollowRejected(FollowRejected.LIMIT)
+        if (reverse is None) != ((b, a) not in self.edges):
+            raise FollowRejected(FollowRejected.RACED)
+        self.edges[(a, b)] = seq
+        return reverse is not None
+
+    def unfollow(self, a: int, b: int, edge: Any, reverse: Any) -> None:
+        if self._edge(a, b) != edge:
+            raise FollowRejected(FollowRejected.RACED)
+        del self.edges[(a, b)]
+
+    def page(
+        self, user_id: int, which: str, limit: int, before_seq: int | None
+    ) -> tuple[list[tuple[int, int]], bool]:
+        if which == "following":
+            rows = [(b, seq) for (a, b), seq in self.edges.items() if a == user_id]
+        else:
+            rows = [(a, seq) for (a, b), seq in self.edges.items() if b == user_id]
+        rows = [r for r in rows if before_seq is None or r[1] < before_seq]
+        rows.sort(key=lambda row: row[1], reverse=True)
+        return rows[:limit], len(rows) > limit
+
+    def friends(self, user_id: int) -> list[int]:
+        return sorted(b for (a, b) in self.edges if a == user_id and (b, a) in self.edges)
+
+    def friends_page(
+        self, user_id: int, limit: int, after_id: int | None
+    ) -> tuple[list[int], bool]:
+        ids = [uid for uid in self.friends(user_id) if after_id is None or uid > after_id]
+        return ids[:limit], len(ids) > limit
+
+    def friend_edges(self) -> Iterable[tuple[int, int]]:
+        return [(a, b) for (a, b) in self.edges if a < b and (b, a) in self.edges]
+
+    def follow_edges(self) -> Iterator[tuple[int, int]]:
+        yield from list(self.edges)
+
+    def count_followers(self, user_id: int) -> int:
+        return sum(1 for _, b in self.edges if b == user_id)
+
+    def second_degree(self, user_id: int) -> set[int]:
+        return set(self.degrees.get(user_id, set()))
+
+    def save_second_degree(self, sets: Iterable[tuple[int, set[int]]]) -> int:
+        written = 0
+        for user_id, ids in sets:
+            if ids:
+                self.degrees[user_id] = set(ids)
+            else:
+                self.degrees.pop(user_id, None)
+            written += 1
+        return written
+
+    def users_with_second_degree(self) -> set[int]:
+        return set(self.degrees)
+
+
+# ---- timelines --------------------------------------------------------------------------------
+class FakeTimelineStore:
+    """``TimelineStore`` (``warble.dal.timelines.TimelineStore``): sets of entries, newest first
+    by tweet id. A timeline exists once built; pushes and backfills go to built ones only;
+    both kinds of list keep their newest ``cap`` / ``recent_cap`` entries."""
+
+    def __init__(self, cap: int = 800, recent_cap: int = 100) -> None:
+        self.cap = cap
+        self.recent_cap = recent_cap
+        self.home: dict[int, set[str]] = {}
+        self.recent: dict[int, set[str]] = {}
+        self.celebrities: dict[int, list[int]] = {}
+
+    @staticmethod
+    def _newest(entries: Iterable[str], before: int | None, limit: int) -> list[str]:
+        kept = (e for e in entries if before is None or parse_member(e)[1] < before)
+        return sorted(kept, reverse=True)[:limit]
+
+    def _trimmed(self, entries: set[str], cap: int) -> set[str]:
+        return set(sorted(entries, reverse=True)[:cap])
+
+    def push(self, user_ids: Iterable[int], entry: str) -> int:
+        pushed = 0
+        for user_id in user_ids:
+            if user_id in self.home:
+                self.home[user_id] = self._trimmed(self.home[user_id] | {entry}, self.cap)
+                pushed += 1
+        return pushed
+
+    def remove(self, user_ids: Iterable[int], entry: str) -> None:
+        for user_id in user_ids:
+            self.home.get(user_id, set()).discard(entry)
+
+    def remember_recent(self, author_id: int, entry: str) -> None:
+        if author_id in self.recent:  # only a built set takes pushes
+            self.recent[author_id] = self._trimmed(
+                self.recent[author_id] | {entry}, self.recent_cap
+            )
+
+    def forget_recent(self, author_id: int, entry: str) -> None:
+        self.recent.get(author_id, set()).discard(entry)
+
+    def recent_built(self, author_ids: list[int]) -> dict[int, bool]:
+        return {a: a in self.recent for a in author_ids}
+
+    def fill_recent(self, author_id: int, entries: list[str]) -> None:
+        merged = self.recent.get(author_id, set()) | set(entries)
+        self.recent[author_id] = self._trimmed(merged, self.recent_cap)
+
+    def add(self, user_id: int, entries: list[str]) -> bool:
+        if not entries:
+            return True
+        if user_id not in self.home:
+            return False
+        self.home[user_id] = self._trimmed(self.home[user_id] | set(entries), self.cap)
+        return True
+
+    def remove_author(self, user_id: int, author_id: int) -> None:
+        if user_id in self.home:
+            self.home[user_id] = {e for e in self.home[user_id] if parse_member(e)[0] != author_id}
+
+    def page(self, user_id: int, before_tweet_id: int | None, limit: int) -> list[str] | None:
+        if user_id not in self.home:
+            return None
+        return self._newest(self.home[user_id], before_tweet_id, limit)
+
+    def recent_pages(
+        self, author_ids: list[int], before_tweet_id: int | None, limit: int
+    ) -> dict[int, list[str]]:
+        return {
+            a: self._newest(self.recent.get(a, set()), before_tweet_id, limit) for a in author_ids
+        }
+
+    def start_rebuild(self, user_id: int) -> None:
+        self.home.setdefault(user_id, set())
+
+    def finish_rebuild(self, user_id: int, entries: list[str]) -> None:
+        merged = self.home.get(user_id, set()) | set(entries)
+        self.home[user_id] = self._trimmed(merged, self.cap)
+
+    def followed_celebrities(self, user_id: int) -> list[int] | None:
+        cached = self.celebrities.get(user_id)
+        return None if cached is None else list(cached)
+
+    def remember_celebrities(self, user_id: int, celebrities: list[int], ttl: int) -> None:
+        self.celebrities[user_id] = list(celebrities)
+
+    def forget_celebrities(self, user_id: int) -> None:
+        self.celebrities.pop(user_id, None)
+
+
+# ---- the world: real services on fakes --------------------------------------------------------
+@dataclass
+class World:
+    """The services as ``warble.services.Container`` builds them, on the fakes above."""
+
+    celebrity_followers: int = 10_000
+    backfill: int = 20
+    settle_seconds: float = 5.0
+    ids: FakeIds = field(default_factory=FakeIds)
+    profiles: FakeProfiles = field(default_factory=FakeProfiles)
+    tweet_store: FakeTweetStore = field(default_factory=FakeTweetStore)
+    counters: FakeCounterStore = field(default_factory=FakeCounterStore)
+    graph_store: FakeGraphStore = field(default_factory=FakeGraphStore)
+    timeline_store: FakeTimelineStore = field(default_factory=FakeTimelineStore)
+    tweet_cache: FakeCache = field(default_factory=FakeCache)
+    sleeps: list[float] = field(default_factory=list)
+    repaired: list[set[str]] = field(default_factory=list)
+    on_sleep: Callable[[], None] | None = None
+
+    def __post_init__(self) -> None:
+        self.like_store = FakeLikeStore(self.tweet_store)
+        # The real registry of counter rules (nothing in it touches a store or the network).
+        self.rules: CounterRules = Container().counter_rules
+        self.graph = GraphService(
+            store=self.graph_store,
+            counters=self.counters,
+            profiles=self.profiles,
+            counts_cache=FakeCache(),
+            page_cache=FakeCache(),
+            ids=self.ids,
+            policy=GraphPolicy(),
+        )
+        self.tweets = TweetService(
+            store=self.tweet_store,
+            cache=self.tweet_cache,
+            accounts=self.profiles,  # type: ignore[arg-type]  # it reads profiles only
+            ids=self.ids,
+            tombstone_seconds=60,
+            counters=self.counters,
+            counts_cache=FakeCache(),
+            likes=self.like_store,
+        )
+        self.likes = LikeService(
+            store=self.like_store,
+            tweets=self.tweets,
+            accounts=self.profiles,  # type: ignore[arg-type]
+            graph=self.graph,
+            ids=self.ids,
+        )
+        self.timelines = TimelineService(
+            timelines=self.timeline_store,
+            tweets=self.tweets,
+            tweet_store=self.tweet_store,
+            graph=self.graph,
+            graph_store=self.graph_store,
+            policy=TimelinePolicy(
+                celebrity_followers=self.celebrity_followers,
+                cap=self.timeline_store.cap,
+                recent_cap=self.timeline_store.recent_cap,
+                backfill=self.backfill,
+            ),
+        )
+        self.reconciler = Reconciler(
+            graph=self.graph_store,
+            tweets=self.tweet_store,
+            likes=self.like_store,
+            counters=self.counters,
+            rules=self.rules,
+            settle_seconds=self.settle_seconds,
+            on_repaired=self._repaired,
+            sleep=self._sleep,
+        )
+
+    def _repaired(self, counter_keys: set[str]) -> None:
+        self.repaired.append(counter_keys)
+        self.counters_changed(counter_keys)
+
+    def _sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        if self.on_sleep is not None:
+            self.on_sleep()
+
+    def counters_changed(self, counter_keys: set[str]) -> None:
+        """As ``Container.counters_changed``: drop the cached copies of changed counters."""
+        self.graph.counters_applied(counter_keys)
+        self.tweets.counters_applied(counter_keys)
+
+    def counter_processor(self, **options: Any) -> StreamCounterProcessor:
+        options.setdefault("backoff_seconds", 0.0)
+        options.setdefault("on_applied", self.counters_changed)
+        return StreamCounterProcessor(self.counters, self.rules, **options)
+
+    def deliver(self, *events: Event) -> None:
+        """Events through the counter consumer, as the stream would bring them."""
+        changes = [Change(f"ev{self.ids.next_id()}", str(i), (e,)) for i, e in enumerate(events)]
+        outcome = self.counter_processor().process(changes)
+        assert outcome.failures == []
+
+    def user(self, name: str | None = None) -> int:
+        return self.profiles.add(self.ids.next_id(), name)
+
+    def follow(self, follower: int, followee: int) -> None:
+        """A follow, and its followers_count from the counter consumer (the celebrity threshold
+        reads it). The timeline consumer's part is the test's to call."""
+        self.graph.follow(follower, followee)
+        self.deliver(Followed(follower=follower, followee=followee))
+
+
+if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.py``)
+    from warble.domain import ports
+
+    _ids: ports.IdGenerator = FakeIds()
+    _cache: ports.ObjectCache = FakeCache()
+    _profiles: ports.Profiles = FakeProfiles()
+    _tweets: ports.TweetStore = FakeTweetStore()
+    _likes: ports.LikeStore = FakeLikeStore(FakeTweetStore())
+    _counters: ports.CounterStore = FakeCounterStore()
+    _graph: ports.GraphStore = FakeGraphStore()
+    _timelines: ports.TimelineStore = FakeTimelineStore()

@@ -1,0 +1,140 @@
+"""TimelineService's rules on in-memory stores: fan-out, celebrities merged on read, backfill on
+follow, removal on unfollow and deletion, and a lost timeline rebuilt.
+
+The stream consumers' part (``tweet_created``, ``followed`` ...) is called by each test where
+the timeline consumer would call it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from warble.domain.timelines import member
+
+from tests.unit.fakes import World
+
+pytestmark = pytest.mark.unit
+
+
+def follow(world: World, follower: int, followee: int) -> None:
+    world.follow(follower, followee)
+    world.timelines.followed(follower, followee)
+
+
+def tweet(world: World, author: int, text: str = "hi") -> int:
+    tweet_id = int(world.tweets.post(author, text, None, [])["id"])
+    world.timelines.tweet_created(author, tweet_id)
+    return tweet_id
+
+
+def home_ids(world: World, viewer: int, limit: int = 50, cursor: str | None = None) -> list[int]:
+    return [int(t["id"]) for t in world.timelines.home(viewer, limit, cursor).items]
+
+
+def test_a_tweet_fans_out_to_its_followers_built_timelines_only(world: World):
+    # given: bob has read his timeline (it is built), carol never has
+    alice, bob, carol = world.user(), world.user(), world.user()
+    follow(world, bob, alice)
+    follow(world, carol, alice)
+    assert home_ids(world, bob) == []
+    # when
+    posted = tweet(world, alice)
+    # then
+    assert world.timeline_store.home[bob] == {member(posted, alice)}
+    assert carol not in world.timeline_store.home  # rebuilt when she comes, not pushed to
+    assert home_ids(world, carol) == [posted]  # ... and the rebuild finds it
+
+
+def test_a_celebrity_is_not_fanned_out_but_merged_on_read_in_order():
+    # given: a threshold of 2 followers; celeb has 3, dan has 1; bob follows both
+    world = World(celebrity_followers=2)
+    celeb, dan, bob = world.user(), world.user(), world.user()
+    for fan in (bob, world.user(), world.user()):
+        follow(world, fan, celeb)
+    follow(world, bob, dan)
+    assert home_ids(world, bob) == []
+    # when: their tweets interleave in time
+    posted = [tweet(world, author) for author in (celeb, dan, celeb, dan, celeb)]
+    # then: nothing of celeb's was pushed, yet bob reads all five newest first
+    assert all(celeb != int(e.split(":")[1]) for e in world.timeline_store.home[bob])
+    assert home_ids(world, bob) == posted[::-1]
+    # and pages split the merged list without repeats or gaps
+    first = world.timelines.home(bob, 2, None)
+    assert [int(t["id"]) for t in first.items] == posted[:-3:-1]
+    rest = home_ids(world, bob, 10, first.next_cursor)
+    assert rest == posted[-3::-1]
+
+
+def test_following_backfills_the_followees_newest_tweets():
+    # given: alice tweeted before bob followed her
+    world = World(backfill=2)
+    alice, bob = world.user(), world.user()
+    older = [tweet(world, alice, f"t{i}") for i in range(3)]
+    assert home_ids(world, bob) == []
+    # when
+    follow(world, bob, alice)
+    # then: her two newest, in order
+    assert home_ids(world, bob) == older[:0:-1]
+
+
+def test_following_a_celebrity_backfills_nothing_but_reads_merge_them():
+    world = World(celebrity_followers=1)
+    celeb, bob = world.user(), world.user()
+    follow(world, world.user(), celeb)
+    follow(world, world.user(), celeb)
+    earlier = tweet(world, celeb)
+    assert home_ids(world, bob) == []
+    follow(world, bob, celeb)
+    assert world.timeline_store.home[bob] == set()
+    assert home_ids(world, bob) == [earlier]
+
+
+def test_unfollowing_removes_the_followees_tweets(world: World):
+    # given
+    alice, carol, bob = world.user(), world.user(), world.user()
+    follow(world, bob, alice)
+    follow(world, bob, carol)
+    assert home_ids(world, bob) == []
+    theirs = [tweet(world, alice), tweet(world, carol), tweet(world, alice)]
+    # when
+    world.graph.unfollow(bob, alice)
+    world.timelines.unfollowed(bob, alice)
+    # then
+    assert home_ids(world, bob) == [theirs[1]]
+
+
+def test_a_deleted_tweet_leaves_every_timeline(world: World):
+    alice, bob = world.user(), world.user()
+    follow(world, bob, alice)
+    assert home_ids(world, bob) == [] and home_ids(world, alice) == []
+    kept, gone = tweet(world, alice), tweet(world, alice)
+    world.tweets.delete(alice, gone)
+    world.timelines.tweet_deleted(alice, gone)
+    assert home_ids(world, bob) == [kept] and home_ids(world, alice) == [kept]
+    assert member(gone, alice) not in world.timeline_store.recent[alice]
+
+
+def test_a_redelivered_tweet_is_in_a_timeline_once(world: World):
+    alice, bob = world.user(), world.user()
+    follow(world, bob, alice)
+    assert home_ids(world, bob) == []
+    posted = tweet(world, alice)
+    world.timelines.tweet_created(alice, posted)
+    assert home_ids(world, bob) == [posted]
+
+
+def test_a_lost_timeline_is_rebuilt_from_the_followed_and_own_tweets():
+    # given: bob follows alice and a celebrity; his timeline was built, then evicted
+    world = World(celebrity_followers=2)
+    alice, celeb, bob, stranger = (world.user() for _ in range(4))
+    follow(world, bob, alice)
+    for fan in (bob, world.user(), world.user()):
+        follow(world, fan, celeb)
+    posted = [tweet(world, a) for a in (alice, celeb, bob, stranger, alice)]
+    assert home_ids(world, bob) == [posted[4], posted[2], posted[1], posted[0]]
+    # when
+    del world.timeline_store.home[bob]
+    world.timeline_store.recent.clear()  # the authors' recent sets are gone too
+    # then: rebuilt from the tweets table, the celebrity still merged on read, not stored
+    assert home_ids(world, bob) == [posted[4], posted[2], posted[1], posted[0]]
+    stored = world.timeline_store.home[bob]
+    assert stored == {member(posted[i], a) for i, a in ((0, alice), (2, bob), (4, alice))}
