@@ -9,7 +9,7 @@ from warble import keys, services
 from warble.dal.redis import get_redis
 from warble.errors import Forbidden, NotFound, ValidationFailed
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 
 @pytest.fixture

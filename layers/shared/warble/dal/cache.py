@@ -131,5 +131,7 @@ class LeasedCache:
             return
         pipe = self._redis.pipeline(transaction=False)
         for key in cache_keys:
-            pipe.delete(key.value, key.lease)
+            # A raw DEL: a cluster pipeline refuses ``delete`` of several keys even in one slot
+            # (and routes the raw command by the keys' slot, refusing keys in different slots).
+            pipe.execute_command("DEL", key.value, key.lease)
         pipe.execute()
