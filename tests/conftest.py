@@ -22,6 +22,7 @@ import redis as redis_lib
 from redis.cluster import RedisCluster
 
 from tests.support.redis_cluster import LocalCluster, start_cluster
+from tests.support.slots import SlotRecorder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -148,6 +149,23 @@ def redis_backend(request: pytest.FixtureRequest) -> Iterator[str]:
         else:
             os.environ[name] = value
     _forget_clients()
+
+
+@pytest.fixture(autouse=True)
+def one_slot_per_atomic_unit(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[SlotRecorder | None]:
+    """In tests marked ``redis``, every several-key command and MULTI block this process sends
+    must stay in one slot. The cluster refuses most that do not, but a single node accepts them
+    all and redis-py splits a several-key DEL or EXISTS across slots silently."""
+    if request.node.get_closest_marker("redis") is None:
+        yield None
+        return
+    recorder = SlotRecorder()
+    recorder.install(monkeypatch)
+    yield recorder
+    crossing = recorder.crossing()
+    assert not crossing, f"atomic Redis operations across hash slots: {crossing}"
 
 
 @pytest.fixture
