@@ -54,8 +54,8 @@ def eval_pipelined(
     redis-py blocks ``evalsha`` in cluster pipelines and has no NOSCRIPT recovery there (a
     single-node pipeline instead asks SCRIPT EXISTS before every execute: one more round trip).
     So the EVALSHAs are sent as raw commands, routed by their keys' slot, and only the calls a
-    node answered NOSCRIPT to are sent again, after SCRIPT LOAD on every primary. Each call must
-    therefore be safe to run again only if it did not run: NOSCRIPT means it did not.
+    node answered NOSCRIPT to are sent again, after SCRIPT LOAD on every primary: NOSCRIPT means
+    the call did not run, so no call runs twice.
     """
     results: list[Any] = [None] * len(calls)
     pending = list(range(len(calls)))
