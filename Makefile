@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both set up what is missing.
-.PHONY: run test unit integration e2e validate build lint bench bootstrap clean
+.PHONY: run test unit integration cluster e2e validate build lint bench bootstrap clean
 
 PY := .venv/bin/python
 PYTEST := $(PY) -m pytest
@@ -22,6 +22,10 @@ unit: bootstrap
 
 integration: bootstrap
 	$(PYTEST) tests/integration
+
+## The Redis-touching integration tests on a local 3-node Redis Cluster (started by the fixtures).
+cluster: bootstrap
+	$(PYTEST) -m cluster tests/integration
 
 e2e: bootstrap
 	$(PYTEST) tests/e2e

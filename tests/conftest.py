@@ -3,6 +3,10 @@
 Each pytest-xdist worker gets its own database (``warble_test_<worker>``) and Redis index, so
 workers never see each other's data. In-process code reads its settings from the environment
 set here; the local runtime started by the e2e tier gets the same values through its env file.
+
+Tests marked ``redis`` run twice: on the single Redis node, and on a local 3-node Redis Cluster
+(started once per worker on first use, with ``REDIS_CLUSTER=true`` so the code's cluster client
+is the one under test). The cluster instances carry the ``cluster`` marker: ``-m cluster``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis as redis_lib
+from redis.cluster import RedisCluster
+
+from tests.support.redis_cluster import LocalCluster, start_cluster
+from tests.support.slots import SlotRecorder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,6 +39,9 @@ REDIS_PORT = int(os.environ.get("WARBLE_TEST_REDIS_PORT", "6379"))
 TEST_DB = f"{DB_PREFIX}_test_{_worker_index()}"
 TEST_REDIS_DB = 1 + _worker_index()
 TEST_REDIS_URL = f"redis://127.0.0.1:{REDIS_PORT}/{TEST_REDIS_DB}"
+# The first port a worker's cluster tries (it moves up past taken ones; each node also needs its
+# bus port, +10000). WARBLE_TEST_CLUSTER_PORT moves a checkout's clusters elsewhere.
+CLUSTER_FIRST_PORT = int(os.environ.get("WARBLE_TEST_CLUSTER_PORT", "7000")) + 10 * _worker_index()
 
 # Values the code under test reads (through warble.settings) in this process.
 TEST_ENV = {
@@ -88,11 +99,79 @@ def pg(database: str) -> Iterator[psycopg.Connection]:
         yield conn
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.get_closest_marker("redis") is not None:
+        metafunc.parametrize(
+            "redis_backend",
+            ["single", pytest.param("cluster", marks=pytest.mark.cluster)],
+            indirect=True,
+        )
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[LocalCluster]:
+    """This worker's 3-node Redis Cluster, started on first use and stopped after the session."""
+    cluster = start_cluster(CLUSTER_FIRST_PORT)
+    yield cluster
+    cluster.stop()
+
+
+def _forget_clients() -> None:
+    """Drop every client and store built from the previous settings (they are cached)."""
+    from warble import services
+
+    services.reset()
+
+
 @pytest.fixture
-def redis() -> Iterator[redis_lib.Redis]:
-    """This worker's Redis index, emptied before the test."""
-    client = redis_lib.Redis.from_url(TEST_REDIS_URL, decode_responses=True)
-    client.flushdb()
+def redis_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """ "single" (this worker's index on one node) or "cluster" (REDIS_URL and REDIS_CLUSTER
+    pointed at this worker's cluster for the test, so the container builds a cluster client)."""
+    backend = getattr(request, "param", "single")
+    if backend == "single":
+        yield backend
+        return
+    cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+    saved = {name: os.environ.get(name) for name in ("REDIS_URL", "REDIS_CLUSTER")}
+    os.environ.update({"REDIS_URL": cluster.url, "REDIS_CLUSTER": "true"})
+    _forget_clients()
+    yield backend
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _forget_clients()
+
+
+@pytest.fixture(autouse=True)
+def one_slot_per_atomic_unit(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[SlotRecorder | None]:
+    """In tests marked ``redis``, every several-key command and MULTI block this process sends
+    must stay in one slot. The cluster refuses most that do not, but a single node accepts them
+    all and redis-py splits a several-key DEL or EXISTS across slots silently."""
+    if request.node.get_closest_marker("redis") is None:
+        yield None
+        return
+    recorder = SlotRecorder()
+    recorder.install(monkeypatch)
+    yield recorder
+    crossing = recorder.crossing()
+    assert not crossing, f"atomic Redis operations across hash slots: {crossing}"
+
+
+@pytest.fixture
+def redis(redis_backend: str) -> Iterator[redis_lib.Redis | RedisCluster]:
+    """The Redis the code under test uses, emptied before the test: this worker's index on the
+    single node, or every primary of this worker's cluster."""
+    client: redis_lib.Redis | RedisCluster
+    if redis_backend == "cluster":
+        client = RedisCluster.from_url(os.environ["REDIS_URL"], decode_responses=True)
+        client.flushall(target_nodes=RedisCluster.PRIMARIES)
+    else:
+        client = redis_lib.Redis.from_url(TEST_REDIS_URL, decode_responses=True)
+        client.flushdb()
     yield client
     client.close()
 

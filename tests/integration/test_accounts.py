@@ -9,7 +9,7 @@ from warble import keys
 from warble.domain.accounts import Principal
 from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 
 def test_username_and_email_are_unique_regardless_of_case(accounts, pg):

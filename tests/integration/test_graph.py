@@ -83,6 +83,7 @@ def _assert_consistent(users: list[int]) -> None:
 
 
 # ---- follow / unfollow ---------------------------------------------------------------------
+@pytest.mark.redis  # also on the cluster
 def test_follow_and_unfollow_write_both_directions_and_keep_friend_flags(graph, make_users):
     a, b = make_users(2)
 
@@ -168,6 +169,7 @@ def test_concurrent_follows_and_unfollows_stay_symmetric(graph, make_users):
 
 
 # ---- lists, statuses, hydration ------------------------------------------------------------
+@pytest.mark.redis  # also on the cluster
 def test_lists_are_newest_first_with_cursors_and_carry_the_viewers_relationship(graph, make_users):
     star, viewer, *fans = make_users(7)
     for fan in fans:
@@ -241,6 +243,7 @@ def test_friends_and_mutual_friends(graph, make_users):
     assert all(u["relationship"] == "friends" for u in users)
 
 
+@pytest.mark.redis  # also on the cluster
 def test_big_accounts_first_page_is_cached_and_invalidated(graph, make_users, redis):
     star, viewer, *fans = make_users(6)
     graph._policy = type(graph._policy)(follow_limit=1000, big_account_followers=0)

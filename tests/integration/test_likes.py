@@ -156,6 +156,7 @@ def test_liked_tweets_and_likers_are_newest_first_with_cursors(world):
     assert more.users[0]["relationship"] == "following"
 
 
+@pytest.mark.redis  # also on the cluster
 def test_counters_follow_likes_retweets_replies_and_a_deleted_tweet(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
     tweet = int(world.tweets.post(alice, "popular", None, [])["id"])

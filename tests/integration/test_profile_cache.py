@@ -21,7 +21,7 @@ from warble.dal.accounts import UserRepository
 from warble.dal.cache import LeasedCache
 from warble.domain.accounts import Principal, profile_record
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 
 class NaiveCache(LeasedCache):

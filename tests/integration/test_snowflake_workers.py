@@ -9,7 +9,7 @@ from warble import keys
 from warble.dal.worker_lease import RedisWorkerLease
 from warble.ids import Snowflake, decompose
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 
 def test_concurrent_generators_get_distinct_workers_and_ids(redis):

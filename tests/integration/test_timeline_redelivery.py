@@ -8,6 +8,7 @@ come again) and to deliver every batch twice. Nothing may be lost and nothing du
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 from warble import keys, services
@@ -18,21 +19,22 @@ from infra.local.lambdas import LambdaRuntime
 from infra.local.stream_mappings import stream_mappings
 from infra.local.stream_pollers import StreamPollers
 from infra.local.template import ResolveContext, load_template
-from tests.conftest import ROOT, TEST_DB, TEST_REDIS_URL
+from tests.conftest import ROOT, TEST_DB
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 
 @pytest.fixture
-def fanout(moto, accounts):
+def fanout(moto, accounts, redis_backend):
     template = load_template(ROOT / "template.yaml")
     context = ResolveContext(stack_name="warble-test", values=moto.values)
     overrides = {
         "Parameters": {
             "DB_NAME": TEST_DB,
             "DB_SSLMODE": "disable",
-            "REDIS_URL": TEST_REDIS_URL,
-            "REDIS_CLUSTER": "false",
+            # The Redis this test runs on: one node, or the cluster (the worker's cluster client).
+            "REDIS_URL": os.environ["REDIS_URL"],
+            "REDIS_CLUSTER": os.environ["REDIS_CLUSTER"],
         }
     }
     runtime = LambdaRuntime(

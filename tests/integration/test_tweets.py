@@ -8,7 +8,7 @@ import pytest
 from warble import keys, services
 from warble.errors import Forbidden, NotFound, ValidationFailed
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 
 @pytest.fixture

@@ -142,6 +142,14 @@ class SessionRepository:
         )
         return None if row is None else SessionRow(**row)
 
+    def by_id(self, session_id: int) -> SessionRow | None:
+        row = self._db.run(
+            lambda conn: conn.execute(
+                "SELECT * FROM sessions WHERE id = %s", (session_id,)
+            ).fetchone()
+        )
+        return None if row is None else SessionRow(**row)
+
     def live_for_user(self, user_id: int) -> list[SessionRow]:
         rows = self._db.run(
             lambda conn: conn.execute(
@@ -163,9 +171,13 @@ class SessionRepository:
         )
         return None if row is None else SessionRow(**row)
 
-    def touch(self, session_id: int) -> None:
-        self._db.run(
+    def touch(self, session_id: int) -> bool:
+        """Record activity on a live session; False when it is revoked, expired or gone."""
+        row = self._db.run(
             lambda conn: conn.execute(
-                "UPDATE sessions SET last_seen_at = now() WHERE id = %s", (session_id,)
-            )
+                "UPDATE sessions SET last_seen_at = now() WHERE id = %s AND revoked_at IS NULL"
+                " AND expires_at > now() RETURNING id",
+                (session_id,),
+            ).fetchone()
         )
+        return row is not None

@@ -13,6 +13,7 @@ that finds the lease held by another simply reads the database and does not fill
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 from collections.abc import Callable
@@ -41,7 +42,12 @@ class LeasedCache:
         self._fill = redis.register_script(_FILL_IF_LEASED)
 
     def get(self, key: keys.CacheKey) -> Any | None:
-        raw = self._redis.get(key.value)
+        """The cached value; None on a miss, and while Redis is unreachable (the caller then
+        reads the source of truth, as on any miss)."""
+        try:
+            raw = self._redis.get(key.value)
+        except UNAVAILABLE_ERRORS:
+            return None
         return None if raw is None else json.loads(raw)
 
     def get_many(self, cache_keys: list[keys.CacheKey]) -> list[Any | None]:
@@ -67,12 +73,15 @@ class LeasedCache:
         pipe = self._redis.pipeline(transaction=False)
         for index, token in zip(missing, tokens, strict=True):
             pipe.set(cache_keys[index].lease, token, nx=True, px=self._lease_ms)
-        leased = pipe.execute()
+        try:
+            leased = pipe.execute()
+        except UNAVAILABLE_ERRORS:  # gone since the MGET: load, fill nothing
+            leased = [False] * len(missing)
         loaded = loader(missing)
         for index, token, got, value in zip(missing, tokens, leased, loaded, strict=True):
             values[index] = value
             if got and value is not None:
-                self.fill(cache_keys[index], token, value)
+                self._fill_quietly(cache_keys[index], token, value)
         return values
 
     def get_or_load(self, key: keys.CacheKey, loader: Callable[[], T | None]) -> T | Any | None:
@@ -87,8 +96,14 @@ class LeasedCache:
             return loader()
         value = loader()
         if token is not None and value is not None:
-            self.fill(key, token, value)
+            self._fill_quietly(key, token, value)
         return value
+
+    def _fill_quietly(self, key: keys.CacheKey, token: str, value: Any) -> None:
+        """A read's fill: if Redis went away since the lease, the answer stands unfilled (the
+        lease expires by itself)."""
+        with contextlib.suppress(*UNAVAILABLE_ERRORS):
+            self.fill(key, token, value)
 
     def lease(self, key: keys.CacheKey) -> str | None:
         token = secrets.token_hex(16)
@@ -112,7 +127,8 @@ class LeasedCache:
         for key, value in entries:
             payload = json.dumps(value, separators=(",", ":"), default=str)
             pipe.set(key.value, payload, nx=True, ex=self._ttl)
-        pipe.execute()
+        with contextlib.suppress(*UNAVAILABLE_ERRORS):  # only an optimisation of later reads
+            pipe.execute()
 
     def tombstone(self, key: keys.CacheKey, marker: Any, ttl_seconds: int) -> None:
         """Replace the value with ``marker`` and void the fill lease (one slot, one MULTI)."""
@@ -131,5 +147,7 @@ class LeasedCache:
             return
         pipe = self._redis.pipeline(transaction=False)
         for key in cache_keys:
-            pipe.delete(key.value, key.lease)
+            # A raw DEL: a cluster pipeline refuses ``delete`` of several keys even in one slot
+            # (and routes the raw command by the keys' slot, refusing keys in different slots).
+            pipe.execute_command("DEL", key.value, key.lease)
         pipe.execute()

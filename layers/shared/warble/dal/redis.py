@@ -3,10 +3,13 @@ reused while the container is warm."""
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from collections.abc import Sequence
+from typing import Any, TypeAlias
 
 import redis
 from redis.cluster import RedisCluster
+from redis.commands.core import Script
+from redis.exceptions import NoScriptError
 
 from warble.settings import Settings
 
@@ -34,3 +37,41 @@ def mget(client: RedisClient, names: list[str]) -> list[str | None]:
         client.mget_nonatomic(names) if isinstance(client, RedisCluster) else client.mget(names)
     )
     return [None if value is None else str(value) for value in values]
+
+
+# A pipeline that finds a script gone (SCRIPT FLUSH, a restarted or failed-over node) loads it
+# and runs the failed calls again; twice more at most, then the NOSCRIPT error stands.
+SCRIPT_LOAD_ATTEMPTS = 3
+
+
+def eval_pipelined(
+    client: RedisClient, script: Script, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]
+) -> list[Any]:
+    """Run ``script`` once per ``(keys, args)`` in one pipeline (one round trip per node).
+
+    redis-py blocks ``evalsha`` in cluster pipelines and has no NOSCRIPT recovery there (a
+    single-node pipeline instead asks SCRIPT EXISTS before every execute: one more round trip).
+    So the EVALSHAs are sent as raw commands, routed by their keys' slot, and only the calls a
+    node answered NOSCRIPT to are sent again, after SCRIPT LOAD on every primary: NOSCRIPT means
+    the call did not run, so no call runs twice.
+    """
+    results: list[Any] = [None] * len(calls)
+    pending = list(range(len(calls)))
+    for _ in range(SCRIPT_LOAD_ATTEMPTS):
+        pipe = client.pipeline(transaction=False)
+        for index in pending:
+            keys, args = calls[index]
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        missing: list[int] = []
+        for index, answer in zip(pending, pipe.execute(raise_on_error=False), strict=True):
+            if isinstance(answer, NoScriptError):
+                missing.append(index)
+            elif isinstance(answer, Exception):
+                raise answer
+            else:
+                results[index] = answer
+        if not missing:
+            return results
+        client.script_load(script.script)  # on a cluster: every primary
+        pending = missing
+    raise NoScriptError(f"script {script.sha} kept disappearing while {len(pending)} calls ran")

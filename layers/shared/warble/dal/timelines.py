@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from warble import keys
-from warble.dal.redis import RedisClient
+from warble.dal.redis import RedisClient, eval_pipelined
 
 SENTINEL = "0"
 
@@ -61,10 +61,8 @@ class TimelineStore:
         return pushed
 
     def _push_chunk(self, user_ids: list[int], entry: str) -> int:
-        pipe = self._redis.pipeline(transaction=False)
-        for user_id in user_ids:
-            self._push(keys=[keys.home_timeline(user_id)], args=[entry, self._cap], client=pipe)
-        return sum(int(result) for result in pipe.execute())
+        calls = [([keys.home_timeline(user_id)], [entry, self._cap]) for user_id in user_ids]
+        return sum(int(result) for result in eval_pipelined(self._redis, self._push, calls))
 
     def remove(self, user_ids: Iterable[int], entry: str) -> None:
         batch: list[int] = []
@@ -108,12 +106,9 @@ class TimelineStore:
         """Backfill into a built timeline; False if it is not built (it will be rebuilt)."""
         if not entries:
             return True
-        pushed = 0
-        pipe = self._redis.pipeline(transaction=False)
-        for entry in entries:
-            self._push(keys=[keys.home_timeline(user_id)], args=[entry, self._cap], client=pipe)
-        pushed = sum(int(r) for r in pipe.execute())
-        return pushed > 0
+        key = keys.home_timeline(user_id)
+        calls = [([key], [entry, self._cap]) for entry in entries]
+        return sum(int(r) for r in eval_pipelined(self._redis, self._push, calls)) > 0
 
     def remove_author(self, user_id: int, author_id: int) -> None:
         key = keys.home_timeline(user_id)

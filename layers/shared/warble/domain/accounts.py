@@ -160,8 +160,29 @@ class AccountService:
         revoked, due_for_touch = self._markers.check(principal.session_id)
         if revoked:
             raise Unauthorized()
-        if due_for_touch:
-            self._sessions.touch(principal.session_id)
+        # The touch (at most once a minute per session) also asks PostgreSQL: a marker lost with
+        # Redis (restarted empty, evicted) would otherwise let a revoked session back in while
+        # the gateway still caches its old verdict. Found revoked, the marker is set again.
+        if due_for_touch and not self._sessions.touch(principal.session_id):
+            self._markers.mark_revoked(principal.session_id, self._policy.revocation_marker_seconds)
+            raise Unauthorized()
+        return principal
+
+    def require_from_store(self, user_id: str, session_id: str, expires_at_ms: str) -> Principal:
+        """``require`` while Redis (the revocation markers) is unreachable: the session's row
+        says whether it was revoked. One PostgreSQL read per request, so only reads use it."""
+        if not user_id or not session_id:
+            raise Unauthorized()
+        principal = Principal(int(user_id), int(session_id))
+        row = self._sessions.by_id(principal.session_id)
+        if (
+            row is None
+            or row.user_id != principal.user_id
+            or row.revoked_at is not None
+            or row.expires_at <= clock.now()
+            or (expires_at_ms and int(expires_at_ms) <= clock.epoch_ms())
+        ):
+            raise Unauthorized()
         return principal
 
     def list_sessions(self, principal: Principal) -> list[tuple[Session, bool]]:

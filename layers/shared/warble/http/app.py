@@ -189,6 +189,28 @@ def principal() -> Principal:
     return who
 
 
+# Reads answer from the stores while Redis is unreachable (README "While Redis is down").
+# Writes do not: each one needs Redis after its commit (cache invalidation, revocation marker,
+# idempotency record), so with Redis down it is refused with 503 before anything is stored.
+DEGRADED_METHODS = frozenset({"GET", "HEAD"})
+
+
+def _degraded_principal(event: dict[str, Any]) -> Principal | None:
+    """The caller of a read, checked against PostgreSQL alone; None when the request cannot be
+    served degraded (a write, or PostgreSQL down too). 401 still raises."""
+    if _method(event) not in DEGRADED_METHODS:
+        return None
+    ctx = authorizer_context(event)
+    try:
+        return services.accounts().require_from_store(
+            str(ctx.get("user_id", "")),
+            str(ctx.get("session_id", "")),
+            str(ctx.get("expires_at_ms", "")),
+        )
+    except STORE_UNAVAILABLE:
+        return None
+
+
 def http_handler(
     routers: Iterable[Router],
     public: Iterable[str] = (),
@@ -213,7 +235,12 @@ def http_handler(
             return errors.proxy_response(exc)
         except STORE_UNAVAILABLE:
             logger.warning("store unavailable before routing", exc_info=True)
-            return errors.proxy_response(Unavailable())
+            try:
+                who = _degraded_principal(event)
+            except WarbleError as exc:
+                return errors.proxy_response(exc)
+            if who is None:
+                return errors.proxy_response(Unavailable())
         token = _principal.set(who)
         try:
             key = (event.get("headers") or {}).get(IDEMPOTENCY_HEADER)

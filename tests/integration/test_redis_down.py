@@ -1,0 +1,166 @@
+"""While Redis is unreachable (README, "While Redis is down"): reads answer from the stores,
+writes are refused with 503 before anything is stored, and everything recovers when Redis comes
+back, in the same warm handlers, without a restart.
+
+Redis really goes away: a private redis-server is stopped (its port then refuses connections)
+and started again, empty, on the same port.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+from warble import services
+from warble.domain.accounts import Principal
+
+from infra.local.events import HttpRequest, http_api_event
+from tests.conftest import ROOT, _forget_clients
+from tests.support.redis_server import RedisServer
+
+pytestmark = pytest.mark.integration
+
+
+class Context:
+    function_name = "test"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
+    memory_limit_in_mb = 256
+    aws_request_id = "c6af9ac6-7b61-11e6-9a41-93e812345678"
+    log_group_name = "/aws/lambda/test"
+    log_stream_name = "stream"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 10_000
+
+
+def _function(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        f"fn_down_{name}", ROOT / "functions" / name / "app.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def outage(pg, moto) -> Iterator[RedisServer]:
+    """The code's Redis is a private server this test stops and starts."""
+    server = RedisServer()
+    server.start()
+    saved = {name: os.environ.get(name) for name in ("REDIS_URL", "REDIS_CLUSTER")}
+    os.environ.update({"REDIS_URL": server.url, "REDIS_CLUSTER": "false"})
+    _forget_clients()
+    yield server
+    server.stop()
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _forget_clients()
+
+
+class Caller:
+    """Invokes HTTP functions in process with the event API Gateway would send after its
+    authorizer (whose verdict it may have cached) let the request through."""
+
+    def __init__(self) -> None:
+        self.functions = {name: _function(name) for name in ("accounts", "tweets", "authorizer")}
+
+    def http(
+        self,
+        function: str,
+        route: str,
+        path: str,
+        who: Any = None,
+        body: dict[str, Any] | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        method = route.split(" ")[0]
+        raw = json.dumps(body).encode() if body is not None else b""
+        headers = [("content-type", "application/json")]
+        request = HttpRequest(method, path, headers=headers, body=raw)
+        context = {"user_id": "", "session_id": "", "expires_at_ms": ""}
+        if who is not None:
+            context = {
+                "user_id": str(who.user["id"]),
+                "session_id": str(who.session.id),
+                "expires_at_ms": str(int(who.session.expires_at.timestamp() * 1000)),
+            }
+        event = http_api_event(
+            request, route_key=route, api_id="api", authorizer={"lambda": context}
+        )
+        answer = self.functions[function].handler(event, Context())
+        return answer["statusCode"], json.loads(answer.get("body") or "null")
+
+    def authorize(self, token: str) -> dict[str, Any]:
+        event = json.loads((ROOT / "events/authorizer/request.json").read_text())
+        event["headers"]["authorization"] = f"Bearer {token}"
+        verdict: dict[str, Any] = self.functions["authorizer"].handler(event, Context())
+        return verdict["context"]
+
+
+def _unavailable(status: int, body: dict[str, Any]) -> bool:
+    return status == 503 and body["error"]["code"] == "unavailable"
+
+
+def test_reads_degrade_writes_refuse_and_everything_recovers_without_a_restart(outage, pg):
+    accounts = services.accounts()
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    uid = alice.user["id"]
+    phone = accounts.login("alice", "password1", "phone")
+    accounts.revoke(Principal(uid, alice.session.id), phone.session.id)
+    tweet = services.tweets().post(uid, "before the outage", None, [])
+    call = Caller()
+    assert call.http("accounts", "GET /v1/users/me", "/v1/users/me", alice)[0] == 200
+
+    outage.stop()
+
+    # Reads: sessions, profiles and tweets from PostgreSQL and DynamoDB.
+    assert call.authorize(alice.token)["user_id"] == str(uid)
+    status, me = call.http("accounts", "GET /v1/users/me", "/v1/users/me", alice)
+    assert (status, me["username"], me["email"]) == (200, "alice", "alice@example.com")
+    status, other = call.http("accounts", "GET /v1/users/{user_id}", f"/v1/users/{uid}", alice)
+    assert (status, other["username"]) == (200, "alice")
+    tweet_path, tweets_path = f"/v1/tweets/{tweet['id']}", f"/v1/users/{uid}/tweets"
+    status, read = call.http("tweets", "GET /v1/tweets/{tweet_id}", tweet_path, alice)
+    assert (status, read["text"]) == (200, "before the outage")
+    status, mine = call.http("tweets", "GET /v1/users/{user_id}/tweets", tweets_path, alice)
+    assert (status, [t["id"] for t in mine["items"]]) == (200, [tweet["id"]])
+    # A revoked session stays out, though its revocation marker cannot be read.
+    status, body = call.http("accounts", "GET /v1/users/me", "/v1/users/me", phone)
+    assert (status, body["error"]["code"]) == (401, "unauthorized")
+    # No degraded answer: the home timeline lives in Redis.
+    assert _unavailable(*call.http("tweets", "GET /v1/timeline/home", "/v1/timeline/home", alice))
+
+    # Writes: 503 and nothing stored.
+    patch = {"bio": "written during the outage"}
+    assert _unavailable(*call.http("accounts", "PATCH /v1/users/me", "/v1/users/me", alice, patch))
+    post = {"text": "during the outage"}
+    assert _unavailable(*call.http("tweets", "POST /v1/tweets", "/v1/tweets", alice, post))
+    login = {"login": "alice", "password": "password1", "device": "tablet"}
+    status, body = call.http("accounts", "POST /v1/auth/login", "/v1/auth/login", None, login)
+    assert _unavailable(status, body)  # the failed-login throttle cannot be kept: no login
+    assert pg.execute("SELECT bio FROM users WHERE id = %s", (uid,)).fetchone()[0] == ""
+    assert pg.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
+    status, mine = call.http("tweets", "GET /v1/users/{user_id}/tweets", tweets_path, alice)
+    assert (status, len(mine["items"])) == (200, 1)
+
+    outage.start()  # back, empty (every marker lost); the same warm handlers and clients
+
+    status, me = call.http("accounts", "PATCH /v1/users/me", "/v1/users/me", alice, patch)
+    assert (status, me["bio"]) == (200, "written during the outage")
+    status, posted = call.http("tweets", "POST /v1/tweets", "/v1/tweets", alice, post)
+    assert (status, posted["text"]) == (201, "during the outage")
+    status, session = call.http("accounts", "POST /v1/auth/login", "/v1/auth/login", None, login)
+    assert status == 200 and session["token"]
+    assert call.http("tweets", "GET /v1/timeline/home", "/v1/timeline/home", alice)[0] == 200
+    for _ in range(2):  # its lost revocation marker is found again in PostgreSQL, and kept
+        status, body = call.http("accounts", "GET /v1/users/me", "/v1/users/me", phone)
+        assert (status, body["error"]["code"]) == (401, "unauthorized")
