@@ -15,11 +15,13 @@ from warble.dal.accounts import SessionRepository, UserRepository
 from warble.dal.cache import LeasedCache
 from warble.dal.idempotency import IdempotencyStore
 from warble.dal.postgres import get_database
+from warble.dal.rate_limit import RedisWindowCounter
 from warble.dal.redis import get_redis
 from warble.dal.worker_lease import RedisWorkerLease
 from warble.domain.accounts import AccountPolicy, AccountService
 from warble.domain.graph import GraphPolicy, GraphService
 from warble.domain.likes import LikeService
+from warble.domain.rate_limits import Budget, RateLimits
 from warble.domain.reconcile import Reconciler
 from warble.domain.timelines import TimelinePolicy, TimelineService
 from warble.domain.tweets import TweetService
@@ -37,6 +39,21 @@ def idempotency() -> IdempotencyStore:
     settings = get_settings()
     return IdempotencyStore(
         get_redis(), settings.idempotency_ttl_seconds, settings.idempotency_pending_seconds
+    )
+
+
+@lru_cache(maxsize=1)
+def rate_limits() -> RateLimits:
+    settings = get_settings()
+    return RateLimits(
+        RedisWindowCounter(get_redis()),
+        per_user=Budget(settings.rate_limit_user_requests, settings.rate_limit_user_window_seconds),
+        signup_per_ip=Budget(
+            settings.rate_limit_signup_ip_requests, settings.rate_limit_signup_ip_window_seconds
+        ),
+        login_per_ip=Budget(
+            settings.rate_limit_login_ip_requests, settings.rate_limit_login_ip_window_seconds
+        ),
     )
 
 
