@@ -55,3 +55,14 @@ def test_public_routes_need_no_token_and_errors_are_never_422(document):
     with_key = [op for op in posts if any(p["name"] == "Idempotency-Key" for p in
                                            op.get("parameters", []))]  # fmt: skip
     assert len(with_key) == len(posts) - 2  # all but signup and login
+
+
+def test_every_operation_with_a_request_budget_documents_its_429(document):
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            limited = f"{method.upper()} {path}" not in PUBLIC_ROUTES
+            answer = operation["responses"].get("429")
+            assert (answer is not None) is limited, (method, path)
+            if answer is not None:
+                assert answer["headers"]["Retry-After"]["required"] is True
+                assert answer["content"]["application/json"]["schema"]["$ref"].endswith("ErrorOut")

@@ -58,8 +58,8 @@ class Settings(BaseSettings):
     login_max_failures: int = 5
     login_window_seconds: int = 900
     # Request budgets (API.md 429 rate_limited), Mastodon's numbers: every authenticated request
-    # spends its user's budget; signup and login spend their client IP's (warble.domain.rate_limits).
-    # The local runtime and the tests raise them (infra/local/env.json) so suites are not throttled.
+    # spends its user's budget, signup and login their client address's (see
+    # warble.domain.rate_limits). Locally infra/local/env.json raises them; so do the tests.
     rate_limit_user_requests: int = Field(default=300, ge=1)
     rate_limit_user_window_seconds: int = Field(default=300, ge=1)
     rate_limit_signup_ip_requests: int = Field(default=5, ge=1)

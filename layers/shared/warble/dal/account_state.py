@@ -6,6 +6,7 @@ from warble import keys
 from warble.dal.rate_limit import RedisWindowCounter
 from warble.dal.redis import RedisClient
 
+
 class LoginThrottle:
     """Failed logins per login name: a window counter (warble.dal.rate_limit) whose attempt is
     taken before the password check, so racing wrong passwords cannot get past the limit, and

@@ -46,7 +46,7 @@ def client_network(source_ip: str) -> str:
     /64, which one subscriber usually holds whole (one budget per address would hand them 2^64
     budgets)."""
     try:
-        address = ipaddress.ip_address(source_ip)
+        address = ipaddress.ip_interface(source_ip).ip  # a sample event may say "a.b.c.d/32"
     except ValueError:
         return source_ip or "unknown"
     if isinstance(address, ipaddress.IPv6Address):
