@@ -16,7 +16,8 @@ from tests.conftest import DB_PREFIX, REDIS_PORT, _worker_index
 from tests.e2e.conftest import UNLIMITED
 from tests.support.local_stack import Served, start_serve, stop_serve
 
-pytestmark = pytest.mark.e2e
+# One worker runs the module, so its stack is started once.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("rate_limits_stack")]
 
 USER_BUDGET = 20
 SIGNUP_BUDGET = 3
@@ -54,7 +55,9 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         drop_env_prefixes=("AWS_", "DB_", "REDIS_", "RATE_LIMIT_"),
     )
     yield served
-    stop_serve(served)
+    # Its AccountsFunction ran up to 8 workers for the race: on a busy machine stopping them
+    # all takes longer than a stack that served one request at a time.
+    stop_serve(served, timeout=120)
 
 
 def _rate_headers(answer: httpx.Response) -> tuple[int, int, int]:
