@@ -28,6 +28,7 @@ PostgreSQL and DynamoDB calls a path makes, so the baseline can be checked again
 # The modules that register groups, in the order a full run measures them.
 GROUP_MODULES = (
     "bench.accounts",
+    "bench.rate_limits",
     "bench.graph",
     "bench.timeline",
     "bench.engagement",

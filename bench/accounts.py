@@ -95,7 +95,8 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
     import bcrypt
     import psycopg
     from warble import keys, services
-    from warble.dal.account_state import _RELEASE, _RESERVE
+    from warble.dal.rate_limit import _GIVE_BACK, _TAKE
+    from warble.domain.rate_limits import client_network
     from warble.http import views
     from warble.settings import get_settings
 
@@ -122,7 +123,7 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
             {"pk": {"S": f"U#{alice_id}"}, "sk": {"S": f"{kind}#{target:019d}"}} for kind in "OI"
         ]
 
-        raw_session_check = stack.session_check(raw, session_id)
+        raw_session_check = stack.session_check(raw, session_id, alice_id)
 
         def raw_profile_get() -> Any:
             return raw.get(profile_key)
@@ -167,7 +168,7 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
             return views.user(record, viewer_id=me.user_id)
 
         labels = {
-            "pipeline": "raw pipeline (EXISTS revoked, SET seen NX)",
+            "pipeline": stack.SESSION_CHECK,
             "MGET": "raw MGET counts",
             "BatchGetItem": "raw DynamoDB BatchGetItem, 2 keys (moto)",
         }
@@ -216,10 +217,12 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
 
     # ---- login ----------------------------------------------------------------------------
     accounts = services.accounts()
-    reserve = raw.register_script(_RESERVE)
-    release = raw.register_script(_RELEASE)
+    reserve = raw.register_script(_TAKE)
+    release = raw.register_script(_GIVE_BACK)
     settings = get_settings()
     settings_max, settings_window = settings.login_max_failures, settings.login_window_seconds
+    login_address = client_network(login_event("alice")["requestContext"]["http"]["sourceIp"])
+    address_budget = stack.budget_spend(raw, keys.rate_limit("login", login_address))
     for name in ("alice", "carol"):
         raw.delete(keys.login_failures(name))
 
@@ -230,7 +233,8 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
         expires = datetime.now(UTC) + timedelta(days=30)
 
         def ops() -> None:
-            reserve(keys=[failures], args=[settings_max, settings_window])
+            address_budget()
+            reserve(keys=[failures], args=[settings_max, settings_window * 1000])
             pg.execute(
                 "SELECT id, password_hash FROM users WHERE lower(username) = lower(%s)", (login,)
             ).fetchone()

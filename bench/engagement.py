@@ -323,7 +323,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
         },
     }
 
-    raw_session_check = stack.session_check(raw, session_id)
+    raw_session_check = stack.session_check(raw, session_id, int(viewer.user["id"]))
 
     def raw_profile_get() -> Any:
         return raw.get(profile_key)
@@ -353,7 +353,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
         raw_viewer_flags()
 
     steps: list[tuple[str, str, Callable[[], Any]]] = [
-        ("session", "raw pipeline (EXISTS revoked, SET seen NX)", raw_session_check),
+        ("session", stack.SESSION_CHECK, raw_session_check),
         ("GET", "raw GET author profile", raw_profile_get),
         ("Query", f"raw DynamoDB Query, {PAGE} tweets (moto)", raw_query),
         ("prime", f"raw pipeline (SET NX x{PAGE}) tweets", raw_prime),

@@ -262,7 +262,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
     profile_keys = [keys.profile(a).value for a in dict.fromkeys(a for a, _ in pairs)]
     assert all(v is not None for v in raw.mget(tweet_keys + profile_keys)), "not all cached"
 
-    raw_session_check = stack.session_check(raw, session_id)
+    raw_session_check = stack.session_check(raw, session_id, int(reader.user["id"]))
 
     def raw_range() -> Any:
         return raw.zrevrangebylex(home_key, upper, lower, 0, PAGE)
@@ -316,7 +316,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
 
     # (short name, row label, raw call): the round trips the path makes today, in its order.
     home_steps: list[tuple[str, str, Callable[[], Any]]] = [
-        ("session", "raw pipeline (EXISTS revoked, SET seen NX)", raw_session_check),
+        ("session", stack.SESSION_CHECK, raw_session_check),
         ("page", "raw pipeline (EXISTS, ZREVRANGEBYLEX, EXPIRE) home", raw_page_pipeline),
         ("GET", "raw GET followed celebrities", raw_celebs),
         ("MGET", f"raw MGET {len(tweet_keys)} tweets", raw_tweets_mget),

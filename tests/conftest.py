@@ -52,6 +52,11 @@ TEST_ENV = {
     "REDIS_URL": TEST_REDIS_URL,
     "REDIS_CLUSTER": "false",
     "PASSWORD_HASH_ROUNDS": "4",
+    # Every test acts from one address and few users: budgets out of reach (the rate-limit
+    # tests lower them for themselves).
+    "RATE_LIMIT_USER_REQUESTS": "1000000",
+    "RATE_LIMIT_SIGNUP_IP_REQUESTS": "1000000",
+    "RATE_LIMIT_LOGIN_IP_REQUESTS": "1000000",
     "POWERTOOLS_TRACE_DISABLED": "1",
     "POWERTOOLS_SERVICE_NAME": "warble-tests",
     "POWERTOOLS_METRICS_NAMESPACE": "WarbleTests",

@@ -26,6 +26,14 @@ pytestmark = pytest.mark.e2e
 
 E2E_DB = f"{DB_PREFIX}_e2e_{_worker_index()}"
 E2E_REDIS_URL = f"redis://127.0.0.1:{REDIS_PORT}/{8 + _worker_index()}"
+UNLIMITED = {
+    name: "1000000"
+    for name in (
+        "RATE_LIMIT_USER_REQUESTS",
+        "RATE_LIMIT_SIGNUP_IP_REQUESTS",
+        "RATE_LIMIT_LOGIN_IP_REQUESTS",
+    )
+}
 
 
 @dataclass
@@ -74,6 +82,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "PASSWORD_HASH_ROUNDS": "4",
             # Low, so the celebrity path (merge on read, no fan-out) is exercised with 4 users.
             "CELEBRITY_FOLLOWERS": "3",
+            # The suite signs up many users from 127.0.0.1 (test_rate_limits_http.py runs its own
+            # stack with low budgets).
+            **UNLIMITED,
         }
     }
     env_file = tmp_path_factory.mktemp("stack") / "env.json"

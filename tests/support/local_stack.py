@@ -74,11 +74,11 @@ def start_serve(
     raise AssertionError("serve did not get ready:\n" + "".join(output[-80:]))
 
 
-def stop_serve(served: Served) -> int:
+def stop_serve(served: Served, timeout: float = 20) -> int:
     """Ctrl-C, as a developer would; returns the exit code."""
     served.process.send_signal(signal.SIGINT)
     try:
-        return served.process.wait(timeout=20)
+        return served.process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         served.process.kill()
         raise

@@ -80,3 +80,14 @@ def test_a_post_taking_an_idempotency_key_documents_its_409(document):
     assert {"200", "201"} <= set(
         document["paths"]["/v1/tweets/{tweet_id}/retweet"]["post"]["responses"]
     )
+
+
+def test_every_operation_with_a_request_budget_documents_its_429(document):
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            limited = f"{method.upper()} {path}" not in PUBLIC_ROUTES
+            answer = operation["responses"].get("429")
+            assert (answer is not None) is limited, (method, path)
+            if answer is not None:
+                assert answer["headers"]["Retry-After"]["required"] is True
+                assert answer["content"]["application/json"]["schema"]["$ref"].endswith("ErrorOut")

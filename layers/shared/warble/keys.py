@@ -24,6 +24,9 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {s:<session_id>}:revoked         | string | AUTH_CACHE_TTL + 60 s     | revocation marker     |
 | {s:<session_id>}:seen            | string | 60 s                      | last_seen_at throttle |
 | {login:<lower login>}:failures   | string | LOGIN_WINDOW_SECONDS      | failed logins         |
+| {rl:user:<user_id>}              | string | RATE_LIMIT_USER_WINDOW_S. | user's request budget |
+| {rl:signup:<client ip or /64>}   | string | RATE_LIMIT_SIGNUP_IP_W.S. | signups from an IP    |
+| {rl:login:<client ip or /64>}    | string | RATE_LIMIT_LOGIN_IP_W.S.  | logins from an IP     |
 | {idem:<user_id>}:<sha256 of key> | string | 24 h (pending: 60 s)      | a POST's first answer |
 | {snowflake}:worker:<n>           | string | WORKER_LEASE_MS           | worker-id lease       |
 | {snowflake}:worker:<n>:last      | string | 1 day                     | last window of id n   |
@@ -105,6 +108,12 @@ def session_seen(session_id: int) -> str:
 
 def login_failures(login: str) -> str:
     return f"{{login:{login.lower()}}}:failures"
+
+
+def rate_limit(budget: str, subject: str) -> str:
+    """A request budget's window counter: ``budget`` is user, signup or login; ``subject`` the
+    user id or the client's address (warble.domain.rate_limits)."""
+    return f"{{rl:{budget}:{subject}}}"
 
 
 def idempotency(user_id: int, key: str) -> str:

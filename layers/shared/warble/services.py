@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from warble.domain.graph import GraphService
     from warble.domain.likes import LikeService
     from warble.domain.push import Pusher
+    from warble.domain.rate_limits import RateLimits
     from warble.domain.reconcile import Reconciler
     from warble.domain.timelines import TimelineService
     from warble.domain.tweets import TweetService
@@ -81,6 +82,23 @@ class Container:
         s = self.settings
         return IdempotencyStore(
             self.redis, s.idempotency_ttl_seconds, s.idempotency_pending_seconds
+        )
+
+    @cached_property
+    def rate_limits(self) -> RateLimits:
+        from warble.dal.rate_limit import RedisWindowCounter
+        from warble.domain.rate_limits import Budget, RateLimits
+
+        s = self.settings
+        return RateLimits(
+            RedisWindowCounter(self.redis),
+            per_user=Budget(s.rate_limit_user_requests, s.rate_limit_user_window_seconds),
+            signup_per_ip=Budget(
+                s.rate_limit_signup_ip_requests, s.rate_limit_signup_ip_window_seconds
+            ),
+            login_per_ip=Budget(
+                s.rate_limit_login_ip_requests, s.rate_limit_login_ip_window_seconds
+            ),
         )
 
     def _cache(self, ttl_seconds: int) -> Any:
@@ -337,6 +355,10 @@ def timelines() -> TimelineService:
 
 def idempotency() -> IdempotencyStore:
     return container().idempotency
+
+
+def rate_limits() -> RateLimits:
+    return container().rate_limits
 
 
 def ids() -> Snowflake:

@@ -57,6 +57,15 @@ class Settings(BaseSettings):
     session_cache_ttl_seconds: int = 300
     login_max_failures: int = 5
     login_window_seconds: int = 900
+    # Request budgets (API.md 429 rate_limited), Mastodon's numbers: every authenticated request
+    # spends its user's budget, signup and login their client address's (see
+    # warble.domain.rate_limits). Locally infra/local/env.json raises them; so do the tests.
+    rate_limit_user_requests: int = Field(default=300, ge=1)
+    rate_limit_user_window_seconds: int = Field(default=300, ge=1)
+    rate_limit_signup_ip_requests: int = Field(default=5, ge=1)
+    rate_limit_signup_ip_window_seconds: int = Field(default=1800, ge=1)
+    rate_limit_login_ip_requests: int = Field(default=25, ge=1)
+    rate_limit_login_ip_window_seconds: int = Field(default=300, ge=1)
     max_body_bytes: int = 64 * 1024
     # API.md: a repeated POST with the same Idempotency-Key within 24 h gets the first answer.
     idempotency_ttl_seconds: int = 24 * 3600

@@ -2,10 +2,11 @@
 
 ``http_handler(routers, public=...)`` builds a Powertools resolver with validation, the error
 mapping of API.md, and wraps it in the entry-point skeleton (``warble.entrypoints.skeleton``:
-Logger, Tracer, Metrics, correlation id). Before routing it enforces the body limit (413) and,
-on every route not listed as public, the caller's session (401): the authorizer never denies
-(see docs/architecture.md), so this check is the gate. Public routes are named by API Gateway's
-routeKey, which a client cannot forge.
+Logger, Tracer, Metrics, correlation id). Before routing it enforces, on every route not listed
+as public, the caller's session (401): the authorizer never denies (see docs/architecture.md),
+so this check is the gate; then the request budget (429, with the X-RateLimit headers on every
+answer, warble.http.rate_limits) and the body limit (413). Public routes are named by API
+Gateway's routeKey, which a client cannot forge.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from warble.errors import (
     ValidationFailed,
     WarbleError,
 )
-from warble.http import errors
+from warble.http import errors, rate_limits
 from warble.settings import get_settings
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
@@ -221,8 +222,8 @@ def http_handler(
 
     @entry_point(correlation_paths.API_GATEWAY_HTTP)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        budget = None  # the request budget spent, for the X-RateLimit headers of every answer
         try:
-            check_body(event, get_settings().max_body_bytes)
             who = None
             if event.get("routeKey") not in public_routes:
                 ctx = authorizer_context(event)
@@ -231,12 +232,18 @@ def http_handler(
                     str(ctx.get("session_id", "")),
                     str(ctx.get("expires_at_ms", "")),
                 )
+            budget = rate_limits.spend(event, who)
+            if budget is not None and not budget.allowed:
+                return rate_limits.refusal(budget)
+            check_body(event, get_settings().max_body_bytes)
         except WarbleError as exc:
-            return errors.proxy_response(exc)
+            return rate_limits.with_headers(errors.proxy_response(exc), budget)
         except STORE_UNAVAILABLE:
             logger.warning("store unavailable before routing", exc_info=True)
             try:
                 who = _degraded_principal(event)
+                if who is not None:
+                    check_body(event, get_settings().max_body_bytes)
             except WarbleError as exc:
                 return errors.proxy_response(exc)
             if who is None:
@@ -245,8 +252,10 @@ def http_handler(
         try:
             key = (event.get("headers") or {}).get(IDEMPOTENCY_HEADER)
             if who is not None and key is not None and _method(event) == "POST":
-                return _idempotent(app, event, context, who.user_id, key)
-            return app.resolve(event, context)
+                answer = _idempotent(app, event, context, who.user_id, key)
+            else:
+                answer = app.resolve(event, context)
+            return rate_limits.with_headers(answer, budget)
         finally:
             _principal.reset(token)
 

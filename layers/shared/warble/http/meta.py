@@ -32,7 +32,8 @@ def openapi_document() -> str:
     """The whole API's OpenAPI document, generated from every router's models, then made to
     say what the API does (API.md): the public routes need no token, a bad request is a 400
     in the API's error shape (never Powertools' 422), a 204 has no body, bodies over 64 KB are
-    a 413, and a POST takes an Idempotency-Key (a reused or in-flight one is a 409)."""
+    a 413, every operation with a request budget may answer 429, and a POST takes an
+    Idempotency-Key (a reused or in-flight one is a 409)."""
     import json
 
     from warble.http import accounts
@@ -49,6 +50,17 @@ def openapi_document() -> str:
     document: dict[str, Any] = json.loads(generated)
     public = set(PUBLIC_ROUTES) | set(accounts.PUBLIC_ROUTES)
     error = {"$ref": "#/components/schemas/ErrorOut"}
+    seconds = {"type": "integer", "minimum": 0}
+    rate_limited = {
+        "description": "rate_limited: the request budget is spent (warble.http.rate_limits)",
+        "headers": {
+            "Retry-After": {"required": True, "description": "Seconds to wait", "schema": seconds},
+            "X-RateLimit-Limit": {"description": "Requests per window", "schema": seconds},
+            "X-RateLimit-Remaining": {"description": "Left in this window", "schema": seconds},
+            "X-RateLimit-Reset": {"description": "Window end, Unix seconds", "schema": seconds},
+        },
+        "content": {"application/json": {"schema": error}},
+    }
     for path, operations in document.get("paths", {}).items():
         for method, operation in operations.items():
             operation.get("responses", {}).pop("422", None)
@@ -61,6 +73,8 @@ def openapi_document() -> str:
                     "description": "payload_too_large",
                     "content": {"application/json": {"schema": error}},
                 }
+            if f"{method.upper()} {path}" not in PUBLIC_ROUTES:  # health and docs: no budget
+                operation["responses"]["429"] = rate_limited
             if method == "post" and f"POST {path}" not in public:
                 operation["responses"].setdefault(
                     "409",

@@ -1,0 +1,64 @@
+"""Window counters in Redis: the one mechanism behind request budgets and the login throttle.
+
+A window starts at its first request and lasts ``window_ms``; at most ``limit`` requests are
+counted in it. Taking a request is one Lua script, so it is one round trip and atomic: racing
+requests cannot overshoot the limit, and the answer carries what the rate-limit headers need
+(the count and the time left). A refused request is not counted, so a client that keeps
+retrying while refused does not push its own window further.
+
+Each call touches one key, so the script is safe on Redis Cluster whatever the key's slot.
+Hand-written rather than the ``limits`` library: its Redis strategies answer only allowed or not,
+so the headers would cost a second round trip (``get_window_stats``), its exact strategy (moving
+window) keeps a list of ``limit`` timestamps per key and takes them from the client's clock, its
+sliding window is an approximation, and none of them can give a request back, which the login
+throttle needs (only failed logins count).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from warble.dal.redis import RedisClient
+
+# KEYS[1]: the window's counter. ARGV[1]: the limit; ARGV[2]: the window in ms.
+# Returns {1 if counted else 0, requests counted in the window, ms until the window ends}.
+_TAKE = """
+local n = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  ttl = tonumber(ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+if n > tonumber(ARGV[1]) then
+  redis.call('DECR', KEYS[1])
+  return {0, n - 1, ttl}
+end
+return {1, n, ttl}
+"""
+
+# Give a request back, only while its window exists: a DECR after the window expired would
+# create a key of -1 with no TTL, a free request forever after.
+_GIVE_BACK = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Taken:
+    allowed: bool
+    used: int  # requests counted in the window, this one included when allowed
+    reset_ms: int  # until the window ends
+
+
+class RedisWindowCounter:
+    def __init__(self, redis: RedisClient) -> None:
+        self._take = redis.register_script(_TAKE)
+        self._give_back = redis.register_script(_GIVE_BACK)
+
+    def take(self, key: str, limit: int, window_ms: int) -> Taken:
+        allowed, used, reset_ms = self._take(keys=[key], args=[limit, window_ms])
+        return Taken(bool(allowed), int(used), int(reset_ms))
+
+    def give_back(self, key: str) -> None:
+        self._give_back(keys=[key])

@@ -1,0 +1,89 @@
+"""Request budgets (API.md ``429 rate_limited``), as Mastodon has them.
+
+Every authenticated request spends its user's budget; signup and login, which have no user yet,
+spend their client address's budget (signup a stricter one). A budget is a window counter
+(``warble.dal.rate_limit``): at most ``limit`` requests in a window that starts at the first one
+and lasts ``window_seconds``. Like every fixed window, it lets a client that waits for a window's
+end send up to twice the limit across that boundary; in exchange it costs one small key per
+subject and one round trip per request.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from warble import keys
+
+if TYPE_CHECKING:
+    from warble.dal.rate_limit import RedisWindowCounter
+
+
+@dataclass(frozen=True)
+class Budget:
+    limit: int
+    window_seconds: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one request was told: allowed or not, and what the X-RateLimit headers say."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_ms: int  # until the window ends and the budget is whole again
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds until a refused request may succeed (at least 1)."""
+        return max(1, -(-self.reset_ms // 1000))
+
+
+def client_network(source_ip: str) -> str:
+    """The subject of a per-address budget: an IPv4 address as it is, an IPv6 address by its
+    /64, which one subscriber usually holds whole (one budget per address would hand them 2^64
+    budgets)."""
+    try:
+        address = ipaddress.ip_interface(source_ip).ip  # a sample event may say "a.b.c.d/32"
+    except ValueError:
+        return source_ip or "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return f"{ipaddress.ip_network((address, 64), strict=False).network_address}/64"
+    return str(address)
+
+
+class RateLimits:
+    def __init__(
+        self,
+        counter: RedisWindowCounter,
+        *,
+        per_user: Budget,
+        signup_per_ip: Budget,
+        login_per_ip: Budget,
+    ) -> None:
+        self._counter = counter
+        self._per_user = per_user
+        self._signup = signup_per_ip
+        self._login = login_per_ip
+
+    def user(self, user_id: int) -> Verdict:
+        return self._spend(keys.rate_limit("user", str(user_id)), self._per_user)
+
+    def signup(self, source_ip: str) -> Verdict:
+        return self._spend(keys.rate_limit("signup", client_network(source_ip)), self._signup)
+
+    def login(self, source_ip: str) -> Verdict:
+        return self._spend(keys.rate_limit("login", client_network(source_ip)), self._login)
+
+    def _spend(self, key: str, budget: Budget) -> Verdict:
+        taken = self._counter.take(key, budget.limit, budget.window_seconds * 1000)
+        return Verdict(
+            allowed=taken.allowed,
+            limit=budget.limit,
+            remaining=max(0, budget.limit - taken.used),
+            reset_ms=taken.reset_ms,
+        )
