@@ -2,9 +2,9 @@
 
 ``http_handler(routers, public=...)`` builds a Powertools resolver with validation, the error
 mapping of API.md, and the Logger/Tracer/Metrics decorators. Before routing it enforces the body
-limit (413) and, on every route not listed as public, the caller's session (401): the authorizer
-never denies (see docs/architecture.md), so this check is the gate. Public routes are named by
-API Gateway's routeKey, which a client cannot forge.
+limit (413) and, on every route not listed as public, the caller's session (401) from the bearer
+token: the HTTP API has no authorizer (see docs/architecture.md), so this check is the gate.
+Public routes are named by API Gateway's routeKey, which a client cannot forge.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from warble.errors import (
     PayloadTooLarge,
     Unauthorized,
     Unavailable,
+    UnsupportedMediaType,
     ValidationFailed,
     WarbleError,
 )
@@ -99,12 +100,22 @@ def body_bytes(event: dict[str, Any]) -> bytes:
     return str(body).encode("utf-8")
 
 
+def is_json(content_type: str) -> bool:
+    """What the resolver parses as JSON: ``application/json`` (with parameters), or no
+    Content-Type at all. It would parse a form too, and fail (500) on anything else."""
+    content_type = content_type.strip()
+    return not content_type or content_type.startswith("application/json")
+
+
 def check_body(event: dict[str, Any], limit: int) -> None:
-    """413 over the limit; 400 for a body that is not UTF-8 (API.md: bodies are JSON in
-    UTF-8), before the resolver would fail to decode it."""
+    """413 over the limit; 415 for a body declared as anything but JSON (Powertools would parse
+    a form, or fail on other types); 400 for a body that is not UTF-8 (API.md: bodies are JSON
+    in UTF-8), before the resolver would fail to decode it."""
     raw = body_bytes(event)
     if len(raw) > limit:
         raise PayloadTooLarge()
+    if raw and not is_json(str((event.get("headers") or {}).get("content-type", ""))):
+        raise UnsupportedMediaType()
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -173,9 +184,10 @@ def _idempotent(
     return answer
 
 
-def authorizer_context(event: dict[str, Any]) -> dict[str, Any]:
-    authorizer = event.get("requestContext", {}).get("authorizer") or {}
-    return authorizer.get("lambda") or {}
+def bearer_token(headers: dict[str, str]) -> str:
+    """The token of ``Authorization: Bearer <token>`` (payload 2.0 lower-cases header names)."""
+    scheme, _, token = (headers.get("authorization") or "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 # The caller of the request being handled. A ContextVar rather than the router's context:
@@ -208,12 +220,7 @@ def http_handler(
             check_body(event, get_settings().max_body_bytes)
             who = None
             if event.get("routeKey") not in public_routes:
-                ctx = authorizer_context(event)
-                who = services.accounts().require(
-                    str(ctx.get("user_id", "")),
-                    str(ctx.get("session_id", "")),
-                    str(ctx.get("expires_at_ms", "")),
-                )
+                who = services.accounts().require_token(bearer_token(event.get("headers") or {}))
         except WarbleError as exc:
             return errors.proxy_response(exc)
         except STORE_UNAVAILABLE:
