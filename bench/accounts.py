@@ -1,7 +1,7 @@
 """Accounts: a profile read with a warm cache, and login, against the raw store operations.
 
 ``GET /v1/users/{id}`` goes through the real AccountsFunction handler with an event built from
-events/accounts/get-user.json that carries a real session's authorizer context; the viewer
+events/accounts/get-user.json that carries a real session's token; the viewer
 (alice) follows the user read (bob), so the relationship lookup finds an edge. Its headline
 baseline is the raw Redis GET of the cached profile; the breakdown times each store round trip
 the path makes, alone and in sequence (the store cost of the path: the rest is handler overhead).

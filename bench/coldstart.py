@@ -28,7 +28,7 @@ from bench import stack
 from bench.accounts import people
 from bench.harness import Precomputed, Run, fmt_ns, group
 
-FUNCTIONS = ("accounts", "authorizer", "websocket", "meta")
+FUNCTIONS = ("accounts", "websocket", "meta")
 REPS = 7  # fresh processes per function (and for boto3)
 NO_PYC_EVERY = 2  # the slow no-.pyc pair runs in every 2nd round only
 
@@ -133,8 +133,6 @@ def _child(
 
 
 def _ok(target: str, answer: dict[str, Any], user_id: str) -> bool:
-    if target == "authorizer":
-        return bool(answer.get("context", {}).get("user_id") == user_id)
     return bool(answer.get("statusCode") == 200)
 
 
@@ -151,17 +149,13 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
     seen_key = keys.session_seen(int(who.alice.session.id))
 
     events: dict[str, dict[str, Any]] = {"accounts": who.get_user_event()}
-    authorizer = stack.event("authorizer/request.json")
-    authorizer["headers"]["authorization"] = f"Bearer {token}"
-    authorizer["identitySource"] = [f"Bearer {token}"]
-    events["authorizer"] = authorizer
     connect = stack.event("websocket/connect.json")
     connect["queryStringParameters"]["token"] = token
     events["websocket"] = connect
     events["meta"] = stack.event("meta/health.json")
 
-    # Warm the shared caches the first invocations read (session for the authorizer, profile
-    # and counts for accounts), as a cold container of a live service would find them.
+    # Warm the shared caches the first invocations read (session, profile and counts), as a
+    # cold container of a live service would find them.
     from warble import services
 
     services.accounts().authenticate(token)
@@ -235,7 +229,6 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
         "connects to Redis and PostgreSQL (the session's 'seen' key is deleted before each "
         "child, so it also touches the session row), imports pynamodb/botocore and builds the "
         "DynamoDB client (services.graph() is built on first use)",
-        "authorizer": "REQUEST authorizer with a real token (session cached in Redis)",
         "websocket": "$connect with a real token: session lookup, DynamoDB TransactWriteItems",
         "meta": "GET /v1/health: no store",
     }

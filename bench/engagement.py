@@ -18,7 +18,7 @@ Hot tweet: 100 likes of ONE tweet in a batch, through the consumer once: how man
 TransactWriteItems and counter-item writes it takes against 100 UpdateItems (a note row).
 
 Page: ``GET /v1/users/{id}/tweets?limit=20`` through the real TweetsFunction handler (event from
-events/graph/followers.json, route changed, a real session's authorizer context), warm caches:
+events/graph/followers.json, route changed, a real session's token), warm caches:
 the viewer likes half of the author's tweets, the counters were applied by the consumer, and the
 page was read once. Baseline: the raw batch reads the page needs (Query of 20 tweets, MGET of
 the profiles, MGET of the 20 cached counters, and the one BatchGetItem of 40 viewer-flag keys

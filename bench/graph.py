@@ -2,7 +2,7 @@
 queries, through the GraphFunction handler, against the raw store operations they need.
 
 Every path goes through the real handler (functions/graph/app.py) with an event from
-events/graph/ that carries a real session's authorizer context. The users are inserted with one
+events/graph/ that carries a real session's token. The users are inserted with one
 bcrypt hash at cost 4 (as accounts' carol is: signup hashes at the production cost, which would
 make 100+ users take half a minute) and the two viewers log in for their sessions.
 

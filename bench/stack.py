@@ -228,16 +228,9 @@ def event(name: str) -> dict[str, Any]:
 
 
 def as_session(evt: dict[str, Any], issued: Any) -> dict[str, Any]:
-    """The event as API Gateway passes it after the authorizer accepted ``issued``'s token."""
+    """The event as API Gateway passes it with ``issued``'s token (the handler checks it)."""
     evt = copy.deepcopy(evt)
     evt.setdefault("headers", {})["authorization"] = f"Bearer {issued.token}"
-    evt["requestContext"]["authorizer"] = {
-        "lambda": {
-            "user_id": str(issued.user["id"]),
-            "session_id": str(issued.session.id),
-            "expires_at_ms": str(int(issued.session.expires_at.timestamp() * 1000)),
-        }
-    }
     return evt
 
 

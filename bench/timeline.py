@@ -2,7 +2,7 @@
 
 ``GET /v1/timeline/home?limit=20`` goes through the real TweetsFunction handler with an event
 built from events/graph/followers.json (route and path changed) carrying a real session's
-authorizer context. The reader follows five authors (real follows, through GraphService), each
+token. The reader follows five authors (real follows, through GraphService), each
 posted tweets through TweetService.post, and the reader's timeline was rebuilt and read once, so
 the timeline, the 20 tweets, the authors' profiles (and the tweets' counters) are all cached.
 Its headline baseline is the raw ZREVRANGEBYLEX of the home key plus the raw MGET of the 20

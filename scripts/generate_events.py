@@ -1,9 +1,11 @@
 """Regenerate events/ from `sam local generate-event` output, so every sample keeps AWS's shape.
 
 HTTP events start from `sam local generate-event apigateway http-api-proxy` and change only what
-a route changes (routeKey, path, method, body, authorizer context). SAM has no WebSocket or HTTP
-API authorizer generator; those follow the shapes in AWS's documentation, which Powertools'
-parser models encode (tests/integration/test_sample_events.py checks them against the models).
+a route changes (routeKey, path, method, body, Authorization header; the API has no authorizer,
+so no authorizer context). SAM has no WebSocket or HTTP API authorizer generator; those follow
+the shapes in AWS's documentation, which Powertools' parser models encode
+(tests/integration/test_sample_events.py checks them against the models). The authorizer sample
+is kept for the local runtime's authorizer support (tests/unit/test_local_events.py).
 
     .venv-sam/bin/python scripts/generate_events.py   # or any Python with `sam` on PATH
 """
@@ -66,10 +68,7 @@ def http_event(
     ctx["routeKey"] = route_key
     ctx["http"].update(method=method, path=path)
     ctx.pop("authentication", None)
-    if auth:
-        ctx["authorizer"] = {"lambda": dict(PLACEHOLDER_USER)}
-    else:
-        ctx.pop("authorizer", None)
+    ctx.pop("authorizer", None)  # no authorizer: the handler checks the token itself
     if body is None:
         event.pop("body", None)
         event["isBase64Encoded"] = False

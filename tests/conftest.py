@@ -217,3 +217,30 @@ def moto(test_environment) -> Iterator[MotoStack]:
         for key in env:
             os.environ.pop(key, None)
         get_settings.cache_clear()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The contract fuzzing figures (tests/e2e/test_contract_fuzz.py). Here in the root
+    conftest, because under pytest-xdist only the controller prints, and it reads the figures
+    from the reports its workers sent (their ``user_properties``)."""
+    runs = [
+        (report, dict(value))
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if getattr(report, "when", None) == "call"
+        for name, value in getattr(report, "user_properties", ())
+        if name == "contract_fuzz"
+    ]
+    if not runs:
+        return
+    operations = {figures["operation"] for _, figures in runs}
+    examples = sum(int(figures["examples"]) for _, figures in runs)
+    failing = sorted(f"{f['operation']} ({f['mode']})" for r, f in runs if r.failed)
+    skipped = sum(1 for report, _ in runs if report.skipped)
+    terminalreporter.write_sep("-", "contract fuzzing (schemathesis)")
+    terminalreporter.write_line(
+        f"{len(operations)} operations, {len(runs)} runs (valid and invalid requests), "
+        f"{examples} examples, {len(failing)} failing runs, {skipped} with nothing to generate"
+    )
+    for run in failing:
+        terminalreporter.write_line(f"  failing: {run}")

@@ -51,6 +51,9 @@ SERVICE_UNAVAILABLE = (503, {"message": "Service Unavailable"})
 TOO_LARGE = (413, {"message": "Request Entity Too Large"})
 
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # HTTP API payload quota
+# HTTP API quota: request line and header values together at most 10,240 bytes. Longer request
+# lines are refused before any route (by aiohttp here, by API Gateway's front door on AWS).
+MAX_REQUEST_LINE_BYTES = 10240
 INTEGRATION_TIMEOUT_SECONDS = 30.0  # HTTP API's maximum integration timeout
 # Connection-level headers end at API Gateway's front door; integrations never see them.
 _HOP_BY_HOP = {
@@ -354,7 +357,9 @@ class HttpGateway:
         self._cache: dict[tuple[str, tuple[str, ...]], _CachedDecision] = {}
         self._runner: web.AppRunner | None = None
         self.app = web.Application(client_max_size=MAX_PAYLOAD_BYTES + 1)
-        self.app.router.add_route("*", "/{tail:.*}", self._handle)
+        # Every path reaches `_handle`, as every path reaches API Gateway: `(?s)` so a decoded
+        # control character (`%0A`) cannot slip past the catch-all into aiohttp's text/plain 404.
+        self.app.router.add_route("*", "/{tail:(?s:.*)}", self._handle)
 
     @property
     def url(self) -> str:
@@ -362,7 +367,12 @@ class HttpGateway:
 
     async def start(self) -> None:
         """Listen (port 0 picks a free port; `self.port` then holds the real one)."""
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            self.app,
+            access_log=None,
+            handle_signals=False,
+            max_line_size=MAX_REQUEST_LINE_BYTES,
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await site.start()

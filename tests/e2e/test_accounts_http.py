@@ -112,9 +112,22 @@ def test_another_user_sees_relationship_and_cannot_touch_my_sessions(stack, new_
 
 
 def test_tokens_are_required(stack):
-    with stack.client() as anon:
-        # API Gateway itself refuses a request with no Authorization header (no authorizer call)
-        assert anon.get("/v1/users/me").status_code == 401
+    # given no Authorization header at all (API.md: a missing token), or one without a token
+    for headers in (
+        {},
+        {"Authorization": ""},
+        {"Authorization": "Bearer"},
+        {"Authorization": "Basic eA=="},
+    ):
+        with httpx.Client(base_url=stack.http, headers=headers, timeout=30) as anon:
+            # then every authenticated route answers API.md's 401, not API Gateway's own body
+            for method, path in (("GET", "/v1/users/me"), ("POST", "/v1/tweets"),
+                                 ("DELETE", "/v1/auth/sessions/1")):  # fmt: skip
+                answer = anon.request(
+                    method, path, json={"text": "hi"} if method == "POST" else None
+                )
+                _error(answer, 401, "unauthorized")
+                assert answer.json()["error"]["message"]
     for token in ("garbage", "wbl_" + "A" * 43):
         with stack.client(token) as bad:
             _error(bad.get("/v1/users/me"), 401, "unauthorized")

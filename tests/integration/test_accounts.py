@@ -106,9 +106,11 @@ def test_revoked_session_is_refused_on_the_next_request(accounts):
 
     accounts.revoke(Principal(principal.user_id, other.session.id), issued.session.id)
 
-    # The authorizer no longer accepts the token, even though it had cached the session ...
+    # The token no longer opens a session, even though its session had been cached ...
     assert accounts.authenticate(issued.token) is None
-    # ... and a handler holding a (gateway-cached) verdict refuses it as well.
+    with pytest.raises(Unauthorized):
+        accounts.require_token(issued.token)
+    # ... and a request that resolved the session just before the revocation is refused too.
     with pytest.raises(Unauthorized):
         accounts.require(str(principal.user_id), str(principal.session_id), str(expires_ms))
     # The other session still works

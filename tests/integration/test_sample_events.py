@@ -66,11 +66,6 @@ def session(accounts):
 def _as(event: dict, issued) -> dict:
     event = copy.deepcopy(event)
     event["headers"]["authorization"] = f"Bearer {issued.token}"
-    event["requestContext"]["authorizer"]["lambda"] = {
-        "user_id": str(issued.user["id"]),
-        "session_id": str(issued.session.id),
-        "expires_at_ms": str(int(issued.session.expires_at.timestamp() * 1000)),
-    }
     return event
 
 
@@ -126,22 +121,24 @@ def test_account_samples_through_the_accounts_handler(accounts, session, pg):
         answer = handler(_as(_event(f"accounts/{name}"), session), Context())
         assert answer["statusCode"] == status, (name, answer)
     assert handler(_as(_event("accounts/logout.json"), session), Context())["statusCode"] == 204
-    # After logout the same (gateway-cached) authorizer verdict is refused.
+    # After logout the same token is refused.
     answer = handler(_as(_event("accounts/get-me.json"), session), Context())
     assert answer["statusCode"] == 401
 
 
-def test_authorizer_sample(accounts, session):
-    handler = _load_function("authorizer").handler
-    event = _event("authorizer/request.json")
-    assert handler(event, Context()) == {
-        "isAuthorized": True,
-        "context": {"user_id": "", "session_id": "", "expires_at_ms": ""},
-    }
-    event["headers"]["authorization"] = f"Bearer {session.token}"
-    context = handler(event, Context())["context"]
-    assert context["user_id"] == str(session.user["id"])
-    assert context["session_id"] == str(session.session.id)
+def test_the_handler_is_the_gate_for_the_samples_placeholder_token(accounts, session):
+    """No authorizer: the sample's token is not a session, and no header at all is API.md's
+    401 too (API Gateway passes such a request on, having no identity source to require)."""
+    handler = _load_function("accounts").handler
+    event = _event("accounts/get-me.json")
+    for headers in (
+        event["headers"],
+        {k: v for k, v in event["headers"].items() if k != "authorization"},
+    ):
+        answer = handler({**event, "headers": headers}, Context())
+        assert answer["statusCode"] == 401
+        assert json.loads(answer["body"])["error"]["code"] == "unauthorized"
+    assert handler(_as(event, session), Context())["statusCode"] == 200
 
 
 def test_meta_samples(accounts):
@@ -169,8 +166,8 @@ def test_websocket_samples(accounts, session, moto):
 
 
 def test_an_expired_session_is_refused_everywhere(accounts, session, pg, moto):
-    """Sessions last 30 days: past its expiry a token opens nothing (authorizer, handler check
-    of a cached verdict, WebSocket $connect), though its row is still there."""
+    """Sessions last 30 days: past its expiry a token opens nothing (the HTTP gate, the check of
+    a resolved session, WebSocket $connect), though its row is still there."""
     from warble.errors import Unauthorized
 
     pg.execute(
@@ -178,11 +175,11 @@ def test_an_expired_session_is_refused_everywhere(accounts, session, pg, moto):
         (session.session.id,),
     )
     redis_lib.Redis.from_url(TEST_REDIS_URL).flushdb()  # the cached session row too
-    authorizer = _event("authorizer/request.json")
-    authorizer["headers"]["authorization"] = f"Bearer {session.token}"
-    context = _load_function("authorizer").handler(authorizer, Context())["context"]
-    assert context["user_id"] == ""
-    with pytest.raises(Unauthorized):  # a verdict the gateway cached before the expiry
+    answer = _load_function("accounts").handler(
+        _as(_event("accounts/get-me.json"), session), Context()
+    )
+    assert answer["statusCode"] == 401
+    with pytest.raises(Unauthorized):  # a session resolved just before the expiry
         accounts.require(str(session.user["id"]), str(session.session.id), "1000")
     connect = _event("websocket/connect.json")
     connect["queryStringParameters"]["token"] = session.token

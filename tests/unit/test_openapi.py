@@ -91,3 +91,26 @@ def test_every_operation_with_a_request_budget_documents_its_429(document):
             if answer is not None:
                 assert answer["headers"]["Retry-After"]["required"] is True
                 assert answer["content"]["application/json"]["schema"]["$ref"].endswith("ErrorOut")
+
+
+def test_every_status_an_operation_can_answer_is_documented(document):
+    """Issue 14 #4: what the skeleton answers before routing is in each operation's responses:
+    413 and 415 for a body, 409 for an Idempotency-Key on an authenticated POST, 503 when a
+    store is down (every route but health reads one); and login's 429."""
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            codes = set(operation["responses"])
+            route = f"{method.upper()} {path}"
+            assert {"400", "401"} <= codes, route
+            if method in ("post", "put", "patch"):
+                assert {"413", "415"} <= codes, route
+            if route != "GET /v1/health":
+                assert "503" in codes, route
+            if any(p["name"] == "Idempotency-Key" for p in operation.get("parameters", [])):
+                assert "409" in codes, route
+            for code in codes - {"200", "201", "204"}:
+                schema = operation["responses"][code]["content"]["application/json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/ErrorOut"}, (route, code)
+    assert "429" in document["paths"]["/v1/auth/login"]["post"]["responses"]
+    signup = document["paths"]["/v1/auth/signup"]["post"]["responses"]["409"]["description"]
+    assert "username_taken" in signup and "idempotency" not in signup  # public: no key

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 from warble.errors import RateLimited
 from warble.http import errors
-from warble.http.schemas import LoginRequest, ProfilePatch, SignupRequest
+from warble.http.schemas import CreateTweet, LoginRequest, ProfilePatch, SignupRequest
 
 pytestmark = pytest.mark.unit
 
@@ -71,3 +71,34 @@ def test_rate_limited_carries_retry_after():
     assert json.loads(body) == {
         "error": {"code": "rate_limited", "message": "Too many attempts; try again later."}
     }
+
+
+# Issue 14 #1: PostgreSQL text cannot hold NUL, and a lone surrogate (JSON "\ud800") has no UTF-8
+# form for either store; both are the field's 400, never the store's 500.
+@pytest.mark.parametrize("bad", ["\x00", "ali\x00ce", "\ud800", "a\udfffb"])
+@pytest.mark.parametrize(
+    "model, base, field",
+    [
+        (LoginRequest, {"login": "alice", "password": "password1"}, "login"),
+        (LoginRequest, {"login": "alice", "password": "password1"}, "password"),
+        (LoginRequest, {"login": "alice", "password": "password1"}, "device"),
+        (SignupRequest, GOOD, "password"),
+        (SignupRequest, GOOD, "display_name"),
+        (SignupRequest, GOOD, "device"),
+        (ProfilePatch, {}, "display_name"),
+        (ProfilePatch, {}, "bio"),
+        (CreateTweet, {"text": "hello"}, "text"),
+    ],
+)
+def test_text_the_stores_cannot_hold_is_a_field_error(model, base, field, bad):
+    with pytest.raises(ValidationError) as raised:
+        model.model_validate({**base, field: bad if field != "password" else "password" + bad})
+    assert [err["loc"] for err in raised.value.errors()] == [(field,)]
+
+
+def test_texts_inside_lists_are_checked_too():
+    with pytest.raises(ValidationError) as raised:
+        CreateTweet.model_validate({"text": "hi", "media_ids": ["ok", "m\x00"]})
+    assert raised.value.errors()[0]["loc"] == ("media_ids",)
+    # Other control characters and astral characters are storable, and kept as sent.
+    assert CreateTweet.model_validate({"text": "a\tb\x01 🐦"}).text == "a\tb\x01 🐦"

@@ -89,6 +89,12 @@ class PayloadTooLarge(WarbleError):
     message = "The request body is larger than 64 KB."
 
 
+class UnsupportedMediaType(WarbleError):
+    status = 415
+    code = "unsupported_media_type"
+    message = "The request body must be JSON (Content-Type: application/json)."
+
+
 class RateLimited(WarbleError):
     status = 429
     code = "rate_limited"

@@ -39,7 +39,7 @@ class Container:
     """Everything the functions use, built lazily from ``settings``.
 
     Imports are local to each builder so that a function pays only for what its requests use
-    (the authorizer never imports pynamodb, the meta function imports no store at all).
+    (the meta function imports no store at all).
     """
 
     def __init__(self, settings: Settings | None = None) -> None:

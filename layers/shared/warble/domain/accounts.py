@@ -1,10 +1,10 @@
 """Accounts: sign-up, login, sessions, profiles.
 
 Profiles are read through a lease-guarded cache-aside cache and written database-first, then
-invalidated. Sessions live in PostgreSQL (tokens stored only as SHA-256 hashes); the authorizer
-reads them through the same kind of cache. A revocation deletes the cached session and leaves a
-short-lived marker that every handler checks, because API Gateway may keep serving a cached
-authorizer result for the same token for up to ``auth_cache_ttl_seconds``.
+invalidated. Sessions live in PostgreSQL (tokens stored only as SHA-256 hashes); every request's
+session check reads them through the same kind of cache. A revocation deletes the cached session
+and leaves a short-lived marker that the check also reads (in the round trip that throttles
+``last_seen_at`` writes), so a session-cache fill racing the revocation cannot reopen it.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class AccountService:
 
     # ---- sessions ----------------------------------------------------------------------
     def authenticate(self, token: str) -> tuple[Principal, int] | None:
-        """The authorizer's question: which live session is this token? (and its expiry, ms)"""
+        """Which live session is this token? (and its expiry, ms)"""
         if not security.looks_like_token(token):
             return None
         digest = security.token_hash(token)
@@ -150,8 +150,17 @@ class AccountService:
             return None
         return Principal(record["user_id"], record["id"]), record["expires_at_ms"]
 
+    def require_token(self, token: str) -> Principal:
+        """The HTTP gate: the caller of a live session for this bearer token, else 401."""
+        verdict = self.authenticate(token)
+        if verdict is None:
+            raise Unauthorized()
+        who, expires_at_ms = verdict
+        return self.require(str(who.user_id), str(who.session_id), str(expires_at_ms))
+
     def require(self, user_id: str, session_id: str, expires_at_ms: str) -> Principal:
-        """A handler's check of the authorizer's (possibly cached) verdict."""
+        """The revocation marker and ``last_seen_at`` check of a session already resolved
+        (by ``require_token``, or by a benchmark that holds one)."""
         if not user_id or not session_id:
             raise Unauthorized()
         if expires_at_ms and int(expires_at_ms) <= clock.epoch_ms():

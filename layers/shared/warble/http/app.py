@@ -3,10 +3,10 @@
 ``http_handler(routers, public=...)`` builds a Powertools resolver with validation, the error
 mapping of API.md, and wraps it in the entry-point skeleton (``warble.entrypoints.skeleton``:
 Logger, Tracer, Metrics, correlation id). Before routing it enforces, on every route not listed
-as public, the caller's session (401): the authorizer never denies (see docs/architecture.md),
-so this check is the gate; then the request budget (429, with the X-RateLimit headers on every
-answer, warble.http.rate_limits) and the body limit (413). Public routes are named by API
-Gateway's routeKey, which a client cannot forge.
+as public, the caller's session (401) from the bearer token: the HTTP API has no authorizer (see
+docs/architecture.md), so this check is the gate; then the request budget (429, with the
+X-RateLimit headers on every answer, warble.http.rate_limits) and the body limit (413). Public
+routes are named by API Gateway's routeKey, which a client cannot forge.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from warble.errors import (
     PayloadTooLarge,
     Unauthorized,
     Unavailable,
+    UnsupportedMediaType,
     ValidationFailed,
     WarbleError,
 )
@@ -97,12 +98,22 @@ def body_bytes(event: dict[str, Any]) -> bytes:
     return str(body).encode("utf-8")
 
 
+def is_json(content_type: str) -> bool:
+    """What the resolver parses as JSON: ``application/json`` (with parameters), or no
+    Content-Type at all. It would parse a form too, and fail (500) on anything else."""
+    content_type = content_type.strip()
+    return not content_type or content_type.startswith("application/json")
+
+
 def check_body(event: dict[str, Any], limit: int) -> None:
-    """413 over the limit; 400 for a body that is not UTF-8 (API.md: bodies are JSON in
-    UTF-8), before the resolver would fail to decode it."""
+    """413 over the limit; 415 for a body declared as anything but JSON (Powertools would parse
+    a form, or fail on other types); 400 for a body that is not UTF-8 (API.md: bodies are JSON
+    in UTF-8), before the resolver would fail to decode it."""
     raw = body_bytes(event)
     if len(raw) > limit:
         raise PayloadTooLarge()
+    if raw and not is_json(str((event.get("headers") or {}).get("content-type", ""))):
+        raise UnsupportedMediaType()
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -171,9 +182,10 @@ def _idempotent(
     return answer
 
 
-def authorizer_context(event: dict[str, Any]) -> dict[str, Any]:
-    authorizer = event.get("requestContext", {}).get("authorizer") or {}
-    return authorizer.get("lambda") or {}
+def bearer_token(headers: dict[str, str]) -> str:
+    """The token of ``Authorization: Bearer <token>`` (payload 2.0 lower-cases header names)."""
+    scheme, _, token = (headers.get("authorization") or "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 # The caller of the request being handled. A ContextVar rather than the router's context:
@@ -201,12 +213,15 @@ def _degraded_principal(event: dict[str, Any]) -> Principal | None:
     served degraded (a write, or PostgreSQL down too). 401 still raises."""
     if _method(event) not in DEGRADED_METHODS:
         return None
-    ctx = authorizer_context(event)
+    accounts = services.accounts()
     try:
-        return services.accounts().require_from_store(
-            str(ctx.get("user_id", "")),
-            str(ctx.get("session_id", "")),
-            str(ctx.get("expires_at_ms", "")),
+        # The session cache degrades to PostgreSQL by itself; the markers cannot.
+        verdict = accounts.authenticate(bearer_token(event.get("headers") or {}))
+        if verdict is None:
+            raise Unauthorized()
+        who, expires_at_ms = verdict
+        return accounts.require_from_store(
+            str(who.user_id), str(who.session_id), str(expires_at_ms)
         )
     except STORE_UNAVAILABLE:
         return None
@@ -226,12 +241,7 @@ def http_handler(
         try:
             who = None
             if event.get("routeKey") not in public_routes:
-                ctx = authorizer_context(event)
-                who = services.accounts().require(
-                    str(ctx.get("user_id", "")),
-                    str(ctx.get("session_id", "")),
-                    str(ctx.get("expires_at_ms", "")),
-                )
+                who = services.accounts().require_token(bearer_token(event.get("headers") or {}))
             budget = rate_limits.spend(event, who)
             if budget is not None and not budget.allowed:
                 return rate_limits.refusal(budget)

@@ -17,6 +17,8 @@ from warble.http.docs import responses
 router = Router()
 
 PUBLIC_ROUTES = ("GET /v1/health", "GET /v1/openapi.json", "GET /v1/docs", "$default")
+# Routes that touch no store, so never answer 503.
+HEALTH_ROUTES = ("GET /v1/health",)
 
 _SWAGGER_HTML = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Warble API</title>
@@ -49,7 +51,7 @@ def openapi_document() -> str:
     )
     document: dict[str, Any] = json.loads(generated)
     public = set(PUBLIC_ROUTES) | set(accounts.PUBLIC_ROUTES)
-    error = {"$ref": "#/components/schemas/ErrorOut"}
+    error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
     seconds = {"type": "integer", "minimum": 0}
     rate_limited = {
         "description": "rate_limited: the request budget is spent (warble.http.rate_limits)",
@@ -59,30 +61,32 @@ def openapi_document() -> str:
             "X-RateLimit-Remaining": {"description": "Left in this window", "schema": seconds},
             "X-RateLimit-Reset": {"description": "Window end, Unix seconds", "schema": seconds},
         },
-        "content": {"application/json": {"schema": error}},
+        **error,
     }
     for path, operations in document.get("paths", {}).items():
         for method, operation in operations.items():
-            operation.get("responses", {}).pop("422", None)
+            route = f"{method.upper()} {path}"
+            answers = operation.setdefault("responses", {})
+            answers.pop("422", None)
             # A 204 has no body; Powertools documents the handler's return type as JSON for it.
-            operation.get("responses", {}).get("204", {}).pop("content", None)
-            if f"{method.upper()} {path}" in public:
+            answers.get("204", {}).pop("content", None)
+            if route in public:
                 operation["security"] = []
             if method in ("post", "put", "patch"):
-                operation["responses"]["413"] = {
-                    "description": "payload_too_large",
-                    "content": {"application/json": {"schema": error}},
-                }
-            if f"{method.upper()} {path}" not in PUBLIC_ROUTES:  # health and docs: no budget
-                operation["responses"]["429"] = rate_limited
-            if method == "post" and f"POST {path}" not in public:
-                operation["responses"].setdefault(
-                    "409",
-                    {
-                        "description": "idempotency_key_reused, request_in_progress",
-                        "content": {"application/json": {"schema": error}},
-                    },
-                )
+                # The skeleton's checks before routing (warble.http.app.check_body).
+                answers["413"] = {"description": "payload_too_large", **error}
+                answers["415"] = {"description": "unsupported_media_type", **error}
+            if route not in PUBLIC_ROUTES:  # health and docs: no budget
+                answers["429"] = rate_limited
+            if route not in HEALTH_ROUTES:
+                # Every other route reads a store (the session check at least).
+                answers["503"] = {"description": "unavailable", **error}
+            if method == "post" and route not in public:
+                # Idempotency-Key (warble.http.app): a reused key or a repeat still running.
+                codes = "idempotency_key_reused / request_in_progress"
+                if "409" in answers:
+                    codes = f"{answers['409']['description']} / {codes}"
+                answers["409"] = {"description": codes, **error}
                 operation.setdefault("parameters", []).append(
                     {
                         "name": "Idempotency-Key",

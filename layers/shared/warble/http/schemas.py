@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Any, Literal
 
 from email_validator import EmailNotValidError, validate_email
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 USERNAME_PATTERN = r"^[A-Za-z0-9_]{1,15}$"
+# JSON's "\ud800" escapes decode to lone UTF-16 surrogates, which have no UTF-8 form: neither
+# PostgreSQL nor DynamoDB (nor bcrypt) can take them. PostgreSQL text cannot hold NUL either.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(value: str) -> str:
+    """A text the stores can hold, else the field's 400 (rather than the store's 500)."""
+    found = _UNSTORABLE.search(value)
+    if found is not None:
+        what = "NUL characters" if found.group() == "\x00" else "unpaired surrogates"
+        raise ValueError(f"must not contain {what}")
+    return value
 
 
 class _Request(BaseModel):
     model_config = ConfigDict(str_strip_whitespace=False, extra="ignore")
+
+    # Every text of every request body, lists of texts included, before any store sees it.
+    @field_validator("*")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return storable(value)
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, str):
+                    storable(item)
+        return value
 
 
 def _password(value: str) -> str:

@@ -1,0 +1,118 @@
+"""Regression tests for the contract defects fuzzing found (issue 14), through the local runtime:
+each request a client could send, answered in API.md's error shape and never with a 5xx."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from infra.local.http_gateway import MAX_REQUEST_LINE_BYTES
+
+pytestmark = pytest.mark.e2e
+
+
+def _error(answer: httpx.Response, status: int, code: str) -> dict:
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"].startswith("application/json"), answer.headers
+    error = answer.json()["error"]
+    assert error["code"] == code and error["message"], error
+    return error
+
+
+def test_nul_and_lone_surrogates_are_400_not_500(stack, new_user):
+    # given text PostgreSQL cannot hold (NUL) or no store can (a lone UTF-16 surrogate)
+    _, token = new_user()
+    with stack.client() as anon, stack.client(token) as me:
+        # the fuzzer's case, byte for byte: a JSON body with "\u0000" as the login
+        raw = '{"login": "\\u0000", "password": "xxxxxxxxxx"}'
+        headers = {"Content-Type": "application/json"}
+        error = _error(
+            anon.post("/v1/auth/login", content=raw, headers=headers), 400, "validation_error"
+        )
+        assert error["details"] == [
+            {"field": "login", "message": "must not contain NUL characters"}
+        ]
+        lone = '{"login": "a\\ud800", "password": "xxxxxxxxxx"}'
+        _error(anon.post("/v1/auth/login", content=lone, headers=headers), 400, "validation_error")
+        signup = {"username": "nul_user", "email": "nul@example.com", "password": "pass\x00word"}
+        _error(anon.post("/v1/auth/signup", json=signup), 400, "validation_error")
+        _error(me.patch("/v1/users/me", json={"bio": "a\x00b"}), 400, "validation_error")
+        _error(me.post("/v1/tweets", json={"text": "hi\x00"}), 400, "validation_error")
+        # then nothing was written
+        assert me.get("/v1/users/me").json()["bio"] == ""
+        assert (
+            anon.post(
+                "/v1/auth/login", json={"login": "nul_user", "password": "password"}
+            ).status_code
+            == 401
+        )
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/xml",
+    ],
+)
+def test_a_body_that_is_not_declared_json_is_415(stack, content_type):
+    # given a JSON body sent with another Content-Type (the fuzzer's text/plain, and a form)
+    body = '{"username": "ctype", "email": "ctype@example.com", "password": "password1"}'
+    with stack.client() as anon:
+        for path in ("/v1/auth/signup", "/v1/auth/login"):
+            answer = anon.post(path, content=body, headers={"Content-Type": content_type})
+            # then a 415 in the error shape, and no account
+            _error(answer, 415, "unsupported_media_type")
+        login = {"login": "ctype", "password": "password1"}
+        assert anon.post("/v1/auth/login", json=login).status_code == 401
+
+
+def test_json_with_a_charset_and_without_a_content_type_is_still_json(stack):
+    with stack.client() as anon:
+        answer = anon.post(
+            "/v1/auth/login",
+            content='{"login": "nobody_here", "password": "password1"}',
+            headers={"Content-Type": "application/json; charset=utf-8"},
+        )
+        _error(answer, 401, "invalid_credentials")
+        bare = httpx.Request(
+            "POST", f"{stack.http}/v1/auth/login", content=b'{"login": "x", "password": "y"}'
+        )
+        assert "content-type" not in bare.headers
+        _error(anon.send(bare), 401, "invalid_credentials")
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("GET", "/v1/users/%0A1/tweets"),
+        ("GET", "/v1/users/me/degree/%0A%C3%A9%FF"),
+        ("POST", "/v1/tweets/%0A%01/retweet"),
+        ("GET", "/v1/users/%0D%0A"),
+        ("GET", "/v1/no/such/%0Apath"),
+    ],
+)
+def test_control_and_non_ascii_bytes_in_a_path_get_json_errors(stack, new_user, method, path):
+    # given a path segment with a newline or bytes that are not UTF-8 (aiohttp's catch-all
+    # route did not match a decoded newline and answered a text/plain 404 itself)
+    _, token = new_user()
+    with stack.client(token) as me:
+        answer = me.request(method, path)
+    # then the function answers, in API.md's shape
+    assert answer.status_code in (400, 404), answer.text
+    _error(answer, answer.status_code, answer.json()["error"]["code"])
+    assert "apigw-requestid" in answer.headers
+
+
+def test_a_long_query_up_to_the_http_api_quota_reaches_the_handler(stack, new_user):
+    # given a request line near API Gateway's 10,240-byte quota (aiohttp's own limit was 8,190)
+    _, token = new_user()
+    ids = ",".join(["1234567890123456789"] * 500)
+    path = f"/v1/users/me/relationships?ids={ids}"
+    assert 8190 < len(f"GET {path} HTTP/1.1") < MAX_REQUEST_LINE_BYTES
+    with stack.client(token) as me:
+        # then the handler's JSON 400 (too many ids), not the gateway's text
+        error = _error(me.get(path), 400, "validation_error")
+    assert error["details"][0]["field"] == "ids"

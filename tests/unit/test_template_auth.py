@@ -1,0 +1,82 @@
+"""The HTTP API's auth wiring in template.yaml, which must not regress (issue 12, section 1).
+
+API.md wants every 401 as `{"error": {"code": "unauthorized", ...}}`. Any API Gateway
+authorizer can answer a request itself with another body: a Lambda authorizer with a required
+identity source refuses a request without it as `401 {"message": "Unauthorized"}`, a denial is
+`403 {"message": "Forbidden"}`, a JWT authorizer has its own 401. So the HTTP API has no
+authorizer at all, and the handler skeleton checks the bearer token on every route but the
+public ones API.md names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from warble.http import accounts, meta
+
+from infra.local.http_gateway import load_http_apis
+from infra.local.template import ResolveContext, load_template
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.unit
+
+# API.md: "Only signup, login, health and the API documents work without a token"; and the
+# catch-all route answers 404/405 in the API's error shape.
+API_MD_PUBLIC = {
+    "POST /v1/auth/signup",
+    "POST /v1/auth/login",
+    "GET /v1/health",
+    "GET /v1/openapi.json",
+    "GET /v1/docs",
+    "$default",
+}
+
+
+@pytest.fixture(scope="module")
+def resources() -> dict[str, Any]:
+    raw: dict[str, Any] = load_template(ROOT / "template.yaml").raw["Resources"]
+    return raw
+
+
+def _http_events(resources: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (name, event.get("Properties", {}))
+        for name, resource in resources.items()
+        for event in (resource.get("Properties", {}).get("Events") or {}).values()
+        if event.get("Type") == "HttpApi"
+    ]
+
+
+def test_the_http_api_has_no_authorizer(resources):
+    apis = {k: v for k, v in resources.items() if v["Type"] == "AWS::Serverless::HttpApi"}
+    assert apis, "the template defines its HTTP API"
+    for name, api in apis.items():
+        auth = api["Properties"].get("Auth") or {}
+        assert not auth.get("Authorizers"), f"{name}: an authorizer answers 401/403 itself"
+        assert not auth.get("DefaultAuthorizer"), name
+    # Nor one added as a raw resource, nor on a route.
+    assert not [k for k, v in resources.items() if v["Type"] == "AWS::ApiGatewayV2::Authorizer"]
+    for function, event in _http_events(resources):
+        assert "Auth" not in event, f"{function} {event.get('Path')}: routes carry no auth"
+
+
+def test_the_local_gateway_reads_the_same_wiring():
+    # The emulator derives its behaviour from the template: no route goes through an authorizer.
+    template = load_template(ROOT / "template.yaml")
+    routes = [
+        route for api in load_http_apis(template, ResolveContext()).values() for route in api.routes
+    ]
+    assert routes
+    assert [route.route_key for route in routes if route.authorizer is not None] == []
+
+
+def test_only_the_routes_api_md_names_skip_the_session_check(resources):
+    public = set(meta.PUBLIC_ROUTES) | set(accounts.PUBLIC_ROUTES)
+    assert public == API_MD_PUBLIC
+    routes = {
+        "$default" if event["Path"] == "$default" else f"{event['Method'].upper()} {event['Path']}"
+        for _, event in _http_events(resources)
+    }
+    # Every public route exists; the skeleton (warble.http.app) checks every route not listed.
+    assert public <= routes
