@@ -9,7 +9,8 @@ import pytest
 import redis as redis_lib
 from redis.cluster import RedisCluster
 from warble import keys, services
-from warble.dal.timelines import SENTINEL, TimelineStore, member
+from warble.dal.timelines import SENTINEL, TimelineStore
+from warble.domain.timelines import member
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
