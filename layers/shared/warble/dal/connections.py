@@ -11,7 +11,7 @@ connection after two hours. A push refused with 410 removes the connection at on
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist
@@ -42,7 +42,9 @@ class ConnectionRegistry:
 
     def add(self, user_id: int, connection_id: str, connected_at_ms: int, ttl_seconds: int) -> None:
         connection = self._connection
-        expires = datetime.fromtimestamp(connected_at_ms / 1000 + ttl_seconds, UTC)
+        # From the registration, not the client-reported connectedAt (a replayed or sample
+        # event's may be old); $connect runs as the connection opens, so the two agree on AWS.
+        expires = datetime.now(UTC) + timedelta(seconds=ttl_seconds)
         with TransactWrite(connection=connection) as tx:
             for pk, sk in (
                 (f"USER#{user_id}", f"CONN#{connection_id}"),
