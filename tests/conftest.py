@@ -68,6 +68,17 @@ TEST_ENV = {
 }
 
 
+# Powertools reads its service name and metric namespace when a Logger or Metrics is built,
+# which is at import: test modules import the entry points while being collected, before any
+# fixture runs. So these few are set as this file loads (Lambda sets them before import too).
+for _name in (
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_METRICS_NAMESPACE",
+    "POWERTOOLS_TRACE_DISABLED",
+):
+    os.environ.setdefault(_name, TEST_ENV[_name])
+
+
 @pytest.fixture(scope="session", autouse=True)
 def test_environment() -> Iterator[dict[str, str]]:
     saved = {key: os.environ.get(key) for key in TEST_ENV}
