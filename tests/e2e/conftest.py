@@ -68,6 +68,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "PASSWORD_HASH_ROUNDS": "4",
             # Low, so the celebrity path (merge on read, no fan-out) is exercised with 4 users.
             "CELEBRITY_FOLLOWERS": "3",
+            # The local default: the e2e tier signs up this admin.
+            "ADMIN_USERNAMES": "warble_admin",
         }
     }
     env_file = tmp_path_factory.mktemp("stack") / "env.json"
