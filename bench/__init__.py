@@ -32,5 +32,6 @@ GROUP_MODULES = (
     "bench.graph",
     "bench.timeline",
     "bench.engagement",
+    "bench.notifications",
     "bench.coldstart",
 )

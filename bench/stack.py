@@ -38,6 +38,7 @@ for _path in (str(SHARED), str(ROOT)):
 # Overridable so that two benchmark runs on one machine do not share stores.
 BENCH_DB = os.environ.get("WARBLE_BENCH_DB", "warble_bench")
 BENCH_REDIS_DB = int(os.environ.get("WARBLE_BENCH_REDIS_DB", "15"))
+# Another checkout's benches on the same machine can use their own Redis.
 BENCH_REDIS_PORT = int(os.environ.get("WARBLE_BENCH_REDIS_PORT", "6379"))
 BENCH_REDIS_URL = f"redis://127.0.0.1:{BENCH_REDIS_PORT}/{BENCH_REDIS_DB}"
 

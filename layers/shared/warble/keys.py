@@ -30,6 +30,13 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {idem:<user_id>}:<sha256 of key> | string | 24 h (pending: 60 s)      | a POST's first answer |
 | {snowflake}:worker:<n>           | string | WORKER_LEASE_MS           | worker-id lease       |
 | {snowflake}:worker:<n>:last      | string | 1 day                     | last window of id n   |
+| {u:<user_id>}:notif:pos          | hash   | none                      | read positions        |
+| {u:<user_id>}:notif:unread:<type>| zset   | none (capped)             | unread notif. ids     |
+| {u:<user_id>}:notif:lease        | string | LEASE_MS                  | rebuild lease         |
+| {u:<user_id>}:notif:rate:<win>   | string | 2 h                       | hot-recipient cap     |
+| {u:<user_id>}:dm_unread          | hash   | none                      | unread DMs per conv.  |
+| {h:<user_id>}:home:read          | string | none                      | home read position    |
+| {sys}:notifications              | zset   | none                      | system notif. ids     |
 """
 
 from __future__ import annotations
@@ -127,3 +134,42 @@ def snowflake_worker(worker_id: int) -> str:
 
 def snowflake_worker_last(worker_id: int) -> str:
     return f"{{snowflake}}:worker:{worker_id}:last"
+
+
+# ---- notifications (warble.dal.notifications) -------------------------------------------------
+# A user's read positions, unread ids and the DM feature's unread hash share the user's tag, so
+# one Lua call reads all of them; the home read position shares the home timeline's tag, so one
+# Lua call counts the timeline above it.
+def notif_positions(user_id: int) -> str:
+    """Hash: ``built`` marker, ``<type>`` -> read position (19-digit id) per notification type."""
+    return f"{{u:{user_id}}}:notif:pos"
+
+
+def notif_unread(user_id: int, kind: str) -> str:
+    """Sorted set (score 0) of the unread notification ids (19 digits) of one type."""
+    return f"{{u:{user_id}}}:notif:unread:{kind}"
+
+
+def notif_lease(user_id: int) -> str:
+    """Rebuild lease of the user's unread sets (a write while rebuilding deletes it)."""
+    return f"{{u:{user_id}}}:notif:lease"
+
+
+def notif_rate(user_id: int, window: int) -> str:
+    """Notifications stored for a recipient in one window (the hot-recipient cap)."""
+    return f"{{u:{user_id}}}:notif:rate:{window}"
+
+
+def dm_unread(user_id: int) -> str:
+    """Owned by direct messages: conversation id -> unread count (notifications only read it)."""
+    return f"{{u:{user_id}}}:dm_unread"
+
+
+def home_read(user_id: int) -> str:
+    """The id below which the home timeline counts as read."""
+    return f"{{h:{user_id}}}:home:read"
+
+
+def system_notifications() -> str:
+    """Sorted set (score 0) of every system notification's id, plus the sentinel ``0``."""
+    return "{sys}:notifications"

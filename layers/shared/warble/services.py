@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from warble.domain.counters import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.graph import GraphService
     from warble.domain.likes import LikeService
+    from warble.domain.notifications import NotificationService, Producers
+    from warble.domain.ports import MessageReads
     from warble.domain.push import Pusher
     from warble.domain.rate_limits import RateLimits
     from warble.domain.reconcile import Reconciler
@@ -304,6 +306,70 @@ class Container:
             on_repaired=self.counters_changed,
         )
 
+    # ---- notifications ----------------------------------------------------------------------
+    @cached_property
+    def notification_producers(self) -> Producers:
+        """Which events notify whom: one producer per notification type (Discover adds
+        ``match`` here)."""
+        from warble.domain.notifications import (
+            Producers,
+            follow_notified,
+            like_notified,
+            mention_notified,
+            reply_notified,
+            retweet_notified,
+        )
+        from warble.events import Followed, Liked, TweetPosted
+
+        producers = Producers()
+        producers.on(Followed, follow_notified)
+        producers.on(Liked, like_notified)
+        producers.on(TweetPosted, reply_notified)
+        producers.on(TweetPosted, mention_notified)
+        producers.on(TweetPosted, retweet_notified)
+        return producers
+
+    @cached_property
+    def message_reads(self) -> MessageReads:
+        """Marks every conversation read; the direct-messages feature's ConversationService
+        takes this place at merge."""
+        return _NoMessages()
+
+    @cached_property
+    def notifications(self) -> NotificationService:
+        from warble.dal.accounts import UserRepository
+        from warble.dal.notifications import NotificationTable, RedisUnread
+        from warble.domain.notifications import NotificationPolicy, NotificationService
+
+        s = self.settings
+        tweets = self.tweets
+        return NotificationService(
+            store=NotificationTable(s.notification_ttl_days, s),
+            unread=RedisUnread(self.redis, s.notification_unread_cap),
+            producers=self.notification_producers,
+            directory=UserRepository(self.database),
+            profiles=self.accounts,
+            existing_tweets=lambda pairs: {t.id for t in tweets.load(pairs)},
+            home=self.timelines,
+            messages=self.message_reads,
+            ids=self.ids,
+            push=self.pusher.push,
+            policy=NotificationPolicy(
+                cap_per_window=s.notification_recipient_cap,
+                cap_window_seconds=s.notification_cap_window_seconds,
+                admins=frozenset(
+                    name.strip().lower() for name in s.admin_usernames.split(",") if name.strip()
+                ),
+            ),
+        )
+
+
+class _NoMessages:
+    """No direct messages yet: nothing to mark read."""
+
+    def read_all(self, user_id: int) -> None:
+        return None
+
 
 _current: Container | None = None
 
@@ -359,6 +425,10 @@ def idempotency() -> IdempotencyStore:
 
 def rate_limits() -> RateLimits:
     return container().rate_limits
+
+
+def notifications() -> NotificationService:
+    return container().notifications
 
 
 def ids() -> Snowflake:

@@ -83,6 +83,15 @@ class Settings(BaseSettings):
     # Reconciliation re-checks a drifted counter after this long before repairing it, so that a
     # stream record still in flight is not mistaken for drift (stream lag is normally < 1 s).
     reconcile_settle_seconds: float = 5.0
+    # Notifications (warble.domain.notifications): their table, how long one lives (DynamoDB
+    # TTL), how many a recipient gets stored per window (hot recipients), how many unread ids a
+    # type keeps (its count saturates there), and the admins who may post system notifications.
+    notifications_table: str = "warble-local-notifications"
+    notification_ttl_days: int = 30
+    notification_recipient_cap: int = 600
+    notification_cap_window_seconds: int = 60
+    notification_unread_cap: int = 10_000
+    admin_usernames: str = ""
 
 
 @lru_cache(maxsize=1)

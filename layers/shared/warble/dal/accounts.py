@@ -86,6 +86,17 @@ class UserRepository:
         )
         return None if row is None else int(row["id"])
 
+    def ids_by_usernames(self, usernames: list[str]) -> dict[str, int]:
+        """Lower-cased username -> id, for those that exist (mentions); one query."""
+        lowered = [name.lower() for name in usernames]
+        rows = self._db.run(
+            lambda conn: conn.execute(
+                "SELECT id, lower(username) AS name FROM users WHERE lower(username) = ANY(%s)",
+                (lowered,),
+            ).fetchall()
+        )
+        return {str(row["name"]): int(row["id"]) for row in rows}
+
     def credentials_by_login(self, login: str) -> dict[str, Any] | None:
         column = "email" if "@" in login else "username"
         return self._db.run(

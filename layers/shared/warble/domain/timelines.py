@@ -92,6 +92,10 @@ class TimelineService:
                 return
             before = rows[-1][1]
 
+    def celebrities_followed(self, user_id: int) -> list[int]:
+        """The big accounts a user follows (cached 60 s; also read by the home unread count)."""
+        return self._celebrities_followed(user_id)
+
     def _celebrities_followed(self, user_id: int) -> list[int]:
         cached = self._timelines.followed_celebrities(user_id)
         if cached is not None:
@@ -130,6 +134,11 @@ class TimelineService:
         self._timelines.remove_author(follower, followee)
 
     # ---- authors' recent tweets ----------------------------------------------------------
+    def ensure_recent(self, authors: list[int]) -> None:
+        """Build the recent sets of these authors that are missing (the home count reads
+        followed celebrities' sets)."""
+        self._ensure_recent(authors)
+
     def _ensure_recent(self, authors: list[int]) -> None:
         built = self._timelines.recent_built(authors) if authors else {}
         for author in (a for a, ok in built.items() if not ok):

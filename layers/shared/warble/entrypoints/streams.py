@@ -37,6 +37,7 @@ from warble.entrypoints.skeleton import entry_point, logger, metrics
 from warble.events import (
     Event,
     Followed,
+    Liked,
     TweetDeleted,
     TweetPosted,
     Unfollowed,
@@ -117,6 +118,24 @@ cleanup = Consumer("Cleanup")
 @cleanup.on(TweetDeleted)
 def _purge(event: TweetDeleted) -> None:
     metrics.add_metric("CleanedUp", MetricUnit.Count, services.tweets().purge(event.tweet_id))
+
+
+# ---- NotificationsConsumerFunction: notifications from the graph, tweets and likes streams ----
+# Exactly once by construction (warble.domain.notifications): a redelivered record finds the
+# notification's dedupe item and its id already counted.
+notifier = Consumer("Notifications")
+
+
+def _notify(event: object) -> None:
+    outcome = services.notifications().notify(event)
+    if outcome.created:
+        metrics.add_metric("NotificationsCreated", MetricUnit.Count, outcome.created)
+    if outcome.capped:
+        metrics.add_metric("NotificationsCapped", MetricUnit.Count, outcome.capped)
+
+
+for _source in (Followed, Liked, TweetPosted):
+    notifier.on(_source)(_notify)
 
 
 # ---- CounterConsumerFunction: exactly-once counters (a whole batch at a time) ----------------

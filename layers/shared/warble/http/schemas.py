@@ -6,7 +6,7 @@ import re
 from typing import Any, Literal
 
 from email_validator import EmailNotValidError, validate_email
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 USERNAME_PATTERN = r"^[A-Za-z0-9_]{1,15}$"
 # JSON's "\ud800" escapes decode to lone UTF-16 surrogates, which have no UTF-8 form: neither
@@ -209,3 +209,65 @@ class TweetPageOut(BaseModel):
 
 class LikeOut(BaseModel):
     liked: bool
+
+
+# ---- notifications ---------------------------------------------------------------------------
+NotificationType = Literal["follow", "like", "reply", "mention", "retweet", "match", "system"]
+CountType = Literal[
+    "follow", "like", "reply", "mention", "retweet", "match", "system", "message", "home"
+]
+
+
+class MarkRead(_Request):
+    """Exactly one of ``types`` (some count fields but ``total``) and ``all: true``."""
+
+    types: list[CountType] | None = Field(default=None, min_length=1, max_length=9)
+    all: Literal[True] | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> MarkRead:
+        if (self.types is None) == (self.all is None):
+            raise ValueError("give either types or all, not both and not neither")
+        return self
+
+
+class SystemNotificationIn(_Request):
+    title: str = Field(min_length=1, max_length=100)
+    body: str = Field(min_length=1, max_length=2000)
+
+    @field_validator("title", "body")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be only white space")
+        return value
+
+
+class NotificationOut(BaseModel):
+    id: str
+    type: NotificationType
+    actor: UserSummaryOut | None
+    tweet_id: str | None
+    title: str | None
+    body: str | None
+    created_at: str
+    read: bool
+    tweet_deleted: bool | None = Field(default=None, description="set when the tweet is gone")
+
+
+class NotificationPageOut(BaseModel):
+    items: list[NotificationOut]
+    next_cursor: str | None
+
+
+class UnreadCountsOut(BaseModel):
+    follow: int
+    like: int
+    reply: int
+    mention: int
+    retweet: int
+    message: int
+    match: int
+    system: int
+    home: int
+    total: int

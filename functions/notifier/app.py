@@ -1,0 +1,5 @@
+"""NotificationsConsumerFunction: notifications from the graph, tweets and likes streams."""
+
+from warble.entrypoints.streams import notifier
+
+handler = notifier.handler

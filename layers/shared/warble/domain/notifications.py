@@ -1,0 +1,390 @@
+"""Notifications and unread counts (API.md "Notifications and unread counts", seed 004).
+
+- **Produced from the streams.** A notification type is one registered producer: a function
+  from an event to the notifications it causes (``Producers.on``, wired in
+  ``services.Container.notification_producers``). Discover adds ``match`` with one line there.
+- **Exactly once.** Each notification has a dedupe key derived from what caused it (a follow of
+  B by A, A's like of T, reply R, ...). The store writes the dedupe item and the notification
+  in one transaction, so a redelivered record finds the dedupe item and gets the id stored the
+  first time. Counting then adds that id to the recipient's unread set in Redis (a set: adding
+  an id twice counts once), in one Lua step that also compares it with the read position.
+  A re-follow or re-like within the TTL notifies nobody again.
+- **Counts in memory.** Per-type unread counts are the sizes of the unread sets; ``system``
+  counts the shared system list above the user's position; ``home`` counts the home timeline
+  above the user's home position, plus the followed celebrities' recent tweets (they are not
+  fanned out); ``message`` sums the DM feature's ``dm_unread`` hash. Two Redis round trips.
+- **Durable positions.** Read positions live in DynamoDB too. After a Redis flush, the unread
+  sets are rebuilt from the stored notifications above the durable positions (a lease makes a
+  rebuild that raced a new notification start again), and the system list from its partition.
+- **Positions are ids.** A user's position starts at the user's own id (a Snowflake made at
+  signup), so a new user counts exactly the notifications made after signing up, without any
+  write at signup. Marking read moves a position to a fresh id (or the newest counted one).
+- **Hot recipients.** At most ``cap_per_window`` (600) notifications are stored for one
+  recipient in a window (a minute); the rest of that window are dropped (a metric counts them).
+  The cap bounds the writes to the recipient's partition (DynamoDB's 1,000 writes per second
+  per partition) and the consumer's work for a viral tweet.
+- **Deleted tweets.** A notification is never withdrawn; one whose tweet is gone is listed with
+  ``tweet_id: null`` (and ``tweet_deleted: true``), so no client follows it to a 404.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from warble import clock
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.ports import (
+    HomeTimelines,
+    IdGenerator,
+    MessageReads,
+    Notification,
+    NotificationStore,
+    Profiles,
+    Snapshot,
+    UnreadStore,
+)
+from warble.errors import FieldError, Forbidden, ValidationFailed
+from warble.events import Followed, Liked, TweetPosted
+from warble.ids import decompose
+
+# Types stored per recipient (a producer each; ``match`` arrives with Discover).
+STORED_TYPES = ("follow", "like", "reply", "mention", "retweet", "match")
+# What a list can be filtered by; ``message`` is a count only.
+LIST_TYPES = (*STORED_TYPES, "system")
+# Every field of the unread-counts answer but ``total``; each can be marked read.
+COUNT_TYPES = (*STORED_TYPES, "message", "system", "home")
+# Types whose read position is kept (``message`` reads are the conversations' own).
+POSITION_TYPES = (*STORED_TYPES, "system", "home")
+
+MENTION = re.compile(r"(?<![A-Za-z0-9_])@([A-Za-z0-9_]{1,15})(?![A-Za-z0-9_])")
+MAX_MENTIONS = 10  # users notified per tweet; more names are ignored
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A notification a producer wants made; ``dedupe`` names its cause."""
+
+    recipient: int
+    kind: str
+    actor: int | None
+    dedupe: str
+    tweet_id: int | None = None
+    tweet_author: int | None = None
+
+
+class Directory(Protocol):
+    """Usernames (any case) -> user ids, for mentions."""
+
+    def ids_by_usernames(self, usernames: list[str]) -> dict[str, int]: ...
+
+
+E = TypeVar("E")
+Producer = Callable[[Any, Directory], list[Draft]]
+
+
+class Producers:
+    """Event type -> the producers of the notifications it causes."""
+
+    def __init__(self) -> None:
+        self._producers: dict[type, list[Producer]] = {}
+
+    def on(self, event_type: type[E], producer: Callable[[E, Directory], list[Draft]]) -> None:
+        self._producers.setdefault(event_type, []).append(producer)
+
+    @property
+    def event_types(self) -> list[type]:
+        return list(self._producers)
+
+    def drafts(self, event: object, directory: Directory) -> list[Draft]:
+        return [d for p in self._producers.get(type(event), ()) for d in p(event, directory)]
+
+
+# ---- producers: one per type -------------------------------------------------------------------
+def follow_notified(event: Followed, _: Directory) -> list[Draft]:
+    return [Draft(event.followee, "follow", event.follower, f"F#{event.follower}")]
+
+
+def like_notified(event: Liked, _: Directory) -> list[Draft]:
+    if event.author_id is None:
+        return []
+    return [
+        Draft(event.author_id, "like", event.user_id, f"L#{event.user_id}#{event.tweet_id}",
+              event.tweet_id, event.author_id)
+    ]  # fmt: skip
+
+
+def reply_notified(event: TweetPosted, _: Directory) -> list[Draft]:
+    if event.reply_to is None or event.reply_to_author is None:
+        return []
+    return [
+        Draft(event.reply_to_author, "reply", event.author_id, f"R#{event.tweet_id}",
+              event.tweet_id, event.author_id)
+    ]  # fmt: skip
+
+
+def retweet_notified(event: TweetPosted, _: Directory) -> list[Draft]:
+    if event.retweet_of is None or event.retweet_of_author is None:
+        return []
+    # One per user and original: retweeting again after an undo notifies nobody again.
+    return [
+        Draft(event.retweet_of_author, "retweet", event.author_id,
+              f"RT#{event.author_id}#{event.retweet_of}", event.retweet_of,
+              event.retweet_of_author)
+    ]  # fmt: skip
+
+
+def mentioned(text: str) -> list[str]:
+    """The distinct ``@names`` of a text (lower-cased, first MAX_MENTIONS, in order)."""
+    names = dict.fromkeys(m.group(1).lower() for m in MENTION.finditer(text))
+    return list(names)[:MAX_MENTIONS]
+
+
+def mention_notified(event: TweetPosted, directory: Directory) -> list[Draft]:
+    names = mentioned(event.text) if event.retweet_of is None else []
+    if not names:
+        return []
+    found = directory.ids_by_usernames(names)
+    return [
+        Draft(uid, "mention", event.author_id, f"M#{event.tweet_id}", event.tweet_id,
+              event.author_id)
+        for uid in dict.fromkeys(found[n] for n in names if n in found)
+        # The author of the tweet replied to gets the reply, not a second notification.
+        if uid != event.reply_to_author
+    ]  # fmt: skip
+
+
+# ---- the service ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NotificationPolicy:
+    cap_per_window: int
+    admins: frozenset[str]
+    cap_window_seconds: int = 60
+
+
+@dataclass(frozen=True)
+class NotificationPage:
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+@dataclass
+class Delivery:
+    """What one event did (for the consumer's metrics)."""
+
+    created: int = 0
+    capped: int = 0
+
+
+def parse_types(raw: str | None, allowed: Iterable[str], name: str = "types") -> list[str]:
+    """``a,b`` -> the named types; an unknown or empty one is a 400."""
+    if raw is None:
+        return []
+    kinds = [part.strip() for part in raw.split(",")]
+    return validate_types(kinds, allowed, name)
+
+
+def validate_types(kinds: list[str], allowed: Iterable[str], name: str = "types") -> list[str]:
+    known = tuple(allowed)
+    bad = [k for k in kinds if k not in known]
+    if bad or not kinds:
+        raise ValidationFailed(
+            [FieldError(name, f"must name some of: {', '.join(known)}")],
+            f"Unknown notification type: {', '.join(bad) or '(none)'}.",
+        )
+    return list(dict.fromkeys(kinds))
+
+
+def created_at(notification_id: int) -> str:
+    timestamp_ms, _, _ = decompose(notification_id)
+    return clock.rfc3339(clock.from_ms(timestamp_ms))
+
+
+class NotificationService:
+    def __init__(
+        self,
+        store: NotificationStore,
+        unread: UnreadStore,
+        producers: Producers,
+        directory: Directory,
+        profiles: Profiles,
+        existing_tweets: Callable[[list[tuple[int, int]]], set[int]],
+        home: HomeTimelines,
+        messages: MessageReads,
+        ids: IdGenerator,
+        push: Callable[[list[int], dict[str, Any]], Any],
+        policy: NotificationPolicy,
+    ) -> None:
+        self._store = store
+        self._unread = unread
+        self._producers = producers
+        self._directory = directory
+        self._profiles = profiles
+        self._existing_tweets = existing_tweets
+        self._home = home
+        self._messages = messages
+        self._ids = ids
+        self._push = push
+        self._policy = policy
+
+    # ---- stream: make notifications ---------------------------------------------------------
+    def notify(self, event: object) -> Delivery:
+        """The notifications an event causes, each made, counted and pushed once."""
+        outcome = Delivery()
+        for draft in self._producers.drafts(event, self._directory):
+            if draft.actor == draft.recipient:
+                continue  # nobody is notified of their own action
+            made = self._deliver(draft)
+            outcome.created += made == "created"
+            outcome.capped += made == "capped"
+        return outcome
+
+    def _deliver(self, draft: Draft) -> str:
+        created = False
+        window = clock.epoch_ms() // (self._policy.cap_window_seconds * 1000)
+        if self._unread.admit(draft.recipient, window, self._policy.cap_per_window):
+            notification = Notification(
+                self._ids.next_id(), draft.recipient, draft.kind, draft.actor, draft.tweet_id,
+                draft.tweet_author,
+            )  # fmt: skip
+            stored_id, created = self._store.create(notification, draft.dedupe)
+            if not created:  # a redelivery: it takes no place under the cap
+                self._unread.release(draft.recipient, window)
+        else:
+            # Over the cap: only a redelivery of one stored earlier goes on (to be counted).
+            found = self._store.existing(draft.recipient, draft.dedupe)
+            if found is None:
+                return "capped"
+            stored_id = found
+        counted = self._unread.add(draft.recipient, draft.kind, stored_id)
+        # Pushed by the delivery that first stored or counted it (a redelivery pushes nothing).
+        if counted == 1 or (counted < 0 and created):
+            stored = Notification(stored_id, draft.recipient, draft.kind, draft.actor,
+                                  draft.tweet_id, draft.tweet_author)  # fmt: skip
+            view = self._render([stored], positions={})[0]
+            self._push_counts(draft.recipient, view)
+        return "created" if created else "repeated"
+
+    def _push_counts(self, user_id: int, notification: dict[str, Any] | None = None) -> None:
+        data = dict(notification or {})
+        data["unread_counts"] = self.counts(user_id)
+        self._push([user_id], {"type": "notification", "data": data})
+
+    # ---- unread counts ----------------------------------------------------------------------
+    def counts(self, user_id: int) -> dict[str, int]:
+        """API.md's unread counts: two Redis round trips when warm; warmed up when not."""
+        snap = self._unread.snapshot(user_id)
+        if self._warm_up(user_id, snap):
+            snap = self._unread.snapshot(user_id)
+        answer = {kind: snap.counts.get(kind, 0) for kind in STORED_TYPES}
+        answer["message"] = snap.message
+        answer["system"] = snap.system or 0
+        answer["home"] = snap.home
+        answer["total"] = sum(answer.values())
+        return answer
+
+    def _warm_up(self, user_id: int, snap: Snapshot) -> bool:
+        """Rebuild what the snapshot found missing; True if anything was."""
+        missing = False
+        if not snap.built or snap.home_position is None:
+            self._rebuild(user_id)
+            missing = True
+        if snap.system is None:
+            self._unread.rebuild_system(self._store.system_ids)
+            missing = True
+        if not snap.home_built:
+            self._home.rebuild(user_id)
+            missing = True
+        if snap.celebrities is None:
+            self._home.ensure_recent(self._home.celebrities_followed(user_id))
+            missing = True
+        elif snap.celebrities_unbuilt:
+            self._home.ensure_recent(snap.celebrities_unbuilt)
+            missing = True
+        return missing
+
+    def _positions(self, user_id: int) -> dict[str, int]:
+        stored = self._store.positions(user_id)
+        return {kind: stored.get(kind) or user_id for kind in POSITION_TYPES}
+
+    def _rebuild(self, user_id: int) -> None:
+        """The unread sets from the stored notifications above the durable positions."""
+        token = self._unread.lease(user_id)
+        positions = self._positions(user_id)
+        unread = self._store.unread_ids(user_id, positions, self._unread.cap)
+        if token is not None:
+            self._unread.fill(user_id, token, positions, unread)
+
+    # ---- marking read -----------------------------------------------------------------------
+    def mark_read(self, user_id: int, kinds: list[str]) -> None:
+        now = self._ids.next_id()
+        positioned = [k for k in kinds if k in POSITION_TYPES and k != "home"]
+        if positioned:
+            moved = self._unread.mark_read(user_id, positioned, now)
+            if moved is None:  # not in Redis: rebuild, then mark
+                self._rebuild(user_id)
+                moved = self._unread.mark_read(user_id, positioned, now) or {
+                    k: now for k in positioned
+                }
+            self._store.save_positions(user_id, moved)
+        if "home" in kinds:
+            self._store.save_positions(user_id, {"home": now})
+            self._unread.set_home_position(user_id, now)
+        if "message" in kinds:
+            self._messages.read_all(user_id)
+        self._push_counts(user_id)
+
+    # ---- listing ----------------------------------------------------------------------------
+    def page(
+        self, user_id: int, kinds: list[str], limit: int, cursor: str | None
+    ) -> NotificationPage:
+        before = decode_cursor("notifications", cursor)
+        wanted = kinds or list(LIST_TYPES)
+        stored_kinds = [k for k in wanted if k != "system"]
+        items = self._store.page(user_id, stored_kinds, before, limit) if stored_kinds else []
+        if "system" in wanted:
+            # Only those sent after the user signed up (ids above the user's own).
+            items += self._store.system_page(before, user_id, limit)
+        items = sorted(items, key=lambda n: n.id, reverse=True)[:limit]
+        positions = self._unread.positions(user_id) or self._positions(user_id)
+        next_cursor = encode_cursor("notifications", items[-1].id) if len(items) >= limit else None
+        return NotificationPage(self._render(items, positions), next_cursor)
+
+    def _render(self, items: list[Notification], positions: dict[str, int]) -> list[dict]:
+        actors = self._profiles.profiles([n.actor for n in items if n.actor is not None])
+        pointed = [(n.tweet_author, n.tweet_id) for n in items if n.tweet_id and n.tweet_author]
+        alive = self._existing_tweets(pointed) if pointed else set()
+        views = []
+        for n in items:
+            actor = actors.get(n.actor) if n.actor is not None else None
+            gone = n.tweet_id is not None and n.tweet_id not in alive
+            views.append(
+                {
+                    "id": str(n.id),
+                    "type": n.kind,
+                    "actor": None if actor is None else {
+                        "id": str(actor["id"]), "username": actor["username"],
+                        "display_name": actor["display_name"],
+                    },
+                    "tweet_id": None if n.tweet_id is None or gone else str(n.tweet_id),
+                    "title": n.title,
+                    "body": n.body,
+                    "created_at": created_at(n.id),
+                    "read": n.id <= positions.get(n.kind, 0),
+                    **({"tweet_deleted": True} if gone else {}),
+                }
+            )  # fmt: skip
+        return views
+
+    # ---- system notifications ---------------------------------------------------------------
+    def post_system(self, user_id: int, title: str, body: str) -> dict[str, Any]:
+        """One item in the shared list, whatever the number of users (admins only)."""
+        username = str(self._profiles.profile(user_id)["username"]).lower()
+        if username not in self._policy.admins:
+            raise Forbidden("Only admins may post system notifications.")
+        notification = Notification(self._ids.next_id(), 0, "system", title=title, body=body)
+        self._store.post_system(notification)
+        self._unread.add_system(notification.id)
+        return self._render([notification], positions={})[0]

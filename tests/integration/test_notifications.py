@@ -1,0 +1,215 @@
+"""Notifications from the real stream records, through the real consumer handler: every record
+delivered twice and out of order across items; unread counts, read positions, a Redis flush,
+system notifications and the hot-recipient cap."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from warble import keys, services
+from warble.errors import Forbidden
+from warble.settings import get_settings
+
+from tests.integration.test_sample_events import Context, _load_function
+from tests.support.streams import StreamTap
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def tap(accounts, moto):
+    s = get_settings()
+    return StreamTap([s.graph_table, s.tweets_table, s.likes_table])
+
+
+@pytest.fixture
+def consumer():
+    return _load_function("notifier").handler
+
+
+def deliver_twice_shuffled(consumer, records: list[dict], seed: int = 7) -> None:
+    """Each record twice, in an order shuffled across items, in batches of 5."""
+    twice = records + records
+    random.Random(seed).shuffle(twice)
+    for start in range(0, len(twice), 5):
+        answer = consumer({"Records": twice[start : start + 5]}, Context())
+        assert answer == {"batchItemFailures": []}
+
+
+def configure(monkeypatch, **env: str) -> None:
+    """Settings for this test: a fresh container reads them."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    services.reset()
+
+
+def user(accounts, name: str) -> int:
+    return int(accounts.signup(name, f"{name}@example.com", "password1", None, "").user["id"])
+
+
+def kinds(page) -> Counter:
+    return Counter((n["type"], n["actor"]["username"] if n["actor"] else None) for n in page.items)
+
+
+def test_every_notification_once_and_counts_exact(tap, consumer, accounts, redis):
+    alice, bob, carol = (user(accounts, n) for n in ("alice", "bob", "carol"))
+    graph, tweets, likes = services.graph(), services.tweets(), services.likes()
+    notifications = services.notifications()
+    assert notifications.counts(alice)["total"] == 0  # warm: built before anything happened
+
+    graph.follow(bob, alice)
+    graph.follow(carol, alice)
+    original = int(tweets.post(alice, "hello @alice", None, [])["id"])  # self-mention: nothing
+    likes.like(bob, original)
+    likes.like(alice, original)  # own like: nothing
+    reply = int(tweets.post(carol, "hi @Alice and @BOB and @nobody", original, [])["id"])
+    tweets.retweet(bob, original)
+    likes.unlike(bob, original)
+    likes.like(bob, original)  # a re-like notifies nobody again
+    records = tap.drain()
+    assert len(records) > 10
+
+    deliver_twice_shuffled(consumer, records)
+
+    page = notifications.page(alice, [], 100, None)
+    assert kinds(page) == Counter(
+        {("follow", "bob"): 1, ("follow", "carol"): 1, ("like", "bob"): 1, ("reply", "carol"): 1,
+         ("retweet", "bob"): 1}
+    )  # fmt: skip
+    ids = [int(n["id"]) for n in page.items]
+    assert ids == sorted(ids, reverse=True) and not any(n["read"] for n in page.items)
+    replied = next(n for n in page.items if n["type"] == "reply")
+    assert replied["tweet_id"] == str(reply)  # the reply; no second "mention" for alice
+    bob_page = notifications.page(bob, [], 100, None)
+    assert kinds(bob_page) == Counter({("mention", "carol"): 1})
+    counts = notifications.counts(alice)
+    assert {k: counts[k] for k in ("follow", "like", "reply", "mention", "retweet")} == {
+        "follow": 2, "like": 1, "reply": 1, "mention": 0, "retweet": 1,
+    }  # fmt: skip
+    assert counts["total"] == 5 + counts["home"] and counts["message"] == 0
+
+    # Delivered a third time, after being read: nothing comes back unread.
+    notifications.mark_read(alice, ["follow", "like"])
+    deliver_twice_shuffled(consumer, records, seed=11)
+    counts = notifications.counts(alice)
+    assert (counts["follow"], counts["like"], counts["reply"]) == (0, 0, 1)
+    read = {n["type"]: n["read"] for n in notifications.page(alice, [], 100, None).items}
+    assert read == {"follow": True, "like": True, "reply": False, "retweet": False}
+
+    # Filtered pages with a cursor.
+    first = notifications.page(alice, ["follow", "reply"], 2, None)
+    assert len(first.items) == 2 and first.next_cursor
+    rest = notifications.page(alice, ["follow", "reply"], 2, first.next_cursor)
+    both = first.items + rest.items
+    assert sorted(n["type"] for n in both) == ["follow", "follow", "reply"]
+    assert [n["id"] for n in both] == [
+        n["id"] for n in page.items if n["type"] != "retweet" and n["type"] != "like"
+    ]
+
+    # A Redis flush: counts and read flags come back from the table and the durable positions.
+    redis.flushdb()
+    counts = notifications.counts(alice)
+    assert (counts["follow"], counts["like"], counts["reply"], counts["retweet"]) == (0, 0, 1, 1)
+    assert notifications.counts(bob)["mention"] == 1
+    deliver_twice_shuffled(consumer, records, seed=13)  # and redelivery after it adds nothing
+    assert notifications.counts(alice)["retweet"] == 1
+
+    # A deleted tweet: the notification stays, pointing at nothing.
+    tweets.delete(carol, reply)
+    replied = next(n for n in notifications.page(alice, ["reply"], 10, None).items)
+    assert replied["tweet_id"] is None and replied["tweet_deleted"] is True
+
+
+def test_unread_counts_take_two_redis_round_trips_when_warm(accounts, moto, redis):
+    me = user(accounts, "reader")
+    authors = [user(accounts, f"author{i}") for i in range(5)]
+    for author in authors:
+        services.graph().follow(me, author)
+    notifications = services.notifications()
+    notifications.counts(me)  # warms everything up
+    redis.hset(keys.dm_unread(me), mapping={"c1": 2, "c2": 3})
+
+    calls = []
+    client = services.container().redis
+    original = client.pipeline
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    client.pipeline = counted  # type: ignore[method-assign]
+    try:
+        counts = notifications.counts(me)
+    finally:
+        client.pipeline = original  # type: ignore[method-assign]
+    assert len(calls) == 2
+    assert counts["message"] == 5 and counts["total"] == 5
+
+
+def test_home_counts_followees_posts_since_read_celebrities_included(
+    accounts, moto, redis, monkeypatch, tap
+):
+    # More than one follower makes a celebrity: never fanned out, merged at read time.
+    configure(monkeypatch, CELEBRITY_FOLLOWERS="1")
+    me, friend, celebrity, other = (
+        user(services.accounts(), n) for n in ("me", "friend", "celeb", "other")
+    )
+    graph = services.graph()
+    graph.follow(me, friend)
+    graph.follow(me, celebrity)
+    graph.follow(other, celebrity)
+    # followers_count comes from the graph stream, through the counter consumer.
+    services.container().count_batch({"Records": tap.drain()})
+    notifications, timelines = services.notifications(), services.timelines()
+    tweets = services.tweets()
+    timelines.rebuild(me)
+    assert notifications.counts(me)["home"] == 0
+    posted = [int(tweets.post(a, "news", None, [])["id"]) for a in (friend, celebrity, me)]
+    timelines.tweet_created(friend, posted[0])
+    timelines.tweet_created(celebrity, posted[1])
+    timelines.tweet_created(me, posted[2])
+    redis.delete(keys.home_celebrities(me))
+    assert notifications.counts(me)["home"] == 2  # not my own
+    notifications.mark_read(me, ["home"])
+    assert notifications.counts(me)["home"] == 0
+
+
+def test_system_notifications_one_write_and_positions_start_at_signup(
+    accounts, moto, redis, monkeypatch
+):
+    configure(monkeypatch, ADMIN_USERNAMES="someone, Warble_Admin")
+    early = user(services.accounts(), "early")
+    admin = user(services.accounts(), "warble_admin")
+    notifications = services.notifications()
+    with pytest.raises(Forbidden):
+        notifications.post_system(early, "t", "b")
+    first = notifications.post_system(admin, "Hello", "Welcome to Warble")
+    late = user(services.accounts(), "late")  # signed up after the first
+    notifications.post_system(admin, "Again", "A second one")
+    assert notifications.counts(early)["system"] == 2
+    assert notifications.counts(late)["system"] == 1
+    listed = notifications.page(late, ["system"], 10, None).items
+    assert [n["title"] for n in listed] == ["Again"] and listed[0]["actor"] is None
+    notifications.mark_read(early, ["system"])
+    assert notifications.counts(early)["system"] == 0
+    assert first["type"] == "system" and first["read"] is False
+    redis.flushdb()  # the shared list and the positions come back from the table
+    assert notifications.counts(early)["system"] == 0
+    assert notifications.counts(late)["system"] == 1
+
+
+def test_a_hot_recipient_is_capped_per_window(tap, consumer, accounts, redis, monkeypatch):
+    # A window of an hour: the test never straddles two.
+    configure(monkeypatch, NOTIFICATION_RECIPIENT_CAP="5", NOTIFICATION_CAP_WINDOW_SECONDS="3600")
+    celebrity = user(services.accounts(), "celebrity")
+    fans = [user(services.accounts(), f"fan{i}") for i in range(8)]
+    tweet = int(services.tweets().post(celebrity, "viral", None, [])["id"])
+    tap.drain()
+    for fan in fans:
+        services.likes().like(fan, tweet)
+    deliver_twice_shuffled(consumer, tap.drain())
+    stored = services.notifications().page(celebrity, ["like"], 100, None).items
+    assert len(stored) == 5  # the rest of this window's were dropped
+    assert services.notifications().counts(celebrity)["like"] == 5
