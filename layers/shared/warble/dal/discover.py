@@ -35,6 +35,10 @@ from warble import keys
 from warble.dal.redis import RedisClient
 from warble.domain.ports import FeedTake
 
+# Redis' GEO commands take latitudes within +-85.05112878 (Web Mercator). API.md allows +-90:
+# a point nearer a pole is indexed (and searched from) at that limit, so within ~550 km of a
+# pole distances are approximate; its stored location keeps the true latitude.
+GEO_MAX_LAT = 85.05112878
 FEED_TTL_SECONDS = 600  # a queued candidate may have moved away after ten minutes
 
 # KEYS: bitmap, meta, swiped, feed list, feed meta. ARGV: mode, limit, n0, p0, query, ids...
@@ -178,7 +182,7 @@ class GeoIndex:
         """Add to the new cell, then leave the old one (a reader in between may see both: the
         query keeps one per id), and cache the location."""
         pipe = self._redis.pipeline(transaction=False)
-        pipe.geoadd(keys.geo_cell(cell), (lon, lat, str(user_id)))
+        pipe.geoadd(keys.geo_cell(cell), (lon, _geo_lat(lat), str(user_id)))
         if old_cell is not None and old_cell != cell:
             pipe.zrem(keys.geo_cell(old_cell), str(user_id))
         pipe.set(keys.location(user_id), f"{lat},{lon}", ex=keys.LOCATION_CACHE_SECONDS)
@@ -188,7 +192,7 @@ class GeoIndex:
         """Bulk GEOADD (seeding, rebuilding): one pipeline, one GEOADD per cell."""
         by_cell: dict[str, list[Any]] = {}
         for user_id, lat, lon, cell in entries:
-            by_cell.setdefault(cell, []).extend((lon, lat, str(user_id)))
+            by_cell.setdefault(cell, []).extend((lon, _geo_lat(lat), str(user_id)))
         pipe = self._redis.pipeline(transaction=False)
         for cell, values in by_cell.items():
             pipe.geoadd(keys.geo_cell(cell), values)
@@ -211,7 +215,8 @@ class GeoIndex:
         pipe = self._redis.pipeline(transaction=False)
         for cell in cells:
             pipe.geosearch(
-                keys.geo_cell(cell), longitude=lon, latitude=lat, radius=radius_km, unit="km",
+                keys.geo_cell(cell), longitude=lon, latitude=_geo_lat(lat), radius=radius_km,
+                unit="km",
                 sort="ASC", count=count, withdist=True,
             )  # fmt: skip
         return [[(int(m), float(d)) for m, d in found] for found in pipe.execute()]
@@ -278,6 +283,10 @@ class SeenFilter:
 
     def add_swiped(self, user_id: int, other: int) -> None:
         self._redis.sadd(keys.swiped(user_id), str(other))
+
+
+def _geo_lat(lat: float) -> float:
+    return max(-GEO_MAX_LAT, min(GEO_MAX_LAT, lat))
 
 
 def _num(value: float) -> str:
