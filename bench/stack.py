@@ -38,7 +38,9 @@ for _path in (str(SHARED), str(ROOT)):
 # Overridable so that two benchmark runs on one machine do not share stores.
 BENCH_DB = os.environ.get("WARBLE_BENCH_DB", "warble_bench")
 BENCH_REDIS_DB = int(os.environ.get("WARBLE_BENCH_REDIS_DB", "15"))
-BENCH_REDIS_URL = f"redis://127.0.0.1:6379/{BENCH_REDIS_DB}"
+BENCH_REDIS_URL = (
+    f"redis://127.0.0.1:{os.environ.get('WARBLE_BENCH_REDIS_PORT', '6379')}/{BENCH_REDIS_DB}"
+)
 
 # What the code under test reads (through warble.settings). PASSWORD_HASH_ROUNDS is the
 # production cost: login is measured at it (a user with a cost-4 hash is made for the test cost).
