@@ -33,5 +33,6 @@ GROUP_MODULES = (
     "bench.timeline",
     "bench.engagement",
     "bench.notifications",
+    "bench.discover",
     "bench.coldstart",
 )

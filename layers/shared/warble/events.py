@@ -63,7 +63,19 @@ class Unliked:
     author_id: int | None = None
 
 
-Event = TweetPosted | TweetDeleted | Followed | Unfollowed | Liked | Unliked
+@dataclass(frozen=True)
+class Matched:
+    """Two users swiped right on each other (INSERT of the match record in the matches table).
+
+    One event per user: a match record decodes to two, ``Matched(a, b, c)`` and
+    ``Matched(b, a, c)``, so a subscriber (the ``match`` notification) handles its recipient."""
+
+    user_id: int
+    other_id: int
+    conversation_id: int
+
+
+Event = TweetPosted | TweetDeleted | Followed | Unfollowed | Liked | Unliked | Matched
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,14 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:dm_unread          | hash   | none                      | unread DMs per conv.  |
 | {h:<user_id>}:home:read          | string | none                      | home read position    |
 | {sys}:notifications              | zset   | none                      | system notif. ids     |
+| {geo:<cell>}:users               | geo    | none (rebuildable)        | located users of cell |
+| {u:<user_id>}:location           | string | LOCATION_CACHE_SECONDS    | my "lat,lon" (cache)  |
+| {u:<user_id>}:seen               | string | none                      | shown-people Bloom    |
+| {u:<user_id>}:seen:meta          | hash   | none                      | its layers and fill   |
+| {u:<user_id>}:swiped             | set    | none (rebuildable)        | people I swiped on    |
+| {u:<user_id>}:feed               | list   | FEED_TTL_SECONDS (600 s)  | fetched, not offered  |
+| {u:<user_id>}:feed:meta          | hash   | FEED_TTL_SECONDS (600 s)  | its query and reach   |
+| {sw:<low id>:<high id>}          | hash   | SWIPE_PAIR_TTL_SECONDS    | a pair's two swipes   |
 """
 
 from __future__ import annotations
@@ -173,3 +181,50 @@ def home_read(user_id: int) -> str:
 def system_notifications() -> str:
     """Sorted set (score 0) of every system notification's id, plus the sentinel ``0``."""
     return "{sys}:notifications"
+
+
+# ---- Discover (warble.dal.discover) --------------------------------------------------------------
+LOCATION_CACHE_SECONDS = 86_400
+SWIPE_PAIR_TTL_SECONDS = 30 * 86_400  # DynamoDB holds every swipe; a lost pair key is reloaded
+
+
+def geo_cell(cell: str) -> str:
+    """The located users of one geohash cell (GEOADD / GEOSEARCH); one slot per cell."""
+    return f"{{geo:{cell}}}:users"
+
+
+def location(user_id: int) -> str:
+    """A user's own location, cached from the discover table for the discover query."""
+    return f"{{u:{user_id}}}:location"
+
+
+def seen_filter(user_id: int) -> str:
+    """The bitmap of the scalable Bloom filter of people Discover showed a user (all layers)."""
+    return f"{{u:{user_id}}}:seen"
+
+
+def seen_meta(user_id: int) -> str:
+    """The filter's layer count and the fill of its newest layer (same slot as the bitmap)."""
+    return f"{{u:{user_id}}}:seen:meta"
+
+
+def swiped(user_id: int) -> str:
+    """Everyone a user swiped on, exactly (a "0" member marks it loaded from DynamoDB)."""
+    return f"{{u:{user_id}}}:swiped"
+
+
+def feed(user_id: int) -> str:
+    """Candidates fetched from the geo index but not yet offered ("<id>:<km>", nearest first)."""
+    return f"{{u:{user_id}}}:feed"
+
+
+def feed_meta(user_id: int) -> str:
+    """The feed's query (location and radius), how far it reached, and its last fetch size."""
+    return f"{{u:{user_id}}}:feed:meta"
+
+
+def swipe_pair(a: int, b: int) -> str:
+    """Both users' swipes on each other: one key per pair, ids sorted, so one Lua script sees
+    both sides atomically wherever the two requests run."""
+    low, high = sorted((a, b))
+    return f"{{sw:{low}:{high}}}"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from warble.dal.websocket import WebSocketSender
     from warble.domain.accounts import AccountService
     from warble.domain.counters import BatchOutcome, CounterRules, StreamCounterProcessor
+    from warble.domain.discover import DiscoverService
     from warble.domain.graph import GraphService
     from warble.domain.likes import LikeService
     from warble.domain.notifications import NotificationService, Producers
@@ -237,11 +238,31 @@ class Container:
             ),
         )
 
+    @cached_property
+    def discover(self) -> DiscoverService:
+        from warble.dal.discover import GeoIndex, SeenFilter, SwipeLedger
+        from warble.dal.discover_table import DiscoverRecords
+        from warble.domain.discover import Announcer, DiscoverService, PairConversationIds
+
+        s = self.settings
+        return DiscoverService(
+            store=DiscoverRecords(s),
+            index=GeoIndex(self.redis),
+            seen=SeenFilter(self.redis, s.seen_filter_capacity, s.seen_filter_error),
+            ledger=SwipeLedger(self.redis),
+            # The direct messages feature's ConversationService replaces this stand-in at merge.
+            conversations=PairConversationIds(),
+            profiles=self.accounts,
+            people=self.graph,
+            announcer=Announcer(self.pusher, self.accounts),
+            ids=self.ids,
+        )
+
     # ---- streams ----------------------------------------------------------------------------
     @cached_property
     def stream_decoder(self) -> StreamDecoder:
         """Which tables' streams the consumers read, and the store that decodes each."""
-        from warble.dal import graph, likes, tweets
+        from warble.dal import discover_table, graph, likes, tweets
         from warble.dal.streams import StreamDecoder
 
         s = self.settings
@@ -250,6 +271,7 @@ class Container:
                 s.graph_table: graph.decode_record,
                 s.tweets_table: tweets.decode_record,
                 s.likes_table: likes.decode_record,
+                s.matches_table: discover_table.decode_record,
             }
         )
 
@@ -417,6 +439,10 @@ def likes() -> LikeService:
 
 def timelines() -> TimelineService:
     return container().timelines
+
+
+def discover() -> DiscoverService:
+    return container().discover
 
 
 def idempotency() -> IdempotencyStore:

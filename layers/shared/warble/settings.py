@@ -38,6 +38,12 @@ class Settings(BaseSettings):
     tweets_table: str = "warble-local-tweets"
     tweet_index_table: str = "warble-local-tweet-index"
     likes_table: str = "warble-local-likes"
+    # Discover (warble.domain.discover): durable locations and swipes, and the match records
+    # (streamed). The seen filter: first layer's capacity and the total false-hide rate.
+    discover_table: str = "warble-local-discover"
+    matches_table: str = "warble-local-matches"
+    seen_filter_capacity: int = 1000
+    seen_filter_error: float = 0.01
     tweet_cache_ttl_seconds: int = 86_400
     # Home timelines (warble.dal.timelines): seed 001's 800, 30 days of inactivity, and the
     # follower count above which an author is not fanned out but merged in at read time.

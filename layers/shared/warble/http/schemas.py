@@ -271,3 +271,40 @@ class UnreadCountsOut(BaseModel):
     system: int
     home: int
     total: int
+
+
+# ---- discover ------------------------------------------------------------------------------
+class LocationIn(_Request):
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    lat: float = Field(ge=-90, le=90, description="-90 to 90")
+    lon: float = Field(ge=-180, le=180, description="-180 to 180")
+
+
+class SwipeIn(_Request):
+    user_id: str = Field(pattern=SNOWFLAKE_PATTERN, description="the user swiped on")
+    direction: Literal["left", "right"]
+
+
+class NearbyUserOut(UserOut):
+    distance_km: float = Field(description="great-circle distance, rounded to 0.01 km")
+
+
+class DiscoverOut(BaseModel):
+    items: list[NearbyUserOut]
+
+
+class SwipeOut(BaseModel):
+    matched: bool
+    conversation_id: str | None
+
+
+class MatchOut(BaseModel):
+    user: UserOut
+    conversation_id: str
+    matched_at: str
+
+
+class MatchPageOut(BaseModel):
+    items: list[MatchOut]
+    next_cursor: str | None

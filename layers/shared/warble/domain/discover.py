@@ -1,0 +1,248 @@
+"""Discover (people nearby): locations, the nearby feed that never shows anyone twice, swipes
+and matches (API.md "Discover (people nearby)"; the design is in ``warble.dal.discover``).
+
+A location is stored durably first, then indexed in its cell. A page walks the cells the radius
+covers, nearest first, and hands candidates to the user's seen filter, which in one atomic step
+drops the people swiped on (exactly) and shown before (Bloom filter, false hides <= 1%) and marks
+the rest shown: two devices of one user asking at once never get the same person.
+
+A swipe is decided by the pair's ledger script (first swipe stands; of two right swipes the
+second reports the match), then written durably. The match is one conditional write, so it
+exists once however often it is reported or retried; only the request that created it opens
+the conversation's announcement (``match`` pushed to both users).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from warble import clock
+from warble.domain.geo import cell_of, cells_covering
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.ports import (
+    ConversationOpener,
+    DiscoverStore,
+    GeoIndex,
+    IdGenerator,
+    SeenFilter,
+    SwipeLedger,
+)
+from warble.errors import Conflict, FieldError, ValidationFailed
+
+FIRST_FETCH = 200  # candidates per cell in a feed's first fetch; each later one 4x more
+
+
+class LocationRequired(Conflict):
+    code = "location_required"
+    message = "Set your location (PUT /v1/users/me/location) before using Discover."
+
+
+@dataclass(frozen=True)
+class Nearby:
+    user_id: int
+    distance_km: float
+
+
+@dataclass(frozen=True)
+class SwipeAnswer:
+    matched: bool
+    conversation_id: str | None
+
+
+@dataclass(frozen=True)
+class MatchPage:
+    items: list[tuple[dict[str, Any], str, int]]  # (other User, conversation id, matched_at ms)
+    next_cursor: str | None
+
+
+class PairConversationIds:
+    """Stand-in for the direct messages feature's conversation service until it is wired: the
+    pair's conversation id derived from the pair alone (the first 63 bits of SHA-256 of
+    ``conversation:<low>:<high>``), so both users, every retry and the later real service's
+    migration all name the same conversation without storing anything."""
+
+    def open_for_match(self, a: int, b: int) -> str:
+        low, high = sorted((a, b))
+        digest = hashlib.sha256(f"conversation:{low}:{high}".encode()).digest()
+        return str(int.from_bytes(digest[:8], "big") & ((1 << 63) - 1))
+
+
+class Announcer:
+    """Tells both users about a match (the ``match`` WebSocket event); a Protocol's worth of
+    seam so the service needs no push machinery in unit tests."""
+
+    def __init__(self, pusher: Any, profiles: Any) -> None:
+        self._pusher = pusher
+        self._profiles = profiles
+
+    def matched(self, a: int, b: int, conversation_id: str) -> None:
+        found = self._profiles.profiles([a, b])
+        for me, other in ((a, b), (b, a)):
+            who = found.get(other)
+            if who is None:
+                continue
+            summary = {"id": str(other), "username": who["username"],
+                       "display_name": who["display_name"]}  # fmt: skip
+            frame = {"type": "match", "data": {"user": summary, "conversation_id": conversation_id}}
+            self._pusher.push([me], frame)
+
+
+class DiscoverService:
+    def __init__(
+        self,
+        store: DiscoverStore,
+        index: GeoIndex,
+        seen: SeenFilter,
+        ledger: SwipeLedger,
+        conversations: ConversationOpener,
+        profiles: Any,
+        people: Any,
+        announcer: Any,
+        ids: IdGenerator,
+    ) -> None:
+        self._store = store
+        self._index = index
+        self._seen = seen
+        self._ledger = ledger
+        self._conversations = conversations
+        self._profiles = profiles
+        self._people = people  # hydrates Users (GraphService.users: counts, relationship)
+        self._announcer = announcer
+        self._ids = ids
+
+    # ---- locations ----------------------------------------------------------------------
+    def set_location(self, user_id: int, lat: float, lon: float) -> None:
+        cell = cell_of(lat, lon)
+        old = self._store.save_location(user_id, lat, lon, cell, clock.epoch_ms())
+        self._index.place(user_id, lat, lon, cell, old)
+
+    def place_many(self, entries: list[tuple[int, float, float]]) -> None:
+        """Seeding: many users placed at once (batch writes, one pipeline)."""
+        located = [(uid, lat, lon, cell_of(lat, lon)) for uid, lat, lon in entries]
+        self._store.save_locations(located, clock.epoch_ms())
+        self._index.place_many(located)
+        for uid, lat, lon, _ in located:
+            self._index.cache_location(uid, lat, lon)
+
+    def rebuild_index(self) -> int:
+        """Re-add every stored location to the geo index (after Redis lost it); how many."""
+        batch: list[tuple[int, float, float, str]] = []
+        total = 0
+        for loc in self._store.all_locations():
+            batch.append((loc.user_id, loc.lat, loc.lon, loc.cell))
+            if len(batch) >= 1000:
+                self._index.place_many(batch)
+                total, batch = total + len(batch), []
+        self._index.place_many(batch)
+        return total + len(batch)
+
+    def _my_location(self, user_id: int) -> tuple[float, float]:
+        cached = self._index.cached_location(user_id)
+        if cached is not None:
+            return cached
+        stored = self._store.location(user_id)
+        if stored is None:
+            raise LocationRequired()
+        self._index.cache_location(user_id, stored.lat, stored.lon)
+        return stored.lat, stored.lon
+
+    # ---- the feed -----------------------------------------------------------------------
+    def discover(self, user_id: int, radius_km: float, limit: int) -> list[Nearby]:
+        """Up to ``limit`` people within the radius never shown nor swiped, nearest first; each
+        is marked shown as it is returned.
+
+        Candidates come from the user's feed (``warble.dal.discover``): fetched from the cells
+        nearest first, queued, and offered to the seen filter a page at a time, so a page costs
+        one script call while the feed lasts. When it runs dry, the next fetch asks every cell
+        for 4x more and queues only what lies beyond the distance already reached."""
+        lat, lon = self._my_location(user_id)
+        query = f"{lat!r},{lon!r},{radius_km!r}"
+        taken: list[Nearby] = []
+        while True:
+            got = self._seen.take(user_id, query, limit - len(taken))
+            if got is None:  # the swiped set is not in Redis: load it from the swipes
+                self._seen.load_swiped(user_id, self._store.swiped_ids(user_id))
+                continue
+            taken += [Nearby(uid, round(km, 2)) for uid, km in got.entries if uid != user_id]
+            if len(taken) >= limit or got.exhausted:
+                return sorted(taken, key=lambda n: (n.distance_km, n.user_id))
+            self._refill(user_id, query, lat, lon, radius_km, got.reached_km, got.count)
+
+    def _refill(
+        self, user_id: int, query: str, lat: float, lon: float, radius_km: float,
+        reached: float, count: int,
+    ) -> None:  # fmt: skip
+        count = max(FIRST_FETCH, count * 4)
+        per_cell = self._index.nearby(
+            cells_covering(lat, lon, radius_km), lat, lon, radius_km, count
+        )
+        # A cell that filled its count may hold people nearer than another cell's farthest:
+        # only candidates within every full cell's horizon are in order now.
+        full = [found[-1][1] for found in per_cell if len(found) >= count]
+        horizon = min(full) if full else math.inf
+        best: dict[int, float] = {}
+        for found in per_cell:
+            for uid, km in found:
+                if reached < km <= horizon and km < best.get(uid, math.inf):
+                    best[uid] = km
+        ordered = sorted(best.items(), key=lambda entry: (entry[1], entry[0]))
+        exhausted = not full
+        self._seen.refill(
+            user_id, query, reached, ordered, horizon if full else radius_km + 1, count, exhausted
+        )
+
+    def page(self, user_id: int, radius_km: float, limit: int) -> list[dict[str, Any]]:
+        """``discover`` as API.md's items: hydrated User records with ``distance_km``."""
+        found = self.discover(user_id, radius_km, limit)
+        records = {int(r["id"]): r for r in self._people.users(user_id, [n.user_id for n in found])}
+        return [
+            {**records[n.user_id], "distance_km": n.distance_km}
+            for n in found
+            if n.user_id in records
+        ]
+
+    # ---- swipes and matches -------------------------------------------------------------
+    def swipe(self, me: int, other: int, direction: str) -> SwipeAnswer:
+        if me == other:
+            raise ValidationFailed([FieldError("user_id", "is yourself")])
+        if direction not in ("left", "right"):
+            raise ValidationFailed([FieldError("direction", "must be left or right")])
+        self._profiles.profile(other)  # NotFound (404) for an unknown user, before any write
+        outcome, value = self._ledger.swipe(me, other, direction)
+        if outcome == "load":  # the pair key was lost or expired: seed it from DynamoDB
+            outcome, value = self._ledger.swipe(
+                me, other, direction, self._store.pair_swipes(me, other)
+            )
+        # Repeats write again too: harmless (conditional), and they finish a swipe whose
+        # request died between Redis and DynamoDB.
+        self._seen.add_swiped(me, other)
+        self._store.record_swipe(me, other, value, clock.epoch_ms())
+        if value != "right!":
+            return SwipeAnswer(False, None)
+        conversation = self._conversations.open_for_match(me, other)
+        created = self._store.create_match(
+            me, other, int(conversation), self._ids.next_id(), clock.epoch_ms()
+        )
+        if created:
+            self._announcer.matched(me, other, conversation)
+        return SwipeAnswer(True, conversation)
+
+    def are_matched(self, a: int, b: int) -> bool:
+        return self._store.are_matched(a, b)
+
+    def matches(self, user_id: int, limit: int, cursor: str | None) -> MatchPage:
+        before = decode_cursor("matches", cursor)
+        rows = self._store.matches_page(user_id, before, limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        next_cursor = encode_cursor("matches", rows[-1].seq) if more and rows else None
+        users = {int(r["id"]): r for r in self._people.users(user_id, [row.b for row in rows])}
+        items = [
+            (users[row.b], str(row.conversation_id), row.matched_at_ms)
+            for row in rows
+            if row.b in users
+        ]
+        return MatchPage(items, next_cursor)
