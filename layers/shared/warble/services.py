@@ -337,11 +337,12 @@ class Container:
             Producers,
             follow_notified,
             like_notified,
+            match_notified,
             mention_notified,
             reply_notified,
             retweet_notified,
         )
-        from warble.events import Followed, Liked, TweetPosted
+        from warble.events import Followed, Liked, Matched, TweetPosted
 
         producers = Producers()
         producers.on(Followed, follow_notified)
@@ -349,6 +350,7 @@ class Container:
         producers.on(TweetPosted, reply_notified)
         producers.on(TweetPosted, mention_notified)
         producers.on(TweetPosted, retweet_notified)
+        producers.on(Matched, match_notified)
         return producers
 
     @cached_property

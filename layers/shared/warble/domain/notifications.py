@@ -47,10 +47,10 @@ from warble.domain.ports import (
     UnreadStore,
 )
 from warble.errors import FieldError, Forbidden, ValidationFailed
-from warble.events import Followed, Liked, TweetPosted
+from warble.events import Followed, Liked, Matched, TweetPosted
 from warble.ids import decompose
 
-# Types stored per recipient (a producer each; ``match`` arrives with Discover).
+# Types stored per recipient (a producer each; ``match`` from Discover's matches stream).
 STORED_TYPES = ("follow", "like", "reply", "mention", "retweet", "match")
 # What a list can be filtered by; ``message`` is a count only.
 LIST_TYPES = (*STORED_TYPES, "system")
@@ -105,6 +105,11 @@ class Producers:
 # ---- producers: one per type -------------------------------------------------------------------
 def follow_notified(event: Followed, _: Directory) -> list[Draft]:
     return [Draft(event.followee, "follow", event.follower, f"F#{event.follower}")]
+
+
+def match_notified(event: Matched, _: Directory) -> list[Draft]:
+    """Each matched user gets one (the match record decodes to one event per user)."""
+    return [Draft(event.user_id, "match", event.other_id, f"MA#{event.other_id}")]
 
 
 def like_notified(event: Liked, _: Directory) -> list[Draft]:

@@ -38,6 +38,7 @@ from warble.events import (
     Event,
     Followed,
     Liked,
+    Matched,
     TweetDeleted,
     TweetPosted,
     Unfollowed,
@@ -134,7 +135,7 @@ def _notify(event: object) -> None:
         metrics.add_metric("NotificationsCapped", MetricUnit.Count, outcome.capped)
 
 
-for _source in (Followed, Liked, TweetPosted):
+for _source in (Followed, Liked, TweetPosted, Matched):
     notifier.on(_source)(_notify)
 
 
