@@ -24,6 +24,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {s:<session_id>}:revoked         | string | AUTH_CACHE_TTL + 60 s     | revocation marker     |
 | {s:<session_id>}:seen            | string | 60 s                      | last_seen_at throttle |
 | {login:<lower login>}:failures   | string | LOGIN_WINDOW_SECONDS      | failed logins         |
+| {u:<user_id>}:dm_unread         | hash   | none (rebuilt if missing) | unread DMs per conv.  |
 | {idem:<user_id>}:<sha256 of key> | string | 24 h (pending: 60 s)      | a POST's first answer |
 | {snowflake}:worker:<n>           | string | WORKER_LEASE_MS           | worker-id lease       |
 | {snowflake}:worker:<n>:last      | string | 1 day                     | last window of id n   |
@@ -74,6 +75,12 @@ def tweet_counts(tweet_id: int) -> CacheKey:
     """like_count / retweet_count / reply_count; dropped by the counter consumer."""
     base = f"{{tw:{tweet_id}}}:counts"
     return CacheKey(base, f"{base}:lease")
+
+
+def dm_unread(user_id: int) -> str:
+    """Unread direct messages: conversation id -> count, plus a ``built`` marker (value 0).
+    Owned by the conversations feature (warble.dal.dm_unread); notifications sums its values."""
+    return f"{{u:{user_id}}}:dm_unread"
 
 
 def home_timeline(user_id: int) -> str:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from warble.dal.streams import StreamDecoder
     from warble.dal.websocket import WebSocketSender
     from warble.domain.accounts import AccountService
+    from warble.domain.conversations import ConversationService
     from warble.domain.counters import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.graph import GraphService
     from warble.domain.likes import LikeService
@@ -217,6 +218,21 @@ class Container:
             ),
         )
 
+    @cached_property
+    def conversations(self) -> ConversationService:
+        from warble.dal.conversations import ConversationStore
+        from warble.dal.dm_unread import UnreadMessageCache
+        from warble.domain.conversations import ConversationService
+
+        return ConversationService(
+            store=ConversationStore(self.settings),
+            unread=UnreadMessageCache(self.redis),
+            profiles=self.accounts,
+            graph=self.graph,
+            ids=self.ids,
+            pusher=self.pusher,
+        )
+
     # ---- streams ----------------------------------------------------------------------------
     @cached_property
     def stream_decoder(self) -> StreamDecoder:
@@ -333,6 +349,10 @@ def likes() -> LikeService:
 
 def timelines() -> TimelineService:
     return container().timelines
+
+
+def conversations() -> ConversationService:
+    return container().conversations
 
 
 def idempotency() -> IdempotencyStore:

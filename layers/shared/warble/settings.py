@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     tweets_table: str = "warble-local-tweets"
     tweet_index_table: str = "warble-local-tweet-index"
     likes_table: str = "warble-local-likes"
+    # Direct messages (warble.dal.conversations).
+    conversations_table: str = "warble-local-conversations"
+    messages_table: str = "warble-local-messages"
     tweet_cache_ttl_seconds: int = 86_400
     # Home timelines (warble.dal.timelines): seed 001's 800, 30 days of inactivity, and the
     # follower count above which an author is not fanned out but merged in at read time.

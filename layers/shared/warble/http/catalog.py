@@ -6,6 +6,6 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 
 def all_routers() -> list[Router]:
-    from warble.http import accounts, graph, meta, tweets
+    from warble.http import accounts, conversations, graph, meta, tweets
 
-    return [accounts.router, graph.router, tweets.router, meta.router]
+    return [accounts.router, graph.router, tweets.router, conversations.router, meta.router]
