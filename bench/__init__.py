@@ -31,5 +31,6 @@ GROUP_MODULES = (
     "bench.graph",
     "bench.timeline",
     "bench.engagement",
+    "bench.conversations",
     "bench.coldstart",
 )
