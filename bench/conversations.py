@@ -19,8 +19,10 @@ workers) with real WebSocket clients:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import subprocess
 import tempfile
 import time
 import uuid
@@ -219,7 +221,12 @@ def push_group(run: Run) -> Iterator[Item]:
         drop_env_prefixes=("AWS_", "DB_", "REDIS_"),
     )
     run.cleanups.append(lambda: local.drop_database(db))
-    run.cleanups.append(lambda: stop_serve(served))
+
+    def stop() -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # killed when slow to stop
+            stop_serve(served)
+
+    run.cleanups.append(stop)
     http = httpx.Client(base_url=served.http, timeout=30)
     run.cleanups.append(http.close)
 
