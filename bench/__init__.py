@@ -34,5 +34,6 @@ GROUP_MODULES = (
     "bench.engagement",
     "bench.notifications",
     "bench.discover",
+    "bench.conversations",
     "bench.coldstart",
 )

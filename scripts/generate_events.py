@@ -228,6 +228,41 @@ def stream_event(base: dict, table: str, items: list[tuple[str, dict, dict]]) ->
     return {"Records": records}
 
 
+CONVERSATION = "382808519700000100"
+
+
+def conversation_events(base: dict) -> dict[str, dict]:
+    """ConversationsFunction's routes (conversation 382808519700000100 with user ...105)."""
+    conversation = CONVERSATION
+    messages = f"/v1/conversations/{conversation}/messages"
+    by_id = "/v1/conversations/{conversation_id}"
+
+    def route(method: str, route: str, path: str, body: dict | None = None, **params: str) -> dict:
+        return http_event(base, method, route, path, body, params=params or None)
+
+    return {
+        "conversations/open.json": route(
+            "POST",
+            "/v1/conversations",
+            "/v1/conversations",
+            {"participant_id": "382808519642415105"},
+        ),
+        "conversations/list.json": route("GET", "/v1/conversations", "/v1/conversations"),
+        "conversations/messages.json": route(
+            "GET", f"{by_id}/messages", messages, conversation_id=conversation
+        ),
+        "conversations/send.json": route(
+            "POST", f"{by_id}/messages", messages, {"text": "hello"}, conversation_id=conversation
+        ),
+        "conversations/read.json": route(
+            "POST",
+            f"{by_id}/read",
+            f"/v1/conversations/{conversation}/read",
+            conversation_id=conversation,
+        ),
+    }
+
+
 def tweet_events(base: dict) -> dict[str, dict]:
     """TweetsFunction's routes (tweet 382808519700000000 by user ...105), and the streams of
     the tweets and likes tables as their consumers receive them."""
@@ -356,10 +391,24 @@ def main() -> None:
         "websocket/disconnect.json": websocket_event("$disconnect", "DISCONNECT"),
         "websocket/ping.json": websocket_event("ping", "MESSAGE", '{"action":"ping"}'),
         "websocket/default.json": websocket_event("$default", "MESSAGE", '{"action":"dance"}'),
+        "websocket/send-message.json": websocket_event(
+            "sendMessage",
+            "MESSAGE",
+            json.dumps(
+                {
+                    "action": "sendMessage",
+                    "conversation_id": CONVERSATION,
+                    "text": "hello",
+                    "client_id": "5b0f4a52-3c1d-4e57-9a43-2f6a1c9d8e10",
+                },
+                separators=(",", ":"),
+            ),
+        ),
         "schedule/scheduled.json": {"version": "0", **sam_event("cloudwatch", "scheduled-event")},
     }
     events.update(graph_events(base))
     events.update(tweet_events(base))
+    events.update(conversation_events(base))
     for name, event in events.items():
         path = ROOT / "events" / name
         path.parent.mkdir(parents=True, exist_ok=True)

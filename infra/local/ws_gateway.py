@@ -37,6 +37,12 @@ __all__ = ["WebSocketApiSpec", "WebSocketGateway", "WsRoute", "load_websocket_ap
 log = logging.getLogger("infra.local.ws")
 
 MAX_FRAME_BYTES = 128 * 1024  # WebSocket API message payload quota (also PostToConnection's)
+# API Gateway closes a connection that sends a larger message with 1009 (its quotas page: "If a
+# larger message ... is received, the connection is closed with code 1009").
+TOO_BIG = (1009, "Message too big")
+# What aiohttp reads at most before it gives up on a message itself (also with 1009): enough
+# to see that a message is over the quota and answer as API Gateway does, never unbounded.
+_READ_LIMIT = 4 * MAX_FRAME_BYTES
 DEFAULT_ROUTE = "$default"
 CONNECT_ROUTE = "$connect"
 DISCONNECT_ROUTE = "$disconnect"
@@ -180,6 +186,10 @@ class _Connection:
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     # Set when the server ends the connection (DELETE @connections, shutdown).
     server_close: tuple[int, str] | None = None
+
+
+def _size(data: str | bytes) -> int:
+    return len(data.encode("utf-8")) if isinstance(data, str) else len(data)
 
 
 def _iso(epoch_ms: int) -> str:
@@ -338,9 +348,7 @@ class WebSocketGateway:
             if not 200 <= status < 300:
                 log.info("WebSocket connect refused with %s (%s)", status, info.connection_id)
                 return _json(status, {"message": _REASONS.get(status, "Forbidden")})
-        socket = web.WebSocketResponse(
-            protocols=protocols, max_msg_size=MAX_FRAME_BYTES, autoping=True
-        )
+        socket = web.WebSocketResponse(protocols=protocols, max_msg_size=_READ_LIMIT, autoping=True)
         await socket.prepare(request)
         connection = _Connection(info=info, socket=socket, last_active_ms=_now_ms())
         self.connections[info.connection_id] = connection
@@ -349,8 +357,14 @@ class WebSocketGateway:
             async for message in socket:
                 connection.last_active_ms = _now_ms()
                 if message.type == WSMsgType.TEXT or message.type == WSMsgType.BINARY:
+                    if _size(message.data) > MAX_FRAME_BYTES:
+                        connection.server_close = TOO_BIG
+                        await socket.close(code=TOO_BIG[0], message=TOO_BIG[1].encode())
+                        break
                     self._spawn(connection, message.data)
                 elif message.type == WSMsgType.ERROR:
+                    if getattr(message.data, "code", None) == TOO_BIG[0]:
+                        connection.server_close = TOO_BIG  # aiohttp refused it unread
                     break
         finally:
             self.connections.pop(info.connection_id, None)

@@ -16,7 +16,7 @@ from warble import keys, services
 from warble.dal.accounts import UserRepository
 from warble.dal.discover import SeenFilter
 from warble.dal.discover_table import MatchItem
-from warble.domain.discover import DiscoverService, LocationRequired, PairConversationIds
+from warble.domain.discover import DiscoverService, LocationRequired
 from warble.domain.geo import cell_of, cells_covering, distance_km
 from warble.errors import NotFound, ValidationFailed
 from warble.events import Matched
@@ -197,7 +197,8 @@ def test_a_match_is_one_durable_record_two_events_and_a_conversation(discover, m
     assert discover.swipe(a, b, "right").matched is False
     answer = discover.swipe(b, a, "right")
     assert answer.matched is True
-    assert answer.conversation_id == PairConversationIds().open_for_match(a, b)
+    # The pair's one direct-message conversation, which the match opened (and now allows).
+    assert answer.conversation_id == services.container().conversations.open_for_match(a, b)
     assert discover.swipe(b, a, "right") == answer  # a repeat answers as before
     assert discover.swipe(a, b, "right").matched is False  # a's first answer, too
     assert discover.are_matched(a, b) and discover.are_matched(b, a)

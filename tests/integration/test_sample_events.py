@@ -199,3 +199,52 @@ def test_invoke_runs_one_function_with_an_event_file_like_sam_local_invoke():
     assert ran.returncode == 0, ran.stdout + ran.stderr
     answer = json.loads(ran.stdout[ran.stdout.index("{") :])
     assert answer["statusCode"] == 200 and json.loads(answer["body"]) == {"status": "ok"}
+
+
+def _with_body(event: dict, body: dict) -> dict:
+    event = copy.deepcopy(event)
+    event["body"] = base64.b64encode(json.dumps(body).encode()).decode()
+    event["isBase64Encoded"] = True
+    return event
+
+
+def test_conversation_samples_through_the_handlers(accounts, session, moto):
+    from warble import services
+
+    handler = _load_function("conversations").handler
+    # The samples name a user and a conversation that do not exist here.
+    expectations = {
+        "open.json": 404,
+        "list.json": 200,
+        "messages.json": 404,
+        "send.json": 404,
+        "read.json": 404,
+    }
+    for name, status in expectations.items():
+        event = _event(f"conversations/{name}")
+        APIGatewayProxyEventV2Model.model_validate(event)
+        answer = handler(_as(event, session), Context())
+        assert answer["statusCode"] == status, (name, answer)
+    alice = session.user["id"]
+    bob = accounts.signup("bob", "bob@example.com", "correct horse", None, "")
+    services.graph().follow(alice, bob.user["id"])
+    services.graph().follow(bob.user["id"], alice)
+    opened = _with_body(_event("conversations/open.json"), {"participant_id": str(bob.user["id"])})
+    answer = handler(_as(opened, session), Context())
+    assert answer["statusCode"] == 201, answer
+    conversation = json.loads(answer["body"])["id"]
+
+    # sendMessage, as API Gateway delivers it, on a connection of alice's
+    ws = _load_function("websocket").handler
+    connect = _event("websocket/connect.json")
+    connect["queryStringParameters"]["token"] = session.token
+    assert ws(connect, Context())["statusCode"] == 200
+    send = _event("websocket/send-message.json")
+    APIGatewayWebSocketMessageEventModel.model_validate(send)
+    body = json.loads(send["body"])
+    assert body["action"] == "sendMessage" and body["client_id"]
+    send["body"] = json.dumps({**body, "conversation_id": conversation})
+    for _ in range(2):  # the resend (same client_id) stores nothing new
+        assert ws(send, Context())["statusCode"] == 200
+    history = services.conversations().history(bob.user["id"], int(conversation), 20, None)
+    assert [m["text"] for m in history.items] == [body["text"]]

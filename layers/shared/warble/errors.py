@@ -54,6 +54,13 @@ class Forbidden(WarbleError):
     message = "You may not do this."
 
 
+class NotAllowed(Forbidden):
+    """Direct messages: only between friends or matched users (API.md)."""
+
+    code = "not_allowed"
+    message = "You can message only friends and people you matched with."
+
+
 class NotFound(WarbleError):
     status = 404
     code = "not_found"

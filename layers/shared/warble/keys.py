@@ -94,6 +94,12 @@ def tweet_counts(tweet_id: int) -> CacheKey:
     return CacheKey(base, f"{base}:lease")
 
 
+def dm_unread(user_id: int) -> str:
+    """Unread direct messages: conversation id -> count, plus a ``built`` marker (value 0).
+    Owned by the conversations feature (warble.dal.dm_unread); notifications sums its values."""
+    return f"{{u:{user_id}}}:dm_unread"
+
+
 def home_timeline(user_id: int) -> str:
     """Tweet ids of the people a user follows and their own (see warble.dal.timelines)."""
     return f"{{h:{user_id}}}:home"
@@ -166,11 +172,6 @@ def notif_lease(user_id: int) -> str:
 def notif_rate(user_id: int, window: int) -> str:
     """Notifications stored for a recipient in one window (the hot-recipient cap)."""
     return f"{{u:{user_id}}}:notif:rate:{window}"
-
-
-def dm_unread(user_id: int) -> str:
-    """Owned by direct messages: conversation id -> unread count (notifications only read it)."""
-    return f"{{u:{user_id}}}:dm_unread"
 
 
 def home_read(user_id: int) -> str:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from warble.dal.streams import StreamDecoder
     from warble.dal.websocket import WebSocketSender
     from warble.domain.accounts import AccountService
+    from warble.domain.conversations import ConversationService
     from warble.domain.counters import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.discover import DiscoverService
     from warble.domain.graph import GraphService
@@ -239,10 +240,25 @@ class Container:
         )
 
     @cached_property
+    def conversations(self) -> ConversationService:
+        from warble.dal.conversations import ConversationStore
+        from warble.dal.dm_unread import UnreadMessageCache
+        from warble.domain.conversations import ConversationService
+
+        return ConversationService(
+            store=ConversationStore(self.settings),
+            unread=UnreadMessageCache(self.redis),
+            profiles=self.accounts,
+            graph=self.graph,
+            ids=self.ids,
+            pusher=self.pusher,
+        )
+
+    @cached_property
     def discover(self) -> DiscoverService:
         from warble.dal.discover import GeoIndex, SeenFilter, SwipeLedger
         from warble.dal.discover_table import DiscoverRecords
-        from warble.domain.discover import Announcer, DiscoverService, PairConversationIds
+        from warble.domain.discover import Announcer, DiscoverService
 
         s = self.settings
         return DiscoverService(
@@ -250,8 +266,8 @@ class Container:
             index=GeoIndex(self.redis),
             seen=SeenFilter(self.redis, s.seen_filter_capacity, s.seen_filter_error),
             ledger=SwipeLedger(self.redis),
-            # The direct messages feature's ConversationService replaces this stand-in at merge.
-            conversations=PairConversationIds(),
+            # A match opens (or finds) the pair's conversation and lets them converse.
+            conversations=self.conversations,
             profiles=self.accounts,
             people=self.graph,
             announcer=Announcer(self.pusher, self.accounts),
@@ -355,9 +371,8 @@ class Container:
 
     @cached_property
     def message_reads(self) -> MessageReads:
-        """Marks every conversation read; the direct-messages feature's ConversationService
-        takes this place at merge."""
-        return _NoMessages()
+        """Marks every conversation read ("mark all read" includes messages)."""
+        return self.conversations
 
     @cached_property
     def notifications(self) -> NotificationService:
@@ -386,13 +401,6 @@ class Container:
                 ),
             ),
         )
-
-
-class _NoMessages:
-    """No direct messages yet: nothing to mark read."""
-
-    def read_all(self, user_id: int) -> None:
-        return None
 
 
 _current: Container | None = None
@@ -445,6 +453,10 @@ def timelines() -> TimelineService:
 
 def discover() -> DiscoverService:
     return container().discover
+
+
+def conversations() -> ConversationService:
+    return container().conversations
 
 
 def idempotency() -> IdempotencyStore:

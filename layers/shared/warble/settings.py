@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     matches_table: str = "warble-local-matches"
     seen_filter_capacity: int = 1000
     seen_filter_error: float = 0.01
+    # Direct messages (warble.dal.conversations).
+    conversations_table: str = "warble-local-conversations"
+    messages_table: str = "warble-local-messages"
     tweet_cache_ttl_seconds: int = 86_400
     # Home timelines (warble.dal.timelines): seed 001's 800, 30 days of inactivity, and the
     # follower count above which an author is not fanned out but merged in at read time.

@@ -71,6 +71,14 @@ class ConnectionRegistry:
             tx.delete(meta)
         return meta.user_id
 
+    def owner(self, connection_id: str) -> int | None:
+        """Who opened a connection (None: unknown, or gone)."""
+        try:
+            meta = ConnectionItem.get(f"CONN#{connection_id}", "META", consistent_read=True)
+        except DoesNotExist:
+            return None
+        return int(meta.user_id)
+
     def for_user(self, user_id: int) -> list[str]:
         """The user's open connections. An expired one is left out although DynamoDB's TTL may
         delete it up to two days late: its ``$disconnect`` never came."""

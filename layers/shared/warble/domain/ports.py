@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from warble.ids import decompose
 from warble.keys import CacheKey
 
 if TYPE_CHECKING:
@@ -405,10 +406,87 @@ class SwipeLedger(Protocol):
 
 
 class ConversationOpener(Protocol):
-    """Opens (or finds) the pair's direct-message conversation on a match; its id. The direct
-    messages feature provides it; until then ``warble.domain.discover.PairConversationIds``."""
+    """Opens (or finds) the pair's direct-message conversation on a match; its id
+    (``ConversationService.open_for_match``)."""
 
     def open_for_match(self, a: int, b: int) -> str: ...
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A direct message as stored; its time is its Snowflake id's."""
+
+    id: int
+    conversation_id: int
+    sender_id: int
+    text: str
+    created_at_ms: int
+
+    @classmethod
+    def of(cls, message_id: int, conversation_id: int, sender_id: int, text: str) -> StoredMessage:
+        return cls(message_id, conversation_id, sender_id, text, decompose(message_id)[0])
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "conversation_id": self.conversation_id,
+            "sender_id": self.sender_id,
+            "text": self.text,
+            "created_at_ms": self.created_at_ms,
+        }
+
+
+@dataclass(frozen=True)
+class Membership:
+    """One participant's side of a conversation: read position, unread count, last message."""
+
+    user_id: int
+    conversation_id: int
+    other_id: int
+    last_id: int  # the newest message's id (the conversation's own before any message)
+    last_read: int
+    unread: int
+    last_message: StoredMessage | None
+
+
+class ConversationStore(Protocol):
+    """Conversations, messages and matches (``warble.dal.conversations``)."""
+
+    def conversation_of(self, a: int, b: int) -> int | None: ...
+    def create(self, conversation_id: int, a: int, b: int) -> int: ...
+    def record_match(self, a: int, b: int, matched_at_ms: int) -> bool: ...
+    def matched(self, a: int, b: int) -> bool: ...
+    def membership(self, user_id: int, conversation_id: int) -> Membership | None: ...
+    def memberships_page(
+        self, user_id: int, before_last_id: int | None, limit: int
+    ) -> list[Membership]: ...
+    def all_memberships(self, user_id: int) -> Iterator[Membership]: ...
+    def mark_read(self, membership: Membership) -> bool: ...
+    def append(self, message: StoredMessage, recipient: int, client_id: str | None) -> None: ...
+    def resent(
+        self, conversation_id: int, sender_id: int, client_id: str
+    ) -> StoredMessage | None: ...
+    def history(
+        self, conversation_id: int, before_id: int | None, limit: int
+    ) -> list[StoredMessage]: ...
+
+
+class UnreadMessages(Protocol):
+    """The ``dm_unread`` hash per user (``warble.dal.dm_unread``): a cache of the memberships'
+    unread counters, rebuilt from them when missing."""
+
+    def counts(self, user_id: int) -> dict[int, int] | None: ...
+    def fill(self, user_id: int, counts: dict[int, int]) -> None: ...
+    def increment(self, user_id: int, conversation_id: int) -> None: ...
+    def clear(self, user_id: int, conversation_id: int) -> None: ...
+
+
+class Pushes(Protocol):
+    """Real-time push (``warble.domain.push.Pusher``)."""
+
+    def push(
+        self, user_ids: Iterable[int], frame: dict[str, Any], skip: str | None = None
+    ) -> Any: ...
 
 
 # ---- errors a store raises, in the domain's words --------------------------------------------
@@ -461,3 +539,11 @@ class ConnectionGone(Exception):
 
 class PushFailed(Exception):
     """A post to a connection failed for another reason (throttled, unreachable)."""
+
+
+class MessageRaced(Exception):
+    """A message with a larger id committed first in this conversation: send with a new id."""
+
+
+class DuplicateClientId(Exception):
+    """The sender's ``client_id`` already names a message in this conversation."""

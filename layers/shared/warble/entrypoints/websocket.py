@@ -1,6 +1,9 @@
-"""WebSocket routes: $connect (token from the query string), $disconnect, ping, $default.
+"""WebSocket routes: $connect (token from the query string), $disconnect, ping, sendMessage,
+$default.
 
-Frames follow API.md: client ``{"action": ...}``, server ``{"type": ..., "data": {...}}``.
+Frames follow API.md: client ``{"action": ...}``, server ``{"type": ..., "data": {...}}``. A bad
+frame (not JSON, unknown action, invalid fields, not a participant) is answered with an
+``error`` frame carrying the HTTP API's error code; the connection stays open.
 """
 
 from __future__ import annotations
@@ -9,10 +12,13 @@ import json
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import ValidationError
 
 from warble import clock, services
+from warble.dal import STORE_UNAVAILABLE
 from warble.domain.ports import ConnectionGone, PushFailed
 from warble.entrypoints.skeleton import entry_point, logger
+from warble.errors import FieldError, Unauthorized, Unavailable, ValidationFailed, WarbleError
 
 
 def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
@@ -53,11 +59,24 @@ def on_ping(event: dict[str, Any]) -> dict[str, Any]:
     return {"statusCode": 200}
 
 
+def _error_frame(exc: WarbleError, client_id: Any = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"code": exc.code, "message": exc.message}
+    if isinstance(exc, ValidationFailed) and exc.details:
+        data["details"] = [{"field": d.field, "message": d.message} for d in exc.details]
+    if isinstance(client_id, str):
+        data["client_id"] = client_id
+    return {"type": "error", "data": data}
+
+
 def on_default(event: dict[str, Any]) -> dict[str, Any]:
     try:
-        action = json.loads(event.get("body") or "{}").get("action")
-    except (json.JSONDecodeError, AttributeError):
-        action = None
+        action = json.loads(event.get("body") or "")
+    except (json.JSONDecodeError, TypeError):
+        bad = [FieldError("body", "is not valid JSON")]
+        _reply(event, _error_frame(ValidationFailed(bad, "The frame is not JSON.")))
+        return {"statusCode": 200}
+    if isinstance(action, dict):
+        action = action.get("action")
     _reply(
         event,
         {
@@ -68,7 +87,50 @@ def on_default(event: dict[str, Any]) -> dict[str, Any]:
     return {"statusCode": 200}
 
 
-ROUTES = {"$connect": on_connect, "$disconnect": on_disconnect, "ping": on_ping}
+def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
+    """Store like ``POST /v1/conversations/{id}/messages``, acknowledge on this connection, then
+    push to the recipient's connections and the sender's other ones (not this one: the ack is
+    its copy)."""
+    from warble.http.schemas import SendMessageFrame
+
+    connection_id = event["requestContext"]["connectionId"]
+    client_id: Any = None
+    try:
+        raw = json.loads(event.get("body") or "")
+        client_id = raw.get("client_id") if isinstance(raw, dict) else None
+        frame = SendMessageFrame.model_validate(raw)
+        user_id = services.container().connections.owner(connection_id)
+        if user_id is None:
+            raise Unauthorized("This connection is not registered.")
+        service = services.conversations()
+        sent = service.send(user_id, int(frame.conversation_id), frame.text, frame.client_id)
+    except json.JSONDecodeError:
+        _reply(event, _error_frame(ValidationFailed([FieldError("body", "is not valid JSON")])))
+        return {"statusCode": 200}
+    except ValidationError as exc:
+        from warble.http.errors import validation_details
+
+        details = validation_details(list(exc.errors()))  # type: ignore[arg-type]
+        _reply(event, _error_frame(ValidationFailed(details), client_id))
+        return {"statusCode": 200}
+    except WarbleError as exc:
+        _reply(event, _error_frame(exc, client_id))
+        return {"statusCode": 200}
+    except STORE_UNAVAILABLE:
+        logger.warning("store unavailable", exc_info=True)
+        _reply(event, _error_frame(Unavailable(), client_id))
+        return {"statusCode": 200}
+    _reply(event, {"type": "message_ack", "data": {"client_id": client_id, "message": sent.view()}})
+    service.announce(sent, skip=connection_id)
+    return {"statusCode": 200}
+
+
+ROUTES = {
+    "$connect": on_connect,
+    "$disconnect": on_disconnect,
+    "ping": on_ping,
+    "sendMessage": on_send_message,
+}
 
 
 @entry_point("requestContext.requestId")

@@ -307,4 +307,46 @@ class MatchOut(BaseModel):
 
 class MatchPageOut(BaseModel):
     items: list[MatchOut]
+
+
+# ---- conversations -------------------------------------------------------------------------
+class OpenConversation(_Request):
+    participant_id: str = Field(pattern=SNOWFLAKE_PATTERN, description="the other user's id")
+
+
+class SendMessage(_Request):
+    # The 2000-character rule applies after NFC normalisation (warble.domain.conversations).
+    text: str = Field(max_length=8000, description="1 to 2000 characters after NFC normalisation")
+
+
+class SendMessageFrame(SendMessage):
+    """The WebSocket ``sendMessage`` frame (``action`` selected the route)."""
+
+    action: Literal["sendMessage"]
+    conversation_id: str = Field(pattern=SNOWFLAKE_PATTERN)
+    client_id: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class MessageOut(BaseModel):
+    id: str
+    conversation_id: str
+    sender_id: str
+    text: str
+    created_at: str
+
+
+class ConversationOut(BaseModel):
+    id: str
+    participants: list[UserSummaryOut]
+    last_message: MessageOut | None
+    unread_count: int
+
+
+class ConversationPageOut(BaseModel):
+    items: list[ConversationOut]
+    next_cursor: str | None
+
+
+class MessagePageOut(BaseModel):
+    items: list[MessageOut]
     next_cursor: str | None

@@ -1,0 +1,392 @@
+"""Direct messages: reading (list page of 20, history page of 50) and real-time push.
+
+``conversations``: ``GET /v1/conversations?limit=20`` and ``GET /v1/conversations/{id}/messages
+?limit=50`` through the real ConversationsFunction handler (events from events/conversations/,
+a real session's authorizer context), warm caches, a viewer with 25 conversations of 60
+messages each. Baselines: the raw store reads each page needs (the activity LSI Query of 21
+memberships + one MGET of the participants' profiles; the membership GetItem + the messages
+Query of 51), and the breakdown adds the session check.
+
+``push``: the local runtime (``python -m infra.local serve``, its WebSocket gateway and Lambda
+workers) with real WebSocket clients:
+- send -> receipt: the time from a ``sendMessage`` frame on the sender's connection until the
+  ``message`` frame arrives on the recipient's open connection (WebSocketFunction: store,
+  ack, push), against one raw ``@connections`` post to that connection, received the same way;
+- push to a user with 5 connections (``Pusher.push`` in this process, against the same
+  gateway and its connection registry): total time until the posts are answered, against one
+  raw post, and 5 raw posts in sequence (what a push one after another would cost).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bench import stack
+from bench.accounts import expect
+from bench.harness import Benchmark, Item, Precomputed, Run, group
+
+PASSWORD = "correct horse battery staple"
+CONVERSATIONS = 25
+MESSAGES = 60
+LIST_PAGE = 20
+HISTORY_PAGE = 50
+DEVICES = 5
+
+
+def _page_event(name: str, issued: Any, limit: int) -> dict[str, Any]:
+    evt = stack.as_session(stack.event(name), issued)
+    evt["rawQueryString"] = f"limit={limit}"
+    evt["queryStringParameters"] = {"limit": str(limit)}
+    return evt
+
+
+@group("conversations", "conversation list page of 20 and history page of 50 vs raw reads")
+def conversations_group(run: Run) -> Iterator[Item]:
+    from warble import keys, services
+    from warble.settings import get_settings
+
+    from bench.timeline import make_user
+
+    bench_stack = stack.shared(run)
+    raw, ddb = stack.raw_clients(run, bench_stack)
+    settings = get_settings()
+    accounts, graph, dms = services.accounts(), services.graph(), services.conversations()
+
+    viewer_id = make_user("dm_viewer")
+    viewer = accounts.login("dm_viewer", PASSWORD, "bench")
+    conversation_ids = []
+    for n in range(CONVERSATIONS):
+        friend = make_user(f"dm_friend_{n}")
+        graph.follow(viewer_id, friend)
+        graph.follow(friend, viewer_id)
+        body, _ = dms.open(viewer_id, friend)
+        conversation = int(body["id"])
+        conversation_ids.append(conversation)
+        for m in range(MESSAGES if n == 0 else 2):
+            dms.send(friend if m % 2 else viewer_id, conversation, f"message {m} of {n}")
+    busy = conversation_ids[0]
+
+    handler = stack.load_function("conversations").handler
+    list_page = expect(handler, _page_event("conversations/list.json", viewer, LIST_PAGE), 200)
+    history_evt = stack.with_path_id(
+        _page_event("conversations/messages.json", viewer, HISTORY_PAGE), "conversation_id", busy
+    )
+    history_page = expect(handler, history_evt, 200)
+    for call in (list_page, history_page):
+        call()
+        call()  # profiles cached
+    session_check = stack.session_check(raw, int(viewer.session.id))
+    shown = json.loads(list_page()["body"])["items"]
+    profile_keys = list(
+        dict.fromkeys(keys.profile(int(p["id"])).value for c in shown for p in c["participants"])
+    )
+
+    def raw_list_query() -> Any:
+        return ddb.query(
+            TableName=settings.conversations_table,
+            IndexName="activity",
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": f"U#{viewer_id}"}},
+            ScanIndexForward=False,
+            Limit=LIST_PAGE + 1,
+            ConsistentRead=True,
+        )
+
+    def raw_profiles() -> Any:
+        return raw.mget(profile_keys)
+
+    def raw_list() -> None:
+        raw_list_query()
+        raw_profiles()
+
+    def raw_membership() -> Any:
+        return ddb.get_item(
+            TableName=settings.conversations_table,
+            Key={"pk": {"S": f"U#{viewer_id}"}, "sk": {"S": f"C#{busy}"}},
+            ConsistentRead=True,
+        )
+
+    def raw_history_query() -> Any:
+        return ddb.query(
+            TableName=settings.messages_table,
+            KeyConditionExpression="conversation_id = :c",
+            ExpressionAttributeValues={":c": {"N": str(busy)}},
+            ScanIndexForward=False,
+            Limit=HISTORY_PAGE + 1,
+            ConsistentRead=True,
+        )
+
+    def raw_history() -> None:
+        raw_membership()
+        raw_history_query()
+
+    def list_all() -> None:
+        session_check()
+        raw_list()
+
+    def history_all() -> None:
+        session_check()
+        raw_history()
+
+    yield Benchmark(
+        f"GET /v1/conversations?limit={LIST_PAGE} (ConversationsFunction handler)",
+        list_page,
+        raw_list,
+        path="handler",
+        baseline=f"raw LSI Query ({LIST_PAGE + 1}) + MGET of the profiles",
+        floor="raw session check + Query + MGET, in sequence",
+        breakdown=[
+            ("raw session check (pipeline)", session_check),
+            (f"raw LSI Query, {LIST_PAGE + 1} memberships (moto)", raw_list_query),
+            (f"raw MGET {len(profile_keys)} profiles", raw_profiles),
+            ("raw session check + Query + MGET, in sequence", list_all),
+        ],
+        budget_s=6.0,
+        check=lambda: stack.compare_traces(list_page, list_all, "conversation list"),
+        describe=lambda: [f"round trips of one warm call: {stack.traced(list_page)}"],
+        summarize=[
+            Benchmark.difference(
+                "handler", "raw session check + Query + MGET, in sequence", "handler overhead"
+            )
+        ],
+        notes=[
+            f"{CONVERSATIONS} conversations; last_message and unread_count come from the "
+            "membership items, so the page reads no message"
+        ],
+    )
+    yield Benchmark(
+        f"GET /v1/conversations/{{id}}/messages?limit={HISTORY_PAGE} (ConversationsFunction)",
+        history_page,
+        raw_history,
+        path="handler",
+        baseline=f"raw GetItem membership + Query ({HISTORY_PAGE + 1}) messages",
+        floor="raw session check + GetItem + Query, in sequence",
+        breakdown=[
+            ("raw session check (pipeline)", session_check),
+            ("raw GetItem membership (moto)", raw_membership),
+            (f"raw Query, {HISTORY_PAGE + 1} messages (moto)", raw_history_query),
+            ("raw session check + GetItem + Query, in sequence", history_all),
+        ],
+        budget_s=6.0,
+        check=lambda: stack.compare_traces(history_page, history_all, "history"),
+        describe=lambda: [f"round trips of one warm call: {stack.traced(history_page)}"],
+        summarize=[
+            Benchmark.difference(
+                "handler", "raw session check + GetItem + Query, in sequence", "handler overhead"
+            )
+        ],
+        notes=[f"a conversation of {MESSAGES} messages"],
+    )
+
+
+# ---- push, over the local runtime ---------------------------------------------------------------
+def _rounds(run: Run, full: int) -> int:
+    return max(5, round(full * min(1.0, run.scale)))
+
+
+@group("push", "send -> receipt over the local WebSocket gateway; push to 5 connections")
+def push_group(run: Run) -> Iterator[Item]:
+    import boto3
+    import httpx
+    from websockets.sync.client import connect
+
+    from infra.local import services as local
+    from tests.support.local_stack import start_serve, stop_serve
+
+    db = f"warble_bench_push_{uuid.uuid4().hex[:6]}"
+    env_file = Path(tempfile.mkdtemp()) / "env.json"
+    stack_name = f"warble-bench-{uuid.uuid4().hex[:6]}"
+    served = start_serve(
+        env_file,
+        {
+            "Parameters": {
+                "DB_NAME": db,
+                "REDIS_URL": f"redis://127.0.0.1:6379/{stack.BENCH_REDIS_DB - 1}",
+                "REDIS_CLUSTER": "false",
+                "DB_SSLMODE": "disable",
+                "PASSWORD_HASH_ROUNDS": "4",
+            }
+        },
+        extra_args=["--stack-name", stack_name],
+        drop_env_prefixes=("AWS_", "DB_", "REDIS_"),
+    )
+    run.cleanups.append(lambda: local.drop_database(db))
+
+    def stop() -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # killed when slow to stop
+            stop_serve(served)
+
+    run.cleanups.append(stop)
+    http = httpx.Client(base_url=served.http, timeout=30)
+    run.cleanups.append(http.close)
+
+    def signup(prefix: str) -> tuple[str, str]:
+        name = f"{prefix}{uuid.uuid4().hex[:8]}"
+        answer = http.post(
+            "/v1/auth/signup",
+            json={"username": name, "email": f"{name}@example.com", "password": PASSWORD},
+        ).json()
+        return answer["user"]["id"], answer["token"]
+
+    (a, a_token), (b, b_token) = signup("pa"), signup("pb")
+    auth_a, auth_b = {"Authorization": f"Bearer {a_token}"}, {"Authorization": f"Bearer {b_token}"}
+    assert http.put(f"/v1/users/me/following/{b}", headers=auth_a).status_code == 200
+    assert http.put(f"/v1/users/me/following/{a}", headers=auth_b).status_code == 200
+    conversation = http.post(
+        "/v1/conversations", json={"participant_id": b}, headers=auth_a
+    ).json()["id"]
+
+    def device(token: str) -> Any:
+        ws = connect(f"{served.ws}/?token={token}", open_timeout=30, max_size=None)
+        run.cleanups.append(ws.close)
+        ws.send(json.dumps({"action": "ping"}))
+        assert json.loads(ws.recv(timeout=30))["type"] == "pong"
+        return ws
+
+    ddb = boto3.client("dynamodb", endpoint_url=served.moto, region_name="us-east-1")
+    connections_table = f"{stack_name}-connections"
+
+    def connection_ids(user: str) -> list[str]:
+        items = ddb.query(
+            TableName=connections_table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": f"USER#{user}"}},
+            ConsistentRead=True,
+        )["Items"]
+        return [item["connection_id"]["S"] for item in items]
+
+    sender, receiver = device(a_token), device(b_token)
+    (receiver_id,) = connection_ids(b)
+    gateway = boto3.client(
+        "apigatewaymanagementapi",
+        endpoint_url=f"{served.ws.replace('ws://', 'http://')}/live",
+        region_name="us-east-1",
+    )
+    run.cleanups.append(gateway.close)
+
+    def until(ws: Any, wanted: str) -> None:
+        while json.loads(ws.recv(timeout=30)).get("type") != wanted:
+            pass
+
+    def send_to_receipt() -> int:
+        started = time.perf_counter_ns()
+        sender.send(
+            json.dumps({"action": "sendMessage", "conversation_id": conversation, "text": "bench"})
+        )
+        until(receiver, "message")
+        elapsed = time.perf_counter_ns() - started
+        until(sender, "message_ack")
+        return elapsed
+
+    frame = json.dumps({"type": "message", "data": {"text": "bench"}}).encode()
+
+    def raw_post_to_receipt() -> int:
+        started = time.perf_counter_ns()
+        gateway.post_to_connection(ConnectionId=receiver_id, Data=frame)
+        until(receiver, "message")
+        return time.perf_counter_ns() - started
+
+    for _ in range(5):  # warm the workers
+        send_to_receipt()
+        raw_post_to_receipt()
+    sends, posts = [], []
+    for _ in range(_rounds(run, 60)):
+        sends.append(send_to_receipt())
+        posts.append(raw_post_to_receipt())
+    yield Precomputed(
+        "send -> receipt on the recipient's open connection (sendMessage over the local runtime)",
+        ("sendMessage frame -> message frame", sends),
+        [("raw @connections post -> frame, same gateway and connection", posts)],
+        notes=[
+            "the path: gateway routes the frame, a WebSocketFunction worker checks the "
+            "connection's owner and the permission, stores the message (one TransactWriteItems "
+            "on moto), acks, then posts to the recipient; the sender's ack is not waited for"
+        ],
+        throughput=False,
+    )
+
+    # ---- Pusher.push to a user with 5 connections, in this process --------------------------
+    devices = [device(b_token) for _ in range(DEVICES - 1)]  # + receiver = 5
+    targets = connection_ids(b)
+    assert len(targets) == DEVICES, targets
+    targets.remove(receiver_id)
+    targets.insert(0, receiver_id)  # one_post goes to the receiver's connection
+    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL",)}
+    os.environ["AWS_ENDPOINT_URL"] = served.moto
+    from warble.dal.connections import ConnectionRegistry
+    from warble.dal.websocket import WebSocketSender
+    from warble.domain.push import Pusher
+    from warble.settings import Settings
+
+    settings = Settings(connections_table=connections_table)
+    pool = ThreadPoolExecutor(max_workers=16)
+    run.cleanups.append(lambda: pool.shutdown(wait=False))
+    callback = f"{served.ws.replace('ws://', 'http://')}/live"
+    pusher = Pusher(ConnectionRegistry(settings), WebSocketSender(callback), pool)
+    body = {"type": "message", "data": {"text": "push"}}
+    everyone = [receiver, *devices]
+
+    def drain() -> None:
+        for ws in everyone:
+            until(ws, "message")
+
+    def push_five() -> int:
+        started = time.perf_counter_ns()
+        report = pusher.push([int(b)], body)
+        elapsed = time.perf_counter_ns() - started
+        assert report.delivered == DEVICES, report
+        drain()
+        return elapsed
+
+    def one_post() -> int:
+        started = time.perf_counter_ns()
+        gateway.post_to_connection(ConnectionId=targets[0], Data=frame)
+        elapsed = time.perf_counter_ns() - started
+        until(receiver, "message")  # targets[0] is the receiver's connection
+        return elapsed
+
+    def five_in_sequence() -> int:
+        started = time.perf_counter_ns()
+        for target in targets:
+            gateway.post_to_connection(ConnectionId=target, Data=frame)
+        elapsed = time.perf_counter_ns() - started
+        drain()
+        return elapsed
+
+    for _ in range(5):
+        push_five()
+        one_post()
+        five_in_sequence()
+    pushes, singles, sequences = [], [], []
+    for _ in range(_rounds(run, 60)):
+        pushes.append(push_five())
+        singles.append(one_post())
+        sequences.append(five_in_sequence())
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    yield Precomputed(
+        f"push to a user with {DEVICES} connections (Pusher.push: registry Query + concurrent "
+        "posts)",
+        ("Pusher.push", pushes),
+        [
+            ("one raw @connections post", singles),
+            (f"{DEVICES} raw posts in sequence", sequences),
+        ],
+        notes=[
+            "goal: well under 5x one post; the push also reads the registry (one Query on moto)"
+        ],
+        throughput=False,
+    )

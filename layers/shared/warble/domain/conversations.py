@@ -1,0 +1,282 @@
+"""Direct messages (API.md "Conversations"): one conversation per pair of users who are friends
+or matched, history newest first, unread counts from read positions, and the real-time push of
+every message to the recipient's connections and the sender's other ones.
+
+Nothing lost, nothing twice: a message is stored (one DynamoDB transaction, see
+``warble.dal.conversations``) before it is acknowledged or pushed, and the push is best effort
+(the Pusher never raises), so a failed push never fails a send: the recipient finds the message
+in history. A resend with the same ``client_id`` (a lost ``message_ack``) finds the message
+stored the first time and answers it again, without storing or pushing a second one.
+
+Unread counts live twice: durably as each membership's ``unread`` counter, and in the per-user
+``dm_unread`` hash in Redis that the notifications feature sums (``warble.dal.dm_unread``).
+The hash is raised after each send and loses a conversation's field when it is read; when it
+is missing, ``unread_counts`` rebuilds it from the memberships. A send and a read of the same
+conversation racing within a few milliseconds can leave its field off by one message until the
+conversation is next read or the hash rebuilt: it is a cache, the memberships are the truth.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from warble import clock
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.ports import (
+    ConversationStore,
+    DuplicateClientId,
+    IdGenerator,
+    Membership,
+    MessageRaced,
+    Profiles,
+    Pushes,
+    StoredMessage,
+    TransactionRetry,
+    UnreadMessages,
+)
+from warble.errors import FieldError, NotAllowed, NotFound, Unavailable, ValidationFailed
+
+MAX_TEXT = 2000
+SEND_ATTEMPTS = 5
+MARK_READ_ATTEMPTS = 10
+
+
+class Relationships(Protocol):
+    """The follow graph's view of a pair (``GraphService.relationships``)."""
+
+    def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str]]: ...
+
+
+def normalise_text(text: str) -> str:
+    """NFC first, then API.md's rule: 1 to 2000 characters, not only white space."""
+    normal = unicodedata.normalize("NFC", text)
+    if not normal.strip():
+        raise ValidationFailed([FieldError("text", "must not be empty or only white space")])
+    if len(normal) > MAX_TEXT:
+        raise ValidationFailed([FieldError("text", f"must be at most {MAX_TEXT} characters")])
+    return normal
+
+
+def message_view(message: StoredMessage) -> dict[str, Any]:
+    """API.md's Message."""
+    return {
+        "id": str(message.id),
+        "conversation_id": str(message.conversation_id),
+        "sender_id": str(message.sender_id),
+        "text": message.text,
+        "created_at": clock.rfc3339(clock.from_ms(message.created_at_ms)),
+    }
+
+
+def summary(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": str(record["id"]),
+        "username": record["username"],
+        "display_name": record["display_name"],
+    }
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A stored message; ``created`` is False for a resend answered with the first one."""
+
+    message: StoredMessage
+    recipient: int
+    created: bool
+
+    def view(self) -> dict[str, Any]:
+        return message_view(self.message)
+
+
+class ConversationService:
+    def __init__(
+        self,
+        store: ConversationStore,
+        unread: UnreadMessages,
+        profiles: Profiles,
+        graph: Relationships,
+        ids: IdGenerator,
+        pusher: Pushes,
+    ) -> None:
+        self._store = store
+        self._unread = unread
+        self._profiles = profiles
+        self._graph = graph
+        self._ids = ids
+        self._pusher = pusher
+
+    # ---- permission ----------------------------------------------------------------------
+    def may_converse(self, a: int, b: int) -> bool:
+        """Friends (follow each other) or matched by Discover."""
+        if dict(self._graph.relationships(a, [b])).get(b) == "friends":
+            return True
+        return self._store.matched(a, b)
+
+    def _require_allowed(self, me: int, other: int) -> None:
+        if not self.may_converse(me, other):
+            raise NotAllowed()
+
+    def _member(self, me: int, conversation_id: int) -> Membership:
+        membership = self._store.membership(me, conversation_id)
+        if membership is None:  # unknown, or not mine: the same answer (API.md)
+            raise NotFound("No such conversation.")
+        return membership
+
+    # ---- conversations -------------------------------------------------------------------
+    def open(self, me: int, other: int) -> tuple[dict[str, Any], bool]:
+        """The pair's conversation, and whether it was created now."""
+        if other == me:
+            raise ValidationFailed(
+                [FieldError("participant_id", "must be another user")],
+                "A conversation with oneself is not possible.",
+            )
+        self._profiles.profile(other)  # NotFound for an unknown user
+        self._require_allowed(me, other)
+        conversation_id = self._store.conversation_of(me, other)
+        created = False
+        if conversation_id is None:
+            minted = self._ids.next_id()
+            conversation_id = self._open_new(minted, me, other)
+            created = conversation_id == minted
+        return self.conversation(me, conversation_id), created
+
+    def _open_new(self, minted: int, a: int, b: int) -> int:
+        for _ in range(SEND_ATTEMPTS):
+            try:
+                return self._store.create(minted, a, b)
+            except TransactionRetry:
+                continue
+        raise Unavailable()
+
+    def match(self, a: int, b: int) -> int:
+        """Discover's hook (issue 11): record the match of a and b, and give them their one
+        conversation (the existing one if they had it already)."""
+        self._store.record_match(a, b, clock.epoch_ms())
+        existing = self._store.conversation_of(a, b)
+        return existing if existing is not None else self._open_new(self._ids.next_id(), a, b)
+
+    def open_for_match(self, a: int, b: int) -> str:
+        """``ConversationOpener`` for Discover: the match's conversation id."""
+        return str(self.match(a, b))
+
+    def conversation(self, me: int, conversation_id: int) -> dict[str, Any]:
+        return self._render(me, [self._member(me, conversation_id)])[0]
+
+    def latest(self, me: int, limit: int, cursor: str | None) -> Page:
+        """Latest activity first. The cursor pins the last activity seen: a conversation that
+        gets a message meanwhile moves to the top, where the client finds it on a refresh."""
+        before = decode_cursor("conversations", cursor)
+        found = self._store.memberships_page(me, before, limit + 1)
+        page = found[:limit]
+        more = len(found) > limit
+        next_cursor = encode_cursor("conversations", page[-1].last_id) if more else None
+        return Page(self._render(me, page), next_cursor)
+
+    def _render(self, me: int, memberships: list[Membership]) -> list[dict[str, Any]]:
+        people = self._profiles.profiles([me, *(m.other_id for m in memberships)])
+        items = []
+        for m in memberships:
+            pair = sorted((me, m.other_id))
+            items.append(
+                {
+                    "id": str(m.conversation_id),
+                    "participants": [summary(people[uid]) for uid in pair if uid in people],
+                    "last_message": None
+                    if m.last_message is None
+                    else message_view(m.last_message),
+                    "unread_count": m.unread,
+                }
+            )
+        return items
+
+    def history(self, me: int, conversation_id: int, limit: int, cursor: str | None) -> Page:
+        """Messages newest first; the cursor pins the last message seen."""
+        self._member(me, conversation_id)
+        before = decode_cursor("messages", cursor)
+        found = self._store.history(conversation_id, before, limit + 1)
+        page = found[:limit]
+        more = len(found) > limit
+        next_cursor = encode_cursor("messages", page[-1].id) if more else None
+        return Page([message_view(m) for m in page], next_cursor)
+
+    # ---- messages ------------------------------------------------------------------------
+    def send(self, me: int, conversation_id: int, text: str, client_id: str | None = None) -> Sent:
+        """Store a message (not pushed: see ``announce``). A resend of ``client_id`` answers
+        the message stored the first time."""
+        body = normalise_text(text)
+        membership = self._member(me, conversation_id)
+        if client_id is not None:
+            earlier = self._store.resent(conversation_id, me, client_id)
+            if earlier is not None:
+                return Sent(earlier, membership.other_id, created=False)
+        self._require_allowed(me, membership.other_id)
+        for _ in range(SEND_ATTEMPTS):
+            message = StoredMessage.of(self._ids.next_id(), conversation_id, me, body)
+            try:
+                self._store.append(message, membership.other_id, client_id)
+            except (MessageRaced, TransactionRetry):
+                continue  # overtaken by a concurrent message: again, with a newer id
+            except DuplicateClientId:
+                assert client_id is not None
+                earlier = self._store.resent(conversation_id, me, client_id)
+                if earlier is None:
+                    continue
+                return Sent(earlier, membership.other_id, created=False)
+            self._unread.increment(membership.other_id, conversation_id)
+            self._unread.clear(me, conversation_id)  # sending reads the conversation
+            return Sent(message, membership.other_id, created=True)
+        raise Unavailable()
+
+    def announce(self, sent: Sent, skip: str | None = None) -> None:
+        """Push a new message to the recipient's connections and the sender's other ones.
+        A resend is not pushed again: its first send was."""
+        if not sent.created:
+            return
+        frame = {"type": "message", "data": sent.view()}
+        self._pusher.push([sent.recipient, sent.message.sender_id], frame, skip=skip)
+
+    # ---- reading -------------------------------------------------------------------------
+    def read(self, me: int, conversation_id: int) -> None:
+        self._read(self._member(me, conversation_id))
+
+    def _read(self, membership: Membership) -> None:
+        current: Membership | None = membership
+        for _ in range(MARK_READ_ATTEMPTS):
+            if current is None:
+                return
+            if current.unread == 0 and current.last_read == current.last_id:
+                break
+            if self._store.mark_read(current):
+                break
+            # A message arrived between the read and the write: read it too.
+            current = self._store.membership(current.user_id, current.conversation_id)
+        self._unread.clear(membership.user_id, membership.conversation_id)
+
+    def read_all(self, me: int) -> None:
+        """Every conversation read (durably), and ``dm_unread`` rebuilt from what remains (a
+        message that arrived meanwhile stays unread)."""
+        for membership in self._store.all_memberships(me):
+            if membership.unread or membership.last_read != membership.last_id:
+                self._read(membership)
+        self._rebuild(me)
+
+    def unread_counts(self, me: int) -> dict[int, int]:
+        """Unread messages by conversation (nonzero only), from ``dm_unread``; rebuilt from
+        the memberships when missing."""
+        counts = self._unread.counts(me)
+        return counts if counts is not None else self._rebuild(me)
+
+    def _rebuild(self, me: int) -> dict[int, int]:
+        counts = {
+            m.conversation_id: m.unread for m in self._store.all_memberships(me) if m.unread > 0
+        }
+        self._unread.fill(me, counts)
+        return counts

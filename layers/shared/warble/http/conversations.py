@@ -1,0 +1,83 @@
+"""Conversation routes (API.md "Conversations (direct messages)")."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from warble import services
+from warble.domain.conversations import Page
+from warble.http import schemas
+from warble.http.app import principal
+from warble.http.docs import responses
+from warble.http.params import Cursor, Id, Limit, id_or_404
+
+router = Router()
+
+
+def _page(page: Page) -> dict[str, Any]:
+    return {"items": page.items, "next_cursor": page.next_cursor}
+
+
+@router.post(
+    "/v1/conversations",
+    summary="Open the conversation with a friend or a match (201), or get it (200)",
+    responses=responses(
+        201, schemas.ConversationOut, "Created", e403="not_allowed", e404="not_found"
+    ),
+)
+def open_conversation(body: Annotated[schemas.OpenConversation, Body()]) -> Response[Any]:
+    conversation, created = services.conversations().open(
+        principal().user_id, int(body.participant_id)
+    )
+    return Response(
+        status_code=201 if created else 200, content_type="application/json", body=conversation
+    )
+
+
+@router.get(
+    "/v1/conversations",
+    summary="My conversations, latest activity first",
+    responses=responses(200, schemas.ConversationPageOut, "A page of conversations"),
+)
+def list_conversations(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    return _page(services.conversations().latest(principal().user_id, limit, cursor))
+
+
+@router.get(
+    "/v1/conversations/<conversation_id>/messages",
+    summary="A conversation's messages, newest first",
+    responses=responses(200, schemas.MessagePageOut, "A page of messages", e404="not_found"),
+)
+def messages(conversation_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    cid = id_or_404(conversation_id, "conversation")
+    return _page(services.conversations().history(principal().user_id, cid, limit, cursor))
+
+
+@router.post(
+    "/v1/conversations/<conversation_id>/messages",
+    summary="Send a message (pushed to the recipient's and my other WebSocket connections)",
+    responses=responses(201, schemas.MessageOut, "Sent", e403="not_allowed", e404="not_found"),
+)
+def send_message(
+    conversation_id: Id, body: Annotated[schemas.SendMessage, Body()]
+) -> Response[Any]:
+    service = services.conversations()
+    cid = id_or_404(conversation_id, "conversation")
+    sent = service.send(principal().user_id, cid, body.text)
+    service.announce(sent)
+    return Response(status_code=201, content_type="application/json", body=sent.view())
+
+
+@router.post(
+    "/v1/conversations/<conversation_id>/read",
+    summary="Mark a conversation read",
+    responses=responses(204, None, "Read", e404="not_found"),
+)
+def read(conversation_id: Id) -> Response[Any]:
+    cid = id_or_404(conversation_id, "conversation")
+    services.conversations().read(principal().user_id, cid)
+    return Response(status_code=204)

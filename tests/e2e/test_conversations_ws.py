@@ -1,0 +1,323 @@
+"""Direct messages over HTTP and the WebSocket API against the local runtime, with real
+WebSocket clients: pushes to every device, offline delivery through history, resends with the
+same client_id, a dropped connection forgotten on the next push, error frames, and the 128 KB
+frame limit."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import boto3
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import ClientConnection, connect
+
+pytestmark = pytest.mark.e2e
+
+WAIT = 20  # seconds a frame may take on a busy machine (never asserted as a speed)
+
+
+@contextmanager
+def device(stack, token: str) -> Iterator[ClientConnection]:
+    with connect(f"{stack.ws}/?token={token}", open_timeout=WAIT, max_size=None) as ws:
+        # A ping answered means $connect registered this connection before we go on.
+        ws.send(json.dumps({"action": "ping"}))
+        assert json.loads(ws.recv(timeout=WAIT))["type"] == "pong"
+        yield ws
+
+
+def frames_until(ws: ClientConnection, wanted: Any) -> list[dict[str, Any]]:
+    """Every frame up to and including the first one for which ``wanted(frame)`` holds."""
+    seen = []
+    while True:
+        frame = json.loads(ws.recv(timeout=WAIT))
+        seen.append(frame)
+        if wanted(frame):
+            return seen
+
+
+def next_frame(ws: ClientConnection) -> dict[str, Any]:
+    return json.loads(ws.recv(timeout=WAIT))
+
+
+def befriend(pair) -> str:
+    """Make the pair friends and open their conversation; its id."""
+    me, mine, them, theirs = pair
+    assert mine.put(f"/v1/users/me/following/{them['id']}").status_code == 200
+    assert theirs.put(f"/v1/users/me/following/{me['id']}").status_code == 200
+    opened = mine.post("/v1/conversations", json={"participant_id": them["id"]})
+    assert opened.status_code == 201, opened.text
+    return str(opened.json()["id"])
+
+
+def send_frame(conversation: str, text: str, client_id: str | None = None) -> str:
+    frame: dict[str, Any] = {"action": "sendMessage", "conversation_id": conversation, "text": text}
+    if client_id is not None:
+        frame["client_id"] = client_id
+    return json.dumps(frame)
+
+
+def registered(stack, user_id: str) -> set[str]:
+    """The user's connections in the registry (ConnectionsTable, read like the Pusher does)."""
+    table = boto3.resource("dynamodb", endpoint_url=stack.moto, region_name="us-east-1").Table(
+        f"{stack.stack_name}-connections"
+    )
+    answer = table.query(
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": f"USER#{user_id}"},
+        ConsistentRead=True,
+    )
+    return {item["connection_id"] for item in answer["Items"]}
+
+
+# ---- HTTP ---------------------------------------------------------------------------------------
+def test_http_conversation_rules(stack, pair, new_user):
+    me, mine, them, theirs = pair
+    answer = mine.post("/v1/conversations", json={"participant_id": them["id"]})
+    assert answer.status_code == 403 and answer.json()["error"]["code"] == "not_allowed"
+    conversation = befriend(pair)
+    again = theirs.post("/v1/conversations", json={"participant_id": me["id"]})
+    assert again.status_code == 200 and again.json()["id"] == conversation
+    for body, status in (
+        ({"participant_id": me["id"]}, 400),  # oneself
+        ({"participant_id": "12"}, 404),  # unknown user
+        ({"participant_id": 12}, 400),  # ids are strings
+        ({}, 400),
+    ):
+        answer = mine.post("/v1/conversations", json=body)
+        assert answer.status_code == status, answer.text
+        assert "code" in answer.json()["error"]
+    sent = mine.post(f"/v1/conversations/{conversation}/messages", json={"text": "hello"})
+    assert sent.status_code == 201
+    message = sent.json()
+    assert message["conversation_id"] == conversation and message["sender_id"] == me["id"]
+    assert message["created_at"].endswith("Z")
+    for text in ("", "   ", "x" * 2001):
+        bad = mine.post(f"/v1/conversations/{conversation}/messages", json={"text": text})
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == "validation_error"
+    _, stranger_token = new_user("str")
+    with stack.client(stranger_token) as stranger:
+        for answer in (
+            stranger.get(f"/v1/conversations/{conversation}/messages"),
+            stranger.post(f"/v1/conversations/{conversation}/messages", json={"text": "hi"}),
+            stranger.post(f"/v1/conversations/{conversation}/read"),
+            stranger.get("/v1/conversations/not-an-id/messages"),
+        ):
+            assert answer.status_code == 404, answer.text
+        assert stranger.get("/v1/conversations").json() == {"items": [], "next_cursor": None}
+    listed = theirs.get("/v1/conversations").json()["items"]
+    assert [c["id"] for c in listed] == [conversation]
+    assert listed[0]["unread_count"] == 1 and listed[0]["last_message"]["text"] == "hello"
+    assert {p["id"] for p in listed[0]["participants"]} == {me["id"], them["id"]}
+    assert theirs.post(f"/v1/conversations/{conversation}/read").status_code == 204
+    assert theirs.get("/v1/conversations").json()["items"][0]["unread_count"] == 0
+
+
+# ---- WebSocket ------------------------------------------------------------------------------
+def test_two_devices_of_one_user_both_receive(stack, pair):
+    me, mine, _, theirs = pair
+    conversation = befriend(pair)
+    with (
+        device(stack, mine.headers["Authorization"][7:]) as my_phone,
+        device(stack, mine.headers["Authorization"][7:]) as my_laptop,
+        device(stack, theirs.headers["Authorization"][7:]) as their_phone,
+        device(stack, theirs.headers["Authorization"][7:]) as their_laptop,
+    ):
+        my_phone.send(send_frame(conversation, "from my phone", client_id="p-1"))
+        ack = next_frame(my_phone)
+        assert ack["type"] == "message_ack" and ack["data"]["client_id"] == "p-1"
+        message = ack["data"]["message"]
+        assert message["text"] == "from my phone" and message["sender_id"] == me["id"]
+        # the recipient's devices and my other one; not the sending connection (the ack is its)
+        for ws in (their_phone, their_laptop, my_laptop):
+            assert next_frame(ws) == {"type": "message", "data": message}
+
+        # over HTTP: every connection of both participants gets it
+        sent = theirs.post(f"/v1/conversations/{conversation}/messages", json={"text": "http"})
+        assert sent.status_code == 201
+        for ws in (my_phone, my_laptop, their_phone, their_laptop):
+            assert next_frame(ws) == {"type": "message", "data": sent.json()}
+
+
+def test_offline_recipient_finds_all_30_messages_in_order(stack, pair):
+    _, mine, _, theirs = pair
+    conversation = befriend(pair)
+    with device(stack, mine.headers["Authorization"][7:]) as ws:
+        for i in range(30):  # each waits for its ack: the client's order is the stored order
+            ws.send(send_frame(conversation, f"in order {i}"))
+            assert next_frame(ws)["type"] == "message_ack"
+    texts = []
+    cursor = None
+    while True:
+        params = {"limit": 7, **({"cursor": cursor} if cursor else {})}
+        page = theirs.get(f"/v1/conversations/{conversation}/messages", params=params).json()
+        texts += [m["text"] for m in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert texts == [f"in order {i}" for i in reversed(range(30))]
+    listed = theirs.get("/v1/conversations").json()["items"][0]
+    assert listed["unread_count"] == 30 and listed["last_message"]["text"] == "in order 29"
+    assert theirs.post(f"/v1/conversations/{conversation}/read").status_code == 204
+    assert theirs.get("/v1/conversations").json()["items"][0]["unread_count"] == 0
+
+
+def test_resend_with_the_same_client_id_gets_the_same_message(stack, pair):
+    _, mine, _, theirs = pair
+    conversation = befriend(pair)
+    client_id = uuid.uuid4().hex
+    with device(stack, theirs.headers["Authorization"][7:]) as their_ws:
+        with device(stack, mine.headers["Authorization"][7:]) as ws:
+            ws.send(send_frame(conversation, "did you get this?", client_id))
+            first = next_frame(ws)["data"]["message"]
+        # the ack was "lost": reconnect and send again
+        with device(stack, mine.headers["Authorization"][7:]) as ws:
+            ws.send(send_frame(conversation, "did you get this?", client_id))
+            # (this device may first get the push of the first send: it is my other connection)
+            again = frames_until(ws, lambda f: f["type"] == "message_ack")[-1]
+            assert again == {"type": "message_ack", "data": {"client_id": client_id,
+                                                             "message": first}}  # fmt: skip
+            ws.send(send_frame(conversation, "marker"))
+            frames_until(ws, lambda f: f["type"] == "message_ack")
+        received = frames_until(their_ws, lambda f: f["data"].get("text") == "marker")
+        assert [f["data"]["text"] for f in received] == ["did you get this?", "marker"]
+    history = theirs.get(f"/v1/conversations/{conversation}/messages").json()["items"]
+    assert [m["text"] for m in history] == ["marker", "did you get this?"]
+
+
+def test_a_dropped_connection_is_forgotten_on_the_next_push(stack, pair):
+    """A client that vanishes without a close frame. On AWS its $disconnect may never come;
+    here the local gateway delivers it, so the test puts back the registration that a lost
+    $disconnect leaves behind. The next push is refused with 410 for exactly that connection,
+    which is forgotten; the live ones keep receiving."""
+    _, mine, them, theirs = pair
+    conversation = befriend(pair)
+    their_token = theirs.headers["Authorization"][7:]
+    with device(stack, their_token) as live:
+        live_ids = registered(stack, them["id"])
+        with device(stack, their_token) as doomed:
+            doomed_id = (registered(stack, them["id"]) - live_ids).pop()
+            raw: socket.socket = doomed.socket
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            raw.close()  # RST, no close frame
+            # the gateway notices: @connections answers 410 for it
+            gateway = boto3.client(
+                "apigatewaymanagementapi",
+                endpoint_url=f"{stack.ws.replace('ws://', 'http://')}/live",
+                region_name="us-east-1",
+            )
+            deadline = time.monotonic() + WAIT
+            while time.monotonic() < deadline:
+                try:
+                    gateway.get_connection(ConnectionId=doomed_id)
+                except gateway.exceptions.GoneException:
+                    break
+                time.sleep(0.1)
+            else:
+                pytest.fail("the gateway never noticed the dropped connection")
+        # the registration a lost $disconnect leaves behind
+        _register(stack, them["id"], doomed_id)
+        assert doomed_id in registered(stack, them["id"])
+
+        sent = mine.post(f"/v1/conversations/{conversation}/messages", json={"text": "still?"})
+        assert sent.status_code == 201
+        assert next_frame(live) == {"type": "message", "data": sent.json()}
+        assert registered(stack, them["id"]) == live_ids  # exactly the refused one went
+
+
+def _register(stack, user_id: str, connection_id: str) -> None:
+    table = boto3.resource("dynamodb", endpoint_url=stack.moto, region_name="us-east-1").Table(
+        f"{stack.stack_name}-connections"
+    )
+    expires = int(time.time()) + 3600
+    for pk, sk in ((f"USER#{user_id}", f"CONN#{connection_id}"), (f"CONN#{connection_id}", "META")):
+        table.put_item(
+            Item={
+                "pk": pk,
+                "sk": sk,
+                "user_id": user_id,
+                "connection_id": connection_id,
+                "connected_at": int(time.time() * 1000),
+                "expires_at": expires,
+            }
+        )
+
+
+def test_bad_frames_get_error_frames_and_the_connection_stays_open(stack, pair, new_user):
+    me, mine, _, theirs = pair
+    conversation = befriend(pair)
+    outsiders = befriend_other(stack, new_user)
+    cases = [
+        ("not json {", "validation_error", None),
+        (json.dumps({"action": "dance"}), "unknown_action", None),
+        (json.dumps({"action": "sendMessage", "conversation_id": conversation, "client_id": "a"}),
+         "validation_error", "a"),
+        (send_frame(conversation, "x" * 2001, "b"), "validation_error", "b"),
+        (send_frame(conversation, "   ", "c"), "validation_error", "c"),
+        (send_frame("not-an-id", "hi", "d"), "validation_error", "d"),
+        (send_frame("123456789", "hi", "e"), "not_found", "e"),
+        (send_frame(outsiders, "hi", "f"), "not_found", "f"),  # not a participant
+        (json.dumps({"action": "sendMessage", "conversation_id": conversation, "text": "x",
+                     "client_id": ""}), "validation_error", ""),
+    ]  # fmt: skip
+    with device(stack, mine.headers["Authorization"][7:]) as ws:
+        for frame, code, client_id in cases:
+            ws.send(frame)
+            answer = next_frame(ws)
+            assert answer["type"] == "error", (frame, answer)
+            assert answer["data"]["code"] == code, (frame, answer)
+            assert answer["data"].get("client_id") == client_id, (frame, answer)
+            assert answer["data"]["message"]
+        # no longer friends: not_allowed, and still open
+        assert theirs.delete(f"/v1/users/me/following/{me['id']}").status_code == 200
+        ws.send(send_frame(conversation, "are we still friends?", "g"))
+        refused = next_frame(ws)
+        assert (refused["type"], refused["data"]["code"]) == ("error", "not_allowed")
+        assert refused["data"]["client_id"] == "g"
+        ws.send(json.dumps({"action": "ping"}))
+        assert next_frame(ws) == {"type": "pong", "data": {}}
+    assert theirs.get(f"/v1/conversations/{conversation}/messages").json()["items"] == []
+
+
+def befriend_other(stack, new_user) -> str:
+    """A conversation between two other users."""
+    a, a_token = new_user("oa")
+    b, b_token = new_user("ob")
+    with stack.client(a_token) as ca, stack.client(b_token) as cb:
+        pair = (a["user"], ca, b["user"], cb)
+        return befriend(pair)
+
+
+def test_a_frame_over_128_kb_closes_the_connection_with_1009(stack, pair):
+    _, mine, _, theirs = pair
+    conversation = befriend(pair)
+    with device(stack, mine.headers["Authorization"][7:]) as ws:
+        # 128 KB exactly: delivered (and refused by validation: text is at most 2000 characters)
+        frame = send_frame(conversation, "", "big")
+        at_limit = frame.replace('"text": ""', '"text": "' + "y" * (128 * 1024 - len(frame)) + '"')
+        assert len(at_limit.encode()) == 128 * 1024
+        ws.send(at_limit)
+        answer = next_frame(ws)
+        assert (answer["type"], answer["data"]["code"]) == ("error", "validation_error")
+        # one byte more: API Gateway closes the connection with 1009
+        ws.send(at_limit.replace('"text": "', '"text": "y'))
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=WAIT)
+        assert closed.value.rcvd is not None
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1009, "Message too big")
+    assert theirs.get(f"/v1/conversations/{conversation}/messages").json()["items"] == []
+
+
+def test_connect_without_a_valid_token_is_refused(stack):
+    from websockets.exceptions import InvalidStatus
+
+    for url in (f"{stack.ws}/", f"{stack.ws}/?token=nope"):
+        with pytest.raises(InvalidStatus) as refused:
+            connect(url, open_timeout=WAIT)
+        assert refused.value.response.status_code in (401, 403)
