@@ -48,6 +48,7 @@ PROVISIONED_TYPES: dict[str, frozenset[str]] = {
             "AttributeDefinitions",
             "BillingMode",
             "GlobalSecondaryIndexes",
+            "LocalSecondaryIndexes",
             "StreamSpecification",
             "TimeToLiveSpecification",
             "PointInTimeRecoverySpecification",
@@ -80,8 +81,9 @@ def unsupported_properties(logical_id: str, resource: dict[str, Any]) -> list[st
                         "(only PAY_PER_REQUEST)")  # fmt: skip
     nested = [("StreamSpecification", props.get("StreamSpecification"), _STREAM_KEYS)]
     nested.append(("TimeToLiveSpecification", props.get("TimeToLiveSpecification"), _TTL_KEYS))
-    for index, gsi in enumerate(props.get("GlobalSecondaryIndexes") or []):
-        nested.append((f"GlobalSecondaryIndexes[{index}]", gsi, _INDEX_KEYS))
+    for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+        for index, spec in enumerate(props.get(kind) or []):
+            nested.append((f"{kind}[{index}]", spec, _INDEX_KEYS))
     for path, value, allowed in nested:
         if isinstance(value, dict):
             problems += [
@@ -112,8 +114,9 @@ def _table_request(props: dict[str, Any], name: str) -> dict[str, Any]:
         "AttributeDefinitions": props["AttributeDefinitions"],
         "BillingMode": "PAY_PER_REQUEST",
     }
-    if props.get("GlobalSecondaryIndexes"):
-        request["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+        if props.get(kind):
+            request[kind] = props[kind]
     stream = props.get("StreamSpecification")
     if stream and stream.get("StreamViewType"):
         request["StreamSpecification"] = {

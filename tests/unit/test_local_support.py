@@ -122,8 +122,8 @@ def test_an_unsupported_stream_event_property_is_refused(
     ("extra", "expected"),
     [
         (
-            "      LocalSecondaryIndexes: []\n",
-            "Things (AWS::DynamoDB::Table): property LocalSecondaryIndexes is not supported",
+            "      LocalSecondaryIndexes: [{IndexName: i, KeySchema: [], Projection: {}, X: 1}]\n",
+            "Things (AWS::DynamoDB::Table): property LocalSecondaryIndexes[0].X is not supported",
         ),
         (
             "      ContributorInsightsSpecification: {Enabled: true}\n",
