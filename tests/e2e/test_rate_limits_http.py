@@ -31,10 +31,10 @@ LIMITED_REDIS_URL = f"redis://127.0.0.1:{REDIS_PORT}/{12 + _worker_index()}"
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     import redis
 
-    from infra.local import services
+    from infra.local.database import drop_database
 
     redis.Redis.from_url(LIMITED_REDIS_URL).flushdb()
-    services.drop_database(LIMITED_DB)
+    drop_database(LIMITED_DB)
     env_vars = {
         "Parameters": {
             "DB_NAME": LIMITED_DB,

@@ -57,10 +57,15 @@ def test_backfill_removal_and_rebuild(store, redis):
     assert redis.zrange(keys.home_timeline(3), 0, -1) == [SENTINEL]
 
 
-def test_a_script_cache_flushed_on_every_node_mid_fan_out_loses_no_push(store, redis):
+def test_a_script_cache_flushed_on_every_node_mid_fan_out_loses_no_push(
+    store, redis, redis_backend
+):
     """The fan-out pipelines its Lua in chunks of 50; before each new chunk every node forgets
     every script (as after a failover or SCRIPT FLUSH). Each chunk must load the script again
-    and deliver to every built timeline, none twice."""
+    and deliver to every built timeline, none twice. On the cluster only: it is this worker's
+    own, while the single node is shared by every worker, whose scripts a flush would break."""
+    if redis_backend == "single":
+        pytest.skip("SCRIPT FLUSH runs on this worker's private cluster only")
     users = list(range(1, 301))
     for user_id in users:
         store.start_rebuild(user_id)

@@ -25,9 +25,10 @@ def _page(page: Page) -> dict[str, Any]:
 @router.post(
     "/v1/conversations",
     summary="Open the conversation with a friend or a match (201), or get it (200)",
-    responses=responses(
-        201, schemas.ConversationOut, "Created", e403="not_allowed", e404="not_found"
-    ),
+    responses={
+        **responses(201, schemas.ConversationOut, "Created", e403="not_allowed", e404="not_found"),
+        **responses(200, schemas.ConversationOut, "It existed: the pair's one conversation"),
+    },
 )
 def open_conversation(body: Annotated[schemas.OpenConversation, Body()]) -> Response[Any]:
     conversation, created = services.conversations().open(

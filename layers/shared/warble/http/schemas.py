@@ -280,6 +280,13 @@ class LocationIn(_Request):
     lat: float = Field(ge=-90, le=90, description="-90 to 90")
     lon: float = Field(ge=-180, le=180, description="-180 to 180")
 
+    @field_validator("lat", "lon")
+    @classmethod
+    def _centimetres(cls, value: float) -> float:
+        # 7 decimals are about a centimetre; finer is noise, and a number like 1e-184 is below
+        # what DynamoDB can store (its smallest magnitude is 1e-130).
+        return round(value, 7) + 0.0
+
 
 class SwipeIn(_Request):
     user_id: str = Field(pattern=SNOWFLAKE_PATTERN, description="the user swiped on")
@@ -307,6 +314,7 @@ class MatchOut(BaseModel):
 
 class MatchPageOut(BaseModel):
     items: list[MatchOut]
+    next_cursor: str | None
 
 
 # ---- conversations -------------------------------------------------------------------------
