@@ -28,7 +28,7 @@ def device(stack, token: str) -> Iterator[ClientConnection]:
     with connect(f"{stack.ws}/?token={token}", open_timeout=WAIT, max_size=None) as ws:
         # A ping answered means $connect registered this connection before we go on.
         ws.send(json.dumps({"action": "ping"}))
-        assert json.loads(ws.recv(timeout=WAIT))["type"] == "pong"
+        assert _receive(ws)["type"] == "pong"
         yield ws
 
 
