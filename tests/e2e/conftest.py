@@ -102,7 +102,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     yield Stack(
         served.http, served.ws, served.moto, stack_name, env_file, ResponseContract(document)
     )
-    stop_serve(served)
+    # Seventeen functions' warm workers stop after Ctrl-C; on a busy machine that takes a while.
+    stop_serve(served, timeout=120)
 
 
 _counter = iter(range(1, 1_000_000))
