@@ -18,7 +18,6 @@ conversation is next read or the hash rebuilt: it is a cache, the memberships ar
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,6 +35,7 @@ from warble.domain.ports import (
     TransactionRetry,
     UnreadMessages,
 )
+from warble.domain.tweets import normalise_text as normalise_tweet_text
 from warble.errors import FieldError, NotAllowed, NotFound, Unavailable, ValidationFailed
 
 MAX_TEXT = 2000
@@ -51,12 +51,7 @@ class Relationships(Protocol):
 
 def normalise_text(text: str) -> str:
     """NFC first, then API.md's rule: 1 to 2000 characters, not only white space."""
-    normal = unicodedata.normalize("NFC", text)
-    if not normal.strip():
-        raise ValidationFailed([FieldError("text", "must not be empty or only white space")])
-    if len(normal) > MAX_TEXT:
-        raise ValidationFailed([FieldError("text", f"must be at most {MAX_TEXT} characters")])
-    return normal
+    return normalise_tweet_text(text, MAX_TEXT)
 
 
 def message_view(message: StoredMessage) -> dict[str, Any]:

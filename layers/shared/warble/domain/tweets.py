@@ -51,13 +51,14 @@ TWEET_COUNTERS = ("like_count", "retweet_count", "reply_count")
 PURGE_CHUNK = 100
 
 
-def normalise_text(text: str) -> str:
-    """NFC first, then the length rule: 1 to 280 characters, not only white space."""
+def normalise_text(text: str, max_chars: int = MAX_TEXT) -> str:
+    """NFC first, then the length rule: 1 to ``max_chars`` characters (a tweet's 280 unless
+    said), not only white space."""
     normal = unicodedata.normalize("NFC", text)
     if not normal.strip():
         raise ValidationFailed([FieldError("text", "must not be empty or only white space")])
-    if len(normal) > MAX_TEXT:
-        raise ValidationFailed([FieldError("text", f"must be at most {MAX_TEXT} characters")])
+    if len(normal) > max_chars:
+        raise ValidationFailed([FieldError("text", f"must be at most {max_chars} characters")])
     return normal
 
 
