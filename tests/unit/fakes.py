@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from warble.domain.counters import CounterRules, StreamCounterProcessor
+from warble.domain.flags import ViewerFlags
 from warble.domain.graph import GraphPolicy, GraphService
 from warble.domain.likes import LikeService
 from warble.domain.ports import (
     AlreadyRetweeted,
     ClaimsTaken,
     FollowRejected,
+    Held,
     Like,
     ParentMissing,
     TransactionRetry,
@@ -58,6 +60,13 @@ class FakeIds:
 
     def next_id(self) -> int:
         return next(self._next)
+
+
+class FakeBatch:
+    """``ReadBatch``: the fakes answer at once, so there is nothing to send."""
+
+    def run(self) -> None:
+        pass
 
 
 class FakeCache:
@@ -93,6 +102,17 @@ class FakeCache:
             if token is not None and value is not None:
                 self.fill(cache_keys[index], token, value)
         return values
+
+    def batch(self) -> FakeBatch:
+        return FakeBatch()
+
+    def get_many_later(
+        self,
+        batch: Any,
+        cache_keys: list[CacheKey],
+        loader: Callable[[list[int]], list[Any | None]],
+    ) -> Callable[[], list[Any | None]]:
+        return lambda: self.get_many_or_load(cache_keys, loader)
 
     def get_or_load(self, key: CacheKey, loader: Callable[[], T | None]) -> T | Any | None:
         cached = self.get(key)
@@ -162,6 +182,63 @@ class FakeProfiles:
     def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]:
         return {uid: dict(self.users[uid]) for uid in user_ids if uid in self.users}
 
+    def profiles_later(
+        self, batch: Any, user_ids: list[int]
+    ) -> Callable[[], dict[int, dict[str, Any]]]:
+        return lambda: self.profiles(user_ids)
+
+
+def _order(seq: int, present: bool) -> tuple[int, int]:
+    """Versions order as the real ones: (seq, added) < (seq, removed) < (later seq, added)."""
+    return seq, 0 if present else 1
+
+
+class FakeMemberships:
+    """``Memberships`` (``warble.dal.memberships.MembershipSets``): per owner, a floor and each
+    member's latest version ``(seq, added)``; a change applies to a loaded owner only, and only
+    if newer than the version held. ``drop`` is a lost hash (a Redis flush)."""
+
+    def __init__(self) -> None:
+        self.held: dict[int, tuple[int, dict[int, tuple[int, bool]]]] = {}
+        self.rebuilds: list[int] = []
+
+    def batch(self) -> FakeBatch:
+        return FakeBatch()
+
+    def check_later(
+        self, batch: Any, owner: int, members: Iterable[int]
+    ) -> Callable[[], Held | None]:
+        wanted = list(members)
+
+        def held() -> Held | None:
+            if owner not in self.held:
+                return None
+            floor, versions = self.held[owner]
+            present = {m for m in wanted if versions.get(m, (0, False))[1]}
+            return Held(floor, frozenset(present))
+
+        return held
+
+    def rebuild(self, owner: int, load: Callable[[], tuple[dict[int, int], int]]) -> Held:
+        self.rebuilds.append(owner)
+        members, floor = load()
+        self.held[owner] = (floor, {m: (seq, True) for m, seq in members.items()})
+        return Held(floor, frozenset(members))
+
+    def apply(self, owner: int, member: int, seq: int, present: bool) -> None:
+        if owner not in self.held:
+            return
+        versions = self.held[owner][1]
+        held = versions.get(member)
+        if held is None or _order(seq, present) > _order(*held):
+            versions[member] = (seq, present)
+
+    def drop(self, owner: int | None = None) -> None:
+        if owner is None:
+            self.held.clear()
+        else:
+            self.held.pop(owner, None)
+
 
 # ---- tweets and likes -------------------------------------------------------------------------
 class FakeTweetStore:
@@ -214,6 +291,11 @@ class FakeTweetStore:
 
     def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]:
         return self._newest(lambda t: t.author_id == author_id, before_id)[:limit]
+
+    def recent_retweets(self, user_id: int, limit: int) -> tuple[dict[int, int], int]:
+        newest = self.by_author(user_id, None, limit)
+        retweets = {t.retweet_of: t.id for t in newest if t.retweet_of is not None}
+        return retweets, (newest[-1].id if len(newest) >= limit else 0)
 
     def reply_keys(
         self, parent_id: int, before_id: int | None, limit: int
@@ -275,6 +357,11 @@ class FakeLikeStore:
         ]
         mine.sort(key=lambda like: like.seq, reverse=True)
         return [(like.seq, like.author_id, like.tweet_id) for like in mine[:limit]]
+
+    def recent_likes(self, user_id: int, limit: int) -> tuple[dict[int, int], int]:
+        newest = self.liked_page(user_id, None, limit)
+        likes = {tweet_id: seq for seq, _, tweet_id in newest}
+        return likes, (newest[-1][0] if len(newest) >= limit else 0)
 
     def likers_page(
         self, tweet_id: int, before_seq: int | None, limit: int
@@ -389,6 +476,9 @@ class FakeGraphStore:
     def statuses(self, viewer: int, others: list[int]) -> dict[int, tuple[bool, bool]]:
         return {o: ((viewer, o) in self.edges, (o, viewer) in self.edges) for o in others}
 
+    def followers_among(self, user_id: int, others: list[int]) -> set[int]:
+        return {o for o in others if (o, user_id) in self.edges}
+
     def following_counts(self, user_ids: list[int]) -> dict[int, int]:
         return {uid: sum(1 for a, _ in self.edges if a == uid) for uid in user_ids}
 
@@ -420,6 +510,10 @@ class FakeGraphStore:
 
     def friends(self, user_id: int) -> list[int]:
         return sorted(b for (a, b) in self.edges if a == user_id and (b, a) in self.edges)
+
+    def following_seqs(self, user_id: int) -> dict[int, int]:
+        self.reads += 1
+        return {b: seq for (a, b), seq in self.edges.items() if a == user_id}
 
     def friends_page(
         self, user_id: int, limit: int, after_id: int | None
@@ -559,6 +653,10 @@ class World:
     graph_store: FakeGraphStore = field(default_factory=FakeGraphStore)
     timeline_store: FakeTimelineStore = field(default_factory=FakeTimelineStore)
     tweet_cache: FakeCache = field(default_factory=FakeCache)
+    following: FakeMemberships = field(default_factory=FakeMemberships)
+    liked: FakeMemberships = field(default_factory=FakeMemberships)
+    retweeted: FakeMemberships = field(default_factory=FakeMemberships)
+    recent_actions: int = 1000
     sleeps: list[float] = field(default_factory=list)
     repaired: list[set[str]] = field(default_factory=list)
     on_sleep: Callable[[], None] | None = None
@@ -575,6 +673,7 @@ class World:
             page_cache=FakeCache(),
             ids=self.ids,
             policy=GraphPolicy(),
+            following=self.following,
         )
         self.tweets = TweetService(
             store=self.tweet_store,
@@ -585,6 +684,9 @@ class World:
             counters=self.counters,
             counts_cache=FakeCache(),
             likes=self.like_store,
+            flags=ViewerFlags(
+                self.liked, self.retweeted, self.like_store, self.tweet_store, self.recent_actions
+            ),
         )
         self.likes = LikeService(
             store=self.like_store,
@@ -658,6 +760,7 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     _ids: ports.IdGenerator = FakeIds()
     _cache: ports.ObjectCache = FakeCache()
     _profiles: ports.Profiles = FakeProfiles()
+    _memberships: ports.Memberships = FakeMemberships()
     _tweets: ports.TweetStore = FakeTweetStore()
     _likes: ports.LikeStore = FakeLikeStore(FakeTweetStore())
     _counters: ports.CounterStore = FakeCounterStore()

@@ -83,10 +83,11 @@ def test_the_hand_made_records_have_aws_shape():
 def test_a_follow_is_read_from_its_incoming_edge_item():
     new = {"uid": N(11), "seq": N(900), "friend": {"BOOL": False}}
     assert graph.decode_record(record("graph", "INSERT", edge_in(22, 11), new=new)) == [
-        Followed(follower=11, followee=22)
+        Followed(follower=11, followee=22, seq=900)
     ]
+    # The unfollow carries the follow's seq: the version that orders the two in memory.
     assert graph.decode_record(record("graph", "REMOVE", edge_in(22, 11), old=new)) == [
-        Unfollowed(follower=11, followee=22)
+        Unfollowed(follower=11, followee=22, seq=900)
     ]
 
 
@@ -172,10 +173,10 @@ LIKE_EDGE = {"pk": S("U#3"), "sk": S("T#300")}
 def test_a_like_is_read_from_its_edge_item():
     image = {"seq": N(77), "author_id": N(30)}
     assert likes.decode_record(record("likes", "INSERT", LIKE_EDGE, new=image)) == [
-        Liked(user_id=3, tweet_id=300, author_id=30)
+        Liked(user_id=3, tweet_id=300, author_id=30, seq=77)
     ]
     assert likes.decode_record(record("likes", "REMOVE", LIKE_EDGE, old=image)) == [
-        Unliked(user_id=3, tweet_id=300, author_id=30)
+        Unliked(user_id=3, tweet_id=300, author_id=30, seq=77)
     ]
 
 
@@ -218,7 +219,7 @@ def test_a_batch_decodes_record_by_record_keeping_identity_and_order(decoder: St
         Change(r["eventID"], r["dynamodb"]["SequenceNumber"], events)
         for r, events in zip(
             batch,
-            [(Liked(3, 300, 30),), (), (TweetDeleted(700, 7),)],
+            [(Liked(3, 300, 30, seq=1),), (), (TweetDeleted(700, 7),)],
             strict=True,
         )
     ]

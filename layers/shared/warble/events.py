@@ -39,21 +39,28 @@ class TweetDeleted:
 
 @dataclass(frozen=True)
 class Followed:
+    """``seq`` is the follow's Snowflake; its Unfollowed carries the same one."""
+
     follower: int
     followee: int
+    seq: int | None = None
 
 
 @dataclass(frozen=True)
 class Unfollowed:
     follower: int
     followee: int
+    seq: int | None = None
 
 
 @dataclass(frozen=True)
 class Liked:
+    """``seq`` is the like's Snowflake; its Unliked carries the same one."""
+
     user_id: int
     tweet_id: int
     author_id: int | None = None
+    seq: int | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,7 @@ class Unliked:
     user_id: int
     tweet_id: int
     author_id: int | None = None
+    seq: int | None = None
 
 
 @dataclass(frozen=True)

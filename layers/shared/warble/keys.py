@@ -9,6 +9,10 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:profile:lease      | string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:counts             | string | COUNTS_CACHE_TTL_SECONDS  | follow counts (JSON)  |
 | {u:<user_id>}:counts:lease       | string | LEASE_MS                  | fill lease            |
+| {u:<user_id>}:following          | hash   | MEMBERSHIP_TTL_SECONDS    | who I follow (vers.)  |
+| {u:<user_id>}:liked              | hash   | MEMBERSHIP_TTL_SECONDS    | my recent likes       |
+| {u:<user_id>}:retweeted          | hash   | MEMBERSHIP_TTL_SECONDS    | my recent retweets    |
+| {u:<user_id>}:<kind>:lease       | string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:followers:first    | string | FIRST_PAGE_CACHE_TTL_SEC. | big account's first   |
 | {u:<user_id>}:following:first    | string | FIRST_PAGE_CACHE_TTL_SEC. | list page (JSON)      |
 | {u:<user_id>}:<list>:first:lease | string | LEASE_MS                  | fill lease            |
@@ -79,6 +83,13 @@ def counts(user_id: int) -> CacheKey:
 def first_page(user_id: int, which: str) -> CacheKey:
     """The first entries of a big account's "followers" or "following" list."""
     base = f"{{u:{user_id}}}:{which}:first"
+    return CacheKey(base, f"{base}:lease")
+
+
+def memberships(kind: str, user_id: int) -> CacheKey:
+    """A user's versioned membership hash: ``following``, ``liked`` or ``retweeted``
+    (warble.dal.memberships), and the lease that guards its rebuild."""
+    base = f"{{u:{user_id}}}:{kind}"
     return CacheKey(base, f"{base}:lease")
 
 

@@ -110,6 +110,11 @@ class Container:
 
         return LeasedCache(self.redis, ttl_seconds)
 
+    def _memberships(self, kind: str) -> Any:
+        from warble.dal.memberships import MembershipSets
+
+        return MembershipSets(self.redis, kind, self.settings.membership_ttl_seconds)
+
     def _counter_store(self) -> Any:
         from warble.dal.counters import DynamoCounterStore
 
@@ -179,24 +184,34 @@ class Container:
             policy=GraphPolicy(
                 follow_limit=s.follow_limit, big_account_followers=s.big_account_followers
             ),
+            following=self._memberships("following"),
         )
 
     @cached_property
     def tweets(self) -> TweetService:
         from warble.dal.likes import LikeStore
         from warble.dal.tweets import TweetStore
+        from warble.domain.flags import ViewerFlags
         from warble.domain.tweets import TweetService
 
         s = self.settings
+        store, likes = TweetStore(s), LikeStore(s)
         return TweetService(
-            store=TweetStore(s),
+            store=store,
             cache=self._cache(s.tweet_cache_ttl_seconds),
             accounts=self.accounts,
             ids=self.ids,
             tombstone_seconds=s.tweet_cache_ttl_seconds,
             counters=self._counter_store(),
             counts_cache=self._cache(s.counts_cache_ttl_seconds),
-            likes=LikeStore(s),
+            likes=likes,
+            flags=ViewerFlags(
+                liked=self._memberships("liked"),
+                retweeted=self._memberships("retweeted"),
+                likes=likes,
+                tweets=store,
+                recent=s.recent_actions,
+            ),
         )
 
     @cached_property

@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     # and following lists is cached in Redis (seed 002).
     big_account_followers: int = 10_000
     counts_cache_ttl_seconds: int = 300
+    # Who a user follows, and their recent likes and retweets, in Redis (warble.dal.memberships):
+    # rebuilt from DynamoDB on the first read after this long, at most ``recent_actions`` likes
+    # and tweets read per rebuild (older likes and retweets are looked up in the tables).
+    membership_ttl_seconds: int = 86_400
+    recent_actions: int = 1000
     first_page_cache_ttl_seconds: int = 300
     # Dedupe claims of applied stream records outlive the stream's 24 h retention.
     counter_claim_ttl_seconds: int = 2 * 86400

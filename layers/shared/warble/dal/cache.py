@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from warble import keys
-from warble.dal.redis import UNAVAILABLE_ERRORS, RedisClient, mget
+from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, mget
 
 T = TypeVar("T")
 
@@ -57,6 +57,9 @@ class LeasedCache:
         raws = mget(self._redis, [k.value for k in cache_keys])
         return [None if raw is None else json.loads(raw) for raw in raws]
 
+    def batch(self) -> ReadBatch:
+        return ReadBatch(self._redis)
+
     def get_many_or_load(
         self, cache_keys: list[keys.CacheKey], loader: Callable[[list[int]], list[Any | None]]
     ) -> list[Any | None]:
@@ -66,6 +69,33 @@ class LeasedCache:
             values = self.get_many(cache_keys)
         except UNAVAILABLE_ERRORS:
             return loader(list(range(len(cache_keys))))
+        return self._load_misses(cache_keys, values, loader)
+
+    def get_many_later(
+        self,
+        batch: ReadBatch,
+        cache_keys: list[keys.CacheKey],
+        loader: Callable[[list[int]], list[Any | None]],
+    ) -> Callable[[], list[Any | None]]:
+        """``get_many_or_load`` with its MGET queued in ``batch``: the reader loads the misses."""
+        read = batch.mget([k.value for k in cache_keys])
+
+        def values() -> list[Any | None]:
+            try:
+                raws = read()
+            except UNAVAILABLE_ERRORS:
+                return loader(list(range(len(cache_keys))))
+            found = [None if raw is None else json.loads(raw) for raw in raws]
+            return self._load_misses(cache_keys, found, loader)
+
+        return values
+
+    def _load_misses(
+        self,
+        cache_keys: list[keys.CacheKey],
+        values: list[Any | None],
+        loader: Callable[[list[int]], list[Any | None]],
+    ) -> list[Any | None]:
         missing = [i for i, value in enumerate(values) if value is None]
         if not missing:
             return values

@@ -61,6 +61,7 @@ from warble.dal.dynamo import (
     bind,
     cancellation_codes,
     cancelled,
+    number,
     prefixed_id,
 )
 from warble.domain.ports import FollowRejected
@@ -201,6 +202,18 @@ class DynamoGraphStore:
             out, into = answer[other]
             answer[other] = (True, into) if kind == "O" else (out, True)
         return answer
+
+    def followers_among(self, user_id: int, others: list[int]) -> set[int]:
+        """Which of ``others`` follow the user: their ``I#`` edges in the user's partition,
+        100 keys per BatchGetItem call."""
+        if not others:
+            return set()
+        keys = [(user_pk(user_id), f"I#{_id(o)}") for o in dict.fromkeys(others)]
+        self.reads += -(-len(keys) // BATCH_GET_LIMIT)
+        return {
+            int(item.sk[2:])
+            for item in GraphItem.batch_get(keys, consistent_read=True, attributes_to_get=["sk"])
+        }
 
     def following_counts(self, user_ids: list[int]) -> dict[int, int]:
         if not user_ids:
@@ -357,6 +370,18 @@ class DynamoGraphStore:
         )
         return [int(item.uid) for item in items]
 
+    def following_seqs(self, user_id: int) -> dict[int, int]:
+        """Everyone the user follows, with each follow's ``seq`` (its version in the following
+        set in Redis): one Query of the ``O#`` edges, at most the follow limit."""
+        items = self._query(
+            GraphItem,
+            hash_key=user_pk(user_id),
+            range_key_condition=GraphItem.sk.startswith("O#"),
+            consistent_read=True,
+            attributes_to_get=["sk", "uid", "seq"],
+        )
+        return {int(item.uid): int(item.seq) for item in items}
+
     def friend_edges(self) -> Iterator[tuple[int, int]]:
         """Every friendship (a, b) with a < b, by a parallel-safe full scan (offline job)."""
         for item in GraphItem.scan(
@@ -422,4 +447,4 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
     followee = prefixed_id(item.string_key("pk"), "U#")
     follower = prefixed_id(sk, "I#")
     kind = Followed if item.name == "INSERT" else Unfollowed
-    return [kind(follower=follower, followee=followee)]
+    return [kind(follower=follower, followee=followee, seq=number(item.image(), "seq"))]

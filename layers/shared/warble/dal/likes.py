@@ -177,6 +177,22 @@ class LikeStore:
             )
         ]
 
+    def recent_likes(self, user_id: int, limit: int) -> tuple[dict[int, int], int]:
+        """The user's newest ``limit`` likes (tweet -> the like's seq), and the floor above
+        which they are all of them: the oldest seq read if there may be older ones, else 0."""
+        likes = {
+            int(item.tid): int(item.sk[3:])
+            for item in LikeItem.query(
+                user_pk(user_id),
+                LikeItem.sk.startswith("LT#"),
+                scan_index_forward=False,
+                limit=limit,
+                consistent_read=True,
+                attributes_to_get=["sk", "tid"],
+            )
+        }
+        return likes, (min(likes.values()) if len(likes) >= limit else 0)
+
     def likers_page(
         self, tweet_id: int, before_seq: int | None, limit: int
     ) -> list[tuple[int, int]]:
@@ -264,6 +280,13 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
     if not (pk.startswith("U#") and sk.startswith("T#")) or item.name not in ("INSERT", "REMOVE"):
         return []
     user_id, tweet_id = prefixed_id(pk, "U#"), prefixed_id(sk, "T#")
-    author_id = number(item.image(), "author_id")
+    image = item.image()
     kind = Liked if item.name == "INSERT" else Unliked
-    return [kind(user_id=user_id, tweet_id=tweet_id, author_id=author_id)]
+    return [
+        kind(
+            user_id=user_id,
+            tweet_id=tweet_id,
+            author_id=number(image, "author_id"),
+            seq=number(image, "seq"),
+        )
+    ]

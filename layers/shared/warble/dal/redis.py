@@ -3,7 +3,7 @@ reused while the container is warm."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 import redis
@@ -75,3 +75,59 @@ def eval_pipelined(
         client.script_load(script.script)  # on a cluster: every primary
         pending = missing
     raise NoScriptError(f"script {script.sha} kept disappearing while {len(pending)} calls ran")
+
+
+class ReadBatch:
+    """Reads of several stores sent in one round trip (one per node on a cluster).
+
+    Each store queues its commands and gets back a reader of its answers; ``run`` sends them
+    all; then each store reads its answers (and loads its misses from its source of truth).
+    With Redis unreachable, ``run`` does not raise: every reader raises the connection error,
+    which each store treats as it treats one of its own calls failing (a miss, mostly).
+    """
+
+    def __init__(self, client: RedisClient) -> None:
+        self._cluster = isinstance(client, RedisCluster)
+        self._pipe = client.pipeline(transaction=False)
+        self._size = 0
+        self._answers: list[Any] | None = None
+        self._error: Exception | None = None
+
+    def add(self, *command: Any) -> Callable[[], Any]:
+        """Queue one single-slot command; the reader returns its answer after ``run``."""
+        index = self._size
+        self._pipe.execute_command(*command)
+        self._size += 1
+        return lambda: self._answer(index)
+
+    def mget(self, names: list[str]) -> Callable[[], list[str | None]]:
+        """Values of keys in any slots: one MGET on a single node, one GET per key on a
+        cluster (the pipeline sends each node its keys together)."""
+        if not self._cluster:
+            answer = self.add("MGET", *names) if names else (lambda: [])
+            return lambda: [None if v is None else str(v) for v in answer()]
+        readers = [self.add("GET", name) for name in names]
+        return lambda: [None if (v := read()) is None else str(v) for read in readers]
+
+    def run(self) -> None:
+        if self._answers is not None or self._error is not None:
+            return
+        if not self._size:
+            self._answers = []
+            return
+        try:
+            self._answers = self._pipe.execute(raise_on_error=False)
+        except UNAVAILABLE_ERRORS as exc:
+            self._error = exc
+        finally:
+            self._pipe.reset()
+
+    def _answer(self, index: int) -> Any:
+        if self._error is not None:
+            raise self._error
+        if self._answers is None:
+            raise RuntimeError("ReadBatch read before run()")
+        answer = self._answers[index]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer

@@ -203,6 +203,24 @@ class TweetStore:
             )
         ]
 
+    def recent_retweets(self, user_id: int, limit: int) -> tuple[dict[int, int], int]:
+        """Among the user's newest ``limit`` tweets, the retweets (original -> retweet id), and
+        the floor above which they are all of them: the oldest id read if there may be older
+        tweets, else 0."""
+        ids: list[int] = []
+        retweets: dict[int, int] = {}
+        for item in TweetItem.query(
+            user_id,
+            scan_index_forward=False,
+            limit=limit,
+            consistent_read=True,
+            attributes_to_get=["tweet_id", "retweet_of"],
+        ):
+            ids.append(int(item.tweet_id))
+            if item.retweet_of is not None:
+                retweets[int(item.retweet_of)] = int(item.tweet_id)
+        return retweets, (ids[-1] if len(ids) >= limit else 0)
+
     def reply_keys(
         self, parent_id: int, before_id: int | None, limit: int
     ) -> list[tuple[int, int]]:

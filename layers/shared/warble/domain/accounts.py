@@ -18,7 +18,9 @@ from warble.domain.ports import (
     Cache,
     DuplicateAccount,
     IdGenerator,
+    Later,
     LoginAttempts,
+    ReadBatch,
     RevocationMarkers,
     Session,
     SessionStore,
@@ -220,6 +222,15 @@ class AccountService:
 
     def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]:
         """Many profiles: one MGET, one PostgreSQL query for the misses; unknown ids left out."""
+        batch = self._profiles.batch()
+        later = self.profiles_later(batch, user_ids)
+        batch.run()
+        return later()
+
+    def profiles_later(
+        self, batch: ReadBatch, user_ids: list[int]
+    ) -> Later[dict[int, dict[str, Any]]]:
+        """``profiles`` with its MGET queued in ``batch`` (read with other stores' reads)."""
         unique = list(dict.fromkeys(user_ids))
 
         def load(missing: list[int]) -> list[dict[str, Any] | None]:
@@ -227,8 +238,13 @@ class AccountService:
             rows = {int(row["id"]): row for row in found}
             return [profile_record(rows[unique[i]]) if unique[i] in rows else None for i in missing]
 
-        records = self._profiles.get_many_or_load([keys.profile(uid) for uid in unique], load)
-        return {uid: rec for uid, rec in zip(unique, records, strict=True) if rec is not None}
+        read = self._profiles.get_many_later(batch, [keys.profile(uid) for uid in unique], load)
+
+        def profiles() -> dict[int, dict[str, Any]]:
+            records = read()
+            return {uid: rec for uid, rec in zip(unique, records, strict=True) if rec is not None}
+
+        return profiles
 
     def profile_by_username(self, username: str) -> dict[str, Any]:
         user_id = self._users.id_by_username(username)

@@ -30,17 +30,24 @@ from warble.domain.ports import (
     FollowRejected,
     GraphStore,
     IdGenerator,
+    Later,
+    Memberships,
     Profiles,
+    ReadBatch,
 )
 from warble.errors import (
     CannotFollowSelf,
     FieldError,
     FollowLimitReached,
+    NotFound,
     Unavailable,
     ValidationFailed,
 )
 from warble.events import Followed, Unfollowed
 
+# Users in one read whose following sets are rebuilt inline when not in Redis; a list's other
+# users are answered from the table (the viewer's ``I#`` edges) and rebuilt on their own reads.
+REBUILDS_PER_READ = 2
 FIRST_PAGE_SIZE = 100  # entries of a big account's list kept in Redis (the API's max limit)
 MAX_ATTEMPTS = 12  # follow/unfollow transactions retried on a race or a conflict
 LABELS = {1: "1st", 2: "2nd", 3: "3rd", None: "3rd+"}
@@ -94,8 +101,10 @@ class GraphService:
         page_cache: Cache,
         ids: IdGenerator,
         policy: GraphPolicy,
+        following: Memberships,
     ) -> None:
         self._store = store
+        self._following = following
         self._counters = counters
         self._profiles = profiles
         self._counts = counts_cache
@@ -112,15 +121,15 @@ class GraphService:
             out, into = self._store.pair(viewer, target)
             if out is not None:
                 return status_of(True, into is not None)  # idempotent
+            seq = self._ids.next_id()
             try:
-                friend = self._store.follow(
-                    viewer, target, self._ids.next_id(), into, self._policy.follow_limit
-                )
+                friend = self._store.follow(viewer, target, seq, into, self._policy.follow_limit)
             except FollowRejected as rejected:
                 if rejected.reason == FollowRejected.LIMIT:
                     raise FollowLimitReached() from rejected
                 _pause(attempt)
                 continue
+            self._following.apply(viewer, target, seq, present=True)
             self._changed(viewer, target)
             return status_of(True, friend)
         raise Unavailable("The follow graph is busy; try again.")
@@ -138,6 +147,7 @@ class GraphService:
             except FollowRejected:
                 _pause(attempt)
                 continue
+            self._following.apply(viewer, target, out.seq, present=False)
             self._changed(viewer, target)
             return status_of(False, into is not None)
         raise Unavailable("The follow graph is busy; try again.")
@@ -147,6 +157,15 @@ class GraphService:
         self._counts.invalidate(keys.counts(follower))
         self._pages.invalidate(keys.first_page(follower, "following"))
         self._pages.invalidate(keys.first_page(followee, "followers"))
+
+    def follow_seen(self, event: Followed | Unfollowed) -> None:
+        """The graph stream's copy of a follow or unfollow: applied to the follower's set too,
+        so a change the write path could not apply (its container died after the commit) is
+        not lost. Versions make the second application of a change a no-op."""
+        if event.seq is not None:
+            self._following.apply(
+                event.follower, event.followee, event.seq, present=isinstance(event, Followed)
+            )
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
@@ -205,11 +224,58 @@ class GraphService:
 
     # ---- statuses and hydration --------------------------------------------------------
     def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str]]:
-        unique = [uid for uid in dict.fromkeys(user_ids) if uid != viewer]
-        found = self._store.statuses(viewer, unique)
-        return [(uid, status_of(*found.get(uid, (False, False)))) for uid in user_ids]
+        batch = self._following.batch()
+        later = self.relationships_later(batch, viewer, user_ids)
+        batch.run()
+        return later()
+
+    def relationships_later(
+        self, batch: ReadBatch, viewer: int, user_ids: list[int]
+    ) -> Later[list[tuple[int, str]]]:
+        """The viewer's relationship to each user, from the following sets in Redis: one HMGET
+        of the viewer's set (does the viewer follow them?) and one of each user's (do they
+        follow the viewer?), queued in ``batch``. A set not in Redis is rebuilt (the viewer's,
+        and up to REBUILDS_PER_READ others); the rest are read from the table."""
+        others = [uid for uid in dict.fromkeys(user_ids) if uid != viewer]
+        if not others:
+            return lambda: [(uid, "none") for uid in user_ids]
+        mine = self._following.check_later(batch, viewer, others)
+        theirs = {uid: self._following.check_later(batch, uid, [viewer]) for uid in others}
+
+        def answer() -> list[tuple[int, str]]:
+            held = mine()
+            follows = held.present if held is not None else self._rebuild(viewer)
+            followed_by: set[int] = set()
+            cold: list[int] = []
+            for uid in others:
+                their = theirs[uid]()
+                if their is None:
+                    cold.append(uid)
+                elif viewer in their.present:
+                    followed_by.add(uid)
+            for uid in cold[:REBUILDS_PER_READ]:
+                if viewer in self._rebuild(uid):
+                    followed_by.add(uid)
+            if rest := cold[REBUILDS_PER_READ:]:
+                followed_by |= self._store.followers_among(viewer, rest)
+            return [(uid, status_of(uid in follows, uid in followed_by)) for uid in user_ids]
+
+        return answer
+
+    def _rebuild(self, owner: int) -> frozenset[int]:
+        """Who ``owner`` follows, from the table (one Query), stored in Redis again."""
+        held = self._following.rebuild(owner, lambda: (self._store.following_seqs(owner), 0))
+        return held.present
 
     def counts(self, user_ids: list[int]) -> dict[int, dict[str, int]]:
+        batch = self._counts.batch()
+        later = self.counts_later(batch, user_ids)
+        batch.run()
+        return later()
+
+    def counts_later(
+        self, batch: ReadBatch, user_ids: list[int]
+    ) -> Later[dict[int, dict[str, int]]]:
         unique = list(dict.fromkeys(user_ids))
 
         def load(missing: list[int]) -> list[dict[str, int] | None]:
@@ -225,28 +291,54 @@ class GraphService:
                 for uid in wanted
             ]
 
-        values = self._counts.get_many_or_load([keys.counts(uid) for uid in unique], load)
-        return {uid: value or {} for uid, value in zip(unique, values, strict=True)}
+        read = self._counts.get_many_later(batch, [keys.counts(uid) for uid in unique], load)
+
+        def counts() -> dict[int, dict[str, int]]:
+            return {uid: value or {} for uid, value in zip(unique, read(), strict=True)}
+
+        return counts
 
     def users(self, viewer: int | None, user_ids: list[int]) -> list[dict[str, Any]]:
-        """Hydrated Users, in order: profile + counts + the viewer's relationship."""
+        """Hydrated Users, in order: profile + counts + the viewer's relationship, read from
+        Redis in one round trip (the misses from their stores)."""
         if not user_ids:
             return []
-        profiles = self._profiles.profiles(user_ids)
-        present = [uid for uid in user_ids if uid in profiles]
-        counts = self.counts(present)
-        statuses = dict(self.relationships(viewer, present)) if viewer is not None else {}
+        batch = self._counts.batch()
+        profiles = self._profiles.profiles_later(batch, user_ids)
+        counts = self.counts_later(batch, user_ids)
+        statuses = self.relationships_later(batch, viewer, user_ids) if viewer is not None else None
+        batch.run()
+        found = profiles()
+        present = [uid for uid in user_ids if uid in found]
+        if not present:
+            return []
+        numbers = counts()
+        relationship = dict(statuses()) if statuses is not None else {}
         return [
-            {**profiles[uid], **counts[uid], "relationship": statuses.get(uid, "none")}
+            {**found[uid], **numbers[uid], "relationship": relationship.get(uid, "none")}
             for uid in present
         ]
+
+    def user(self, viewer: int, user_id: int) -> dict[str, Any]:
+        """One User as ``viewer`` sees it: profile, counts and relationship in one round trip
+        when warm (404 for an unknown id)."""
+        found = self.users(viewer, [user_id])
+        if not found:
+            raise NotFound("No such user.")
+        return found[0]
 
     def enrich(self, viewer: int | None, record: dict[str, Any]) -> dict[str, Any]:
         """One profile record (from the accounts service) with counts and relationship."""
         uid = int(record["id"])
-        extra: dict[str, Any] = dict(self.counts([uid])[uid])
+        batch = self._counts.batch()
+        counts = self.counts_later(batch, [uid])
+        statuses = None
         if viewer is not None and viewer != uid:
-            extra["relationship"] = self.relationships(viewer, [uid])[0][1]
+            statuses = self.relationships_later(batch, viewer, [uid])
+        batch.run()
+        extra: dict[str, Any] = dict(counts()[uid])
+        if statuses is not None:
+            extra["relationship"] = statuses()[0][1]
         return {**record, **extra}
 
     # ---- degrees -----------------------------------------------------------------------

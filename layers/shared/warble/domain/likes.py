@@ -53,18 +53,24 @@ class LikeService:
 
     def like(self, user_id: int, tweet_id: int) -> bool:
         tweet = self._subject(tweet_id)
+        seq = self._ids.next_id()
         try:
-            self._store.like(user_id, tweet.id, tweet.author_id, self._ids.next_id())
+            created = self._store.like(user_id, tweet.id, tweet.author_id, seq)
         except TweetMissing:
             # Deleted between the read and the write: the condition check wrote nothing.
             raise NotFound("No such tweet.") from None
+        if created:
+            self._tweets.flags.liked(user_id, tweet.id, seq, present=True)
         return True
 
     def unlike(self, user_id: int, tweet_id: int) -> bool:
         tweet = self._subject(tweet_id)
         for _ in range(MAX_ATTEMPTS):
             edge = self._store.edge(user_id, tweet.id)
-            if edge is None or self._store.unlike(edge):
+            if edge is None:
+                return False
+            if self._store.unlike(edge):
+                self._tweets.flags.liked(user_id, tweet.id, edge.seq, present=False)
                 return False
         return False  # still changing under us: the last unlike to land decides, as ever
 

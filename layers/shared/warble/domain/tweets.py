@@ -32,9 +32,11 @@ from warble.domain.ports import (
     Cache,
     CounterStore,
     IdGenerator,
+    Later,
     LikeStore,
     ObjectCache,
     ParentMissing,
+    ReadBatch,
     TweetGone,
     TweetStore,
 )
@@ -43,6 +45,7 @@ from warble.events import TweetDeleted, TweetPosted
 
 if TYPE_CHECKING:
     from warble.domain.accounts import AccountService
+    from warble.domain.flags import ViewerFlags
 
 MAX_TEXT = 280
 MAX_MEDIA = 4
@@ -112,7 +115,9 @@ class TweetService:
         counters: CounterStore,
         counts_cache: Cache,
         likes: LikeStore,
+        flags: ViewerFlags,
     ) -> None:
+        self.flags = flags
         self._store = store
         self._cache = cache
         self._accounts = accounts
@@ -174,6 +179,7 @@ class TweetService:
             if found is None:
                 raise NotFound("No such tweet.") from None
             return self.render([found], viewer=user_id)[0], False
+        self.flags.retweeted(user_id, original.id, tweet.id, present=True)
         return self.render([tweet], viewer=user_id)[0], True
 
     def unretweet(self, user_id: int, original_id: int) -> None:
@@ -199,6 +205,8 @@ class TweetService:
             self._store.delete(tweet)
         # After the write: a tombstone replaces the cached copy and voids any fill lease.
         self._cache.tombstone(keys.tweet(tweet.id), TOMBSTONE, self._tombstone_seconds)
+        if tweet.retweet_of is not None:
+            self.flags.retweeted(tweet.author_id, tweet.retweet_of, tweet.id, present=False)
 
     def purge(self, tweet_id: int) -> int:
         """After a tweet's deletion: delete its retweets and its likes, so neither counts any
@@ -213,6 +221,7 @@ class TweetService:
                 self._store.delete(retweet)
                 deleted += 1
             self._cache.tombstone(keys.tweet(retweet_id), TOMBSTONE, self._tombstone_seconds)
+            self.flags.retweeted(author_id, tweet_id, retweet_id, present=False)
         chunk: list[tuple[int, int]] = []
         for like in self._likes.all_likers(tweet_id):
             chunk.append(like)
@@ -299,6 +308,14 @@ class TweetService:
 
     def counts(self, tweet_ids: list[int]) -> dict[int, dict[str, int]]:
         """like / retweet / reply counts: one MGET, the misses in one counters BatchGetItem."""
+        batch = self._counts.batch()
+        later = self.counts_later(batch, tweet_ids)
+        batch.run()
+        return later()
+
+    def counts_later(
+        self, batch: ReadBatch, tweet_ids: list[int]
+    ) -> Later[dict[int, dict[str, int]]]:
         unique = list(dict.fromkeys(tweet_ids))
 
         def load(missing: list[int]) -> list[dict[str, int] | None]:
@@ -311,8 +328,8 @@ class TweetService:
                 for i in missing
             ]
 
-        values = self._counts.get_many_or_load([keys.tweet_counts(t) for t in unique], load)
-        return {t: value or {} for t, value in zip(unique, values, strict=True)}
+        read = self._counts.get_many_later(batch, [keys.tweet_counts(t) for t in unique], load)
+        return lambda: {t: value or {} for t, value in zip(unique, read(), strict=True)}
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
@@ -334,14 +351,19 @@ class TweetService:
                 if t.retweet_of is not None and t.retweet_of_author is not None
             )
         }
-        authors = self._accounts.profiles(
-            [t.author_id for t in tweets] + [o.author_id for o in originals.values()]
-        )
         # A retweet shows its original's engagement: that is what likes and retweets act on.
         subject = {t.id: t.retweet_of if t.retweet_of is not None else t.id for t in tweets}
         wanted = list(dict.fromkeys(subject.values()))
-        counts = self.counts(wanted)
-        liked, retweeted = self._likes.viewer_flags(viewer, wanted)
+        # Authors, counters and the viewer's flags: one round trip to Redis when warm.
+        batch = self._counts.batch()
+        authors_later = self._accounts.profiles_later(
+            batch, [t.author_id for t in tweets] + [o.author_id for o in originals.values()]
+        )
+        counts_later = self.counts_later(batch, wanted)
+        flags_later = self.flags.later(batch, viewer, wanted)
+        batch.run()
+        authors, counts = authors_later(), counts_later()
+        liked, retweeted = flags_later()
 
         def engagement(tweet_id: int) -> dict[str, Any]:
             return {

@@ -42,6 +42,7 @@ from warble.events import (
     TweetDeleted,
     TweetPosted,
     Unfollowed,
+    Unliked,
     UnreadableRecord,
 )
 
@@ -87,29 +88,46 @@ class Consumer:
         return dict(answer)
 
 
-# ---- TimelineFunction: home timelines follow the tweets and graph streams -------------------
-# Every step is idempotent (adding a present entry or removing an absent one changes nothing).
+# ---- TimelineFunction: what readers see from memory follows the tweets, graph and likes ------
+# streams: home timelines, and the following sets and recent likes and retweets behind the
+# relationship and the viewer's flags (the write path applied those already; the stream's copy
+# makes sure none is lost). Every step is idempotent (adding a present entry or removing an
+# absent one changes nothing; a membership change carries its version).
 timeline = Consumer("Timeline")
 
 
 @timeline.on(TweetPosted)
 def _fan_out(event: TweetPosted) -> None:
     services.timelines().tweet_created(event.author_id, event.tweet_id)
+    services.tweets().flags.tweet_seen(event)
 
 
 @timeline.on(TweetDeleted)
 def _withdraw(event: TweetDeleted) -> None:
     services.timelines().tweet_deleted(event.author_id, event.tweet_id)
+    services.tweets().flags.tweet_seen(event)
 
 
 @timeline.on(Followed)
 def _backfill(event: Followed) -> None:
     services.timelines().followed(event.follower, event.followee)
+    services.graph().follow_seen(event)
 
 
 @timeline.on(Unfollowed)
 def _drop_author(event: Unfollowed) -> None:
     services.timelines().unfollowed(event.follower, event.followee)
+    services.graph().follow_seen(event)
+
+
+@timeline.on(Liked)
+def _liked(event: Liked) -> None:
+    services.tweets().flags.like_seen(event)
+
+
+@timeline.on(Unliked)
+def _unliked(event: Unliked) -> None:
+    services.tweets().flags.like_seen(event)
 
 
 # ---- TweetCleanupFunction: a deleted tweet's retweets and likes go with it ------------------

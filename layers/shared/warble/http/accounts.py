@@ -122,5 +122,5 @@ def get_by_username(username: Annotated[str, Path(max_length=64)]) -> dict[str, 
 )
 def get_user(user_id: Annotated[str, Path(max_length=32)]) -> dict[str, Any]:
     me = principal()
-    record = services.accounts().profile(id_or_404(user_id, "user"))
-    return views.user(services.graph().enrich(me.user_id, record), viewer_id=me.user_id)
+    record = services.graph().user(me.user_id, id_or_404(user_id, "user"))
+    return views.user(record, viewer_id=me.user_id)

@@ -1,0 +1,110 @@
+"""Versioned membership sets in Redis: who a user follows, what they liked, what they retweeted.
+
+One hash per owner and kind (warble.keys.memberships). Field ``*`` marks the hash as loaded and
+holds its floor (19 digits): the hash knows every member whose version is at or above the floor
+(the following set has floor 0: it is complete, as the follow limit bounds it). Every other
+field is a member id, valued with the version of its latest change, ``<seq 19 digits><a|r>``:
+``a`` added, ``r`` removed (a tombstone). A follow or a like mints ``seq`` (a Snowflake), and
+its removal carries the same ``seq``, so versions order every change of one member:
+(seq, added) < (seq, removed) < (a later seq, added).
+
+A change is applied only if its version is greater than the one held (``_APPLY``), so the write
+path and the stream consumer can both apply every change, in any order and any number of times,
+and the hash converges to the table. A change applies only to a loaded hash; a missing hash is
+rebuilt from DynamoDB on a read under a fill lease (``_FILL``), which every change voids, so a
+fill that read the table before a change cannot store what it read (the reader still answers
+with it, as any read concurrent with a write may).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Callable, Iterable
+
+from warble import keys
+from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
+from warble.domain.ports import Held
+
+LOADED = "*"
+
+_APPLY = """
+redis.call('DEL', KEYS[2])
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local held = redis.call('HGET', KEYS[1], ARGV[1])
+if held and held >= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
+_FILL = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[1], '*', ARGV[3], unpack(ARGV, 4))
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+
+def version(seq: int, present: bool) -> str:
+    return f"{seq:019d}{'a' if present else 'r'}"
+
+
+class MembershipSets:
+    """One kind of membership hash (``following``, ``liked``, ``retweeted``) for every owner."""
+
+    def __init__(self, redis: RedisClient, kind: str, ttl_seconds: int) -> None:
+        self._redis = redis
+        self._kind = kind
+        self._ttl = ttl_seconds
+        self._apply = redis.register_script(_APPLY)
+        self._fill = redis.register_script(_FILL)
+
+    def batch(self) -> ReadBatch:
+        return ReadBatch(self._redis)
+
+    def check_later(
+        self, batch: ReadBatch, owner: int, members: Iterable[int]
+    ) -> Callable[[], Held | None]:
+        """Queue one HMGET; its reader gives the members held present, or None if the hash is
+        not loaded (or Redis is unreachable)."""
+        wanted = list(dict.fromkeys(members))
+        read = batch.add("HMGET", keys.memberships(self._kind, owner).value, LOADED, *wanted)
+
+        def held() -> Held | None:
+            try:
+                floor, *values = read()
+            except UNAVAILABLE_ERRORS:
+                return None
+            if floor is None:
+                return None
+            present = {m for m, v in zip(wanted, values, strict=True) if v and v[-1] == "a"}
+            return Held(int(floor), frozenset(present))
+
+        return held
+
+    def rebuild(self, owner: int, load: Callable[[], tuple[dict[int, int], int]]) -> Held:
+        """Read the owner's members from the table (``load``: member -> seq, and the floor) and
+        store them, under a lease taken before the read: a change committed after the read
+        voids the lease, so this fill cannot hide it. Answers what it read either way."""
+        key = keys.memberships(self._kind, owner)
+        token = secrets.token_hex(16)
+        try:
+            leased = self._redis.set(key.lease, token, nx=True, px=keys.LEASE_MS)
+        except UNAVAILABLE_ERRORS:
+            leased = False
+        members, floor = load()
+        if leased:
+            args: list[str | int] = [token, self._ttl, f"{floor:019d}"]
+            for member, seq in members.items():
+                args += [member, version(seq, True)]
+            with contextlib.suppress(*UNAVAILABLE_ERRORS):
+                self._fill(keys=[key.value, key.lease], args=args)
+        return Held(floor, frozenset(members))
+
+    def apply(self, owner: int, member: int, seq: int, present: bool) -> None:
+        """One change, after its commit (write path) or from the stream: idempotent and
+        order-free. With Redis unreachable it is left to the other path (or the hash's TTL)."""
+        key = keys.memberships(self._kind, owner)
+        with contextlib.suppress(*UNAVAILABLE_ERRORS):
+            self._apply(keys=[key.value, key.lease], args=[member, version(seq, present)])
