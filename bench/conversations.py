@@ -85,7 +85,7 @@ def conversations_group(run: Run) -> Iterator[Item]:
     for call in (list_page, history_page):
         call()
         call()  # profiles cached
-    session_check = stack.session_check(raw, int(viewer.session.id))
+    session_check = stack.session_check(raw, viewer)
     shown = json.loads(list_page()["body"])["items"]
     profile_keys = list(
         dict.fromkeys(keys.profile(int(p["id"])).value for c in shown for p in c["participants"])

@@ -323,7 +323,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
         },
     }
 
-    raw_session_check = stack.session_check(raw, session_id, int(viewer.user["id"]))
+    raw_session_check = stack.session_check(raw, viewer)
 
     def raw_profile_get() -> Any:
         return raw.get(profile_key)

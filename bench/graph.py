@@ -276,8 +276,8 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
     # A bare client of each store, configured like the app's, for the raw operations.
     raw, ddb = stack.raw_clients(run, bench_stack)
 
-    gina_session = stack.session_check(raw, int(who.viewer.session.id), gina)
-    dana_session = stack.session_check(raw, int(who.degree_viewer.session.id), dana)
+    gina_session = stack.session_check(raw, who.viewer)
+    dana_session = stack.session_check(raw, who.degree_viewer)
 
     def settle() -> None:
         """Before a check: renew the Snowflake worker lease and set the sessions' last-seen

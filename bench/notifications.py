@@ -108,7 +108,7 @@ def notifications_group(run: Run) -> Iterator[Item]:
             return answer
 
         path()
-        session = stack.session_check(raw, issued.session.id)
+        session = stack.session_check(raw, issued)
 
         def raw_reads(
             reader: int = reader,

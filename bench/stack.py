@@ -155,18 +155,22 @@ def raw_clients(run: Any, bench_stack: Stack) -> tuple[Any, Any]:
     return raw, ddb
 
 
-SESSION_CHECK = "raw pipeline (EXISTS revoked, SET seen NX) + EVALSHA budget"
+SESSION_CHECK = "raw GET session + pipeline (EXISTS revoked, SET seen NX) + EVALSHA budget"
 
 
-def session_check(raw: Any, session_id: int, user_id: int) -> Callable[[], Any]:
-    """The handler skeleton's round trips before routing, raw: the session's revocation marker
-    and its last-seen throttle in one pipeline, then the user's request budget."""
-    from warble import keys
+def session_check(raw: Any, issued: Any) -> Callable[[], Any]:
+    """The handler skeleton's round trips before routing, raw: the cached session of the bearer
+    token, the session's revocation marker and last-seen throttle in one pipeline, then the
+    user's request budget (``issued``: an IssuedSession)."""
+    from warble import keys, security
 
+    session_id, user_id = int(issued.session.id), int(issued.user["id"])
+    cached = keys.session(security.token_hash(issued.token).hex()).value
     revoked, seen = keys.session_revoked(session_id), keys.session_seen(session_id)
     spend = budget_spend(raw, keys.rate_limit("user", str(user_id)))
 
     def check() -> Any:
+        raw.get(cached)
         pipe = raw.pipeline(transaction=False)
         pipe.exists(revoked)
         pipe.set(seen, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS)

@@ -7,7 +7,8 @@ posted tweets through TweetService.post, and the reader's timeline was rebuilt a
 the timeline, the 20 tweets, the authors' profiles (and the tweets' counters) are all cached.
 Its headline baseline is the raw ZREVRANGEBYLEX of the home key plus the raw MGET of the 20
 tweets and the raw MGET of their authors' profiles; the breakdown times every store round trip
-the path makes (with engagement, also the viewer's like / retweet flags: a BatchGetItem).
+the path makes: the session check, the page with the followed celebrities, the tweets, and one
+pipeline of the authors' profiles, the counters and the viewer's recent likes and retweets.
 
 Fan-out: ``TimelineService.tweet_created`` for an author with 10,000 followers, all of whom have
 a built home timeline, against raw pipelined ZADDs to 10,000 keys (in chunks of 500, as the app
@@ -252,7 +253,6 @@ def timeline_group(run: Run) -> Iterator[Item]:
     read_home = expect(handler, home_event(reader), 200)
     read_home()
 
-    session_id = int(reader.session.id)
     home_key = keys.home_timeline(reader_id)
     celebs_key = keys.home_celebrities(reader_id)
     upper, lower = "+", "(0"
@@ -262,20 +262,18 @@ def timeline_group(run: Run) -> Iterator[Item]:
     profile_keys = [keys.profile(a).value for a in dict.fromkeys(a for a, _ in pairs)]
     assert all(v is not None for v in raw.mget(tweet_keys + profile_keys)), "not all cached"
 
-    raw_session_check = stack.session_check(raw, session_id, int(reader.user["id"]))
+    raw_session_check = stack.session_check(raw, reader)
 
     def raw_range() -> Any:
         return raw.zrevrangebylex(home_key, upper, lower, 0, PAGE)
 
-    def raw_page_pipeline() -> Any:  # TimelineStore.page: built?, the range, renew the TTL
+    def raw_page_pipeline() -> Any:  # TimelineStore.home_page: built?, range, TTL, celebrities
         pipe = raw.pipeline(transaction=False)
         pipe.exists(home_key)
         pipe.zrevrangebylex(home_key, upper, lower, 0, PAGE)
         pipe.expire(home_key, settings.timeline_ttl_seconds)
+        pipe.get(celebs_key)
         return pipe.execute()
-
-    def raw_celebs() -> Any:
-        return raw.get(celebs_key)
 
     def raw_tweets_mget() -> Any:
         return raw.mget(tweet_keys)
@@ -288,60 +286,46 @@ def timeline_group(run: Run) -> Iterator[Item]:
         raw_tweets_mget()
         raw_profiles_mget()
 
-    # Engagement (likes): the page's counters from their cache and the viewer's liked /
-    # retweeted flags, one BatchGetItem across the likes table and the tweet index.
-    engagement = hasattr(services, "likes") and hasattr(keys, "tweet_counts")
+    # Engagement: the page's counters from their cache and the viewer's liked / retweeted
+    # flags from the viewer's recent likes and retweets, read with the authors' profiles.
     tweet_ids = [tid for _, tid in pairs]
-    counts_keys = [keys.tweet_counts(tid).value for tid in tweet_ids] if engagement else []
-    likes_table = bench_stack.tables.get("LikesTable", "")
-    index_table = bench_stack.tables.get("TweetIndexTable", "")
-    flag_request: dict[str, Any] = {
-        likes_table: {
-            "Keys": [{"pk": {"S": f"U#{reader_id}"}, "sk": {"S": f"T#{t}"}} for t in tweet_ids],
-            "ConsistentRead": True,
-            "ProjectionExpression": "pk, sk",
-        },
-        index_table: {
-            "Keys": [{"pk": {"S": f"RT#{reader_id}#{t}"}} for t in tweet_ids],
-            "ConsistentRead": True,
-            "ProjectionExpression": "pk",
-        },
-    }
+    counts_keys = [keys.tweet_counts(tid).value for tid in tweet_ids]
 
-    def raw_counts_mget() -> Any:
-        return raw.mget(counts_keys)
-
-    def raw_viewer_flags() -> Any:
-        return ddb.batch_get_item(RequestItems=flag_request)
+    def raw_page_reads() -> Any:
+        pipe = raw.pipeline(transaction=False)
+        pipe.mget(profile_keys)
+        pipe.mget(counts_keys)
+        pipe.hmget(keys.memberships("liked", reader_id).value, "*", *tweet_ids)
+        pipe.hmget(keys.memberships("retweeted", reader_id).value, "*", *tweet_ids)
+        return pipe.execute()
 
     # (short name, row label, raw call): the round trips the path makes today, in its order.
     home_steps: list[tuple[str, str, Callable[[], Any]]] = [
         ("session", stack.SESSION_CHECK, raw_session_check),
-        ("page", "raw pipeline (EXISTS, ZREVRANGEBYLEX, EXPIRE) home", raw_page_pipeline),
-        ("GET", "raw GET followed celebrities", raw_celebs),
+        (
+            "page",
+            "raw pipeline (EXISTS, ZREVRANGEBYLEX, EXPIRE, GET celebrities) home",
+            raw_page_pipeline,
+        ),
         ("MGET", f"raw MGET {len(tweet_keys)} tweets", raw_tweets_mget),
-        ("MGET", f"raw MGET {len(profile_keys)} author profiles", raw_profiles_mget),
+        (
+            "reads",
+            f"raw pipeline (MGET {len(profile_keys)} profiles, MGET {len(counts_keys)} counters, "
+            "HMGET liked, HMGET retweeted)",
+            raw_page_reads,
+        ),
     ]
-    if engagement:
-        home_steps += [
-            ("MGET", f"raw MGET {len(counts_keys)} tweet counters", raw_counts_mget),
-            (
-                "BatchGetItem",
-                f"raw DynamoDB BatchGetItem, {2 * len(tweet_ids)} keys, viewer flags (moto)",
-                raw_viewer_flags,
-            ),
-        ]
 
     def raw_home_sequence() -> None:
         for _, _, step in home_steps:
             step()
 
     def home_services_only() -> Any:
-        me = accounts.require(str(reader_id), str(session_id), "")
+        me = accounts.require_token(reader.token)
         return services.timelines().home(me.user_id, PAGE, None)
 
     home_floor = "raw sum, in sequence: " + " + ".join(
-        f"{name} pipeline" if name in ("session", "page") else name for name, _, _ in home_steps
+        name if name == "MGET" else f"{name} pipeline" for name, _, _ in home_steps
     )
     yield Benchmark(
         f"GET /v1/timeline/home?limit={PAGE}, all cached (TweetsFunction handler)",
@@ -374,15 +358,8 @@ def timeline_group(run: Run) -> Iterator[Item]:
         notes=[
             f"the reader follows {len(authors)} authors; the page holds {len(tweet_keys)} "
             f"tweets by {len(profile_keys)} authors; the timeline, the tweets, their authors' "
-            "profiles"
-            + (
-                " and the tweets' counters are all cached, but the viewer's liked / retweeted "
-                "flags are read from DynamoDB on every page (one BatchGetItem; moto on "
-                "localhost, far slower than the real service: compare the handler with the "
-                "raw sum)"
-                if engagement
-                else " are all cached: Redis only"
-            )
+            "profiles, the tweets' counters and the viewer's recent likes and retweets are all "
+            "in Redis: no DynamoDB call"
         ],
     )
 

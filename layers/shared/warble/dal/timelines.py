@@ -16,6 +16,7 @@ the newest ``cap`` tweets.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from warble import keys
 from warble.dal.redis import RedisClient, eval_pipelined
@@ -129,6 +130,19 @@ class TimelineStore:
         built, entries, _ = pipe.execute()
         return list(entries) if built else None
 
+    def home_page(
+        self, user_id: int, before_tweet_id: int | None, limit: int
+    ) -> tuple[list[str] | None, list[int] | None]:
+        """``page`` and ``followed_celebrities`` in one round trip (two slots, one pipeline)."""
+        key = keys.home_timeline(user_id)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.exists(key)
+        pipe.zrevrangebylex(key, _upper_bound(before_tweet_id), f"({SENTINEL}", 0, limit)
+        pipe.expire(key, self._ttl)
+        pipe.get(keys.home_celebrities(user_id))
+        built, entries, _, celebrities = pipe.execute()
+        return (list(entries) if built else None), _celebrity_list(celebrities)
+
     def recent_pages(
         self, author_ids: list[int], before_tweet_id: int | None, limit: int
     ) -> dict[int, list[str]]:
@@ -162,11 +176,14 @@ class TimelineStore:
         pipe.execute()
 
     def followed_celebrities(self, user_id: int) -> list[int] | None:
-        raw = self._redis.get(keys.home_celebrities(user_id))
-        return None if raw is None else [int(x) for x in str(raw).split(",") if x]
+        return _celebrity_list(self._redis.get(keys.home_celebrities(user_id)))
 
     def remember_celebrities(self, user_id: int, celebrities: list[int], ttl: int) -> None:
         self._redis.set(keys.home_celebrities(user_id), ",".join(map(str, celebrities)), ex=ttl)
 
     def forget_celebrities(self, user_id: int) -> None:
         self._redis.delete(keys.home_celebrities(user_id))
+
+
+def _celebrity_list(raw: Any) -> list[int] | None:
+    return None if raw is None else [int(x) for x in str(raw).split(",") if x]

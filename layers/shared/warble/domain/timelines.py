@@ -166,11 +166,12 @@ class TimelineService:
 
     def home(self, viewer: int, limit: int, cursor: str | None) -> TweetPage:
         before = decode_cursor("home", cursor)
-        entries = self._timelines.page(viewer, before, limit)
+        entries, celebrities = self._timelines.home_page(viewer, before, limit)
         if entries is None:
             self.rebuild(viewer)
             entries = self._timelines.page(viewer, before, limit) or []
-        celebrities = self._celebrities_followed(viewer)
+        if celebrities is None:
+            celebrities = self._celebrities_followed(viewer)
         if celebrities:
             self._ensure_recent(celebrities)
             extra = self._timelines.recent_pages(celebrities, before, limit)
