@@ -35,12 +35,12 @@ class ViewerFlags:
     ) -> Later[tuple[set[int], set[int]]]:
         """(the ids the viewer likes, the ids the viewer retweeted): two HMGETs in ``batch``."""
         wanted = list(dict.fromkeys(tweet_ids))
+        if not wanted:
+            return lambda: (set(), set())
         liked = self._liked.check_later(batch, viewer, wanted)
         retweeted = self._retweeted.check_later(batch, viewer, wanted)
 
         def flags() -> tuple[set[int], set[int]]:
-            if not wanted:
-                return set(), set()
             likes = liked() or self._rebuild_likes(viewer)
             retweets = retweeted() or self._rebuild_retweets(viewer)
             known = {t for t in wanted if likes.knows(t) and retweets.knows(t)}

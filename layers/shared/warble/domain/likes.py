@@ -79,9 +79,7 @@ class LikeService:
         self._accounts.profile(user_id)  # 404 for an unknown user
         kind = f"likes{user_id}"
         rows = self._store.liked_page(user_id, decode_cursor(kind, cursor), limit)
-        rendered = self._tweets.render(
-            self._tweets.load((author, tid) for _, author, tid in rows), viewer=viewer
-        )
+        rendered = self._tweets.show([(author, tid) for _, author, tid in rows], viewer)
         # The cursor pins the last like read, even if its tweet was dropped from the page.
         next_cursor = encode_cursor(kind, rows[-1][0]) if len(rows) >= limit else None
         return TweetPage(rendered, next_cursor)

@@ -177,6 +177,6 @@ class TimelineService:
             extra = self._timelines.recent_pages(celebrities, before, limit)
             entries = heapq.nlargest(limit, set(entries).union(*extra.values()))
         pairs = [parse_member(entry) for entry in entries]
-        rendered = self._tweets.render(self._tweets.load(pairs), viewer=viewer)
+        rendered = self._tweets.show(pairs, viewer)
         next_cursor = encode_cursor("home", pairs[-1][1]) if len(pairs) >= limit else None
         return TweetPage(rendered, next_cursor)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from warble import clock, keys
@@ -102,6 +102,29 @@ class StoredTweet:
 class TweetPage:
     items: list[dict[str, Any]]
     next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class Hydration:
+    """What rendering reads besides the tweets, and for which ids it was read: the authors'
+    profiles (unknown users absent), the subjects' counters and the viewer's flags."""
+
+    author_ids: frozenset[int] = frozenset()
+    subject_ids: frozenset[int] = frozenset()
+    authors: dict[int, dict[str, Any]] = field(default_factory=dict)
+    counts: dict[int, dict[str, int]] = field(default_factory=dict)
+    liked: set[int] = field(default_factory=set)
+    retweeted: set[int] = field(default_factory=set)
+
+    def merged(self, more: Hydration) -> Hydration:
+        return Hydration(
+            self.author_ids | more.author_ids,
+            self.subject_ids | more.subject_ids,
+            {**self.authors, **more.authors},
+            {**self.counts, **more.counts},
+            self.liked | more.liked,
+            self.retweeted | more.retweeted,
+        )
 
 
 class TweetService:
@@ -287,20 +310,39 @@ class TweetService:
     def load(self, tweet_keys: Iterable[tuple[int, int]]) -> list[StoredTweet]:
         """(author_id, tweet_id) pairs -> stored tweets, in order; deleted ones left out.
         One MGET; the misses in one BatchGetItem, then cached under their leases."""
-        pairs = list(tweet_keys)
-        if not pairs:
-            return []
+        batch = self._cache.batch()
+        later = self.load_later(batch, list(tweet_keys))
+        batch.run()
+        return later()
 
+    def load_later(
+        self, batch: ReadBatch, pairs: list[tuple[int, int]]
+    ) -> Later[list[StoredTweet]]:
         def fetch(missing: list[int]) -> list[dict[str, Any] | None]:
             found = {t.id: t for t in self._store.get_many([pairs[i] for i in missing])}
             return [found[pairs[i][1]].record() if pairs[i][1] in found else None for i in missing]
 
-        records = self._cache.get_many_or_load([keys.tweet(tid) for _, tid in pairs], fetch)
-        return [
-            StoredTweet.from_record(record)
-            for record in records
-            if record is not None and record != TOMBSTONE
-        ]
+        read = self._cache.get_many_later(batch, [keys.tweet(tid) for _, tid in pairs], fetch)
+
+        def tweets() -> list[StoredTweet]:
+            return [
+                StoredTweet.from_record(record)
+                for record in read()
+                if record is not None and record != TOMBSTONE
+            ]
+
+        return tweets
+
+    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[dict[str, Any]]:
+        """``render(load(pairs))`` in one round trip to Redis when warm: the tweets are read
+        with their authors' profiles, counters and the viewer's flags, all known from the pairs
+        (a second round trip only for retweets' originals)."""
+        batch = self._cache.batch()
+        tweets = self.load_later(batch, pairs)
+        ids = [tid for _, tid in pairs]
+        ahead = self._hydrate_later(batch, viewer, [author for author, _ in pairs], ids)
+        batch.run()
+        return self.render(tweets(), viewer, ahead())
 
     def prime(self, tweets: list[StoredTweet]) -> None:
         """Tweets just read from the table: cache the ones not cached yet (no extra reads)."""
@@ -331,6 +373,21 @@ class TweetService:
         read = self._counts.get_many_later(batch, [keys.tweet_counts(t) for t in unique], load)
         return lambda: {t: value or {} for t, value in zip(unique, read(), strict=True)}
 
+    def _hydrate_later(
+        self, batch: ReadBatch, viewer: int, author_ids: list[int], subject_ids: list[int]
+    ) -> Later[Hydration]:
+        authors = self._accounts.profiles_later(batch, author_ids)
+        counts = self.counts_later(batch, subject_ids)
+        flags = self.flags.later(batch, viewer, subject_ids)
+
+        def hydration() -> Hydration:
+            liked, retweeted = flags()
+            return Hydration(
+                frozenset(author_ids), frozenset(subject_ids), authors(), counts(), liked, retweeted
+            )
+
+        return hydration
+
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
         owners = [owner_of(key) for key in counter_keys]
@@ -338,9 +395,11 @@ class TweetService:
             [keys.tweet_counts(owner[1]) for owner in owners if owner and owner[0] == "tweet"]
         )
 
-    def render(self, tweets: list[StoredTweet], viewer: int) -> list[dict[str, Any]]:
+    def render(
+        self, tweets: list[StoredTweet], viewer: int, ahead: Hydration | None = None
+    ) -> list[dict[str, Any]]:
         """API.md Tweets, with authors, retweeted originals, counters and the viewer's flags
-        hydrated in batches."""
+        hydrated in batches (``ahead``: what was read already, by ``show``)."""
         if not tweets:
             return []
         originals = {
@@ -354,16 +413,18 @@ class TweetService:
         # A retweet shows its original's engagement: that is what likes and retweets act on.
         subject = {t.id: t.retweet_of if t.retweet_of is not None else t.id for t in tweets}
         wanted = list(dict.fromkeys(subject.values()))
-        # Authors, counters and the viewer's flags: one round trip to Redis when warm.
-        batch = self._counts.batch()
-        authors_later = self._accounts.profiles_later(
-            batch, [t.author_id for t in tweets] + [o.author_id for o in originals.values()]
-        )
-        counts_later = self.counts_later(batch, wanted)
-        flags_later = self.flags.later(batch, viewer, wanted)
-        batch.run()
-        authors, counts = authors_later(), counts_later()
-        liked, retweeted = flags_later()
+        writers = [t.author_id for t in tweets] + [o.author_id for o in originals.values()]
+        known = ahead or Hydration()
+        # Authors, counters and the viewer's flags not read ahead: one round trip when warm.
+        more_authors = [a for a in writers if a not in known.author_ids]
+        more_subjects = [t for t in wanted if t not in known.subject_ids]
+        if more_authors or more_subjects:
+            batch = self._counts.batch()
+            later = self._hydrate_later(batch, viewer, more_authors, more_subjects)
+            batch.run()
+            known = known.merged(later())
+        authors, counts = known.authors, known.counts
+        liked, retweeted = known.liked, known.retweeted
 
         def engagement(tweet_id: int) -> dict[str, Any]:
             return {
