@@ -152,6 +152,10 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
             me = accounts.require_token(who.alice.token)
             return views.user(services.graph().user(me.user_id, target), viewer_id=me.user_id)
 
+        def read_only() -> Any:
+            # The read itself: profile, counts and relationship (no session check, no HTTP).
+            return services.graph().user(alice_id, target)
+
         reads = "profile, counts" + (" and 2 following-set HMGETs" if target != alice_id else "")
         labels = {
             "session": stack.SESSION_CHECK,
@@ -169,6 +173,7 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
                 *((labels[name], fn) for name, fn in steps),
                 (total, raw_sequence),
                 ("services called directly (no HTTP layer)", services_only),
+                ("GraphService.user alone (the read: no session check, no HTTP layer)", read_only),
             ],
             budget_s=8.0,
             warmup=100,

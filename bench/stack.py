@@ -155,26 +155,23 @@ def raw_clients(run: Any, bench_stack: Stack) -> tuple[Any, Any]:
     return raw, ddb
 
 
-SESSION_CHECK = "raw GET session + pipeline (EXISTS revoked, SET seen NX) + EVALSHA budget"
+SESSION_CHECK = "raw EVALSHA session lookup (GET session, SET seen NX) + EVALSHA budget"
 
 
 def session_check(raw: Any, issued: Any) -> Callable[[], Any]:
     """The handler skeleton's round trips before routing, raw: the cached session of the bearer
-    token, the session's revocation marker and last-seen throttle in one pipeline, then the
-    user's request budget (``issued``: an IssuedSession)."""
+    token with its last-seen throttle (one script, warble.dal.account_state), then the user's
+    request budget (``issued``: an IssuedSession)."""
     from warble import keys, security
+    from warble.dal.account_state import _LOOKUP
 
-    session_id, user_id = int(issued.session.id), int(issued.user["id"])
-    cached = keys.session(security.token_hash(issued.token).hex()).value
-    revoked, seen = keys.session_revoked(session_id), keys.session_seen(session_id)
-    spend = budget_spend(raw, keys.rate_limit("user", str(user_id)))
+    digest = security.token_hash(issued.token).hex()
+    lookup_keys = [keys.session(digest).value, keys.session_seen(digest)]
+    lookup = raw.register_script(_LOOKUP)
+    spend = budget_spend(raw, keys.rate_limit("user", str(issued.user["id"])))
 
     def check() -> Any:
-        raw.get(cached)
-        pipe = raw.pipeline(transaction=False)
-        pipe.exists(revoked)
-        pipe.set(seen, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS)
-        return pipe.execute(), spend()
+        return lookup(keys=lookup_keys, args=[keys.SEEN_THROTTLE_SECONDS]), spend()
 
     return check
 

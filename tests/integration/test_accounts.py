@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from warble import keys
+from warble import keys, security
 from warble.domain.accounts import Principal
 from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
 
@@ -101,20 +101,32 @@ def test_five_failures_lock_the_login_even_when_attempts_race(accounts, redis):
 def test_revoked_session_is_refused_on_the_next_request(accounts):
     issued = accounts.signup("hank", "hank@example.com", "password1", None, "")
     other = accounts.login("hank", "password1", "second device")
-    principal, expires_ms = accounts.authenticate(issued.token)
+    principal, _ = accounts.authenticate(issued.token)
     assert principal.session_id == issued.session.id
 
     accounts.revoke(Principal(principal.user_id, other.session.id), issued.session.id)
 
-    # The token no longer opens a session, even though its session had been cached ...
+    # The token no longer opens a session, even though its session had been cached.
     assert accounts.authenticate(issued.token) is None
     with pytest.raises(Unauthorized):
         accounts.require_token(issued.token)
-    # ... and a request that resolved the session just before the revocation is refused too.
-    with pytest.raises(Unauthorized):
-        accounts.require(str(principal.user_id), str(principal.session_id), str(expires_ms))
     # The other session still works
     assert accounts.authenticate(other.token) is not None
+    assert accounts.require_token(other.token).session_id == other.session.id
+
+
+def test_a_revocation_whose_cache_drop_was_lost_is_caught_by_the_next_touch(accounts, pg, redis):
+    issued = accounts.signup("kira", "kira@example.com", "password1", None, "")
+    assert accounts.require_token(issued.token).session_id == issued.session.id  # cached, touched
+    # Revoked in PostgreSQL, but the cache entry stays (Redis lost the invalidation).
+    pg.execute("UPDATE sessions SET revoked_at = now() WHERE id = %s", (issued.session.id,))
+    assert accounts.require_token(issued.token).session_id == issued.session.id  # within a minute
+    # A minute later the touch asks PostgreSQL: 401, and the stale entry is dropped.
+    redis.delete(keys.session_seen(security.token_hash(issued.token).hex()))
+    with pytest.raises(Unauthorized):
+        accounts.require_token(issued.token)
+    with pytest.raises(Unauthorized):
+        accounts.require_token(issued.token)
 
 
 def test_a_user_cannot_revoke_someone_elses_session(accounts):
@@ -174,7 +186,7 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
         profiles=LeasedCache(down, 60),
         session_cache=LeasedCache(down, 60),
         throttle=live._throttle,
-        markers=live._markers,
+        lookups=live._lookups,
         ids=services.ids(),
         policy=live._policy,
     )

@@ -169,7 +169,7 @@ def test_forced_interleaving_through_the_real_read_and_write_paths(
         profiles=cache_class(services.container().redis, ttl_seconds=3600),
         session_cache=live._session_cache,
         throttle=live._throttle,
-        markers=live._markers,
+        lookups=live._lookups,
         ids=services.ids(),
         policy=live._policy,
     )

@@ -109,7 +109,7 @@ def test_reads_degrade_writes_refuse_and_everything_recovers_without_a_restart(o
     assert (status, read["text"]) == (200, "before the outage")
     status, mine = call.http("tweets", "GET /v1/users/{user_id}/tweets", tweets_path, alice)
     assert (status, [t["id"] for t in mine["items"]]) == (200, [tweet["id"]])
-    # A revoked session stays out, though its revocation marker cannot be read.
+    # A revoked session stays out: its row in PostgreSQL says so.
     status, body = call.http("accounts", "GET /v1/users/me", "/v1/users/me", phone)
     assert (status, body["error"]["code"]) == (401, "unauthorized")
     # No degraded answer: the home timeline lives in Redis.
@@ -128,7 +128,7 @@ def test_reads_degrade_writes_refuse_and_everything_recovers_without_a_restart(o
     status, mine = call.http("tweets", "GET /v1/users/{user_id}/tweets", tweets_path, alice)
     assert (status, len(mine["items"])) == (200, 1)
 
-    outage.start()  # back, empty (every marker lost); the same warm handlers and clients
+    outage.start()  # back, empty (every cache lost); the same warm handlers and clients
 
     status, me = call.http("accounts", "PATCH /v1/users/me", "/v1/users/me", alice, patch)
     assert (status, me["bio"]) == (200, "written during the outage")
@@ -137,6 +137,6 @@ def test_reads_degrade_writes_refuse_and_everything_recovers_without_a_restart(o
     status, session = call.http("accounts", "POST /v1/auth/login", "/v1/auth/login", None, login)
     assert status == 200 and session["token"]
     assert call.http("tweets", "GET /v1/timeline/home", "/v1/timeline/home", alice)[0] == 200
-    for _ in range(2):  # its lost revocation marker is found again in PostgreSQL, and kept
+    for _ in range(2):  # the revoked session is read again from PostgreSQL
         status, body = call.http("accounts", "GET /v1/users/me", "/v1/users/me", phone)
         assert (status, body["error"]["code"]) == (401, "unauthorized")

@@ -179,8 +179,8 @@ def test_an_expired_session_is_refused_everywhere(accounts, session, pg, moto):
         _as(_event("accounts/get-me.json"), session), Context()
     )
     assert answer["statusCode"] == 401
-    with pytest.raises(Unauthorized):  # a session resolved just before the expiry
-        accounts.require(str(session.user["id"]), str(session.session.id), "1000")
+    with pytest.raises(Unauthorized):
+        accounts.require_token(session.token)
     connect = _event("websocket/connect.json")
     connect["queryStringParameters"]["token"] = session.token
     assert _load_function("websocket").handler(connect, Context())["statusCode"] == 401

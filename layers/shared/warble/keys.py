@@ -25,8 +25,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {a:<author_id>}:recent           | zset   | none (capped)             | author's newest ids   |
 | {t:<token sha256>}:session       | string | SESSION_CACHE_TTL_SECONDS | cached session (JSON) |
 | {t:<token sha256>}:session:lease | string | LEASE_MS                  | fill lease            |
-| {s:<session_id>}:revoked         | string | AUTH_CACHE_TTL + 60 s     | revocation marker     |
-| {s:<session_id>}:seen            | string | 60 s                      | last_seen_at throttle |
+| {t:<token sha256>}:seen          | string | 60 s                      | last_seen_at throttle |
 | {login:<lower login>}:failures   | string | LOGIN_WINDOW_SECONDS      | failed logins         |
 | {rl:user:<user_id>}              | string | RATE_LIMIT_USER_WINDOW_S. | user's request budget |
 | {rl:signup:<client ip or /64>}   | string | RATE_LIMIT_SIGNUP_IP_W.S. | signups from an IP    |
@@ -130,12 +129,10 @@ def session(token_hash_hex: str) -> CacheKey:
     return CacheKey(base, f"{base}:lease")
 
 
-def session_revoked(session_id: int) -> str:
-    return f"{{s:{session_id}}}:revoked"
-
-
-def session_seen(session_id: int) -> str:
-    return f"{{s:{session_id}}}:seen"
+def session_seen(token_hash_hex: str) -> str:
+    """Set when the session's last_seen_at was touched, for a minute (the token's tag, so the
+    session check reads it with the cached session in one call)."""
+    return f"{{t:{token_hash_hex}}}:seen"
 
 
 def login_failures(login: str) -> str:

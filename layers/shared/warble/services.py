@@ -148,7 +148,7 @@ class Container:
     # ---- services ---------------------------------------------------------------------------
     @cached_property
     def accounts(self) -> AccountService:
-        from warble.dal.account_state import LoginThrottle, SessionMarkers
+        from warble.dal.account_state import LoginThrottle, SessionLookups
         from warble.dal.accounts import SessionRepository, UserRepository
         from warble.domain.accounts import AccountPolicy, AccountService
 
@@ -159,12 +159,11 @@ class Container:
             profiles=self._cache(s.profile_cache_ttl_seconds),
             session_cache=self._cache(s.session_cache_ttl_seconds),
             throttle=LoginThrottle(self.redis, s.login_max_failures, s.login_window_seconds),
-            markers=SessionMarkers(self.redis),
+            lookups=SessionLookups(self.redis),
             ids=self.ids,
             policy=AccountPolicy(
                 password_hash_rounds=s.password_hash_rounds,
                 session_ttl=timedelta(days=s.session_ttl_days),
-                revocation_marker_seconds=s.auth_cache_ttl_seconds + 60,
             ),
         )
 

@@ -59,9 +59,6 @@ class Settings(BaseSettings):
 
     password_hash_rounds: int = Field(default=12, ge=4, le=31)
     session_ttl_days: int = 30
-    # The revocation marker lives this long plus 60 s: longer than any session-cache fill that
-    # raced the revocation (there is no gateway-cached verdict: the HTTP API has no authorizer).
-    auth_cache_ttl_seconds: int = 300
     profile_cache_ttl_seconds: int = 3600
     session_cache_ttl_seconds: int = 300
     login_max_failures: int = 5

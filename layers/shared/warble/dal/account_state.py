@@ -1,6 +1,9 @@
-"""Short-lived account state in Redis: login throttling and per-session markers."""
+"""Short-lived account state in Redis: login throttling and the session check's lookups."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from warble import keys
 from warble.dal.rate_limit import RedisWindowCounter
@@ -27,17 +30,36 @@ class LoginThrottle:
         self._counter.give_back(keys.login_failures(login))
 
 
-class SessionMarkers:
+# The session cached for a token, and whether its last_seen_at is due for a touch (at most once
+# a minute): one call, both keys under the token's tag. Nothing is written for a token that has
+# no cached session.
+_LOOKUP = """
+local cached = redis.call('GET', KEYS[1])
+if not cached then return false end
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[1]) then return {cached, 1} end
+return {cached, 0}
+"""
+
+
+class SessionLookups:
+    """The session check's Redis part in one round trip (the cache fills and invalidations
+    are the leased cache's, warble.dal.cache)."""
+
     def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
+        self._lookup = redis.register_script(_LOOKUP)
 
-    def mark_revoked(self, session_id: int, ttl_seconds: int) -> None:
-        self._redis.set(keys.session_revoked(session_id), "1", ex=ttl_seconds)
+    def cached(self, token_hash_hex: str) -> tuple[dict[str, Any], bool] | None:
+        """(the cached session record, due for a touch), or None when it is not cached."""
+        found = self._lookup(
+            keys=[keys.session(token_hash_hex).value, keys.session_seen(token_hash_hex)],
+            args=[keys.SEEN_THROTTLE_SECONDS],
+        )
+        if not found:
+            return None
+        record, due = found
+        return json.loads(record), bool(int(due))
 
-    def check(self, session_id: int) -> tuple[bool, bool]:
-        """Return ``(revoked, due_for_touch)`` in one round trip (both keys share a tag)."""
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.exists(keys.session_revoked(session_id))
-        pipe.set(keys.session_seen(session_id), "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS)
-        revoked, touched = pipe.execute()
-        return bool(revoked), bool(touched)
+    def due_for_touch(self, token_hash_hex: str) -> bool:
+        seen = keys.session_seen(token_hash_hex)
+        return bool(self._redis.set(seen, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS))

@@ -21,8 +21,8 @@ from warble.domain.ports import (
     Later,
     LoginAttempts,
     ReadBatch,
-    RevocationMarkers,
     Session,
+    SessionLookups,
     SessionStore,
     UserStore,
 )
@@ -46,7 +46,6 @@ class IssuedSession:
 class AccountPolicy:
     password_hash_rounds: int
     session_ttl: timedelta
-    revocation_marker_seconds: int
 
 
 def profile_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -61,6 +60,12 @@ def profile_record(row: dict[str, Any]) -> dict[str, Any]:
         "bio": row["bio"],
         "created_at": created if isinstance(created, str) else clock.rfc3339(created),
     }
+
+
+def _live(record: dict[str, Any] | None) -> tuple[Principal, int] | None:
+    if record is None or record["revoked"] or record["expires_at_ms"] <= clock.epoch_ms():
+        return None
+    return Principal(record["user_id"], record["id"]), record["expires_at_ms"]
 
 
 def session_record(row: Session) -> dict[str, Any]:
@@ -80,7 +85,7 @@ class AccountService:
         profiles: Cache,
         session_cache: Cache,
         throttle: LoginAttempts,
-        markers: RevocationMarkers,
+        lookups: SessionLookups,
         ids: IdGenerator,
         policy: AccountPolicy,
     ) -> None:
@@ -89,7 +94,7 @@ class AccountService:
         self._profiles = profiles
         self._session_cache = session_cache
         self._throttle = throttle
-        self._markers = markers
+        self._lookups = lookups
         self._ids = ids
         self._policy = policy
 
@@ -141,47 +146,43 @@ class AccountService:
         """Which live session is this token? (and its expiry, ms)"""
         if not security.looks_like_token(token):
             return None
-        digest = security.token_hash(token)
+        return _live(self._session(security.token_hash(token).hex()))
 
+    def _session(self, digest: str) -> dict[str, Any] | None:
         def load() -> dict[str, Any] | None:
-            row = self._sessions.by_token_hash(digest)
+            row = self._sessions.by_token_hash(bytes.fromhex(digest))
             return None if row is None else session_record(row)
 
-        record = self._session_cache.get_or_load(keys.session(digest.hex()), load)
-        if record is None or record["revoked"] or record["expires_at_ms"] <= clock.epoch_ms():
-            return None
-        return Principal(record["user_id"], record["id"]), record["expires_at_ms"]
+        record: dict[str, Any] | None = self._session_cache.get_or_load(keys.session(digest), load)
+        return record
 
     def require_token(self, token: str) -> Principal:
-        """The HTTP gate: the caller of a live session for this bearer token, else 401."""
-        verdict = self.authenticate(token)
+        """The HTTP gate: the caller of a live session for this bearer token, else 401. Warm,
+        one Redis call: the cached session and its last-seen throttle."""
+        if not security.looks_like_token(token):
+            raise Unauthorized()
+        digest = security.token_hash(token).hex()
+        hit = self._lookups.cached(digest)
+        if hit is None:
+            record = self._session(digest)
+            due_for_touch = record is not None and self._lookups.due_for_touch(digest)
+        else:
+            record, due_for_touch = hit
+        verdict = _live(record)
         if verdict is None:
             raise Unauthorized()
-        who, expires_at_ms = verdict
-        return self.require(str(who.user_id), str(who.session_id), str(expires_at_ms))
-
-    def require(self, user_id: str, session_id: str, expires_at_ms: str) -> Principal:
-        """The revocation marker and ``last_seen_at`` check of a session already resolved
-        (by ``require_token``, or by a benchmark that holds one)."""
-        if not user_id or not session_id:
-            raise Unauthorized()
-        if expires_at_ms and int(expires_at_ms) <= clock.epoch_ms():
-            raise Unauthorized()
-        principal = Principal(int(user_id), int(session_id))
-        revoked, due_for_touch = self._markers.check(principal.session_id)
-        if revoked:
-            raise Unauthorized()
-        # The touch (at most once a minute per session) also asks PostgreSQL: a marker lost with
-        # Redis (restarted empty, evicted) would otherwise let a revoked session back in while
-        # the gateway still caches its old verdict. Found revoked, the marker is set again.
+        principal = verdict[0]
+        # The touch (at most once a minute per session) also asks PostgreSQL: if the session was
+        # revoked but its cache entry survived (the revocation's invalidation lost with Redis),
+        # the entry is dropped and the answer is 401 from now on.
         if due_for_touch and not self._sessions.touch(principal.session_id):
-            self._markers.mark_revoked(principal.session_id, self._policy.revocation_marker_seconds)
+            self._session_cache.invalidate(keys.session(digest))
             raise Unauthorized()
         return principal
 
     def require_from_store(self, user_id: str, session_id: str, expires_at_ms: str) -> Principal:
-        """``require`` while Redis (the revocation markers) is unreachable: the session's row
-        says whether it was revoked. One PostgreSQL read per request, so only reads use it."""
+        """``require_token`` while Redis is unreachable: the session's row says whether it was
+        revoked. One PostgreSQL read per request, so only reads use it."""
         if not user_id or not session_id:
             raise Unauthorized()
         principal = Principal(int(user_id), int(session_id))
@@ -206,8 +207,9 @@ class AccountService:
         row = self._sessions.revoke(session_id, principal.user_id)
         if row is None:
             raise NotFound("No such session.")
+        # PostgreSQL first, then the cache: the lease makes any in-flight fill of the live
+        # session fail, so the next check reads the revoked row.
         self._session_cache.invalidate(keys.session(row.token_hash.hex()))
-        self._markers.mark_revoked(row.id, self._policy.revocation_marker_seconds)
 
     # ---- profiles ----------------------------------------------------------------------
     def profile(self, user_id: int) -> dict[str, Any]:

@@ -203,8 +203,8 @@ def principal() -> Principal:
 
 
 # Reads answer from the stores while Redis is unreachable (README "While Redis is down").
-# Writes do not: each one needs Redis after its commit (cache invalidation, revocation marker,
-# idempotency record), so with Redis down it is refused with 503 before anything is stored.
+# Writes do not: each one needs Redis after its commit (cache invalidation, idempotency
+# record), so with Redis down it is refused with 503 before anything is stored.
 DEGRADED_METHODS = frozenset({"GET", "HEAD"})
 
 
@@ -215,7 +215,7 @@ def _degraded_principal(event: dict[str, Any]) -> Principal | None:
         return None
     accounts = services.accounts()
     try:
-        # The session cache degrades to PostgreSQL by itself; the markers cannot.
+        # The session cache degrades to PostgreSQL by itself; the last-seen throttle cannot.
         verdict = accounts.authenticate(bearer_token(event.get("headers") or {}))
         if verdict is None:
             raise Unauthorized()
