@@ -25,6 +25,7 @@ from warble.domain.ports import (
     SessionLookups,
     SessionStore,
     UserStore,
+    at_once,
 )
 from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
 
@@ -224,10 +225,7 @@ class AccountService:
 
     def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]:
         """Many profiles: one MGET, one PostgreSQL query for the misses; unknown ids left out."""
-        batch = self._profiles.batch()
-        later = self.profiles_later(batch, user_ids)
-        batch.run()
-        return later()
+        return at_once(self._profiles.batch(), lambda batch: self.profiles_later(batch, user_ids))
 
     def profiles_later(
         self, batch: ReadBatch, user_ids: list[int]

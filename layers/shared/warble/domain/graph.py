@@ -34,6 +34,7 @@ from warble.domain.ports import (
     Memberships,
     Profiles,
     ReadBatch,
+    at_once,
 )
 from warble.errors import (
     CannotFollowSelf,
@@ -224,10 +225,9 @@ class GraphService:
 
     # ---- statuses and hydration --------------------------------------------------------
     def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str]]:
-        batch = self._following.batch()
-        later = self.relationships_later(batch, viewer, user_ids)
-        batch.run()
-        return later()
+        return at_once(
+            self._following.batch(), lambda b: self.relationships_later(b, viewer, user_ids)
+        )
 
     def relationships_later(
         self, batch: ReadBatch, viewer: int, user_ids: list[int]
@@ -268,10 +268,7 @@ class GraphService:
         return held.present
 
     def counts(self, user_ids: list[int]) -> dict[int, dict[str, int]]:
-        batch = self._counts.batch()
-        later = self.counts_later(batch, user_ids)
-        batch.run()
-        return later()
+        return at_once(self._counts.batch(), lambda batch: self.counts_later(batch, user_ids))
 
     def counts_later(
         self, batch: ReadBatch, user_ids: list[int]

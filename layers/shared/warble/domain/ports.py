@@ -27,6 +27,13 @@ class ReadBatch(Protocol):
 Later = Callable[[], T]
 
 
+def at_once(batch: ReadBatch, queue: Callable[[ReadBatch], Later[T]]) -> T:
+    """A ``*_later`` read sent on its own: queued in ``batch``, sent, answered."""
+    later = queue(batch)
+    batch.run()
+    return later()
+
+
 class Cache(Protocol):
     def batch(self) -> ReadBatch: ...
     def get_many_later(

@@ -39,6 +39,7 @@ from warble.domain.ports import (
     ReadBatch,
     TweetGone,
     TweetStore,
+    at_once,
 )
 from warble.errors import FieldError, Forbidden, NotFound, ValidationFailed
 from warble.events import TweetDeleted, TweetPosted
@@ -310,10 +311,8 @@ class TweetService:
     def load(self, tweet_keys: Iterable[tuple[int, int]]) -> list[StoredTweet]:
         """(author_id, tweet_id) pairs -> stored tweets, in order; deleted ones left out.
         One MGET; the misses in one BatchGetItem, then cached under their leases."""
-        batch = self._cache.batch()
-        later = self.load_later(batch, list(tweet_keys))
-        batch.run()
-        return later()
+        pairs = list(tweet_keys)
+        return at_once(self._cache.batch(), lambda batch: self.load_later(batch, pairs))
 
     def load_later(
         self, batch: ReadBatch, pairs: list[tuple[int, int]]
@@ -350,10 +349,7 @@ class TweetService:
 
     def counts(self, tweet_ids: list[int]) -> dict[int, dict[str, int]]:
         """like / retweet / reply counts: one MGET, the misses in one counters BatchGetItem."""
-        batch = self._counts.batch()
-        later = self.counts_later(batch, tweet_ids)
-        batch.run()
-        return later()
+        return at_once(self._counts.batch(), lambda batch: self.counts_later(batch, tweet_ids))
 
     def counts_later(
         self, batch: ReadBatch, tweet_ids: list[int]
