@@ -214,9 +214,10 @@ class Context:
         return 10_000
 
 
-def load_function(name: str) -> ModuleType:
-    """functions/<name>/app.py as its own module (as tests/integration does)."""
-    path = FUNCTIONS / name / "app.py"
+def load_function(name: str, path: Path | None = None) -> ModuleType:
+    """functions/<name>/app.py (or the handler module at ``path``) as its own module (as
+    tests/integration does)."""
+    path = path or FUNCTIONS / name / "app.py"
     spec = importlib.util.spec_from_file_location(f"bench_fn_{name}_{uuid.uuid4().hex}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)

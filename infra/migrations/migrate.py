@@ -11,15 +11,18 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from warble.dal.migrations import apply_migrations, database_url
-from warble.dal.postgres import credentials
-from warble.settings import get_settings
 
 logger = Logger()
 
 
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    # Imported on the invocation rather than at init: yoyo, psycopg and the settings are the
+    # whole of this function's work, and its one invocation per deploy needs them all anyway.
+    from warble.dal.migrations import apply_migrations, database_url
+    from warble.dal.postgres import credentials
+    from warble.settings import get_settings
+
     settings = get_settings()
     user, password = credentials(settings)
     url = database_url(

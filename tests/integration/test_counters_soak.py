@@ -25,6 +25,7 @@ from warble.dal import counters as dal_counters
 from warble.domain.counters import StreamCounterProcessor
 from warble.domain.ports import TransactionRetry
 from warble.errors import NotFound
+from warble.settings import get_settings
 
 from tests.support.streams import StreamTap, decoded
 
@@ -94,7 +95,7 @@ def soak_world(accounts, moto):
 
 def test_ten_thousand_random_operations_settle_to_exact_counters(soak_world):
     rng = random.Random(20261123)
-    settings = services.get_settings()
+    settings = get_settings()
     tap = StreamTap([settings.tweets_table, settings.likes_table])
     tweets, likes = services.tweets(), services.likes()
     users = [

@@ -24,6 +24,7 @@ from warble.errors import (
     NotFound,
     ValidationFailed,
 )
+from warble.settings import get_settings
 
 from tests.support.streams import all_records, decoded
 
@@ -273,7 +274,7 @@ def _stream_records(users: set[int]) -> list[dict[str, Any]]:
     """This test's records from the graph table's real stream, in Lambda's event shape."""
     return [
         record
-        for record in all_records(services.get_settings().graph_table)
+        for record in all_records(get_settings().graph_table)
         if record["dynamodb"]["Keys"]["pk"]["S"].startswith("U#")
         and int(record["dynamodb"]["Keys"]["pk"]["S"][2:]) in users
     ]

@@ -19,6 +19,7 @@ from warble.dal import tweets as dal_tweets
 from warble.domain.counters import StreamCounterProcessor
 from warble.domain.ports import TweetMissing
 from warble.errors import NotFound
+from warble.settings import get_settings
 
 from tests.support.streams import StreamTap, all_records, decoded
 
@@ -191,7 +192,7 @@ def test_a_hot_tweet_takes_one_counter_write_per_transaction_not_per_like(world)
         world.likes.like(fan, tweet)
     store = dal_counters.DynamoCounterStore(3600)
     processor = StreamCounterProcessor(store, services.container().counter_rules)
-    settings = services.get_settings()
+    settings = get_settings()
     tap_records = [r for r in all_records(settings.likes_table) if f"T#{tweet}" in str(r)]
     outcome = processor.process(decoded(tap_records))
     # 150 edge records (the list items count nothing): 99 claims + 1 counter update fill one
@@ -219,7 +220,7 @@ def test_reconciliation_repairs_a_corrupted_counter_and_reports_it(world):
     )
 
     assert [r for r in reconciler.run() if r.key in (f"T#{tweet}", f"U#{alice}")] == []
-    table = boto3.resource("dynamodb").Table(services.get_settings().counters_table)
+    table = boto3.resource("dynamodb").Table(get_settings().counters_table)
     table.update_item(
         Key={"pk": f"T#{tweet}"},
         UpdateExpression="SET like_count = :v",
@@ -246,7 +247,7 @@ def test_a_poison_record_is_reported_alone_and_holds_no_good_record_back(world):
     alice = world.user("alice")
     tweet = int(world.tweets.post(alice, "counted around a poison", None, [])["id"])
     world.settle()
-    settings = services.get_settings()
+    settings = get_settings()
     tap = StreamTap([settings.likes_table])
     fans = random.sample(range(1 << 40, 1 << 41), 6)
     for fan in fans[:3]:

@@ -13,6 +13,7 @@ from aws_lambda_powertools.utilities.parser.models import (
     DynamoDBStreamModel,
 )
 from warble import services
+from warble.settings import get_settings
 
 from tests.integration.test_sample_events import EVENTS, Context, _as, _event, _load_function
 
@@ -74,7 +75,7 @@ def test_tweet_samples_through_the_tweets_handler(fresh, accounts):
 
 
 def test_stream_samples_through_their_consumers(fresh):
-    settings = services.get_settings()
+    settings = get_settings()
     timeline = _retarget(_event("timeline/tweets-stream.json"), "warble-local-tweets",
                          settings.tweets_table)  # fmt: skip
     assert _load_function("timeline").handler(timeline, Context()) == {"batchItemFailures": []}

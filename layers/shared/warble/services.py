@@ -14,8 +14,6 @@ from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from warble.settings import Settings, get_settings
-
 if TYPE_CHECKING:
     from warble.dal.connections import ConnectionRegistry
     from warble.dal.idempotency import IdempotencyStore
@@ -37,16 +35,20 @@ if TYPE_CHECKING:
     from warble.domain.timelines import TimelineService
     from warble.domain.tweets import TweetService
     from warble.ids import Snowflake
+    from warble.settings import Settings
 
 
 class Container:
     """Everything the functions use, built lazily from ``settings``.
 
     Imports are local to each builder so that a function pays only for what its requests use
-    (the meta function imports no store at all).
+    (the meta function imports no store at all), and its cold start does not pay for the
+    settings (pydantic-settings) before its first request reads them.
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
+        from warble.settings import get_settings
+
         self.settings = settings or get_settings()
 
     # ---- clients ----------------------------------------------------------------------------
@@ -440,6 +442,8 @@ def use(replacement: Container | None) -> None:
 def reset() -> None:
     """Forget the settings and every client and service: the next use reads the environment
     again (tests and benchmarks that change it)."""
+    from warble.settings import get_settings
+
     use(None)
     get_settings.cache_clear()
 

@@ -1,7 +1,21 @@
 """Data access: the only code that imports psycopg, redis, pynamodb or boto3."""
 
-from warble.dal.postgres import UNAVAILABLE_ERRORS as _PG_DOWN
-from warble.dal.redis import UNAVAILABLE_ERRORS as _REDIS_DOWN
+from __future__ import annotations
 
-# Store failures that mean "try again later" (503), not a client's mistake.
-STORE_UNAVAILABLE: tuple[type[Exception], ...] = _PG_DOWN + _REDIS_DOWN
+import sys
+
+
+def store_unavailable() -> tuple[type[Exception], ...]:
+    """Store failures that mean "try again later" (503), not a client's mistake.
+
+    Only a store client this process has loaded can have failed, so this names the errors of
+    the loaded ones: no function imports psycopg or redis just to name their errors
+    (``except store_unavailable():`` is evaluated only when an exception reaches it).
+    """
+    errors: tuple[type[Exception], ...] = ()
+    postgres, redis = sys.modules.get("warble.dal.postgres"), sys.modules.get("warble.dal.redis")
+    if postgres is not None:
+        errors += postgres.unavailable_errors()
+    if redis is not None:
+        errors += redis.UNAVAILABLE_ERRORS
+    return errors

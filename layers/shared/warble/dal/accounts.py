@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-import psycopg
-from psycopg import errors as pg_errors
+from typing import TYPE_CHECKING, Any
 
 from warble.dal.postgres import Database
 from warble.domain.ports import DuplicateAccount
+
+if TYPE_CHECKING:
+    import psycopg
 
 _USER_COLUMNS = "id, username, email, display_name, bio, created_at"
 
@@ -38,6 +38,8 @@ class UserRepository:
         self, user_id: int, username: str, email: str, password_hash: str, display_name: str
     ) -> dict[str, Any]:
         def work(conn: psycopg.Connection[dict[str, Any]]) -> dict[str, Any]:
+            from psycopg import errors as pg_errors  # loaded with the connection (dal.postgres)
+
             try:
                 # ON CONFLICT (id): Database.run re-runs the work on a fresh connection when the
                 # old one broke, possibly after this INSERT committed; the id is ours (minted

@@ -2,21 +2,31 @@
 
 On AWS the host is the RDS Proxy endpoint and the credentials come from the Secrets Manager
 secret; locally the same secret lives in moto. A broken connection is replaced once per call.
+
+psycopg itself is imported with the first connection, not with this module: every service built
+on accounts holds a ``Database``, and the functions whose requests never reach PostgreSQL (the
+stream consumers, a request whose session and profiles are cached) need not import it.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-import psycopg
-from psycopg.rows import dict_row
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from warble.settings import Settings, get_settings
 
+if TYPE_CHECKING:
+    import psycopg
+
 T = TypeVar("T")
-UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError,)
+
+
+def unavailable_errors() -> tuple[type[Exception], ...]:
+    """Failures a handler turns into 503: none before psycopg is loaded (nothing connected)."""
+    psycopg = sys.modules.get("psycopg")
+    return () if psycopg is None else (psycopg.OperationalError,)
 
 
 def credentials(settings: Settings) -> tuple[str, str]:
@@ -31,7 +41,9 @@ def credentials(settings: Settings) -> tuple[str, str]:
 def conninfo(settings: Settings | None = None) -> str:
     settings = settings or get_settings()
     user, password = credentials(settings)
-    return psycopg.conninfo.make_conninfo(
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(
         host=settings.db_host,
         port=settings.db_port,
         dbname=settings.db_name,
@@ -51,6 +63,9 @@ class Database:
         self._local = threading.local()
 
     def _connect(self) -> psycopg.Connection[dict[str, Any]]:
+        import psycopg
+        from psycopg.rows import dict_row
+
         conn = psycopg.connect(self._dsn_factory(), autocommit=True, row_factory=dict_row)
         self._local.conn = conn
         return conn
@@ -66,7 +81,7 @@ class Database:
         conn = self.connection()
         try:
             return work(conn)
-        except psycopg.OperationalError:
+        except unavailable_errors():
             if not conn.closed and not conn.broken:
                 raise
             return work(self._connect())

@@ -12,10 +12,9 @@ import json
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import ValidationError
 
 from warble import clock, services
-from warble.dal import STORE_UNAVAILABLE
+from warble.dal import store_unavailable
 from warble.domain.ports import ConnectionGone, PushFailed
 from warble.entrypoints.skeleton import entry_point, logger
 from warble.errors import FieldError, Unauthorized, Unavailable, ValidationFailed, WarbleError
@@ -91,6 +90,8 @@ def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
     """Store like ``POST /v1/conversations/{id}/messages``, acknowledge on this connection, then
     push to the recipient's connections and the sender's other ones (not this one: the ack is
     its copy)."""
+    from pydantic import ValidationError
+
     from warble.http.schemas import SendMessageFrame
 
     connection_id = event["requestContext"]["connectionId"]
@@ -116,7 +117,7 @@ def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
     except WarbleError as exc:
         _reply(event, _error_frame(exc, client_id))
         return {"statusCode": 200}
-    except STORE_UNAVAILABLE:
+    except store_unavailable():
         logger.warning("store unavailable", exc_info=True)
         _reply(event, _error_frame(Unavailable(), client_id))
         return {"statusCode": 200}

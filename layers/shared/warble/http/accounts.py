@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from warble import clock, services
-from warble.domain.accounts import IssuedSession
 from warble.errors import FieldError, ValidationFailed
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import id_or_404
+
+if TYPE_CHECKING:
+    from warble.domain.accounts import IssuedSession
 
 router = Router()
 

@@ -15,7 +15,7 @@ import base64
 import hashlib
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -24,8 +24,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import services
-from warble.dal import STORE_UNAVAILABLE
-from warble.domain.accounts import Principal
+from warble.dal import store_unavailable
 from warble.entrypoints.skeleton import entry_point, logger
 from warble.errors import (
     Conflict,
@@ -39,7 +38,9 @@ from warble.errors import (
     WarbleError,
 )
 from warble.http import errors, rate_limits
-from warble.settings import get_settings
+
+if TYPE_CHECKING:
+    from warble.domain.accounts import Principal
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 # Decides the answer for a request no route matched: (method, path) -> 404 or 405.
@@ -62,13 +63,12 @@ def build_resolver(
     def _invalid_request(exc: RequestValidationError) -> Response:
         return _domain_error(ValidationFailed(errors.validation_details(list(exc.errors()))))
 
-    @app.exception_handler(list(STORE_UNAVAILABLE))
-    def _store_down(exc: Exception) -> Response:
-        logger.warning("store unavailable", exc_info=exc)
-        return _domain_error(Unavailable())
-
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
+        # The store errors are named on failure, not at import (warble.dal.store_unavailable).
+        if isinstance(exc, store_unavailable()):
+            logger.warning("store unavailable", exc_info=exc)
+            return _domain_error(Unavailable())
         # The one catch-all: log the details, answer without internals.
         logger.exception("unhandled error")
         return Response(
@@ -149,7 +149,7 @@ def _idempotent(
     store = services.idempotency()
     try:
         held = store.begin(user, key, fingerprint)
-    except STORE_UNAVAILABLE:
+    except store_unavailable():
         logger.warning("idempotency store unavailable", exc_info=True)
         return errors.proxy_response(Unavailable())
     if held is not None:
@@ -223,7 +223,7 @@ def _degraded_principal(event: dict[str, Any]) -> Principal | None:
         return accounts.require_from_store(
             str(who.user_id), str(who.session_id), str(expires_at_ms)
         )
-    except STORE_UNAVAILABLE:
+    except store_unavailable():
         return None
 
 
@@ -245,15 +245,15 @@ def http_handler(
             budget = rate_limits.spend(event, who)
             if budget is not None and not budget.allowed:
                 return rate_limits.refusal(budget)
-            check_body(event, get_settings().max_body_bytes)
+            check_body(event, services.container().settings.max_body_bytes)
         except WarbleError as exc:
             return rate_limits.with_headers(errors.proxy_response(exc), budget)
-        except STORE_UNAVAILABLE:
+        except store_unavailable():
             logger.warning("store unavailable before routing", exc_info=True)
             try:
                 who = _degraded_principal(event)
                 if who is not None:
-                    check_body(event, get_settings().max_body_bytes)
+                    check_body(event, services.container().settings.max_body_bytes)
             except WarbleError as exc:
                 return errors.proxy_response(exc)
             if who is None:

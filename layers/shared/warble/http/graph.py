@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from warble import services
-from warble.domain.graph import Page
 from warble.errors import FieldError, ValidationFailed
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, id_or_404, user_or_me
 from warble.ids import parse_id
+
+if TYPE_CHECKING:
+    from warble.domain.graph import Page
 
 router = Router()
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
 from warble.errors import MethodNotAllowed, NotFound, WarbleError
 from warble.http import schemas
@@ -37,6 +36,10 @@ def openapi_document() -> str:
     a 413, every operation with a request budget may answer 429, and a POST takes an
     Idempotency-Key (a reused or in-flight one is a 409)."""
     import json
+
+    # Powertools' OpenAPI models are pydantic models built at import, a cost only this document
+    # needs (the health check, the function's common request, does not).
+    from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
     from warble.http import accounts
     from warble.http.app import MAX_IDEMPOTENCY_KEY, build_resolver

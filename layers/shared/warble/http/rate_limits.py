@@ -9,16 +9,18 @@ it); a 429 adds ``Retry-After`` in seconds (API.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
 from warble import clock, services
-from warble.dal import STORE_UNAVAILABLE
-from warble.domain.accounts import Principal
-from warble.domain.rate_limits import Verdict
+from warble.dal import store_unavailable
 from warble.errors import RateLimited
 from warble.http import errors
+
+if TYPE_CHECKING:
+    from warble.domain.accounts import Principal
+    from warble.domain.rate_limits import Verdict
 
 logger = Logger()
 
@@ -39,16 +41,17 @@ def spend(event: dict[str, Any], who: Principal | None) -> Verdict | None:
     a request refused for want of a session). While Redis is unreachable the limiter lets
     requests through: refusing every request would turn a cache outage into a full one, and
     the stores behind each route answer 503 themselves if they need Redis."""
-    limits = services.rate_limits()
     route = event.get("routeKey")
+    if who is None and route not in (SIGNUP_ROUTE, LOGIN_ROUTE):
+        return None  # before building the limiter: MetaFunction never needs it (nor redis)
+    limits = services.rate_limits()
     try:
         if who is not None:
             return limits.user(who.user_id)
         if route == SIGNUP_ROUTE:
             return limits.signup(source_ip(event))
-        if route == LOGIN_ROUTE:
-            return limits.login(source_ip(event))
-    except STORE_UNAVAILABLE:
+        return limits.login(source_ip(event))
+    except store_unavailable():
         logger.warning("rate limiter unavailable; request let through", exc_info=True)
     return None
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from email_validator import EmailNotValidError, validate_email
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 USERNAME_PATTERN = r"^[A-Za-z0-9_]{1,15}$"
@@ -23,7 +22,13 @@ def storable(value: str) -> str:
     return value
 
 
-class _Request(BaseModel):
+class _Model(BaseModel):
+    # Each model's validator is built on its first use, not at import: a function uses a few of
+    # these models (MetaFunction's OpenAPI document builds them all, on its first request).
+    model_config = ConfigDict(defer_build=True)
+
+
+class _Request(_Model):
     model_config = ConfigDict(str_strip_whitespace=False, extra="ignore")
 
     # Every text of every request body, lists of texts included, before any store sees it.
@@ -56,6 +61,9 @@ class SignupRequest(_Request):
     @field_validator("email")
     @classmethod
     def _email(cls, value: str) -> str:
+        # Imported here: every HTTP function loads these models, only signup checks an email.
+        from email_validator import EmailNotValidError, validate_email
+
         try:
             return validate_email(value, check_deliverability=False).normalized
         except EmailNotValidError as exc:
@@ -79,7 +87,7 @@ class ProfilePatch(_Request):
 Relationship = Literal["none", "following", "followed_by", "friends"]
 
 
-class UserOut(BaseModel):
+class UserOut(_Model):
     id: str
     username: str
     display_name: str
@@ -94,14 +102,14 @@ class UserOut(BaseModel):
     email: str | None = Field(default=None, description="Only on GET /v1/users/me")
 
 
-class AuthOut(BaseModel):
+class AuthOut(_Model):
     user: UserOut
     token: str
     session_id: str
     expires_at: str
 
 
-class SessionOut(BaseModel):
+class SessionOut(_Model):
     session_id: str
     device: str
     created_at: str
@@ -110,54 +118,54 @@ class SessionOut(BaseModel):
     current: bool
 
 
-class SessionsOut(BaseModel):
+class SessionsOut(_Model):
     items: list[SessionOut]
 
 
-class FieldErrorOut(BaseModel):
+class FieldErrorOut(_Model):
     field: str
     message: str
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(_Model):
     code: str
     message: str
     details: list[FieldErrorOut] | None = None
 
 
-class ErrorOut(BaseModel):
+class ErrorOut(_Model):
     error: ErrorBody
 
 
-class HealthOut(BaseModel):
+class HealthOut(_Model):
     status: Literal["ok"]
 
 
 # ---- follow graph ---------------------------------------------------------------------------
-class RelationshipOut(BaseModel):
+class RelationshipOut(_Model):
     relationship: Relationship
 
 
-class UserPageOut(BaseModel):
+class UserPageOut(_Model):
     items: list[UserOut]
     next_cursor: str | None = Field(description="Opaque; null when there is nothing more")
 
 
-class RelationshipItemOut(BaseModel):
+class RelationshipItemOut(_Model):
     user_id: str
     status: Relationship
 
 
-class RelationshipsOut(BaseModel):
+class RelationshipsOut(_Model):
     items: list[RelationshipItemOut]
 
 
-class MutualFriendsOut(BaseModel):
+class MutualFriendsOut(_Model):
     count: int
     items: list[UserOut]
 
 
-class DegreeOut(BaseModel):
+class DegreeOut(_Model):
     degree: Literal[1, 2, 3] | None
     label: Literal["1st", "2nd", "3rd", "3rd+"]
 
@@ -181,13 +189,13 @@ class CreateTweet(_Request):
         return value
 
 
-class UserSummaryOut(BaseModel):
+class UserSummaryOut(_Model):
     id: str
     username: str
     display_name: str
 
 
-class TweetOut(BaseModel):
+class TweetOut(_Model):
     id: str
     author: UserSummaryOut
     text: str
@@ -202,12 +210,12 @@ class TweetOut(BaseModel):
     retweeted_by_me: bool
 
 
-class TweetPageOut(BaseModel):
+class TweetPageOut(_Model):
     items: list[TweetOut]
     next_cursor: str | None
 
 
-class LikeOut(BaseModel):
+class LikeOut(_Model):
     liked: bool
 
 
@@ -243,7 +251,7 @@ class SystemNotificationIn(_Request):
         return value
 
 
-class NotificationOut(BaseModel):
+class NotificationOut(_Model):
     id: str
     type: NotificationType
     actor: UserSummaryOut | None
@@ -255,12 +263,12 @@ class NotificationOut(BaseModel):
     tweet_deleted: bool | None = Field(default=None, description="set when the tweet is gone")
 
 
-class NotificationPageOut(BaseModel):
+class NotificationPageOut(_Model):
     items: list[NotificationOut]
     next_cursor: str | None
 
 
-class UnreadCountsOut(BaseModel):
+class UnreadCountsOut(_Model):
     follow: int
     like: int
     reply: int
@@ -297,22 +305,22 @@ class NearbyUserOut(UserOut):
     distance_km: float = Field(description="great-circle distance, rounded to 0.01 km")
 
 
-class DiscoverOut(BaseModel):
+class DiscoverOut(_Model):
     items: list[NearbyUserOut]
 
 
-class SwipeOut(BaseModel):
+class SwipeOut(_Model):
     matched: bool
     conversation_id: str | None
 
 
-class MatchOut(BaseModel):
+class MatchOut(_Model):
     user: UserOut
     conversation_id: str
     matched_at: str
 
 
-class MatchPageOut(BaseModel):
+class MatchPageOut(_Model):
     items: list[MatchOut]
     next_cursor: str | None
 
@@ -335,7 +343,7 @@ class SendMessageFrame(SendMessage):
     client_id: str | None = Field(default=None, min_length=1, max_length=64)
 
 
-class MessageOut(BaseModel):
+class MessageOut(_Model):
     id: str
     conversation_id: str
     sender_id: str
@@ -343,18 +351,18 @@ class MessageOut(BaseModel):
     created_at: str
 
 
-class ConversationOut(BaseModel):
+class ConversationOut(_Model):
     id: str
     participants: list[UserSummaryOut]
     last_message: MessageOut | None
     unread_count: int
 
 
-class ConversationPageOut(BaseModel):
+class ConversationPageOut(_Model):
     items: list[ConversationOut]
     next_cursor: str | None
 
 
-class MessagePageOut(BaseModel):
+class MessagePageOut(_Model):
     items: list[MessageOut]
     next_cursor: str | None

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
-from warble.domain.tweets import TweetPage
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, id_or_400, user_or_me
+
+if TYPE_CHECKING:
+    from warble.domain.tweets import TweetPage
 
 router = Router()
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warble import clock
-from warble.domain.ports import Session
+
+if TYPE_CHECKING:
+    from warble.domain.ports import Session
 
 
 def user(record: dict[str, Any], *, viewer_id: int | None = None, me: bool = False) -> dict:
