@@ -31,6 +31,9 @@ def bind(region: str, tables: Iterable[tuple[type[Model], str]]) -> Connection:
     A model already bound to the same table is left alone (its warm connection kept)."""
     import os
 
+    from warble.tracing import instrument
+
+    instrument("botocore", "pynamodb")
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     with _lock:
         for model, table in tables:

@@ -56,6 +56,7 @@ from warble.dal.tweets import TweetIndexItem
 from warble.domain.ports import Like, TweetMissing
 from warble.events import Event, Liked, Unliked
 from warble.settings import Settings, get_settings
+from warble.tracing import instrument
 
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
@@ -109,6 +110,7 @@ class LikeStore:
     @cached_property
     def _client(self) -> Any:
         """A plain DynamoDB client, for the BatchGetItem that spans two tables."""
+        instrument("botocore")
         return boto3.client("dynamodb", region_name=self._region)
 
     def edge(self, user_id: int, tweet_id: int) -> Like | None:

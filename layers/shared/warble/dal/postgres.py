@@ -66,6 +66,9 @@ class Database:
         import psycopg
         from psycopg.rows import dict_row
 
+        from warble.tracing import instrument
+
+        instrument("psycopg")
         conn = psycopg.connect(self._dsn_factory(), autocommit=True, row_factory=dict_row)
         self._local.conn = conn
         return conn

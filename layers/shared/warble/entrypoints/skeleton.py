@@ -19,7 +19,8 @@ Handler = Callable[[dict[str, Any], LambdaContext], Any]
 # Powertools shares one configuration per service name (POWERTOOLS_SERVICE_NAME): every module
 # that logs or records metrics uses these.
 logger = Logger()
-tracer = Tracer()
+# Patches nothing at import: each store instruments its own client (warble.tracing).
+tracer = Tracer(auto_patch=False)
 metrics = Metrics()
 
 
