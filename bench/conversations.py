@@ -200,7 +200,7 @@ def push_group(run: Run) -> Iterator[Item]:
     import httpx
     from websockets.sync.client import connect
 
-    from infra.local import services as local
+    from infra.local.database import drop_database
     from tests.support.local_stack import start_serve, stop_serve
 
     db = f"warble_bench_push_{uuid.uuid4().hex[:6]}"
@@ -215,12 +215,14 @@ def push_group(run: Run) -> Iterator[Item]:
                 "REDIS_CLUSTER": "false",
                 "DB_SSLMODE": "disable",
                 "PASSWORD_HASH_ROUNDS": "4",
+                # Repeated runs sign up from one address within the signup window.
+                **{k: v for k, v in stack.ENV.items() if k.startswith("RATE_LIMIT_")},
             }
         },
         extra_args=["--stack-name", stack_name],
         drop_env_prefixes=("AWS_", "DB_", "REDIS_"),
     )
-    run.cleanups.append(lambda: local.drop_database(db))
+    run.cleanups.append(lambda: drop_database(db))
 
     def stop() -> None:
         with contextlib.suppress(subprocess.TimeoutExpired):  # killed when slow to stop
@@ -253,7 +255,8 @@ def push_group(run: Run) -> Iterator[Item]:
         assert json.loads(ws.recv(timeout=30))["type"] == "pong"
         return ws
 
-    ddb = boto3.client("dynamodb", endpoint_url=served.moto, region_name="us-east-1")
+    fake = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+    ddb = boto3.client("dynamodb", endpoint_url=served.moto, region_name="us-east-1", **fake)
     connections_table = f"{stack_name}-connections"
 
     def connection_ids(user: str) -> list[str]:
@@ -271,6 +274,7 @@ def push_group(run: Run) -> Iterator[Item]:
         "apigatewaymanagementapi",
         endpoint_url=f"{served.ws.replace('ws://', 'http://')}/live",
         region_name="us-east-1",
+        **fake,
     )
     run.cleanups.append(gateway.close)
 
@@ -321,8 +325,11 @@ def push_group(run: Run) -> Iterator[Item]:
     assert len(targets) == DEVICES, targets
     targets.remove(receiver_id)
     targets.insert(0, receiver_id)  # one_post goes to the receiver's connection
-    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL",)}
-    os.environ["AWS_ENDPOINT_URL"] = served.moto
+    # Run alone, the group has no shared stack to set the fake credentials the Pusher's clients use.
+    local_aws = {k: v for k, v in stack.ENV.items() if k.startswith("AWS_")}
+    local_aws["AWS_ENDPOINT_URL"] = served.moto
+    saved = {k: os.environ.get(k) for k in local_aws}
+    os.environ.update(local_aws)
     from warble.dal.connections import ConnectionRegistry
     from warble.dal.websocket import WebSocketSender
     from warble.domain.push import Pusher
