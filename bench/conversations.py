@@ -339,7 +339,9 @@ def push_group(run: Run) -> Iterator[Item]:
     pool = ThreadPoolExecutor(max_workers=16)
     run.cleanups.append(lambda: pool.shutdown(wait=False))
     callback = f"{served.ws.replace('ws://', 'http://')}/live"
-    pusher = Pusher(ConnectionRegistry(settings), WebSocketSender(callback), pool)
+    pusher = Pusher(
+        ConnectionRegistry(settings), WebSocketSender(callback, settings.aws_region), pool
+    )
     body = {"type": "message", "data": {"text": "push"}}
     everyone = [receiver, *devices]
 
