@@ -84,9 +84,13 @@ def test_a_post_goes_to_the_connection_s_path_with_the_frame_as_its_body():
     assert request.body == b'{"type":"pong","data":{}}'
 
 
-def test_a_410_is_a_gone_connection_and_is_not_retried():
-    post, recorder = sender(410)
-    with pytest.raises(ConnectionGone):
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [(410, ConnectionGone), (403, PushFailed)],  # GoneException; ForbiddenException
+)
+def test_a_gone_connection_or_a_refused_post_fails_at_once(status, error):
+    post, recorder = sender(status)
+    with pytest.raises(error):
         post.send(CONNECTION, {"type": "x"})
     assert len(recorder.sent) == 1
 
@@ -100,13 +104,6 @@ def test_a_throttled_or_failing_post_is_tried_once_more():
     with pytest.raises(PushFailed):
         post.send(CONNECTION, {"type": "x"})
     assert len(recorder.sent) == 2
-
-
-def test_a_refused_post_fails_at_once():
-    post, recorder = sender(403)
-    with pytest.raises(PushFailed):
-        post.send(CONNECTION, {"type": "x"})
-    assert len(recorder.sent) == 1
 
 
 def test_an_unreachable_endpoint_fails_the_post_after_a_second_try():
