@@ -85,3 +85,18 @@ def test_posts_to_one_users_connections_go_out_concurrently(pool):
     connections = Connections({1: [f"c{n}" for n in range(5)]})
     report = Pusher(connections, Waiting(), pool).push([1], {"type": "x"})
     assert report.delivered == 5
+
+
+def test_the_registry_reads_of_several_users_overlap(pool):
+    """Each read waits for the other to have started: reads one after another never would."""
+    barrier = threading.Barrier(2, timeout=10)
+
+    class Waiting(Connections):
+        def for_user(self, user_id: int) -> list[str]:
+            barrier.wait()
+            return super().for_user(user_id)
+
+    connections = Waiting({1: ["a1"], 2: ["b1", "b2"]})
+    sender = Sender()
+    report = Pusher(connections, sender, pool).push([1, 2], {"type": "x"}, skip="b2")
+    assert sorted(c for c, _ in sender.sent) == ["a1", "b1"] and report.delivered == 2

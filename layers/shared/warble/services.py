@@ -134,12 +134,17 @@ class Container:
         stage unless WEBSOCKET_CALLBACK_URL names one."""
         from warble.dal.websocket import WebSocketSender, callback_url
 
-        return WebSocketSender(callback_url(self.settings, domain_name, stage))
+        return WebSocketSender(
+            callback_url(self.settings, domain_name, stage), self.settings.aws_region
+        )
 
     @cached_property
     def _push_pool(self) -> ThreadPoolExecutor:
-        # Posts to a user's connections go out concurrently, not one after another.
-        return ThreadPoolExecutor(max_workers=16, thread_name_prefix="push")
+        from warble.dal.websocket import POOL_CONNECTIONS
+
+        # Posts to a user's connections go out concurrently, not one after another; no more
+        # threads than the sender keeps connections, or the extra posts would each reconnect.
+        return ThreadPoolExecutor(max_workers=POOL_CONNECTIONS, thread_name_prefix="push")
 
     @cached_property
     def pusher(self) -> Pusher:

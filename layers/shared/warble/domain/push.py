@@ -2,9 +2,10 @@
 
 On API Gateway the ``@connections`` management API plays the part of seed 003's pub/sub: any
 function can post to any connection, so no server holds sockets and nothing subscribes. A push
-looks up the users' connections (one Query each), posts to all of them concurrently, and forgets
-exactly the connections that API Gateway refuses with ``410 GoneException`` (a client that went
-away without a close frame); a connection whose ``$disconnect`` never came also expires by TTL.
+looks up the users' connections (one Query each, concurrently), posts to all of them
+concurrently, and forgets exactly the connections that API Gateway refuses with
+``410 GoneException`` (a client that went away without a close frame); a connection whose
+``$disconnect`` never came also expires by TTL.
 
 A push is best effort by design: the data it announces is stored first (messages,
 notifications), so a failed post loses nothing; the client finds it on its next read. So a push
@@ -41,12 +42,14 @@ class Pusher:
         self, user_ids: Iterable[int], frame: dict[str, Any], skip: str | None = None
     ) -> PushReport:
         """Post ``frame`` to every connection of ``user_ids`` but ``skip`` (the sender's own)."""
-        targets = [
-            connection
-            for user_id in dict.fromkeys(user_ids)
-            for connection in self._connections.for_user(user_id)
-            if connection != skip
-        ]
+        users = list(dict.fromkeys(user_ids))
+        # A message goes to two users: their registry reads overlap as the posts do.
+        found = (
+            self._pool.map(self._connections.for_user, users)
+            if len(users) > 1
+            else map(self._connections.for_user, users)
+        )
+        targets = [connection for each in found for connection in each if connection != skip]
         outcomes = list(self._pool.map(lambda c: self._post(c, frame), targets))
         gone = [c for c, outcome in zip(targets, outcomes, strict=True) if outcome == "gone"]
         for connection in gone:
