@@ -234,7 +234,9 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
                 " VALUES (%s, %s, %s, %s, %s) RETURNING *",
                 (secrets.randbits(62), user_id, secrets.token_bytes(32), "bench", expires),
             ).fetchone()
-            raw.mget([counts])  # the returned User carries its counts (cached)
+            pipe = raw.pipeline(transaction=False)  # the User carries its counts (cached)
+            pipe.mget([counts])
+            pipe.execute()
 
         return ops
 

@@ -268,12 +268,13 @@ def one_notification_trace(service: Any, author: int, liked: dict[int, int], ids
 
 def end_to_end(run: Run, bench_stack: stack.Stack) -> Precomputed:
     """A like through LikeService; the real consumer in a local worker; the count read."""
-    from infra.local.services import provision
-    from infra.local.streams import StreamPollers, stream_mappings
     from warble import services
 
     from bench.timeline import make_user
     from infra.local.lambdas import LambdaRuntime
+    from infra.local.provisioning import provision
+    from infra.local.stream_mappings import stream_mappings
+    from infra.local.stream_pollers import StreamPollers
     from infra.local.template import ResolveContext, load_template
 
     template = load_template(stack.ROOT / "template.yaml")
