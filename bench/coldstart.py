@@ -219,12 +219,12 @@ def first_requests(who: People) -> dict[str, tuple[dict[str, Any], str]]:
 @group("coldstart", "import + initialisation in a fresh process, and the first invocation")
 def coldstart_group(run: Run) -> Iterator[Precomputed]:
     import redis
-    from warble import keys
+    from warble import keys, security
 
     who = people(run)
     raw = redis.Redis.from_url(stack.BENCH_REDIS_URL)
     run.cleanups.append(raw.close)
-    seen_key = keys.session_seen(int(who.alice.session.id))
+    seen_key = keys.session_seen(security.token_hash(who.alice.token).hex())
     every = template_functions()
     first = first_requests(who)
     unknown = set(first) - set(every)

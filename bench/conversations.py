@@ -339,6 +339,7 @@ def push_group(run: Run) -> Iterator[Item]:
     local_aws["AWS_ENDPOINT_URL"] = served.moto
     saved = {k: os.environ.get(k) for k in local_aws}
     os.environ.update(local_aws)
+    from warble import services
     from warble.dal.connections import ConnectionRegistry
     from warble.dal.websocket import POOL_CONNECTIONS, WebSocketSender
     from warble.domain.push import Pusher
@@ -402,6 +403,9 @@ def push_group(run: Run) -> Iterator[Item]:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+    # The registry above bound the connections model to this group's own stack: the next
+    # group's container binds it back to the shared one.
+    services.reset()
     yield Precomputed(
         f"push to a user with {DEVICES} connections: the posts (Pusher.push, connections known)",
         ("Pusher.push, its 5 concurrent posts", samples["push, connections known"]),
