@@ -46,9 +46,6 @@ from warble.errors import (
 )
 from warble.events import Followed, Unfollowed
 
-# Users in one read whose following sets are rebuilt inline when not in Redis; a list's other
-# users are answered from the table (the viewer's ``I#`` edges) and rebuilt on their own reads.
-REBUILDS_PER_READ = 2
 FIRST_PAGE_SIZE = 100  # entries of a big account's list kept in Redis (the API's max limit)
 MAX_ATTEMPTS = 12  # follow/unfollow transactions retried on a race or a conflict
 LABELS = {1: "1st", 2: "2nd", 3: "3rd", None: "3rd+"}
@@ -234,8 +231,10 @@ class GraphService:
     ) -> Later[list[tuple[int, str]]]:
         """The viewer's relationship to each user, from the following sets in Redis: one HMGET
         of the viewer's set (does the viewer follow them?) and one of each user's (do they
-        follow the viewer?), queued in ``batch``. A set not in Redis is rebuilt (the viewer's,
-        and up to REBUILDS_PER_READ others); the rest are read from the table."""
+        follow the viewer?), queued in ``batch``. A set not in Redis is rebuilt from the table:
+        the viewer's, and the other user's when the read is of one user (a profile). A list's
+        users whose sets are cold (Discover's strangers, say) are asked of the viewer's ``I#``
+        edges instead, in one BatchGetItem: their sets are rebuilt by their own reads."""
         others = [uid for uid in dict.fromkeys(user_ids) if uid != viewer]
         if not others:
             return lambda: [(uid, "none") for uid in user_ids]
@@ -253,11 +252,11 @@ class GraphService:
                     cold.append(uid)
                 elif viewer in their.present:
                     followed_by.add(uid)
-            for uid in cold[:REBUILDS_PER_READ]:
-                if viewer in self._rebuild(uid):
-                    followed_by.add(uid)
-            if rest := cold[REBUILDS_PER_READ:]:
-                followed_by |= self._store.followers_among(viewer, rest)
+            if len(others) == 1 and cold:
+                if viewer in self._rebuild(cold[0]):
+                    followed_by.add(cold[0])
+            elif cold:
+                followed_by |= self._store.followers_among(viewer, cold)
             return [(uid, status_of(uid in follows, uid in followed_by)) for uid in user_ids]
 
         return answer
