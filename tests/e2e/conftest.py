@@ -65,6 +65,20 @@ class Stack:
         return httpx.Client(base_url=self.http, headers=headers, timeout=30, event_hooks=hooks)
 
 
+# The shared stack's output (its handlers' logs), attached to the report of a failed e2e test.
+_stack_output: list[list[str]] = []
+STACK_LOG_LINES = 80
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and _stack_output and "stack" in getattr(item, "fixturenames", ()):
+        tail = "".join(_stack_output[0][-STACK_LOG_LINES:])
+        report.sections.append((f"local stack output (last {STACK_LOG_LINES} lines)", tail))
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     import redis
@@ -97,6 +111,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         extra_args=["--stack-name", stack_name],
         drop_env_prefixes=("AWS_", "DB_", "REDIS_"),
     )
+    _stack_output[:] = [served.output]  # the serve process's lines, as they come
     # The document the running API serves, as a client would read it.
     document = httpx.get(f"{served.http}/v1/openapi.json", timeout=30).raise_for_status().json()
     yield Stack(
