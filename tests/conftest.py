@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,6 +140,24 @@ def _forget_clients() -> None:
     services.reset()
 
 
+@contextmanager
+def redis_pointed_at(url: str, cluster: bool) -> Iterator[None]:
+    """The code under test uses the Redis at ``url`` (REDIS_URL, REDIS_CLUSTER) while inside,
+    with clients built afresh on the way in and out."""
+    saved = {name: os.environ.get(name) for name in ("REDIS_URL", "REDIS_CLUSTER")}
+    os.environ.update({"REDIS_URL": url, "REDIS_CLUSTER": "true" if cluster else "false"})
+    _forget_clients()
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        _forget_clients()
+
+
 @pytest.fixture
 def redis_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """ "single" (this worker's index on one node) or "cluster" (REDIS_URL and REDIS_CLUSTER
@@ -148,16 +167,8 @@ def redis_backend(request: pytest.FixtureRequest) -> Iterator[str]:
         yield backend
         return
     cluster: LocalCluster = request.getfixturevalue("redis_cluster")
-    saved = {name: os.environ.get(name) for name in ("REDIS_URL", "REDIS_CLUSTER")}
-    os.environ.update({"REDIS_URL": cluster.url, "REDIS_CLUSTER": "true"})
-    _forget_clients()
-    yield backend
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    _forget_clients()
+    with redis_pointed_at(cluster.url, cluster=True):
+        yield backend
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
@@ -20,7 +19,7 @@ from warble import services
 from warble.domain.accounts import Principal
 
 from infra.local.events import HttpRequest, http_api_event
-from tests.conftest import ROOT, _forget_clients
+from tests.conftest import ROOT, redis_pointed_at
 from tests.integration.test_sample_events import Context
 from tests.support.redis_server import RedisServer
 
@@ -42,17 +41,9 @@ def outage(pg, moto) -> Iterator[RedisServer]:
     """The code's Redis is a private server this test stops and starts."""
     server = RedisServer()
     server.start()
-    saved = {name: os.environ.get(name) for name in ("REDIS_URL", "REDIS_CLUSTER")}
-    os.environ.update({"REDIS_URL": server.url, "REDIS_CLUSTER": "false"})
-    _forget_clients()
-    yield server
-    server.stop()
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    _forget_clients()
+    with redis_pointed_at(server.url, cluster=False):
+        yield server
+        server.stop()
 
 
 class Caller:

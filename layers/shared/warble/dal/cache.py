@@ -65,11 +65,10 @@ class LeasedCache:
     ) -> list[Any | None]:
         """One MGET; the misses (by index) are leased in one pipeline and loaded in one call.
         With Redis unreachable, everything is loaded from the source (and nothing filled)."""
-        try:
-            values = self.get_many(cache_keys)
-        except UNAVAILABLE_ERRORS:
-            return loader(list(range(len(cache_keys))))
-        return self._load_misses(cache_keys, values, loader)
+        batch = self.batch()
+        read = self.get_many_later(batch, cache_keys, loader)
+        batch.run()
+        return read()
 
     def get_many_later(
         self,

@@ -27,9 +27,10 @@ Why this shape:
   write; sharding it (``T#<T>#<n>``) is the next step if one tweet ever needs more than ~1000
   likes per second.
 
-``viewer_flags`` answers liked_by_me and retweeted_by_me for a whole page with BatchGetItem
-calls that span both tables (the edges here and the ``RT#<U>#<T>`` items of the tweet index),
-100 keys per call: one call for a page of up to 50 tweets.
+``viewer_flags`` answers liked_by_me and retweeted_by_me from the tables, with BatchGetItem
+calls that span both (the edges here and the ``RT#<U>#<T>`` items of the tweet index), 100 keys
+per call: only for tweets older than the viewer's recent likes and retweets held in Redis
+(warble.domain.flags), which ``recent_likes`` rebuilds.
 """
 
 from __future__ import annotations

@@ -122,23 +122,23 @@ class TimelineStore:
     def page(self, user_id: int, before_tweet_id: int | None, limit: int) -> list[str] | None:
         """Newest-first members below the bound, or None when the timeline is not built.
         Reading also renews the timeline's TTL: it lives while its owner is active."""
+        pipe = self._page_pipeline(user_id, before_tweet_id, limit)
+        built, entries, _ = pipe.execute()
+        return list(entries) if built else None
+
+    def _page_pipeline(self, user_id: int, before_tweet_id: int | None, limit: int) -> Any:
         key = keys.home_timeline(user_id)
         pipe = self._redis.pipeline(transaction=False)
         pipe.exists(key)
         pipe.zrevrangebylex(key, _upper_bound(before_tweet_id), f"({SENTINEL}", 0, limit)
         pipe.expire(key, self._ttl)
-        built, entries, _ = pipe.execute()
-        return list(entries) if built else None
+        return pipe
 
     def home_page(
         self, user_id: int, before_tweet_id: int | None, limit: int
     ) -> tuple[list[str] | None, list[int] | None]:
         """``page`` and ``followed_celebrities`` in one round trip (two slots, one pipeline)."""
-        key = keys.home_timeline(user_id)
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.exists(key)
-        pipe.zrevrangebylex(key, _upper_bound(before_tweet_id), f"({SENTINEL}", 0, limit)
-        pipe.expire(key, self._ttl)
+        pipe = self._page_pipeline(user_id, before_tweet_id, limit)
         pipe.get(keys.home_celebrities(user_id))
         built, entries, _, celebrities = pipe.execute()
         return (list(entries) if built else None), _celebrity_list(celebrities)

@@ -4,9 +4,10 @@ Storage is behind ``GraphStore`` (warble.dal.graph has the DynamoDB design and i
 profiles come from the accounts service's cache, counts from a lease-guarded Redis cache over the
 graph (following_count, transactional) and the counters table (followers_count, from the stream).
 
-Every User in a list carries the viewer's relationship to it: one batched status read for the
-page (two BatchGetItem calls at most), one MGET for the profiles plus one PostgreSQL query for
-the misses, one MGET for the counts plus one BatchGetItem per store for the misses.
+Every User in a list carries the viewer's relationship to it, from the following sets in Redis
+(warble.dal.memberships): the page's profiles, counts and relationships are one pipeline when
+warm; misses go to PostgreSQL (profiles), the graph and counters tables (counts) and the
+viewer's edges (relationships of users whose sets are cold).
 
 Degrees on the friends graph (seed 000): 1 and 2 are answered live from the two users' friend
 sets; 3 intersects the viewer's precomputed second-degree set with X's friends. The sets are

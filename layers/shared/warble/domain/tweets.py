@@ -8,9 +8,10 @@ writes a tombstone over its cache entry, so no in-flight read can bring it back.
 
 Engagement on a page costs the same whatever its length: the counters (like, retweet, reply)
 come from their own lease-guarded cache (one MGET, one BatchGetItem of the counters table for
-the misses), and the viewer's liked_by_me / retweeted_by_me from one BatchGetItem spanning the
-likes table and the tweet index (warble.dal.likes). A retweet carries its original's counters
-and flags: it stands for the original, which is what a like or a retweet of it acts on.
+the misses), and the viewer's liked_by_me / retweeted_by_me from the viewer's recent likes and
+retweets in Redis (warble.domain.flags); ``show`` reads all of it with the tweets in one round
+trip. A retweet carries its original's counters and flags: it stands for the original, which is
+what a like or a retweet of it acts on.
 
 A deleted tweet takes its retweets and likes with it, asynchronously (``purge``, run by the
 TweetCleanupFunction on the tweets stream), so they stop counting everywhere.
