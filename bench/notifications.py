@@ -95,7 +95,7 @@ def notifications_group(run: Run) -> Iterator[Item]:
             tweet_id = int(tweets.post(followee, "hello", None, [])["id"])
             timelines.tweet_created(followee, tweet_id)
             notifications.notify(Liked(user_id=followee, tweet_id=i + 1, author_id=reader))
-        raw.hset(keys.dm_unread(reader), mapping={"c1": 1, "c2": 4})
+        raw.hset(keys.dm_unread(reader), mapping={"built": 0, "c1": 1, "c2": 4})
         celebs_key = keys.home_celebrities(reader)
         evt = counts_event(issued)
         positions = keys.notif_positions(reader)

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 from warble import keys, services
-from warble.dal.conversations import ConversationItem, member_key
+from warble.dal.conversations import ConversationItem, ConversationStore, member_key
+from warble.dal.dm_unread import UnreadMessageCache
 from warble.domain.conversations import ConversationService
 from warble.errors import NotAllowed, NotFound, ValidationFailed
+from warble.settings import get_settings
 
 pytestmark = pytest.mark.integration
 
@@ -267,3 +269,56 @@ def test_list_is_latest_activity_first_with_cursor(dms, make_users):
     assert [c["id"] for c in first.items] == [str(ids[0]), str(ids[2])]
     rest = dms.latest(me, 2, first.next_cursor)
     assert [c["id"] for c in rest.items] == [str(ids[1])] and rest.next_cursor is None
+
+
+# ---- the ``message`` unread count (API.md: from a new user's first message on) ---------------
+def _message_count(user_id: int) -> int:
+    return services.notifications().counts(user_id)["message"]
+
+
+@pytest.mark.redis  # also on the cluster
+def test_message_count_rises_from_a_new_users_first_message(dms, make_users, redis):
+    # Nothing has read b's unread messages before: no dm_unread hash exists yet.
+    a, b, c = make_users(3)
+    befriend(a, b)
+    befriend(c, b)
+    ab, cb = _conversation(dms, a, b), _conversation(dms, c, b)
+    dms.send(a, ab, "one")
+    dms.send(a, ab, "two")
+    counts = services.notifications().counts(b)
+    assert counts["message"] == 2 and counts["total"] >= 2
+    dms.send(c, cb, "three")  # the hash is built now: a message raises it
+    assert _message_count(b) == 3
+
+    dms.read(b, ab)
+    assert _message_count(b) == 1
+    services.notifications().mark_read(b, ["message"])  # {"all": true} includes messages
+    assert _message_count(b) == 0
+    dms.send(a, ab, "four")
+    assert _message_count(b) == 1
+
+    redis.flushdb()  # a flushed Redis
+    assert _message_count(b) == 1
+    dms.send(c, cb, "five")
+    assert _message_count(b) == 2
+
+
+@pytest.mark.redis  # also on the cluster
+def test_a_rebuild_that_read_before_a_message_does_not_store_its_stale_answer(
+    dms, make_users, redis
+):
+    a, b = make_users(2)
+    befriend(a, b)
+    ab = _conversation(dms, a, b)
+    dms.send(a, ab, "one")
+    cache = UnreadMessageCache(services.container().redis)
+    store = ConversationStore(get_settings())
+
+    def load_then_a_message_lands() -> dict[int, int]:
+        read = {m.conversation_id: m.unread for m in store.all_memberships(b)}
+        dms.send(a, ab, "two")  # commits and counts after the rebuild's read
+        return read
+
+    assert cache.rebuild(b, load_then_a_message_lands) == {ab: 1}  # answers what it read
+    assert not redis.exists(keys.dm_unread(b))  # but stores nothing stale
+    assert _message_count(b) == 2

@@ -38,6 +38,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:notif:lease        | string | LEASE_MS                  | rebuild lease         |
 | {u:<user_id>}:notif:rate:<win>   | string | 2 h                       | hot-recipient cap     |
 | {u:<user_id>}:dm_unread          | hash   | none                      | unread DMs per conv.  |
+| {u:<user_id>}:dm_unread:lease    | string | LEASE_MS                  | rebuild lease         |
 | {h:<user_id>}:home:read          | string | none                      | home read position    |
 | {sys}:notifications              | zset   | none                      | system notif. ids     |
 | {geo:<cell>}:users               | geo    | none (rebuildable)        | located users of cell |
@@ -108,6 +109,12 @@ def dm_unread(user_id: int) -> str:
     """Unread direct messages: conversation id -> count, plus a ``built`` marker (value 0).
     Owned by the conversations feature (warble.dal.dm_unread); notifications sums its values."""
     return f"{{u:{user_id}}}:dm_unread"
+
+
+def dm_unread_lease(user_id: int) -> str:
+    """The rebuild lease of ``dm_unread``: any change to the hash voids it, so a rebuild that
+    read the memberships before a message or a read cannot store that stale answer."""
+    return f"{{u:{user_id}}}:dm_unread:lease"
 
 
 def home_timeline(user_id: int) -> str:

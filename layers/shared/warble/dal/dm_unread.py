@@ -9,23 +9,44 @@ the notifications feature sums for ``message`` without touching DynamoDB.
 - A message raises its recipient's field by one, only in a built hash (a missing one would
   otherwise look built with a single conversation in it);
 - reading a conversation deletes its field;
-- a missing hash (first use, eviction, a lost node) is rebuilt from the memberships by
-  ``ConversationService.unread_counts``, which writes every nonzero counter and the marker.
+- a missing hash (first use, eviction, a lost node) is rebuilt from the memberships, under a
+  lease taken before they are read: every change above voids it, so a rebuild that read the
+  memberships before a message or a read cannot store that stale answer (the next read
+  rebuilds again).
 """
 
 from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
 
 from warble import keys
 from warble.dal.redis import RedisClient
 
 BUILT = "built"
 
-# Raise a conversation's count only where the hash is built (KEYS[1] the hash, ARGV[1] field).
+# KEYS: the hash, its lease; ARGV: field, marker. Raise a conversation's count only where the
+# hash is built; any change voids a rebuild under way.
 _INCREMENT_IF_BUILT = """
+redis.call('DEL', KEYS[2])
 if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
   return redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
 end
 return -1
+"""
+
+# KEYS: the hash, its lease; ARGV: field.
+_CLEAR = """
+redis.call('DEL', KEYS[2])
+return redis.call('HDEL', KEYS[1], ARGV[1])
+"""
+
+# KEYS: the hash, its lease; ARGV: the lease token, then field/value pairs (the marker first).
+_FILL = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return 1
 """
 
 
@@ -35,6 +56,8 @@ class UnreadMessageCache:
     def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
         self._increment = redis.register_script(_INCREMENT_IF_BUILT)
+        self._clear = redis.register_script(_CLEAR)
+        self._fill = redis.register_script(_FILL)
 
     def counts(self, user_id: int) -> dict[int, int] | None:
         """Unread counts by conversation (nonzero ones), or None when the hash is missing."""
@@ -43,17 +66,27 @@ class UnreadMessageCache:
             return None
         return {int(k): int(v) for k, v in raw.items() if k != BUILT and int(v) > 0}
 
-    def fill(self, user_id: int, counts: dict[int, int]) -> None:
-        """Replace the hash with ``counts`` (one MULTI: a reader never sees it half built)."""
-        key = keys.dm_unread(user_id)
-        mapping: dict[str, int] = {BUILT: 0, **{str(c): n for c, n in counts.items() if n > 0}}
-        with self._redis.pipeline(transaction=True) as pipe:
-            pipe.delete(key)
-            pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]
-            pipe.execute()
+    def rebuild(self, user_id: int, load: Callable[[], dict[int, int]]) -> dict[int, int]:
+        """Read the counts from the memberships (``load``) and store them if nothing changed
+        since the lease was taken. Answers what it read either way."""
+        lease = keys.dm_unread_lease(user_id)
+        token = secrets.token_hex(16)
+        self._redis.set(lease, token, px=keys.LEASE_MS)
+        counts = {c: n for c, n in load().items() if n > 0}
+        args: list[str | int] = [token, BUILT, 0]
+        for conversation_id, n in counts.items():
+            args += [conversation_id, n]
+        self._fill(keys=[keys.dm_unread(user_id), lease], args=args)
+        return counts
 
     def increment(self, user_id: int, conversation_id: int) -> None:
-        self._increment(keys=[keys.dm_unread(user_id)], args=[str(conversation_id), BUILT])
+        self._increment(
+            keys=[keys.dm_unread(user_id), keys.dm_unread_lease(user_id)],
+            args=[str(conversation_id), BUILT],
+        )
 
     def clear(self, user_id: int, conversation_id: int) -> None:
-        self._redis.hdel(keys.dm_unread(user_id), str(conversation_id))
+        self._clear(
+            keys=[keys.dm_unread(user_id), keys.dm_unread_lease(user_id)],
+            args=[str(conversation_id)],
+        )

@@ -34,7 +34,7 @@ from pynamodb.transactions import TransactWrite
 
 from warble import keys
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes
-from warble.dal.redis import RedisClient
+from warble.dal.redis import RedisClient, eval_scripts
 from warble.domain.ports import Notification, Snapshot
 from warble.settings import Settings, get_settings
 
@@ -200,13 +200,16 @@ class NotificationTable:
 
 # ---- Redis ------------------------------------------------------------------------------------
 # KEYS: positions hash, one unread set per stored type, dm_unread. One call: every count of the
-# user's own tag.
+# user's own tag; the DM sum is false (nil) when dm_unread is not built.
 _USER_COUNTS = """
 local out = {redis.call('HGET', KEYS[1], 'built') or false,
              redis.call('HGET', KEYS[1], 'system') or false}
 for i = 2, #KEYS - 1 do out[#out + 1] = redis.call('ZCARD', KEYS[i]) end
-local sum = 0
-for _, v in ipairs(redis.call('HVALS', KEYS[#KEYS])) do sum = sum + (tonumber(v) or 0) end
+local sum = false
+if redis.call('HEXISTS', KEYS[#KEYS], 'built') == 1 then
+  sum = 0
+  for _, v in ipairs(redis.call('HVALS', KEYS[#KEYS])) do sum = sum + (tonumber(v) or 0) end
+end
 out[#out + 1] = sum
 return out
 """
@@ -330,26 +333,29 @@ class RedisUnread:
         """Round trip 1: the user's own counts, the DM hash, the home count and the followed
         celebrities. Round trip 2 (one pipeline): the system list above the user's position and
         each celebrity's recent tweets above the home position."""
-        pipe = self._redis.pipeline(transaction=False)
-        self._user_counts(
-            keys=[keys.notif_positions(user_id)]
-            + [keys.notif_unread(user_id, kind) for kind in STORED_TYPES]
-            + [keys.dm_unread(user_id)],
-            args=[],
-            client=pipe,
-        )
-        self._home_count(
-            keys=[keys.home_timeline(user_id), keys.home_read(user_id),
-                  keys.home_celebrities(user_id)],
-            args=[user_id],
-            client=pipe,
+        mine, home = eval_scripts(
+            self._redis,
+            [
+                (
+                    self._user_counts,
+                    [keys.notif_positions(user_id)]
+                    + [keys.notif_unread(user_id, kind) for kind in STORED_TYPES]
+                    + [keys.dm_unread(user_id)],
+                    [],
+                ),
+                (
+                    self._home_count,
+                    [keys.home_timeline(user_id), keys.home_read(user_id),
+                     keys.home_celebrities(user_id)],
+                    [user_id],
+                ),
+            ],
         )  # fmt: skip
-        mine, home = pipe.execute()
         snap = Snapshot(
             built=mine[0] is not None,
             counts={kind: int(n) for kind, n in zip(STORED_TYPES, mine[2:-1], strict=True)},
             system_position=None if mine[1] is None else int(mine[1]),
-            message=int(mine[-1]),
+            message=None if mine[-1] is None else int(mine[-1]),
             home_position=None if home[0] is None else int(home[0]),
             home_built=bool(home[1]),
             home=int(home[2]),

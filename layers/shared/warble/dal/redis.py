@@ -47,7 +47,14 @@ SCRIPT_LOAD_ATTEMPTS = 3
 def eval_pipelined(
     client: RedisClient, script: Script, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]
 ) -> list[Any]:
-    """Run ``script`` once per ``(keys, args)`` in one pipeline (one round trip per node).
+    """Run ``script`` once per ``(keys, args)`` in one pipeline (one round trip per node)."""
+    return eval_scripts(client, [(script, keys, args) for keys, args in calls])
+
+
+def eval_scripts(
+    client: RedisClient, calls: Sequence[tuple[Script, Sequence[str], Sequence[Any]]]
+) -> list[Any]:
+    """Run each ``(script, keys, args)`` in one pipeline (one round trip per node).
 
     redis-py blocks ``evalsha`` in cluster pipelines and has no NOSCRIPT recovery there (a
     single-node pipeline instead asks SCRIPT EXISTS before every execute: one more round trip).
@@ -60,7 +67,7 @@ def eval_pipelined(
     for _ in range(SCRIPT_LOAD_ATTEMPTS):
         pipe = client.pipeline(transaction=False)
         for index in pending:
-            keys, args = calls[index]
+            script, keys, args = calls[index]
             pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
         missing: list[int] = []
         for index, answer in zip(pending, pipe.execute(raise_on_error=False), strict=True):
@@ -72,9 +79,10 @@ def eval_pipelined(
                 results[index] = answer
         if not missing:
             return results
-        client.script_load(script.script)  # on a cluster: every primary
+        for script in {calls[index][0].sha: calls[index][0] for index in missing}.values():
+            client.script_load(script.script)  # on a cluster: every primary
         pending = missing
-    raise NoScriptError(f"script {script.sha} kept disappearing while {len(pending)} calls ran")
+    raise NoScriptError(f"{len(pending)} script calls kept finding their script gone")
 
 
 class ReadBatch:

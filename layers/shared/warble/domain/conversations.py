@@ -270,8 +270,6 @@ class ConversationService:
         return counts if counts is not None else self._rebuild(me)
 
     def _rebuild(self, me: int) -> dict[int, int]:
-        counts = {
-            m.conversation_id: m.unread for m in self._store.all_memberships(me) if m.unread > 0
-        }
-        self._unread.fill(me, counts)
-        return counts
+        return self._unread.rebuild(
+            me, lambda: {m.conversation_id: m.unread for m in self._store.all_memberships(me)}
+        )

@@ -284,7 +284,11 @@ class NotificationService:
         if self._warm_up(user_id, snap):
             snap = self._unread.snapshot(user_id)
         answer = {kind: snap.counts.get(kind, 0) for kind in STORED_TYPES}
-        answer["message"] = snap.message
+        # dm_unread is built on its first read (a new user's first message finds it missing).
+        message = snap.message
+        if message is None:
+            message = sum(self._messages.unread_counts(user_id).values())
+        answer["message"] = message
         answer["system"] = snap.system or 0
         answer["home"] = snap.home
         answer["total"] = sum(answer.values())

@@ -303,7 +303,7 @@ class Snapshot:
     counts: dict[str, int] = field(default_factory=dict)
     system_position: int | None = None
     system: int | None = None
-    message: int = 0
+    message: int | None = None
     home_position: int | None = None
     home_built: bool = False
     home: int = 0
@@ -369,9 +369,11 @@ class HomeTimelines(Protocol):
 
 
 class MessageReads(Protocol):
-    """Direct messages' side of "mark all read": every conversation of the user becomes read
-    (durably) and its unread count leaves ``dm_unread``."""
+    """Direct messages' side of the unread counts: the unread messages by conversation
+    (``dm_unread``, rebuilt when missing), and "mark all read": every conversation of the user
+    becomes read (durably) and its unread count leaves ``dm_unread``."""
 
+    def unread_counts(self, me: int) -> dict[int, int]: ...
     def read_all(self, user_id: int) -> None: ...
 
 
@@ -538,7 +540,7 @@ class UnreadMessages(Protocol):
     unread counters, rebuilt from them when missing."""
 
     def counts(self, user_id: int) -> dict[int, int] | None: ...
-    def fill(self, user_id: int, counts: dict[int, int]) -> None: ...
+    def rebuild(self, user_id: int, load: Callable[[], dict[int, int]]) -> dict[int, int]: ...
     def increment(self, user_id: int, conversation_id: int) -> None: ...
     def clear(self, user_id: int, conversation_id: int) -> None: ...
 
