@@ -162,7 +162,7 @@ def select_route(spec: WebSocketApiSpec, body: str | bytes) -> str:
         return DEFAULT_ROUTE
     try:
         value: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # deep nesting: the handler answers it
         return DEFAULT_ROUTE
     for part in expression[len(prefix) :].split("."):
         if not isinstance(value, dict) or part not in value:

@@ -173,6 +173,11 @@ def test_bad_input_gets_clear_4xx_and_writes_nothing(stack, new_user):
         _error(me.patch("/v1/users/me", json=["not", "an", "object"]), 400, "validation_error")
         _error(anon.get("/v1/nothing/here"), 404, "not_found")
         _error(anon.put("/v1/health"), 405, "method_not_allowed")
+        # RFC 9110: a 405 lists the methods the path serves.
+        wrong_method = me.patch("/v1/timeline/home")
+        _error(wrong_method, 405, "method_not_allowed")
+        assert wrong_method.headers["allow"] == "GET"
+        assert anon.put("/v1/health").headers["allow"] == "GET"
         _error(anon.post("/v1/openapi.json"), 405, "method_not_allowed")
         _error(anon.delete("/v1/docs"), 405, "method_not_allowed")
         bad_utf8 = _error(
@@ -187,8 +192,9 @@ def test_bad_input_gets_clear_4xx_and_writes_nothing(stack, new_user):
         assert bad_utf8["details"][0]["field"] == "body"
         nulls = _error(me.patch("/v1/users/me", json={"bio": None}), 400, "validation_error")
         assert nulls["details"] == [{"field": "bio", "message": "cannot be null"}]
-        _error(me.get("/v1/users/12345678901234567890123"), 404, "not_found")
-        _error(me.get("/v1/users/not-a-number"), 404, "not_found")
+        # a malformed id is a 400, as the OpenAPI document's pattern says (issue 18)
+        _error(me.get("/v1/users/12345678901234567890123"), 400, "validation_error")
+        _error(me.get("/v1/users/not-a-number"), 400, "validation_error")
         # nothing was written for the rejected sign-ups
         _error(me.get(f"/v1/users/by-username/{name}"), 404, "not_found")
 

@@ -116,3 +116,42 @@ def test_a_long_query_up_to_the_http_api_quota_reaches_the_handler(stack, new_us
         # then the handler's JSON 400 (too many ids), not the gateway's text
         error = _error(me.get(path), 400, "validation_error")
     assert error["details"][0]["field"] == "ids"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 10_000 + "]" * 10_000,  # 20 KB, well under the 64 KB limit
+        '{"a":' * 5_000 + "1" + "}" * 5_000,
+        '{"text": "deep", "extra": ' + "[" * 40 + "]" * 40 + "}",
+    ],
+    ids=["arrays", "objects", "ignored-field"],
+)
+def test_deeply_nested_json_is_a_400_and_writes_nothing(stack, new_user, body):
+    _, token = new_user()
+    with stack.client(token) as me:
+        answer = me.post("/v1/tweets", content=body, headers={"Content-Type": "application/json"})
+        error = _error(answer, 400, "validation_error")
+        assert error["details"][0]["field"] == "body"
+        assert me.get("/v1/users/me/tweets").json()["items"] == []
+
+
+def test_json_types_are_strict_and_path_ids_follow_the_documented_pattern(stack, new_user):
+    user, token = new_user()
+    with stack.client(token) as me:
+        # a boolean is not a number: nothing is stored
+        for body in ({"lat": 0.0, "lon": False}, {"lat": "10", "lon": 20}):
+            error = _error(me.put("/v1/users/me/location", json=body), 400, "validation_error")
+            assert error["details"][0]["field"] in ("lat", "lon")
+        _error(me.get("/v1/discover"), 409, "location_required")  # nothing was stored
+        _error(me.post("/v1/tweets", json={"text": 5}), 400, "validation_error")
+        # the document's id pattern is the handler's: malformed ids are 400, never a "valid" 404
+        for path in ("/v1/users/" + "0" * 31, "/v1/tweets/0123", "/v1/users/abc/followers"):
+            error = _error(me.get(path), 400, "validation_error")
+        # a well-formed id past 2**63 - 1 names nothing
+        _error(me.get("/v1/users/9999999999999999999"), 404, "not_found")
+        _error(me.get("/v1/tweets/9999999999999999999"), 404, "not_found")
+        assert me.get("/v1/users/me/followers").status_code == 200
+        ids = f"{user['user']['id']},9999999999999999999"
+        items = me.get("/v1/users/me/relationships", params={"ids": ids}).json()["items"]
+        assert [i["status"] for i in items] == ["none", "none"]

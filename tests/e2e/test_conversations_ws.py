@@ -118,9 +118,10 @@ def test_http_conversation_rules(stack, pair, new_user):
             stranger.get(f"/v1/conversations/{conversation}/messages"),
             stranger.post(f"/v1/conversations/{conversation}/messages", json={"text": "hi"}),
             stranger.post(f"/v1/conversations/{conversation}/read"),
-            stranger.get("/v1/conversations/not-an-id/messages"),
         ):
             assert answer.status_code == 404, answer.text
+        # a malformed id is the client's mistake, by the document's pattern
+        assert stranger.get("/v1/conversations/not-an-id/messages").status_code == 400
         assert stranger.get("/v1/conversations").json() == {"items": [], "next_cursor": None}
     listed = theirs.get("/v1/conversations").json()["items"]
     assert [c["id"] for c in listed] == [conversation]
@@ -292,6 +293,9 @@ def test_bad_frames_get_error_frames_and_the_connection_stays_open(stack, pair, 
         (send_frame(outsiders, "hi", "f"), "not_found", "f"),  # not a participant
         (json.dumps({"action": "sendMessage", "conversation_id": conversation, "text": "x",
                      "client_id": ""}), "validation_error", ""),
+        # nested past the parser's recursion: a 400 frame, not a crashed handler
+        ('{"action": "sendMessage", "text": ' + "[" * 10_000 + "]" * 10_000 + "}",
+         "validation_error", None),
     ]  # fmt: skip
     with device(stack, mine.headers["Authorization"][7:]) as ws:
         for frame, code, client_id in cases:

@@ -114,3 +114,24 @@ def test_every_status_an_operation_can_answer_is_documented(document):
     assert "429" in document["paths"]["/v1/auth/login"]["post"]["responses"]
     signup = document["paths"]["/v1/auth/signup"]["post"]["responses"]["409"]["description"]
     assert "username_taken" in signup and "idempotency" not in signup  # public: no key
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("PATCH", "/v1/timeline/home", "GET"),
+        ("PUT", "/v1/health", "GET"),
+        # /v1/users/me is matched by its own routes and by /v1/users/{user_id}: the union.
+        ("POST", "/v1/users/me", "GET, PATCH"),
+        ("GET", "/v1/tweets", "POST"),
+    ],
+)
+def test_a_wrong_method_is_a_405_that_lists_the_methods_the_path_serves(method, path, allow):
+    from warble.errors import MethodNotAllowed
+    from warble.http.errors import describe
+    from warble.http.meta import unmatched
+
+    answer = unmatched(method, path)
+    assert isinstance(answer, MethodNotAllowed)
+    status, headers, _ = describe(answer)
+    assert status == 405 and headers["Allow"] == allow

@@ -102,3 +102,41 @@ def test_texts_inside_lists_are_checked_too():
     assert raised.value.errors()[0]["loc"] == ("media_ids",)
     # Other control characters and astral characters are storable, and kept as sent.
     assert CreateTweet.model_validate({"text": "a\tb\x01 🐦"}).text == "a\tb\x01 🐦"
+
+
+def test_the_document_states_the_rules_the_models_enforce():
+    from warble.http.meta import openapi_document
+
+    document = json.loads(openapi_document())
+    signup = document["components"]["schemas"]["SignupRequest"]["properties"]
+    assert signup["email"]["format"] == "email"
+    assert (signup["password"]["minLength"], signup["password"]["maxLength"]) == (8, 72)
+    # every path id carries the pattern its handler enforces
+    for path, operations in document["paths"].items():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] == "path" and parameter["name"].endswith("_id"):
+                    assert "pattern" in parameter["schema"], (path, parameter)
+
+
+@pytest.mark.parametrize("value", [False, True, "10", None])
+def test_location_takes_json_numbers_only(value):
+    from warble.http.schemas import LocationIn
+
+    with pytest.raises(ValidationError):
+        LocationIn.model_validate({"lat": 0.0, "lon": value})
+    assert LocationIn.model_validate({"lat": 1, "lon": 2.5}).lon == 2.5
+
+
+def test_json_nested_past_the_bound_is_a_validation_error():
+    from warble.errors import ValidationFailed
+    from warble.jsonbody import MAX_DEPTH, loads, too_deep
+
+    assert not too_deep(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH)
+    assert too_deep(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
+    # brackets inside strings do not nest
+    assert not too_deep(b'{"text": "' + b"[" * 100 + b'\\"' + b"{" * 100 + b'"}')
+    with pytest.raises(ValidationFailed):
+        loads("[" * 10_000 + "]" * 10_000)
+    with pytest.raises(ValidationFailed):
+        loads("{nope")

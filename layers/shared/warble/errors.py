@@ -68,9 +68,15 @@ class NotFound(WarbleError):
 
 
 class MethodNotAllowed(WarbleError):
+    """``allowed``: the methods the path serves, for the ``Allow`` header (RFC 9110 15.5.6)."""
+
     status = 405
     code = "method_not_allowed"
     message = "This method is not allowed on this path."
+
+    def __init__(self, allowed: list[str], message: str | None = None) -> None:
+        super().__init__(message)
+        self.allowed = allowed
 
 
 class Conflict(WarbleError):

@@ -91,6 +91,11 @@ def decompose(snowflake: int) -> tuple[int, int, int]:
     return timestamp, worker, sequence
 
 
+# The decimal form of a Snowflake, as the OpenAPI document states it (parse_id also bounds it
+# by 2**63 - 1, which a pattern cannot say simply).
+SNOWFLAKE_PATTERN = r"^[1-9][0-9]{0,18}$"
+
+
 def parse_id(raw: str) -> int | None:
     """A Snowflake written as a decimal string, or None if it cannot be one."""
     if not raw.isascii() or not raw.isdigit() or len(raw) > 19:

@@ -8,16 +8,15 @@ frame (not JSON, unknown action, invalid fields, not a participant) is answered 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from warble import clock, services
+from warble import clock, jsonbody, services
 from warble.dal import store_unavailable
 from warble.domain.ports import ConnectionGone, PushFailed
 from warble.entrypoints.skeleton import entry_point, logger
-from warble.errors import FieldError, Unauthorized, Unavailable, ValidationFailed, WarbleError
+from warble.errors import Unauthorized, Unavailable, ValidationFailed, WarbleError
 
 
 def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
@@ -69,10 +68,9 @@ def _error_frame(exc: WarbleError, client_id: Any = None) -> dict[str, Any]:
 
 def on_default(event: dict[str, Any]) -> dict[str, Any]:
     try:
-        action = json.loads(event.get("body") or "")
-    except (json.JSONDecodeError, TypeError):
-        bad = [FieldError("body", "is not valid JSON")]
-        _reply(event, _error_frame(ValidationFailed(bad, "The frame is not JSON.")))
+        action = jsonbody.loads(event.get("body") or "")
+    except ValidationFailed as exc:
+        _reply(event, _error_frame(exc))
         return {"statusCode": 200}
     if isinstance(action, dict):
         action = action.get("action")
@@ -97,7 +95,7 @@ def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
     connection_id = event["requestContext"]["connectionId"]
     client_id: Any = None
     try:
-        raw = json.loads(event.get("body") or "")
+        raw = jsonbody.loads(event.get("body") or "")
         client_id = raw.get("client_id") if isinstance(raw, dict) else None
         frame = SendMessageFrame.model_validate(raw)
         user_id = services.container().connections.owner(connection_id)
@@ -105,9 +103,6 @@ def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
             raise Unauthorized("This connection is not registered.")
         service = services.conversations()
         sent = service.send(user_id, int(frame.conversation_id), frame.text, frame.client_id)
-    except json.JSONDecodeError:
-        _reply(event, _error_frame(ValidationFailed([FieldError("body", "is not valid JSON")])))
-        return {"statusCode": 200}
     except ValidationError as exc:
         from warble.http.errors import validation_details
 

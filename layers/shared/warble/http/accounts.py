@@ -13,7 +13,7 @@ from warble.errors import FieldError, ValidationFailed
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
-from warble.http.params import id_or_404
+from warble.http.params import Id, id_or_404
 
 if TYPE_CHECKING:
     from warble.domain.accounts import IssuedSession
@@ -79,7 +79,7 @@ def list_sessions() -> dict[str, Any]:
     summary="Revoke one of my sessions",
     responses=responses(204, None, "Revoked", e404="not_found"),
 )
-def revoke_session(session_id: Annotated[str, Path(max_length=32)]) -> Response[Any]:
+def revoke_session(session_id: Id) -> Response[Any]:
     services.accounts().revoke(principal(), id_or_404(session_id, "session"))
     return Response(status_code=204)
 
@@ -111,7 +111,9 @@ def patch_me(body: Annotated[schemas.ProfilePatch, Body()]) -> dict[str, Any]:
     summary="A user by username (case-insensitive)",
     responses=responses(200, schemas.UserOut, "The user", e404="not_found"),
 )
-def get_by_username(username: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+def get_by_username(
+    username: Annotated[str, Path(min_length=1, max_length=64, description="any case")],
+) -> dict[str, Any]:
     me = principal()
     record = services.accounts().profile_by_username(username)
     return views.user(services.graph().enrich(me.user_id, record), viewer_id=me.user_id)
@@ -122,7 +124,7 @@ def get_by_username(username: Annotated[str, Path(max_length=64)]) -> dict[str, 
     summary="A user by id",
     responses=responses(200, schemas.UserOut, "The user", e404="not_found"),
 )
-def get_user(user_id: Annotated[str, Path(max_length=32)]) -> dict[str, Any]:
+def get_user(user_id: Id) -> dict[str, Any]:
     me = principal()
     record = services.graph().user(me.user_id, id_or_404(user_id, "user"))
     return views.user(record, viewer_id=me.user_id)

@@ -38,6 +38,7 @@ from warble.errors import (
     WarbleError,
 )
 from warble.http import errors, rate_limits
+from warble.jsonbody import nesting_error, too_deep
 
 if TYPE_CHECKING:
     from warble.domain.accounts import Principal
@@ -108,7 +109,7 @@ def is_json(content_type: str) -> bool:
 def check_body(event: dict[str, Any], limit: int) -> None:
     """413 over the limit; 415 for a body declared as anything but JSON (Powertools would parse
     a form, or fail on other types); 400 for a body that is not UTF-8 (API.md: bodies are JSON
-    in UTF-8), before the resolver would fail to decode it."""
+    in UTF-8), before the resolver would fail to decode it, or that nests too deeply."""
     raw = body_bytes(event)
     if len(raw) > limit:
         raise PayloadTooLarge()
@@ -120,6 +121,8 @@ def check_body(event: dict[str, Any], limit: int) -> None:
         raise ValidationFailed(
             [FieldError("body", "must be UTF-8 encoded JSON")], "The body is not valid JSON."
         ) from None
+    if too_deep(raw):  # the resolver's json.loads would recurse past the stack: a 500
+        raise nesting_error()
 
 
 def _method(event: dict[str, Any]) -> str:

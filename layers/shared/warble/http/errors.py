@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from warble.errors import FieldError, RateLimited, ValidationFailed, WarbleError
+from warble.errors import (
+    FieldError,
+    MethodNotAllowed,
+    RateLimited,
+    ValidationFailed,
+    WarbleError,
+)
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 
@@ -20,6 +26,8 @@ def error_body(code: str, message: str, details: list[FieldError] | None = None)
 def headers_for(exc: WarbleError) -> dict[str, str]:
     if isinstance(exc, RateLimited):
         return {**JSON_HEADERS, "Retry-After": str(exc.retry_after)}
+    if isinstance(exc, MethodNotAllowed):
+        return {**JSON_HEADERS, "Allow": ", ".join(exc.allowed)}
     return dict(JSON_HEADERS)
 
 

@@ -8,12 +8,11 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from warble import services
-from warble.errors import FieldError, ValidationFailed
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
-from warble.http.params import Cursor, Id, Limit, id_or_404, user_or_me
-from warble.ids import parse_id
+from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
+from warble.ids import SNOWFLAKE_PATTERN, parse_id
 
 if TYPE_CHECKING:
     from warble.domain.graph import Page
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
 router = Router()
 
 MAX_IDS = 100
+_ID = SNOWFLAKE_PATTERN.strip("^$")
 
 UserId = Id
 
@@ -67,17 +67,30 @@ def unfollow(user_id: UserId) -> dict[str, Any]:
     responses=responses(200, schemas.RelationshipsOut, "Statuses"),
 )
 def relationships(
-    ids: Annotated[str, Query(min_length=1, max_length=2100, description="comma-separated")],
+    ids: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=2099,
+            pattern=rf"^{_ID}(,{_ID}){{0,{MAX_IDS - 1}}}$",
+            description=f"1 to {MAX_IDS} user ids, comma-separated",
+        ),
+    ],
 ) -> dict[str, Any]:
     me = principal().user_id
     raw_ids = ids.split(",")
-    if len(raw_ids) > MAX_IDS:
-        raise ValidationFailed([FieldError("ids", f"at most {MAX_IDS} ids")])
-    parsed = [parse_id(raw.strip()) for raw in raw_ids]
-    if any(value is None for value in parsed):
-        raise ValidationFailed([FieldError("ids", "every id must be a user id")])
-    answer = services.graph().relationships(me, [value for value in parsed if value is not None])
-    return {"items": [{"user_id": str(uid), "status": status} for uid, status in answer]}
+    # The pattern admits 19 digits past 2**63 - 1: no user has such an id (status none).
+    parsed = [parse_id(raw) for raw in raw_ids]
+    known = services.graph().relationships(me, [value for value in parsed if value is not None])
+    statuses = dict(known)
+    return {
+        "items": [
+            {"user_id": raw, "status": "none"}
+            if value is None
+            else {"user_id": str(value), "status": statuses.get(value, "none")}
+            for raw, value in zip(raw_ids, parsed, strict=True)
+        ]
+    }
 
 
 @router.get(
@@ -107,7 +120,7 @@ def degree(user_id: UserId) -> dict[str, Any]:
     summary="Whom a user follows, most recent follow first",
     responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
 )
-def following(user_id: UserId, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+def following(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
     target = _user(user_id, me, allow_me=True)
     return _page(services.graph().following(me, target, limit, cursor), me)
@@ -118,7 +131,7 @@ def following(user_id: UserId, limit: Limit = 20, cursor: Cursor = None) -> dict
     summary="Who follows a user, most recent follow first",
     responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
 )
-def followers(user_id: UserId, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+def followers(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
     target = _user(user_id, me, allow_me=True)
     return _page(services.graph().followers(me, target, limit, cursor), me)
@@ -129,7 +142,7 @@ def followers(user_id: UserId, limit: Limit = 20, cursor: Cursor = None) -> dict
     summary="A user's friends (mutual follows)",
     responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
 )
-def friends(user_id: UserId, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+def friends(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
     target = _user(user_id, me, allow_me=True)
     return _page(services.graph().friends(me, target, limit, cursor), me)

@@ -120,9 +120,11 @@ def _route_patterns() -> list[tuple[re.Pattern[str], frozenset[str]]]:
 
 def unmatched(method: str, path: str) -> WarbleError:
     """404 for an unknown path; 405 for a known path asked with another method."""
-    allowed = [methods for pattern, methods in _route_patterns() if pattern.match(path)]
-    if allowed and not any(method.upper() in methods for methods in allowed):
-        return MethodNotAllowed()
+    matched = [methods for pattern, methods in _route_patterns() if pattern.match(path)]
+    # A method any matching route serves is routed (API Gateway picks the most specific one).
+    allowed = sorted(frozenset[str]().union(*matched))
+    if allowed and method.upper() not in allowed:
+        return MethodNotAllowed(allowed)
     return NotFound("No such path.")
 
 

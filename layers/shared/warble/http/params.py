@@ -6,13 +6,24 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from warble.errors import FieldError, NotFound, ValidationFailed
-from warble.ids import parse_id
+from warble.errors import NotFound
+from warble.ids import SNOWFLAKE_PATTERN, parse_id
 
-# Long or non-numeric ids get past validation and are answered 404: no such thing exists.
-Id = Annotated[str, Path(max_length=32)]
+# A path id is a Snowflake's decimal form (a malformed one is a 400 by the model, as the
+# OpenAPI document says); a well-formed one past 2**63 - 1 names nothing: 404.
+Id = Annotated[str, Path(pattern=SNOWFLAKE_PATTERN, description="a Snowflake id (decimal)")]
+UserRef = Annotated[
+    str, Path(pattern=r"^(me|[1-9][0-9]{0,18})$", description="a user id, or me for the caller")
+]
 Limit = Annotated[int, Query(ge=1, le=100, description="1 to 100")]
-Cursor = Annotated[str | None, Query(max_length=128, description="from the previous page")]
+Cursor = Annotated[
+    str | None,
+    Query(
+        max_length=128,
+        description="opaque, from the previous page's next_cursor; one the server did not"
+        " issue is a 400 validation_error",
+    ),
+]
 
 
 def id_or_404(raw: str, what: str) -> int:
@@ -25,12 +36,3 @@ def id_or_404(raw: str, what: str) -> int:
 def user_or_me(raw: str, viewer: int) -> int:
     """A user id in a path where ``me`` names the caller."""
     return viewer if raw == "me" else id_or_404(raw, "user")
-
-
-def id_or_400(raw: str, field: str) -> int:
-    """For ids a client can only have copied from an answer (tweet ids): a malformed one is a
-    client bug, answered ``400 validation_error``; a well-formed unknown one is then a 404."""
-    value = parse_id(raw)
-    if value is None:
-        raise ValidationFailed([FieldError(field, "must be a tweet id (a decimal Snowflake)")])
-    return value

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from warble.ids import SNOWFLAKE_PATTERN
+
 USERNAME_PATTERN = r"^[A-Za-z0-9_]{1,15}$"
 # JSON's "\ud800" escapes decode to lone UTF-16 surrogates, which have no UTF-8 form: neither
 # PostgreSQL nor DynamoDB (nor bcrypt) can take them. PostgreSQL text cannot hold NUL either.
@@ -29,7 +31,8 @@ class _Model(BaseModel):
 
 
 class _Request(_Model):
-    model_config = ConfigDict(str_strip_whitespace=False, extra="ignore")
+    # Strict: JSON types are taken as they are (``false`` is not the number 0, ``"1"`` not 1).
+    model_config = ConfigDict(str_strip_whitespace=False, extra="ignore", strict=True)
 
     # Every text of every request body, lists of texts included, before any store sees it.
     @field_validator("*")
@@ -53,8 +56,15 @@ def _password(value: str) -> str:
 
 class SignupRequest(_Request):
     username: str = Field(pattern=USERNAME_PATTERN, description="1-15 of A-Z a-z 0-9 _")
-    email: str = Field(max_length=254)
-    password: str
+    email: str = Field(
+        min_length=3,
+        max_length=254,
+        json_schema_extra={"format": "email"},
+        description="a deliverable-looking address; compared without case",
+    )
+    password: str = Field(
+        min_length=8, max_length=72, description="8 to 72 bytes of UTF-8 (bcrypt's limit)"
+    )
     display_name: str | None = Field(default=None, max_length=50)
     device: str = Field(default="", max_length=100)
 
@@ -171,7 +181,6 @@ class DegreeOut(_Model):
 
 
 # ---- tweets --------------------------------------------------------------------------------
-SNOWFLAKE_PATTERN = r"^[1-9][0-9]{0,18}$"
 
 
 class CreateTweet(_Request):
@@ -283,7 +292,7 @@ class UnreadCountsOut(_Model):
 
 # ---- discover ------------------------------------------------------------------------------
 class LocationIn(_Request):
-    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False, strict=True)
 
     lat: float = Field(ge=-90, le=90, description="-90 to 90")
     lon: float = Field(ge=-180, le=180, description="-180 to 180")

@@ -12,7 +12,7 @@ from warble import services
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
-from warble.http.params import Cursor, Id, Limit, id_or_400, user_or_me
+from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
 
 if TYPE_CHECKING:
     from warble.domain.tweets import TweetPage
@@ -41,7 +41,7 @@ def post_tweet(body: Annotated[schemas.CreateTweet, Body()]) -> Response[Any]:
     responses=responses(200, schemas.TweetOut, "The tweet", e404="not_found"),
 )
 def get_tweet(tweet_id: Id) -> dict[str, Any]:
-    return services.tweets().get(principal().user_id, id_or_400(tweet_id, "tweet_id"))
+    return services.tweets().get(principal().user_id, id_or_404(tweet_id, "tweet"))
 
 
 @router.delete(
@@ -50,7 +50,7 @@ def get_tweet(tweet_id: Id) -> dict[str, Any]:
     responses=responses(204, None, "Deleted", e403="forbidden", e404="not_found"),
 )
 def delete_tweet(tweet_id: Id) -> Response[Any]:
-    services.tweets().delete(principal().user_id, id_or_400(tweet_id, "tweet_id"))
+    services.tweets().delete(principal().user_id, id_or_404(tweet_id, "tweet"))
     return Response(status_code=204)
 
 
@@ -61,7 +61,7 @@ def delete_tweet(tweet_id: Id) -> Response[Any]:
 )
 def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     page = services.tweets().replies(
-        principal().user_id, id_or_400(tweet_id, "tweet_id"), limit, cursor
+        principal().user_id, id_or_404(tweet_id, "tweet"), limit, cursor
     )
     return _page(page)
 
@@ -71,7 +71,7 @@ def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str,
     summary="A user's tweets, replies and retweets, newest first",
     responses=responses(200, schemas.TweetPageOut, "A page of tweets", e404="not_found"),
 )
-def user_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+def user_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
     return _page(services.tweets().user_timeline(me, user_or_me(user_id, me), limit, cursor))
 
@@ -85,7 +85,7 @@ def user_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[s
     },
 )
 def retweet(tweet_id: Id) -> Response[Any]:
-    tweet, created = services.tweets().retweet(principal().user_id, id_or_400(tweet_id, "tweet_id"))
+    tweet, created = services.tweets().retweet(principal().user_id, id_or_404(tweet_id, "tweet"))
     return Response(
         status_code=201 if created else 200, content_type="application/json", body=tweet
     )
@@ -97,7 +97,7 @@ def retweet(tweet_id: Id) -> Response[Any]:
     responses=responses(204, None, "Not retweeted (any more)", e404="not_found"),
 )
 def unretweet(tweet_id: Id) -> Response[Any]:
-    services.tweets().unretweet(principal().user_id, id_or_400(tweet_id, "tweet_id"))
+    services.tweets().unretweet(principal().user_id, id_or_404(tweet_id, "tweet"))
     return Response(status_code=204)
 
 
@@ -116,7 +116,7 @@ def home_timeline(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     responses=responses(200, schemas.LikeOut, "Liked", e404="not_found"),
 )
 def like(tweet_id: Id) -> dict[str, Any]:
-    return {"liked": services.likes().like(principal().user_id, id_or_400(tweet_id, "tweet_id"))}
+    return {"liked": services.likes().like(principal().user_id, id_or_404(tweet_id, "tweet"))}
 
 
 @router.delete(
@@ -126,7 +126,7 @@ def like(tweet_id: Id) -> dict[str, Any]:
 )
 def unlike(tweet_id: Id) -> dict[str, Any]:
     me = principal().user_id
-    return {"liked": services.likes().unlike(me, id_or_400(tweet_id, "tweet_id"))}
+    return {"liked": services.likes().unlike(me, id_or_404(tweet_id, "tweet"))}
 
 
 @router.get(
@@ -136,7 +136,7 @@ def unlike(tweet_id: Id) -> dict[str, Any]:
 )
 def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
-    page = services.likes().likers(me, id_or_400(tweet_id, "tweet_id"), limit, cursor)
+    page = services.likes().likers(me, id_or_404(tweet_id, "tweet"), limit, cursor)
     return views.user_page(page.users, page.next_cursor, me)
 
 
@@ -145,6 +145,6 @@ def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, 
     summary="The tweets a user liked, most recent like first",
     responses=responses(200, schemas.TweetPageOut, "A page of tweets", e404="not_found"),
 )
-def liked_tweets(user_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+def liked_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
     return _page(services.likes().liked_tweets(me, user_or_me(user_id, me), limit, cursor))
