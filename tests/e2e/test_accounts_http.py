@@ -191,7 +191,7 @@ def test_bad_input_gets_clear_4xx_and_writes_nothing(stack, new_user):
         )
         assert bad_utf8["details"][0]["field"] == "body"
         nulls = _error(me.patch("/v1/users/me", json={"bio": None}), 400, "validation_error")
-        assert nulls["details"] == [{"field": "bio", "message": "cannot be null"}]
+        assert [d["field"] for d in nulls["details"]] == ["bio"]  # absent, or a string
         # a malformed id is a 400, as the OpenAPI document's pattern says (issue 18)
         _error(me.get("/v1/users/12345678901234567890123"), 400, "validation_error")
         _error(me.get("/v1/users/not-a-number"), 400, "validation_error")

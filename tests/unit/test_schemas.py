@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from pydantic import ValidationError
@@ -140,3 +141,43 @@ def test_json_nested_past_the_bound_is_a_validation_error():
         loads("[" * 10_000 + "]" * 10_000)
     with pytest.raises(ValidationFailed):
         loads("{nope")
+
+
+def test_what_the_document_calls_valid_the_models_accept_and_the_reverse():
+    """schemathesis's "schema-valid request rejected" findings (issue 18), at their models."""
+    from warble.http.meta import openapi_document
+    from warble.http.schemas import MarkRead
+
+    schemas = json.loads(openapi_document())["components"]["schemas"]
+    # exactly one of types and all: the document says so, null is neither
+    assert schemas["MarkRead"]["oneOf"] == [{"required": ["types"]}, {"required": ["all"]}]
+    for bad in ({"types": ["home"], "all": True}, {"types": None}, {"all": None}, {}):
+        with pytest.raises(ValidationError):
+            MarkRead.model_validate(bad)
+    # a profile field is absent or a string, never null
+    assert "anyOf" not in schemas["ProfilePatch"]["properties"]["bio"]
+    with pytest.raises(ValidationError):
+        ProfilePatch.model_validate({"bio": None})
+    assert ProfilePatch.model_validate({"bio": "x"}).model_dump(exclude_unset=True) == {"bio": "x"}
+    # a tweet's text: the after-NFC rule, not the normaliser's guard
+    text = schemas["CreateTweet"]["properties"]["text"]
+    assert (text["minLength"], text["maxLength"], text["pattern"]) == (1, 280, r"\S")
+    media = schemas["CreateTweet"]["properties"]["media_ids"]["items"]
+    assert (media["minLength"], media["maxLength"]) == (1, 64)
+    with pytest.raises(ValidationError):
+        CreateTweet.model_validate({"text": "hi", "media_ids": [""]})
+    system = schemas["SystemNotificationIn"]["properties"]
+    assert system["title"]["pattern"] == system["body"]["pattern"] == r"\S"
+
+
+def test_notification_types_in_a_query_carry_their_pattern():
+    from warble.http.meta import openapi_document
+
+    document = json.loads(openapi_document())
+    (types,) = [
+        p
+        for p in document["paths"]["/v1/notifications"]["get"]["parameters"]
+        if p["name"] == "types"
+    ]
+    pattern = types["schema"].get("pattern") or types["schema"]["anyOf"][0]["pattern"]
+    assert re.fullmatch(pattern, "like,follow") and not re.fullmatch(pattern, "0000")

@@ -9,7 +9,6 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from warble import clock, services
-from warble.errors import FieldError, ValidationFailed
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
@@ -99,9 +98,6 @@ def get_me() -> dict[str, Any]:
 )
 def patch_me(body: Annotated[schemas.ProfilePatch, Body()]) -> dict[str, Any]:
     changes = body.model_dump(exclude_unset=True)
-    nulls = [FieldError(name, "cannot be null") for name, value in changes.items() if value is None]
-    if nulls:
-        raise ValidationFailed(nulls, "display_name and bio cannot be null.")
     record = services.accounts().update_profile(principal(), changes)
     return views.user(services.graph().enrich(None, record), me=True)
 

@@ -17,8 +17,14 @@ from warble.http.params import Cursor, Limit
 
 router = Router()
 
+_TYPE = f"({'|'.join(LIST_TYPES)})"
 Types = Annotated[
-    str | None, Query(max_length=200, description=f"comma-separated: {', '.join(LIST_TYPES)}")
+    str | None,
+    Query(
+        max_length=200,
+        pattern=rf"^{_TYPE}(,{_TYPE})*$",
+        description=f"comma-separated: {', '.join(LIST_TYPES)}",
+    ),
 ]
 
 

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 from warble.ids import SNOWFLAKE_PATTERN
 
@@ -89,8 +96,10 @@ class LoginRequest(_Request):
 
 
 class ProfilePatch(_Request):
-    display_name: str | None = Field(default=None, max_length=50)
-    bio: str | None = Field(default=None, max_length=160)
+    """The fields to change; an absent one stays, and neither may be null."""
+
+    display_name: str = Field(default="", max_length=50)
+    bio: str = Field(default="", max_length=160)
 
 
 # ---- responses (documentation models; handlers return plain JSON built by ``views``) -------
@@ -186,16 +195,17 @@ class DegreeOut(_Model):
 class CreateTweet(_Request):
     # The 280-character rule applies after NFC normalisation (warble.domain.tweets); this bound
     # only keeps absurd bodies out of the normaliser.
-    text: str = Field(max_length=4000, description="1 to 280 characters after NFC normalisation")
+    text: str = Field(
+        max_length=4000,
+        description="1 to 280 characters after NFC normalisation, not only white space",
+        # What the domain checks after NFC (warble.domain.tweets.normalise_text); the model's
+        # own bound only keeps absurd bodies out of the normaliser.
+        json_schema_extra={"minLength": 1, "maxLength": 280, "pattern": r"\S"},
+    )
     reply_to: str | None = Field(default=None, pattern=SNOWFLAKE_PATTERN)
-    media_ids: list[str] = Field(default_factory=list, max_length=4)
-
-    @field_validator("media_ids")
-    @classmethod
-    def _media(cls, value: list[str]) -> list[str]:
-        if any(not item or len(item) > 64 for item in value):
-            raise ValueError("each media id must be 1 to 64 characters")
-        return value
+    media_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=4, description="at most 4, each 1 to 64 characters"
+    )
 
 
 class UserSummaryOut(_Model):
@@ -238,8 +248,12 @@ CountType = Literal[
 class MarkRead(_Request):
     """Exactly one of ``types`` (some count fields but ``total``) and ``all: true``."""
 
-    types: list[CountType] | None = Field(default=None, min_length=1, max_length=9)
-    all: Literal[True] | None = None
+    model_config = ConfigDict(
+        json_schema_extra={"oneOf": [{"required": ["types"]}, {"required": ["all"]}]}
+    )
+
+    types: list[CountType] = Field(default=None, min_length=1, max_length=9)  # type: ignore[arg-type]
+    all: Literal[True] = Field(default=None)  # type: ignore[arg-type]
 
     @model_validator(mode="after")
     def _one_of(self) -> MarkRead:
@@ -249,8 +263,8 @@ class MarkRead(_Request):
 
 
 class SystemNotificationIn(_Request):
-    title: str = Field(min_length=1, max_length=100)
-    body: str = Field(min_length=1, max_length=2000)
+    title: str = Field(min_length=1, max_length=100, pattern=r"\S")
+    body: str = Field(min_length=1, max_length=2000, pattern=r"\S")
 
     @field_validator("title", "body")
     @classmethod
@@ -341,7 +355,11 @@ class OpenConversation(_Request):
 
 class SendMessage(_Request):
     # The 2000-character rule applies after NFC normalisation (warble.domain.conversations).
-    text: str = Field(max_length=8000, description="1 to 2000 characters after NFC normalisation")
+    text: str = Field(
+        max_length=8000,
+        description="1 to 2000 characters after NFC normalisation, not only white space",
+        json_schema_extra={"minLength": 1, "maxLength": 2000, "pattern": r"\S"},
+    )
 
 
 class SendMessageFrame(SendMessage):
