@@ -1,8 +1,8 @@
 """Command line of the local runtime: `python -m infra.local serve | invoke | schedule`.
 
 `serve` stands the whole stack up on one machine (moto, tables, secret, database, Lambda
-workers, HTTP API, WebSocket API, stream pollers, schedules), prints the URLs and a single
-`READY http=... ws=... moto=...` line, and runs until Ctrl-C or SIGTERM. `invoke` and
+workers, HTTP API, WebSocket API, stream pollers, schedules, the web client), prints the URLs and
+a single `READY http=... ws=... moto=... web=...` line, and runs until Ctrl-C or SIGTERM. `invoke` and
 `schedule` run one function once, like `sam local invoke`.
 """
 
@@ -27,6 +27,7 @@ from infra.local.errors import UnsupportedTemplateError
 from infra.local.http_gateway import HttpGateway
 from infra.local.lambdas import InvokeResult, LambdaRuntime
 from infra.local.template import ResolveContext, Template, load_template
+from infra.local.web_client import WebClientHost
 from infra.local.ws_gateway import WebSocketGateway
 
 log = logging.getLogger("infra.local")
@@ -82,6 +83,7 @@ class Stack:
     moto: Any = None
     http: HttpGateway | None = None
     ws: WebSocketGateway | None = None
+    web: WebClientHost | None = None
     pollers: Any = None
     schedules: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -218,10 +220,17 @@ async def serve(args: argparse.Namespace) -> int:
                     asyncio.ensure_future(_run_schedule(runtime, context, function_id, rule, props))
                 )
         http_url, ws_url = stack.http.url, stack.ws.url
+        web_url = "-"
+        if args.web_port >= 0:
+            stack.web = WebClientHost(args.host, args.web_port, http_url, ws_url)
+            await stack.web.start()
+            web_url = stack.web.url
         print(f"HTTP API       {http_url}", flush=True)
         print(f"WebSocket API  {ws_url}  (@connections: {stack.ws.callback_url})", flush=True)
         print(f"moto endpoint  {moto.url}", flush=True)
-        print(f"READY http={http_url} ws={ws_url} moto={moto.url}", flush=True)
+        if stack.web is not None:
+            print(f"Web client     {web_url}", flush=True)
+        print(f"READY http={http_url} ws={ws_url} moto={moto.url} web={web_url}", flush=True)
         await stop.wait()
         log.info("stopping")
     finally:
@@ -240,6 +249,8 @@ async def _shutdown(stack: Stack | None, moto: Any) -> None:
             await stack.ws.stop()
         if stack.http is not None:
             await stack.http.stop()
+        if stack.web is not None:
+            await stack.web.stop()
         stack.runtime.close()
     moto.stop()
 
@@ -345,6 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve_p.add_argument("--http-port", type=int, default=3000, help="0 picks a free port")
     serve_p.add_argument("--ws-port", type=int, default=3001, help="0 picks a free port")
     serve_p.add_argument("--moto-port", type=int, default=5005, help="0 picks a free port")
+    serve_p.add_argument(
+        "--web-port", type=int, default=3002, help="web client; 0 picks a free port, -1 serves none"
+    )
     serve_p.add_argument(
         "--no-database", action="store_true", help="skip PostgreSQL/Redis checks and migrations"
     )

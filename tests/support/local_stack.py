@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-_READY = re.compile(r"READY http=(\S+) ws=(\S+) moto=(\S+)")
+_READY = re.compile(r"READY http=(\S+) ws=(\S+) moto=(\S+) web=(\S+)")
 
 
 @dataclass
@@ -23,6 +23,7 @@ class Served:
     http: str
     ws: str
     moto: str
+    web: str  # "-" when serve was started with --web-port -1
     process: subprocess.Popen[str]
     output: list[str] = field(default_factory=list)
 
@@ -43,7 +44,7 @@ def start_serve(
     command = [
         sys.executable, "-m", "infra.local", "serve",
         "--http-port", "0", "--ws-port", "0", "--moto-port", "0",
-        "--env-vars", str(env_file), *(extra_args or []),
+        "--web-port", "0", "--env-vars", str(env_file), *(extra_args or []),
     ]  # fmt: skip
     if template is not None:
         command += ["--template", str(template)]

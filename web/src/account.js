@@ -1,0 +1,90 @@
+// Signing up, logging in, and the sessions list with revoke.
+import { useEffect, useState } from "preact/hooks";
+import { html, useApp, ErrorNote, Time, Logo } from "./ui.js";
+
+// What the sessions list calls this browser.
+export function deviceName() {
+  const ua = navigator.userAgent;
+  const browser = /Edg\//.test(ua) ? "Edge" : /Firefox\//.test(ua) ? "Firefox" : /Chrom(e|ium)\//.test(ua) ? "Chromium" : /Safari\//.test(ua) ? "Safari" : "Browser";
+  const os = /Android/.test(ua) ? "Android" : /iPhone|iPad/.test(ua) ? "iOS" : /Mac OS/.test(ua) ? "macOS" : /Windows/.test(ua) ? "Windows" : /Linux/.test(ua) ? "Linux" : "";
+  return `${browser}${os ? " on " + os : ""} (web)`;
+}
+
+export function AuthScreen({ api, onSignedIn, notice }) {
+  const [mode, setMode] = useState(location.hash === "#/signup" ? "signup" : "login");
+  const [form, setForm] = useState({ login: "", username: "", email: "", password: "" });
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const field = (name) => (e) => setForm({ ...form, [name]: e.currentTarget.value });
+
+  async function submit(event) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = mode === "signup"
+        ? await api.signup(form.username, form.email, form.password)
+        : await api.login(form.login, form.password, deviceName());
+      onSignedIn(answer);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return html`<main class="auth">
+    <div class="auth-card">
+      <div class="logo"><${Logo} /> Warble</div>
+      <p class="tagline">What's happening nearby, live.</p>
+      ${notice && html`<p class="notice" role="status">${notice}</p>`}
+      <nav class="tabs">
+        <a class=${mode === "login" ? "on" : ""} href="#/login" onClick=${() => { setMode("login"); setError(null); }}>Log in</a>
+        <a class=${mode === "signup" ? "on" : ""} href="#/signup" onClick=${() => { setMode("signup"); setError(null); }}>Sign up</a>
+      </nav>
+      <form class="form" onSubmit=${submit}>
+        ${mode === "login"
+          ? html`<label>Username or email <input name="login" autocomplete="username" value=${form.login} onInput=${field("login")} required /></label>`
+          : html`<label>Username <input name="username" autocomplete="username" value=${form.username} onInput=${field("username")} required maxLength="15" /></label>
+                 <label>Email <input name="email" type="email" autocomplete="email" value=${form.email} onInput=${field("email")} required /></label>`}
+        <label>Password <input name="password" type="password" autocomplete=${mode === "login" ? "current-password" : "new-password"} value=${form.password} onInput=${field("password")} required /></label>
+        <${ErrorNote} error=${error} />
+        <button type="submit" class="primary wide" disabled=${busy}>${mode === "login" ? "Log in" : "Create account"}</button>
+      </form>
+    </div>
+  </main>`;
+}
+
+export function SessionsPage() {
+  const { api, toast, signOut } = useApp();
+  const [sessions, setSessions] = useState(null);
+  const [error, setError] = useState(null);
+  const load = () => api.sessions().then((page) => setSessions(page.items), setError);
+  useEffect(() => { load(); }, []);
+
+  async function revoke(session) {
+    if (session.current) return signOut();
+    try {
+      await api.revoke(session.session_id);
+      setSessions((items) => items.filter((s) => s.session_id !== session.session_id));
+      toast("The session was revoked: that device is signed out.");
+    } catch (e) {
+      toast(e);
+    }
+  }
+
+  return html`<section class="page">
+    <h1>Sessions</h1>
+    <p class="hint">Every device where you are logged in. Revoking one signs that device out at its next request.</p>
+    <${ErrorNote} error=${error} />
+    <ul class="sessions">
+      ${(sessions || []).map((s) => html`<li key=${s.session_id} class=${s.current ? "current" : ""} data-session=${s.session_id}>
+        <div>
+          <b>${s.device || "Unnamed device"}</b> ${s.current && html`<span class="rel-badge">This device</span>`}
+          <div class="small">Signed in <${Time} iso=${s.created_at} /> · last seen <${Time} iso=${s.last_seen_at} /> · expires ${new Date(s.expires_at).toLocaleDateString()}</div>
+        </div>
+        <button class=${s.current ? "" : "danger"} onClick=${() => revoke(s)}>${s.current ? "Log out" : "Revoke"}</button>
+      </li>`)}
+    </ul>
+  </section>`;
+}

@@ -1,0 +1,130 @@
+// The HTTP API as API.md describes it: bearer token, JSON bodies, the error shape
+// {"error": {"code", "message", "details"?}}. Nothing here knows about the screens.
+
+export class ApiError extends Error {
+  constructor(status, code, message, details = [], retryAfter = null) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
+    this.retryAfter = retryAfter;
+  }
+
+  // What a person reads: API.md's message, each bad field's message, and when to retry.
+  get text() {
+    const parts = [this.message];
+    for (const d of this.details || []) parts.push(`${d.field}: ${d.message}`);
+    if (this.retryAfter) parts.push(`Try again in ${this.retryAfter} s.`);
+    return parts.join(" ");
+  }
+}
+
+const TOKEN_KEY = "warble.token";
+
+export class Api {
+  constructor(baseUrl) {
+    this.base = baseUrl.replace(/\/$/, "");
+    this.token = localStorage.getItem(TOKEN_KEY);
+    this.onUnauthorized = () => {};
+  }
+
+  setToken(token) {
+    this.token = token;
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+  }
+
+  async request(method, path, { body, query, idempotent } = {}) {
+    let url = this.base + path;
+    if (query) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) q.set(k, v);
+      const s = q.toString();
+      if (s) url += "?" + s;
+    }
+    const headers = {};
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
+    let response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch {
+      throw new ApiError(0, "network", "Warble cannot be reached. Check your connection and try again.");
+    }
+    if (response.status === 204) return null;
+    let data = null;
+    try {
+      data = await response.json();
+    } catch {
+      data = null;
+    }
+    if (response.ok) return data;
+    const err = (data && data.error) || {};
+    const retry = response.headers.get("Retry-After");
+    const error = new ApiError(
+      response.status,
+      err.code || "error",
+      err.message || `The server answered ${response.status}.`,
+      err.details || [],
+      retry ? Number(retry) : null,
+    );
+    if (response.status === 401 && this.token && err.code === "unauthorized") this.onUnauthorized(error);
+    throw error;
+  }
+
+  get(path, query) { return this.request("GET", path, { query }); }
+  post(path, body) { return this.request("POST", path, { body, idempotent: true }); }
+  put(path, body) { return this.request("PUT", path, { body }); }
+  patch(path, body) { return this.request("PATCH", path, { body }); }
+  del(path) { return this.request("DELETE", path); }
+
+  // accounts
+  signup(username, email, password) { return this.request("POST", "/v1/auth/signup", { body: { username, email, password } }); }
+  login(login, password, device) { return this.request("POST", "/v1/auth/login", { body: { login, password, device } }); }
+  logout() { return this.request("POST", "/v1/auth/logout"); }
+  sessions() { return this.get("/v1/auth/sessions"); }
+  revoke(id) { return this.del(`/v1/auth/sessions/${id}`); }
+  me() { return this.get("/v1/users/me"); }
+  updateMe(fields) { return this.patch("/v1/users/me", fields); }
+  user(id) { return this.get(`/v1/users/${id}`); }
+  userByName(name) { return this.get(`/v1/users/by-username/${encodeURIComponent(name)}`); }
+
+  // graph
+  follow(id) { return this.put(`/v1/users/me/following/${id}`); }
+  unfollow(id) { return this.del(`/v1/users/me/following/${id}`); }
+  userList(id, kind, cursor) { return this.get(`/v1/users/${id}/${kind}`, { cursor }); }
+  mutual(id) { return this.get(`/v1/users/me/mutual-friends/${id}`); }
+  degree(id) { return this.get(`/v1/users/me/degree/${id}`); }
+
+  // tweets
+  home(cursor) { return this.get("/v1/timeline/home", { cursor }); }
+  userTweets(id, cursor) { return this.get(`/v1/users/${id}/tweets`, { cursor }); }
+  tweet(id) { return this.get(`/v1/tweets/${id}`); }
+  replies(id, cursor) { return this.get(`/v1/tweets/${id}/replies`, { cursor }); }
+  postTweet(text, replyTo) { return this.post("/v1/tweets", replyTo ? { text, reply_to: replyTo } : { text }); }
+  deleteTweet(id) { return this.del(`/v1/tweets/${id}`); }
+  like(id, on) { return on ? this.put(`/v1/tweets/${id}/like`) : this.del(`/v1/tweets/${id}/like`); }
+  retweet(id, on) { return on ? this.post(`/v1/tweets/${id}/retweet`) : this.del(`/v1/tweets/${id}/retweet`); }
+
+  // notifications
+  notifications(types, cursor) { return this.get("/v1/notifications", { types, cursor }); }
+  unreadCounts() { return this.get("/v1/notifications/unread-counts"); }
+  markRead(types) { return this.request("POST", "/v1/notifications/read", { body: types ? { types } : { all: true } }); }
+
+  // conversations
+  conversations(cursor) { return this.get("/v1/conversations", { cursor }); }
+  openConversation(participantId) { return this.request("POST", "/v1/conversations", { body: { participant_id: participantId } }); }
+  messages(id, cursor) { return this.get(`/v1/conversations/${id}/messages`, { cursor, limit: 30 }); }
+  readConversation(id) { return this.request("POST", `/v1/conversations/${id}/read`); }
+
+  // discover
+  setLocation(lat, lon) { return this.put("/v1/users/me/location", { lat, lon }); }
+  discover(radiusKm) { return this.get("/v1/discover", { radius_km: radiusKm, limit: 20 }); }
+  swipe(userId, direction) { return this.request("POST", "/v1/discover/swipes", { body: { user_id: userId, direction } }); }
+  matches(cursor) { return this.get("/v1/discover/matches", { cursor }); }
+}

@@ -1,0 +1,180 @@
+// Warble's web client: the shell (navigation with live unread badges, connection state, toasts,
+// the match moment) and the routes. It reads where the APIs are from config.json, which the
+// local runtime generates and the deploy step writes next to these files.
+import { render } from "preact";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { Api } from "./api.js";
+import { Live } from "./live.js";
+import { html, AppContext, useRoute, Badge, Avatar, Icon, Logo, go } from "./ui.js";
+import { AuthScreen, SessionsPage } from "./account.js";
+import { HomeTimeline, TweetPage } from "./tweets.js";
+import { ProfilePage } from "./profile.js";
+import { NotificationsPage, NOTIFICATION_TYPES } from "./notifications.js";
+import { MessagesPage } from "./messages.js";
+import { DiscoverPage, MatchModal } from "./discover.js";
+
+const COUNTS_POLL_MS = 3000; // the `home` count is not pushed: poll it (and resync the others)
+const ZERO = { follow: 0, like: 0, reply: 0, mention: 0, retweet: 0, match: 0, system: 0, message: 0, home: 0, total: 0 };
+
+function App({ config }) {
+  const api = useMemo(() => new Api(config.HttpApiUrl), []);
+  const [me, setMe] = useState(null);
+  const [phase, setPhase] = useState(api.token ? "checking" : "out");
+  const [notice, setNotice] = useState(null);
+  const [live, setLive] = useState(null);
+  const [liveState, setLiveState] = useState("connecting");
+  const [counts, setCounts] = useState(ZERO);
+  const [toasts, setToasts] = useState([]);
+  const [match, setMatch] = useState(null);
+  const route = useRoute();
+
+  const toast = useCallback((what) => {
+    const id = Math.random();
+    const text = typeof what === "string" ? what : what.text || what.message;
+    const kind = typeof what === "string" ? "info" : "error";
+    setToasts((ts) => [...ts, { id, text, kind }]);
+    setTimeout(() => setToasts((ts) => ts.filter((t) => t.id !== id)), 5000);
+  }, []);
+
+  const endSession = useCallback((message) => {
+    api.setToken(null);
+    setMe(null);
+    setCounts(ZERO);
+    setNotice(message);
+    setPhase("out");
+    go("login");
+  }, []);
+
+  api.onUnauthorized = () => endSession("Your session has ended (it was revoked or expired). Log in again.");
+
+  useEffect(() => {
+    if (phase !== "checking") return;
+    api.me().then((user) => { setMe(user); setPhase("in"); }, (e) => {
+      if (e.status !== 401) { setNotice(e.text); api.setToken(null); setPhase("out"); }
+    });
+  }, [phase]);
+
+  const refreshCounts = useCallback(async () => {
+    try {
+      setCounts(await api.unreadCounts());
+    } catch {
+      /* the next poll tries again; a 401 ends the session through onUnauthorized */
+    }
+  }, []);
+
+  const markRead = useCallback(async (types) => {
+    setCounts((c) => {
+      const next = { ...c };
+      for (const t of types || Object.keys(ZERO)) next[t] = 0;
+      next.total = Object.keys(ZERO).filter((k) => k !== "total").reduce((s, k) => s + next[k], 0);
+      return next;
+    });
+    try {
+      await api.markRead(types);
+    } catch (e) {
+      toast(e);
+    }
+    refreshCounts();
+  }, []);
+
+  // Signed in: the WebSocket, the counts, their poll.
+  useEffect(() => {
+    if (phase !== "in") return undefined;
+    const connection = new Live(config.WebSocketUrl, api.token);
+    setLive(connection);
+    const off = connection.on((event, data) => {
+      if (event === "state") setLiveState(data.state);
+      if (event === "notification") {
+        // Shown at once; the next read of the counts settles the exact numbers.
+        setCounts((c) => ({ ...c, [data.type]: (c[data.type] || 0) + 1, total: c.total + 1 }));
+        setTimeout(refreshCounts, 1000);
+      }
+      if (event === "message" || event === "reconnected") refreshCounts();
+      if (event === "match") setMatch(data);
+    });
+    const onMatch = (e) => setMatch(e.detail);
+    addEventListener("warble:match", onMatch);
+    refreshCounts();
+    const timer = setInterval(() => { if (!document.hidden) refreshCounts(); }, COUNTS_POLL_MS);
+    return () => {
+      off();
+      connection.close();
+      clearInterval(timer);
+      removeEventListener("warble:match", onMatch);
+      setLive(null);
+    };
+  }, [phase]);
+
+  async function signOut() {
+    try {
+      await api.logout();
+    } catch {
+      /* signed out here either way */
+    }
+    endSession("You are logged out.");
+  }
+
+  if (phase === "checking") return html`<main class="auth"><p class="empty">Loading…</p></main>`;
+  if (phase === "out") {
+    return html`<${AuthScreen} api=${api} notice=${notice} onSignedIn=${(answer) => {
+      api.setToken(answer.token);
+      setMe(answer.user);
+      setNotice(null);
+      setPhase("in");
+      go("home");
+    }} />`;
+  }
+
+  const context = { api, me, setMe, live, counts, refreshCounts, markRead, toast, signOut };
+  const notificationsUnread = NOTIFICATION_TYPES.reduce((s, t) => s + (counts[t] || 0), 0);
+  const [page, ...params] = route;
+  const link = (name, href, label, icon, badge) => html`<a class=${"nav-link" + (page === name ? " on" : "")} href=${href} data-nav=${name}>
+    <span class="icon"><${Icon} name=${icon} size=${24} filled=${page === name && icon !== "compass"} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
+  return html`<${AppContext.Provider} value=${context}>
+    <div class="shell">
+      <nav class="sidebar">
+        <a class="logo" href="#/home"><${Logo} /> <span class="label">Warble</span></a>
+        ${link("home", "#/home", "Home", "home", counts.home)}
+        ${link("notifications", "#/notifications", "Notifications", "bell", notificationsUnread)}
+        ${link("messages", "#/messages", "Messages", "mail", counts.message)}
+        ${link("discover", "#/discover", "Discover", "compass")}
+        ${link("u", `#/u/${me.username}`, "Profile", "user")}
+        ${link("sessions", "#/sessions", "Sessions", "lock")}
+        <div class="me">
+          <${Avatar} user=${me} size=${32} />
+          <div class="label"><b>${me.display_name || me.username}</b><div class="handle">@${me.username}</div></div>
+        </div>
+        <div class=${"live-state " + liveState} data-testid="live-state">${liveState === "open" ? "● Live" : liveState === "reconnecting" ? "○ Reconnecting…" : "○ Connecting…"}</div>
+        <button class="logout" onClick=${signOut}>Log out</button>
+      </nav>
+      <main class="main">${routeView(page, params)}</main>
+    </div>
+    <${MatchModal} match=${match} onClose=${() => setMatch(null)} />
+    <div class="toasts">${toasts.map((t) => html`<div key=${t.id} class=${"toast " + t.kind} role="status">${t.text}</div>`)}</div>
+  <//>`;
+}
+
+function routeView(page, params) {
+  switch (page) {
+    case "tweet": return html`<${TweetPage} id=${params[0]} />`;
+    case "u": return html`<${ProfilePage} by="username" lookup=${params[0]} tab=${params[1]} />`;
+    case "user": return html`<${ProfilePage} by="id" lookup=${params[0]} tab=${params[1]} />`;
+    case "notifications": return html`<${NotificationsPage} type=${params[0]} />`;
+    case "messages": return html`<${MessagesPage} id=${params[0]} />`;
+    case "discover": return html`<${DiscoverPage} />`;
+    case "sessions": return html`<${SessionsPage} />`;
+    default: return html`<${HomeTimeline} />`;
+  }
+}
+
+async function start() {
+  const root = document.getElementById("app");
+  try {
+    const config = await (await fetch("config.json", { cache: "no-store" })).json();
+    render(html`<${App} config=${config} />`, root);
+  } catch {
+    root.textContent = "Warble could not load its configuration (config.json).";
+  }
+}
+
+start();

@@ -1,0 +1,160 @@
+// Discover: set my location (the browser's geolocation or typed coordinates), then cards of
+// people nearby, nearest first, to swipe left or right; a match opens the conversation.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { html, useApp, ErrorNote, Avatar, Icon, go } from "./ui.js";
+
+
+export function DiscoverPage() {
+  const { api, me, toast } = useApp();
+  const LOCATION_KEY = `warble.location.${me.id}`; // the last one set from this browser
+  const saved = JSON.parse(localStorage.getItem(LOCATION_KEY) || "null");
+  const [located, setLocated] = useState(saved);
+  const [lat, setLat] = useState(saved ? String(saved.lat) : "");
+  const [lon, setLon] = useState(saved ? String(saved.lon) : "");
+  const [radius, setRadius] = useState("10");
+  const [cards, setCards] = useState([]);
+  const [state, setState] = useState("idle"); // idle | loading | ready
+  const [error, setError] = useState(null);
+  const [editing, setEditing] = useState(!saved);
+
+  async function load() {
+    setState("loading");
+    setError(null);
+    try {
+      const page = await api.discover(Number(radius) || 10);
+      setCards(page.items);
+      setState("ready");
+    } catch (e) {
+      if (e.code === "location_required") setEditing(true);
+      setError(e);
+      setState("idle");
+    }
+  }
+
+  useEffect(() => { if (located) load(); }, []);
+
+  async function place(latitude, longitude) {
+    setError(null);
+    try {
+      await api.setLocation(latitude, longitude);
+      const spot = { lat: latitude, lon: longitude };
+      localStorage.setItem(LOCATION_KEY, JSON.stringify(spot));
+      setLocated(spot);
+      setLat(String(latitude));
+      setLon(String(longitude));
+      setEditing(false);
+      await load();
+    } catch (e) {
+      setError(e);
+    }
+  }
+
+  function useBrowserLocation() {
+    if (!navigator.geolocation) {
+      setError(new Error("This browser cannot tell your location: type your coordinates."));
+      return;
+    }
+    navigator.geolocation.getCurrentPosition(
+      (p) => place(round(p.coords.latitude), round(p.coords.longitude)),
+      (e) => setError(new Error(`Your location is not available (${e.message}): type your coordinates.`)),
+      { timeout: 10_000 },
+    );
+  }
+
+  async function swipe(card, direction) {
+    setCards((cs) => cs.filter((c) => c.id !== card.id));
+    try {
+      const answer = await api.swipe(card.id, direction);
+      if (answer.matched) window.dispatchEvent(new CustomEvent("warble:match", { detail: { user: card, conversation_id: answer.conversation_id } }));
+    } catch (e) {
+      toast(e);
+    }
+  }
+
+  const [top, ...rest] = cards;
+  return html`<section class="page discover">
+    <h1>Discover</h1>
+    ${editing || !located ? html`<form class="card form location" onSubmit=${(e) => { e.preventDefault(); place(Number(lat), Number(lon)); }}>
+        <p>Set your location to see people nearby.</p>
+        <button type="button" class="primary" onClick=${useBrowserLocation}><${Icon} name="pin" size=${16} /> Use my location</button>
+        <div class="or">or type coordinates</div>
+        <div class="row">
+          <label>Latitude <input name="lat" inputmode="decimal" value=${lat} onInput=${(e) => setLat(e.currentTarget.value)} /></label>
+          <label>Longitude <input name="lon" inputmode="decimal" value=${lon} onInput=${(e) => setLon(e.currentTarget.value)} /></label>
+        </div>
+        <button type="submit">Set location</button>
+      </form>`
+    : html`<div class="toolbar">
+        <span class="where"><${Icon} name="pin" size=${16} /> ${located.lat.toFixed(3)}, ${located.lon.toFixed(3)}</span>
+        <label>within <select value=${radius} onChange=${(e) => setRadius(e.currentTarget.value)}>
+          ${["1", "10", "50", "200", "500"].map((r) => html`<option value=${r}>${r} km</option>`)}</select></label>
+        <button onClick=${load}>Refresh</button>
+        <button onClick=${() => setEditing(true)}>Move</button>
+      </div>`}
+    <${ErrorNote} error=${error} />
+    ${located && !editing && html`<div class="deck">
+      ${state === "loading" && html`<p class="empty">Looking around…</p>`}
+      ${state === "ready" && !top && html`<p class="empty">Nobody new nearby. Try a wider radius, or come back later.</p>`}
+      ${rest.slice(0, 2).reverse().map((c, i) => html`<div key=${c.id} class=${"card-shadow depth-" + (rest.slice(0, 2).length - i)}></div>`)}
+      ${top && html`<${SwipeCard} key=${top.id} card=${top} onSwipe=${swipe} />`}
+    </div>`}
+  </section>`;
+}
+
+function SwipeCard({ card, onSwipe }) {
+  const ref = useRef(null);
+  const start = useRef(null);
+  const [dx, setDx] = useState(0);
+
+  useEffect(() => {
+    const onKey = (e) => {
+      if (e.key === "ArrowLeft") onSwipe(card, "left");
+      if (e.key === "ArrowRight") onSwipe(card, "right");
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, [card]);
+
+  const down = (e) => { start.current = e.clientX; ref.current.setPointerCapture(e.pointerId); };
+  const move = (e) => { if (start.current !== null) setDx(e.clientX - start.current); };
+  const up = () => {
+    if (start.current === null) return;
+    start.current = null;
+    if (Math.abs(dx) > 100) onSwipe(card, dx > 0 ? "right" : "left");
+    else setDx(0);
+  };
+
+  const style = `transform: translateX(${dx}px) rotate(${dx / 20}deg)`;
+  return html`<div class="swipe-card" ref=${ref} style=${style} onPointerDown=${down} onPointerMove=${move} onPointerUp=${up} onPointerCancel=${up}
+      data-user=${card.username}>
+    ${dx > 40 && html`<span class="stamp like">LIKE</span>`}
+    ${dx < -40 && html`<span class="stamp nope">NOPE</span>`}
+    <${Avatar} user=${card} size=${120} />
+    <h2>${card.display_name || card.username}</h2>
+    <div class="handle">@${card.username}</div>
+    <div class="distance" data-testid="distance">${formatKm(card.distance_km)} away</div>
+    ${card.bio && html`<p class="bio">${card.bio}</p>`}
+    <div class="counts small"><span><b>${card.followers_count}</b> followers</span> <span><b>${card.tweet_count}</b> tweets</span></div>
+    <div class="swipe-buttons">
+      <button class="nope" title="Pass (←)" onClick=${() => onSwipe(card, "left")} aria-label="Swipe left"><${Icon} name="x" size=${30} /></button>
+      <button class="like" title="Like (→)" onClick=${() => onSwipe(card, "right")} aria-label="Swipe right"><${Icon} name="heart" size=${30} filled=${true} /></button>
+    </div>
+  </div>`;
+}
+
+// The moment of a match, for the swiper (from the answer) and the other one (the pushed event).
+export function MatchModal({ match, onClose }) {
+  if (!match) return null;
+  const open = () => { onClose(); go("messages/" + match.conversation_id); };
+  return html`<div class="modal-backdrop" onClick=${onClose}>
+    <div class="modal match" role="dialog" aria-label="It's a match" onClick=${(e) => e.stopPropagation()}>
+      <h2>It's a match!</h2>
+      <${Avatar} user=${match.user} size=${96} />
+      <p>You and <b>${match.user.display_name || match.user.username}</b> liked each other.</p>
+      <div class="row"><button class="primary" onClick=${open}>Send a message</button> <button onClick=${onClose}>Keep swiping</button></div>
+    </div>
+  </div>`;
+}
+
+const round = (x) => Math.round(x * 1e5) / 1e5;
+const formatKm = (km) => (km < 1 ? `${Math.round(km * 1000)} m` : `${km.toFixed(km < 10 ? 2 : 1)} km`);

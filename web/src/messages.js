@@ -1,0 +1,173 @@
+// Direct messages: the conversation list with unread counts, and a conversation whose messages
+// arrive live both ways (sent over the WebSocket's sendMessage and acknowledged), with older
+// history loaded by scrolling up.
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Badge, Icon, Time, userHref } from "./ui.js";
+
+const other = (conversation, me) =>
+  (conversation.participants || []).find((p) => p.id !== me.id) || (conversation.participants || [])[0] || { username: "?" };
+
+export function MessagesPage({ id }) {
+  const { api, live } = useApp();
+  const fetchPage = useCallback((cursor) => api.conversations(cursor), [api]);
+  const list = usePaged(fetchPage, "conversations");
+
+  // A message anywhere moves its conversation up and changes its unread count: reload the list.
+  useEffect(() => live && live.on((event) => {
+    if (event === "message" || event === "match" || event === "reconnected") list.reload();
+  }), [live]);
+
+  const current = list.items.find((c) => c.id === id);
+  const read = (cid) => list.update((items) => items.map((c) => (c.id === cid ? { ...c, unread_count: 0 } : c)));
+  return html`<section class=${"page messages" + (id ? " has-open" : "")}>
+    <div class="conversation-list">
+      <h1>Messages</h1>
+      <${ConversationList} list=${list} current=${id} />
+    </div>
+    ${id ? html`<${Conversation} key=${id} id=${id} conversation=${current} onRead=${read} />`
+      : html`<div class="conversation empty-pane"><p class="empty">Pick a conversation, or start one from a friend's profile or a Discover match.</p></div>`}
+  </section>`;
+}
+
+function ConversationList({ list, current }) {
+  const { me } = useApp();
+  return html`<ul class="conversations">
+    ${list.items.map((c) => {
+      const them = other(c, me);
+      return html`<li key=${c.id} class=${(c.id === current ? "on " : "") + (c.unread_count ? "unread" : "")} data-conversation=${c.id}>
+        <a href=${"#/messages/" + c.id}>
+          <${Avatar} user=${them} size=${40} />
+          <div class="c-text">
+            <div><b>${them.display_name || them.username}</b> <span class="handle">@${them.username}</span></div>
+            <div class="snippet">${c.last_message ? c.last_message.text : "No messages yet"}</div>
+          </div>
+          <${Badge} n=${c.unread_count} label="conversation" />
+        </a>
+      </li>`;
+    })}
+    <${ErrorNote} error=${list.error} />
+    ${!list.loading && !list.items.length && html`<li class="empty">No conversations yet.</li>`}
+    <${Sentinel} onVisible=${list.more} done=${list.done} loading=${list.loading} />
+  </ul>`;
+}
+
+function Conversation({ id, conversation, onRead }) {
+  const { api, me, live, refreshCounts } = useApp();
+  const [messages, setMessages] = useState([]); // oldest first
+  const [cursor, setCursor] = useState(null);
+  const [done, setDone] = useState(false);
+  const [error, setError] = useState(null);
+  const [text, setText] = useState("");
+  const box = useRef(null);
+  const keep = useRef(null); // scroll anchor while older history is prepended
+  const stick = useRef(true);
+  const loading = useRef(false);
+
+  const markRead = useCallback(async () => {
+    try {
+      await api.readConversation(id);
+      onRead(id);
+      refreshCounts();
+    } catch {
+      /* shown by the next refresh */
+    }
+  }, [id]);
+
+  const loadOlder = useCallback(async (from) => {
+    if (loading.current) return;
+    loading.current = true;
+    try {
+      const page = await api.messages(id, from);
+      if (from) keep.current = box.current.scrollHeight - box.current.scrollTop;
+      setMessages((ms) => merge(page.items, ms));
+      setCursor(page.next_cursor);
+      setDone(!page.next_cursor);
+    } catch (e) {
+      setError(e);
+    } finally {
+      loading.current = false;
+    }
+  }, [id]);
+
+  useEffect(() => {
+    loadOlder(null).then(markRead);
+  }, [id]);
+
+  useEffect(() => live && live.on((event, data) => {
+    if (event === "message" && data.conversation_id === id) {
+      stick.current = isNearBottom(box.current);
+      setMessages((ms) => merge([data], ms));
+      if (data.sender_id !== me.id) markRead();
+    }
+    if (event === "reconnected") loadOlder(null);
+  }), [live, id]);
+
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    if (keep.current !== null) {
+      el.scrollTop = el.scrollHeight - keep.current;
+      keep.current = null;
+    } else if (stick.current) {
+      el.scrollTop = el.scrollHeight;
+    }
+  }, [messages]);
+
+  function onScroll() {
+    const el = box.current;
+    stick.current = isNearBottom(el);
+    if (el.scrollTop < 60 && !done && cursor) loadOlder(cursor);
+  }
+
+  async function send(event) {
+    event.preventDefault();
+    const body = text.trim();
+    if (!body) return;
+    setText("");
+    setError(null);
+    const temp = { id: "pending-" + crypto.randomUUID(), sender_id: me.id, text: body, created_at: new Date().toISOString(), pending: true };
+    stick.current = true;
+    setMessages((ms) => [...ms, temp]);
+    try {
+      // Over the WebSocket with its ack; over HTTP while the socket is reconnecting.
+      const sent = live && live.state === "open" ? await live.sendMessage(id, body) : await api.post(`/v1/conversations/${id}/messages`, { text: body });
+      setMessages((ms) => merge([sent], ms.filter((m) => m.id !== temp.id)));
+      onRead(id);
+    } catch (e) {
+      setMessages((ms) => ms.map((m) => (m.id === temp.id ? { ...m, pending: false, failed: true } : m)));
+      setError(e);
+    }
+  }
+
+  const them = conversation ? other(conversation, me) : null;
+  return html`<div class="conversation">
+    <header class="c-head">
+      <a class="back-link" href="#/messages"><${Icon} name="back" /></a>
+      ${them ? html`<a href=${userHref(them)}><${Avatar} user=${them} size=${32} /> <b>${them.display_name || them.username}</b></a>` : html`<b>Conversation</b>`}
+    </header>
+    <div class="message-box" ref=${box} onScroll=${onScroll} data-testid="message-box">
+      ${done ? html`<p class="history-start">This is the start of your conversation.</p>` : html`<p class="history-start">Scroll up for older messages</p>`}
+      ${messages.map((m) => html`<div key=${m.id} class=${"message" + (m.sender_id === me.id ? " mine" : "") + (m.pending ? " pending" : "") + (m.failed ? " failed" : "")} data-message-id=${m.id}>
+        <div class="bubble">${m.text}</div>
+        <div class="meta">${m.pending ? "Sending…" : m.failed ? "Not sent" : html`<${Time} iso=${m.created_at} />`}</div>
+      </div>`)}
+    </div>
+    <${ErrorNote} error=${error} />
+    <form class="message-form" onSubmit=${send}>
+      <input name="message" placeholder="Write a message" value=${text} maxLength="2000" autocomplete="off" onInput=${(e) => setText(e.currentTarget.value)} aria-label="Message" />
+      <button type="submit" class="primary" disabled=${!text.trim()}>Send</button>
+    </form>
+  </div>`;
+}
+
+const isNearBottom = (el) => !el || el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+
+// Messages oldest first, each once (a pushed message may also arrive in a page).
+function merge(incoming, current) {
+  const byId = new Map(current.map((m) => [m.id, m]));
+  for (const m of incoming) byId.set(m.id, m);
+  return [...byId.values()].sort((a, b) => (a.pending ? 1 : 0) - (b.pending ? 1 : 0) || cmpId(a.id, b.id));
+}
+
+// Snowflake ids are decimal strings: compare by length, then lexically.
+const cmpId = (a, b) => (a.length - b.length) || (a < b ? -1 : a > b ? 1 : 0);

@@ -1,0 +1,147 @@
+// Profiles by username (#/u/name) or id (#/user/id): counts, follow/unfollow, the relationship
+// badge, the connection degree, mutual friends, and the user's tweets and lists.
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, userHref, go } from "./ui.js";
+import { TweetList } from "./tweets.js";
+
+const BADGES = { following: "Following", followed_by: "Follows you", friends: "Friends", none: null };
+const TABS = [
+  ["tweets", "Tweets"],
+  ["followers", "Followers"],
+  ["following", "Following"],
+  ["friends", "Friends"],
+  ["mutual", "Mutual friends"],
+];
+
+export function ProfilePage({ by, lookup, tab = "tweets" }) {
+  const { api, me, toast } = useApp();
+  const [user, setUser] = useState(null);
+  const [error, setError] = useState(null);
+  const [degree, setDegree] = useState(null);
+  const [mutual, setMutual] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [editing, setEditing] = useState(false);
+
+  useEffect(() => {
+    setUser(null);
+    setError(null);
+    setDegree(null);
+    setMutual(null);
+    (by === "id" ? api.user(lookup) : api.userByName(lookup)).then(setUser, setError);
+  }, [by, lookup]);
+
+  const self = user && me && user.id === me.id;
+  useEffect(() => {
+    if (!user || self) return;
+    api.degree(user.id).then(setDegree, () => setDegree(null));
+    api.mutual(user.id).then(setMutual, () => setMutual(null));
+  }, [user && user.id, user && user.relationship]);
+
+  async function toggleFollow() {
+    setBusy(true);
+    const following = user.relationship === "following" || user.relationship === "friends";
+    try {
+      const answer = following ? await api.unfollow(user.id) : await api.follow(user.id);
+      setUser((u) => ({ ...u, relationship: answer.relationship, followers_count: u.followers_count + (following ? -1 : 1) }));
+    } catch (e) {
+      toast(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function message() {
+    try {
+      const conversation = await api.openConversation(user.id);
+      go("messages/" + conversation.id);
+    } catch (e) {
+      toast(e);
+    }
+  }
+
+  if (error) return html`<section class="page"><h1>Profile</h1><${ErrorNote} error=${error} /></section>`;
+  if (!user) return html`<section class="page"><p class="empty">Loading…</p></section>`;
+  const following = user.relationship === "following" || user.relationship === "friends";
+  const base = `#/u/${encodeURIComponent(user.username)}`;
+  return html`<section class="page profile">
+    <div class="profile-head">
+      <${Avatar} user=${user} size=${72} />
+      <div class="profile-id">
+        <h1>${user.display_name || user.username}</h1>
+        <div class="handle">@${user.username}
+          ${BADGES[user.relationship] && html` <span class="rel-badge" data-testid="relationship">${BADGES[user.relationship]}</span>`}
+          ${degree && html` <span class="degree" title="Connection degree on the friends graph">${degree.label}</span>`}
+        </div>
+      </div>
+      <div class="profile-actions">
+        ${self ? html`<button onClick=${() => setEditing(!editing)}>Edit profile</button>`
+          : html`${user.relationship === "friends" && html`<button onClick=${message}>Message</button>`}
+            <button class=${following ? "" : "primary"} onClick=${toggleFollow} disabled=${busy}>${following ? "Unfollow" : "Follow"}</button>`}
+      </div>
+    </div>
+    ${editing ? html`<${EditProfile} user=${user} onDone=${(u) => { setEditing(false); if (u) setUser(u); }} />`
+      : user.bio && html`<p class="bio">${user.bio}</p>`}
+    <div class="counts">
+      <a href=${base}><b>${user.tweet_count}</b> Tweets</a>
+      <a href=${base + "/following"}><b>${user.following_count}</b> Following</a>
+      <a href=${base + "/followers"}><b>${user.followers_count}</b> Followers</a>
+      ${mutual && html`<a href=${base + "/mutual"}><b>${mutual.count}</b> mutual friends</a>`}
+    </div>
+    <nav class="tabs">
+      ${TABS.filter(([t]) => !(self && t === "mutual")).map(([t, label]) => html`<a class=${t === tab ? "on" : ""} href=${t === "tweets" ? base : `${base}/${t}`}>${label}</a>`)}
+    </nav>
+    ${tab === "tweets" ? html`<${UserTweets} id=${user.id} />`
+      : tab === "mutual" ? html`<${UserRows} users=${mutual ? mutual.items : []} empty="No mutual friends." />`
+      : html`<${UserListTab} id=${user.id} kind=${tab} />`}
+  </section>`;
+}
+
+function UserTweets({ id }) {
+  const { api } = useApp();
+  const fetchPage = useCallback((cursor) => api.userTweets(id, cursor), [api, id]);
+  return html`<${TweetList} paged=${usePaged(fetchPage, id)} empty="No tweets yet." />`;
+}
+
+function UserListTab({ id, kind }) {
+  const { api } = useApp();
+  const fetchPage = useCallback((cursor) => api.userList(id, kind, cursor), [api, id, kind]);
+  const paged = usePaged(fetchPage, id + kind);
+  return html`<div>
+    <${UserRows} users=${paged.items} empty=${paged.loading ? "" : "Nobody here yet."} />
+    <${ErrorNote} error=${paged.error} />
+    <${Sentinel} onVisible=${paged.more} done=${paged.done} loading=${paged.loading} />
+  </div>`;
+}
+
+export function UserRows({ users, empty }) {
+  if (!users.length) return empty ? html`<p class="empty">${empty}</p>` : null;
+  return html`<ul class="user-rows">${users.map((u) => html`<li key=${u.id}>
+    <a href=${userHref(u)}><${Avatar} user=${u} size=${36} /></a>
+    <div><a class="name" href=${userHref(u)}>${u.display_name || u.username}</a> <span class="handle">@${u.username}</span>
+      ${BADGES[u.relationship] && html` <span class="rel-badge">${BADGES[u.relationship]}</span>`}
+      ${u.bio && html`<div class="bio small">${u.bio}</div>`}</div>
+  </li>`)}</ul>`;
+}
+
+function EditProfile({ user, onDone }) {
+  const { api, setMe } = useApp();
+  const [name, setName] = useState(user.display_name || "");
+  const [bio, setBio] = useState(user.bio || "");
+  const [error, setError] = useState(null);
+  async function save(e) {
+    e.preventDefault();
+    try {
+      const updated = await api.updateMe({ display_name: name, bio });
+      setMe((m) => ({ ...m, ...updated }));
+      onDone(updated);
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return html`<form class="card form" onSubmit=${save}>
+    <label>Display name <input value=${name} maxLength="50" onInput=${(e) => setName(e.currentTarget.value)} /></label>
+    <label>Bio <textarea rows="2" value=${bio} onInput=${(e) => setBio(e.currentTarget.value)}></textarea></label>
+    <${ErrorNote} error=${error} />
+    <div class="row"><button type="submit" class="primary">Save</button> <button type="button" onClick=${() => onDone(null)}>Cancel</button></div>
+  </form>`;
+}

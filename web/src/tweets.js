@@ -1,0 +1,189 @@
+// Tweets: compose with the 280 counter, a tweet with its actions, lists by cursor, the home
+// timeline with its "N new posts" bar, and one tweet's page with its replies.
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, Time, RichText, userHref, tweetLength, go } from "./ui.js";
+
+const LIMIT = 280;
+
+export function Compose({ replyTo, onPosted, placeholder = "What's happening?", autofocus = false }) {
+  const { api, me } = useApp();
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const left = LIMIT - tweetLength(text);
+  const blank = !text.trim();
+
+  async function submit(event) {
+    event.preventDefault();
+    if (blank || left < 0 || busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const tweet = await api.postTweet(text, replyTo);
+      setText("");
+      onPosted && onPosted(tweet);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return html`<form class="compose" onSubmit=${submit}>
+    <${Avatar} user=${me} />
+    <div class="compose-body">
+      <textarea name="text" rows=${replyTo ? 2 : 3} placeholder=${placeholder} value=${text} autofocus=${autofocus}
+        onInput=${(e) => setText(e.currentTarget.value)} aria-label=${replyTo ? "Reply text" : "Tweet text"}></textarea>
+      <${ErrorNote} error=${error} />
+      <div class="compose-foot">
+        <span class=${"counter" + (left < 0 ? " over" : left <= 20 ? " near" : "")} data-testid="counter">${left}</span>
+        <button type="submit" class="primary" disabled=${blank || left < 0 || busy}>${replyTo ? "Reply" : "Post"}</button>
+      </div>
+    </div>
+  </form>`;
+}
+
+// One tweet. A retweet shows its original, with a line naming who retweeted.
+export function Tweet({ tweet, onChange, onRemove, showReplyTo = true }) {
+  const { api, me, toast } = useApp();
+  const shown = tweet.retweet_of || tweet;
+  const [replying, setReplying] = useState(false);
+
+  const patch = (fields) => {
+    const original = { ...shown, ...fields };
+    onChange && onChange(tweet.retweet_of ? { ...tweet, retweet_of: original } : original);
+  };
+
+  async function like() {
+    const on = !shown.liked_by_me;
+    patch({ liked_by_me: on, like_count: shown.like_count + (on ? 1 : -1) });
+    try {
+      await api.like(shown.id, on);
+    } catch (e) {
+      patch({ liked_by_me: !on, like_count: shown.like_count });
+      toast(e);
+    }
+  }
+
+  async function retweet() {
+    const on = !shown.retweeted_by_me;
+    patch({ retweeted_by_me: on, retweet_count: shown.retweet_count + (on ? 1 : -1) });
+    try {
+      await api.retweet(shown.id, on);
+    } catch (e) {
+      patch({ retweeted_by_me: !on, retweet_count: shown.retweet_count });
+      toast(e);
+    }
+  }
+
+  async function remove() {
+    if (!confirm("Delete this tweet?")) return;
+    try {
+      await api.deleteTweet(shown.id);
+      onRemove && onRemove(tweet);
+    } catch (e) {
+      toast(e);
+    }
+  }
+
+  const mine = me && shown.author.id === me.id;
+  return html`<article class="tweet" data-tweet-id=${shown.id}>
+    ${tweet.retweet_of && html`<div class="retweeted-by"><${Icon} name="retweet" size=${14} /> <a href=${userHref(tweet.author)}>${tweet.author.id === (me && me.id) ? "You" : tweet.author.display_name || tweet.author.username}</a> retweeted</div>`}
+    <div class="tweet-row">
+      <a href=${userHref(shown.author)}><${Avatar} user=${shown.author} /></a>
+      <div class="tweet-body">
+        <header>
+          <a class="name" href=${userHref(shown.author)}>${shown.author.display_name || shown.author.username}</a>${" "}
+          <span class="handle">@${shown.author.username}</span>${" · "}
+          <a class="when" href=${"#/tweet/" + shown.id}><${Time} iso=${shown.created_at} /></a>
+        </header>
+        ${showReplyTo && shown.reply_to && html`<div class="reply-to"><a href=${"#/tweet/" + shown.reply_to}>Replying to a tweet</a></div>`}
+        <p class="tweet-text"><${RichText} text=${shown.text} /></p>
+        <footer class="actions">
+          <button class="act reply" title="Reply" onClick=${() => setReplying(!replying)}><${Icon} name="reply" size=${18} /> <span>${shown.reply_count || ""}</span></button>
+          <button class=${"act retweet" + (shown.retweeted_by_me ? " on" : "")} title=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"}
+            aria-pressed=${shown.retweeted_by_me} onClick=${retweet}><${Icon} name="retweet" size=${18} /> <span>${shown.retweet_count || ""}</span></button>
+          <button class=${"act like" + (shown.liked_by_me ? " on" : "")} title=${shown.liked_by_me ? "Unlike" : "Like"}
+            aria-pressed=${shown.liked_by_me} onClick=${like}><${Icon} name="heart" size=${18} filled=${shown.liked_by_me} /> <span>${shown.like_count || ""}</span></button>
+          ${mine && html`<button class="act delete" title="Delete" onClick=${remove}><${Icon} name="trash" size=${18} /></button>`}
+        </footer>
+        ${replying && html`<${Compose} replyTo=${shown.id} placeholder=${"Reply to @" + shown.author.username} autofocus=${true}
+          onPosted=${() => { setReplying(false); patch({ reply_count: shown.reply_count + 1 }); toast("Your reply was posted."); }} />`}
+      </div>
+    </div>
+  </article>`;
+}
+
+// A list of tweets by cursor, with infinite scroll.
+export function TweetList({ paged, empty = "Nothing here yet." }) {
+  const replace = (next) => paged.update((items) => items.map((t) => (t.id === next.id ? next : t)));
+  const remove = (gone) => paged.update((items) => items.filter((t) => t.id !== gone.id));
+  return html`<div class="tweets">
+    ${paged.items.map((t) => html`<${Tweet} key=${t.id} tweet=${t} onChange=${replace} onRemove=${remove} />`)}
+    <${ErrorNote} error=${paged.error} />
+    ${!paged.loading && !paged.error && paged.items.length === 0 && html`<p class="empty">${empty}</p>`}
+    <${Sentinel} onVisible=${paged.more} done=${paged.done} loading=${paged.loading} />
+  </div>`;
+}
+
+export function HomeTimeline() {
+  const { api, counts, markRead } = useApp();
+  const fetchPage = useCallback((cursor) => api.home(cursor), [api]);
+  const paged = usePaged(fetchPage, "home");
+  const newPosts = counts.home || 0;
+  const [loadingNew, setLoadingNew] = useState(false);
+
+  // Everything up to this page load has been seen: the bar counts from here.
+  useEffect(() => { markRead(["home"]); }, []);
+
+  async function showNew() {
+    setLoadingNew(true);
+    const before = new Set(paged.items.map((t) => t.id));
+    await markRead(["home"]);
+    // The count and the fan-out are both derived: retry briefly until the new posts arrive.
+    for (let i = 0; i < 5; i++) {
+      const page = await api.home(null).catch(() => null);
+      if (page && page.items.some((t) => !before.has(t.id))) break;
+      await new Promise((r) => setTimeout(r, 700));
+    }
+    paged.reload();
+    setLoadingNew(false);
+    scrollTo({ top: 0, behavior: "smooth" });
+  }
+
+  const posted = (tweet) => paged.update((items) => [tweet, ...items.filter((t) => t.id !== tweet.id)]);
+  return html`<section class="page">
+    <h1>Home</h1>
+    <${Compose} onPosted=${posted} />
+    ${newPosts > 0 && html`<button class="new-posts" onClick=${showNew} disabled=${loadingNew}>
+      ${loadingNew ? "Loading…" : `Show ${newPosts} new post${newPosts === 1 ? "" : "s"}`}</button>`}
+    <${TweetList} paged=${paged} empty="Your timeline is empty: follow people to see their tweets here." />
+  </section>`;
+}
+
+export function TweetPage({ id }) {
+  const { api } = useApp();
+  const [tweet, setTweet] = useState(null);
+  const [error, setError] = useState(null);
+  const fetchPage = useCallback((cursor) => api.replies(id, cursor), [api, id]);
+  const paged = usePaged(fetchPage, id);
+
+  useEffect(() => {
+    setTweet(null);
+    setError(null);
+    api.tweet(id).then(setTweet, setError);
+  }, [id]);
+
+  const replied = (reply) => {
+    paged.update((items) => [reply, ...items]);
+    setTweet((t) => ({ ...t, reply_count: t.reply_count + 1 }));
+  };
+  return html`<section class="page">
+    <h1><button class="back" onClick=${() => history.back()} title="Back"><${Icon} name="back" /></button> Tweet</h1>
+    <${ErrorNote} error=${error} />
+    ${tweet && html`<${Tweet} tweet=${tweet} onChange=${setTweet} onRemove=${() => go("home")} />`}
+    ${tweet && html`<${Compose} replyTo=${tweet.id} placeholder="Post your reply" onPosted=${replied} />`}
+    <h2 class="sub">Replies</h2>
+    <${TweetList} paged=${paged} empty="No replies yet." />
+  </section>`;
+}
