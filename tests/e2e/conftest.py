@@ -45,6 +45,7 @@ class Stack:
     env_file: Path
     contract: ResponseContract | None = None
     redis_url: str = E2E_REDIS_URL
+    web: str = "-"  # the web client's URL (tests/e2e/test_web_client.py)
 
     def schedule(self, function: str) -> dict:
         """`python -m infra.local schedule <function>` against this stack, as a developer runs
@@ -115,7 +116,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     # The document the running API serves, as a client would read it.
     document = httpx.get(f"{served.http}/v1/openapi.json", timeout=30).raise_for_status().json()
     yield Stack(
-        served.http, served.ws, served.moto, stack_name, env_file, ResponseContract(document)
+        served.http,
+        served.ws,
+        served.moto,
+        stack_name,
+        env_file,
+        ResponseContract(document),
+        web=served.web,
     )
     # Seventeen functions' warm workers stop after Ctrl-C; on a busy machine that takes a while.
     stop_serve(served, timeout=120)

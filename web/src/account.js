@@ -1,6 +1,6 @@
 // Signing up, logging in, and the sessions list with revoke.
 import { useEffect, useState } from "preact/hooks";
-import { html, useApp, ErrorNote, Time, Logo } from "./ui.js";
+import { html, useApp, useRoute, ErrorNote, Time, Logo } from "./ui.js";
 
 // What the sessions list calls this browser.
 export function deviceName() {
@@ -11,7 +11,7 @@ export function deviceName() {
 }
 
 export function AuthScreen({ api, onSignedIn, notice }) {
-  const [mode, setMode] = useState(location.hash === "#/signup" ? "signup" : "login");
+  const mode = useRoute()[0] === "signup" ? "signup" : "login";
   const [form, setForm] = useState({ login: "", username: "", email: "", password: "" });
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
@@ -39,8 +39,8 @@ export function AuthScreen({ api, onSignedIn, notice }) {
       <p class="tagline">What's happening nearby, live.</p>
       ${notice && html`<p class="notice" role="status">${notice}</p>`}
       <nav class="tabs">
-        <a class=${mode === "login" ? "on" : ""} href="#/login" onClick=${() => { setMode("login"); setError(null); }}>Log in</a>
-        <a class=${mode === "signup" ? "on" : ""} href="#/signup" onClick=${() => { setMode("signup"); setError(null); }}>Sign up</a>
+        <a class=${mode === "login" ? "on" : ""} href="#/login" onClick=${() => setError(null)}>Log in</a>
+        <a class=${mode === "signup" ? "on" : ""} href="#/signup" onClick=${() => setError(null)}>Sign up</a>
       </nav>
       <form class="form" onSubmit=${submit}>
         ${mode === "login"

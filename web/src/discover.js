@@ -17,11 +17,11 @@ export function DiscoverPage() {
   const [error, setError] = useState(null);
   const [editing, setEditing] = useState(!saved);
 
-  async function load() {
+  async function load(km = radius) {
     setState("loading");
     setError(null);
     try {
-      const page = await api.discover(Number(radius) || 10);
+      const page = await api.discover(Number(km) || 10);
       setCards(page.items);
       setState("ready");
     } catch (e) {
@@ -86,9 +86,9 @@ export function DiscoverPage() {
       </form>`
     : html`<div class="toolbar">
         <span class="where"><${Icon} name="pin" size=${16} /> ${located.lat.toFixed(3)}, ${located.lon.toFixed(3)}</span>
-        <label>within <select value=${radius} onChange=${(e) => setRadius(e.currentTarget.value)}>
+        <label>within <select value=${radius} aria-label="Radius" onChange=${(e) => { setRadius(e.currentTarget.value); load(e.currentTarget.value); }}>
           ${["1", "10", "50", "200", "500"].map((r) => html`<option value=${r}>${r} km</option>`)}</select></label>
-        <button onClick=${load}>Refresh</button>
+        <button onClick=${() => load()}>Refresh</button>
         <button onClick=${() => setEditing(true)}>Move</button>
       </div>`}
     <${ErrorNote} error=${error} />
@@ -115,7 +115,11 @@ function SwipeCard({ card, onSwipe }) {
     return () => removeEventListener("keydown", onKey);
   }, [card]);
 
-  const down = (e) => { start.current = e.clientX; ref.current.setPointerCapture(e.pointerId); };
+  const down = (e) => {
+    if (e.target.closest("button")) return; // the buttons swipe by click
+    start.current = e.clientX;
+    ref.current.setPointerCapture(e.pointerId);
+  };
   const move = (e) => { if (start.current !== null) setDx(e.clientX - start.current); };
   const up = () => {
     if (start.current === null) return;

@@ -10,7 +10,7 @@ const TABS = [
   ["followers", "Followers"],
   ["following", "Following"],
   ["friends", "Friends"],
-  ["mutual", "Mutual friends"],
+  ["mutual", "Mutual"],
 ];
 
 export function ProfilePage({ by, lookup, tab = "tweets" }) {

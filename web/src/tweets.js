@@ -100,12 +100,12 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true }) {
         ${showReplyTo && shown.reply_to && html`<div class="reply-to"><a href=${"#/tweet/" + shown.reply_to}>Replying to a tweet</a></div>`}
         <p class="tweet-text"><${RichText} text=${shown.text} /></p>
         <footer class="actions">
-          <button class="act reply" title="Reply" onClick=${() => setReplying(!replying)}><${Icon} name="reply" size=${18} /> <span>${shown.reply_count || ""}</span></button>
-          <button class=${"act retweet" + (shown.retweeted_by_me ? " on" : "")} title=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"}
+          <button class="act reply" title="Reply" aria-label="Reply" onClick=${() => setReplying(!replying)}><${Icon} name="reply" size=${18} /> <span>${shown.reply_count || ""}</span></button>
+          <button class=${"act retweet" + (shown.retweeted_by_me ? " on" : "")} title=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"} aria-label=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"}
             aria-pressed=${shown.retweeted_by_me} onClick=${retweet}><${Icon} name="retweet" size=${18} /> <span>${shown.retweet_count || ""}</span></button>
-          <button class=${"act like" + (shown.liked_by_me ? " on" : "")} title=${shown.liked_by_me ? "Unlike" : "Like"}
+          <button class=${"act like" + (shown.liked_by_me ? " on" : "")} title=${shown.liked_by_me ? "Unlike" : "Like"} aria-label=${shown.liked_by_me ? "Unlike" : "Like"}
             aria-pressed=${shown.liked_by_me} onClick=${like}><${Icon} name="heart" size=${18} filled=${shown.liked_by_me} /> <span>${shown.like_count || ""}</span></button>
-          ${mine && html`<button class="act delete" title="Delete" onClick=${remove}><${Icon} name="trash" size=${18} /></button>`}
+          ${mine && html`<button class="act delete" title="Delete" aria-label="Delete" onClick=${remove}><${Icon} name="trash" size=${18} /></button>`}
         </footer>
         ${replying && html`<${Compose} replyTo=${shown.id} placeholder=${"Reply to @" + shown.author.username} autofocus=${true}
           onPosted=${() => { setReplying(false); patch({ reply_count: shown.reply_count + 1 }); toast("Your reply was posted."); }} />`}

@@ -1,0 +1,340 @@
+"""The web client in a real browser (headless Chromium driven by Playwright) against the local
+runtime: the flows a person goes through, each user in a browser context of their own.
+
+All of them share the e2e stack and one browser (one xdist group). Set-up that is not the point
+of a test (older tweets to scroll through, a history to page up) goes through the HTTP API; what
+is tested goes through the page. Screenshots of the main screens are taken on every run, into
+`docs/screenshots/` with WARBLE_SCREENSHOTS=docs.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import unique_name
+from tests.support.browser import WebUser, chromium, screenshot_dir
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
+
+NOTES = [
+    "Morning run by the river: 8 km, and the herons were out again.",
+    "Reading about fill leases in memcache. Cache invalidation really is the hard part.",
+    "Coffee tasting at the corner shop today: the Ethiopian one wins.",
+    "Trying to get the sourdough starter to behave. Day 4.",
+    "Who else is going to the meetup on Thursday?",
+    "New bike lights. Nobody can say they did not see me now.",
+    "The library has a seed exchange now. Tomatoes, anyone?",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return screenshot_dir(tmp_path_factory.mktemp("screens"))
+
+
+@pytest.fixture
+def person(browser, stack, tmp_path) -> Iterator:
+    made: list[WebUser] = []
+
+    def make(**context_args) -> WebUser:
+        user = WebUser(browser, stack.web, **context_args)
+        made.append(user)
+        return user
+
+    yield make
+    for i, user in enumerate(made):
+        user.shot(tmp_path, f"last-{i}")  # what each person saw last, for a failure's report
+        user.close()
+
+
+def token_of(user: WebUser) -> str:
+    """The token the page keeps (for set-up through the HTTP API only)."""
+    return user.page.evaluate("localStorage.getItem('warble.token')")
+
+
+def api_user(stack, new_user, prefix: str, display_name: str, bio: str = "") -> tuple[dict, str]:
+    body, token = new_user(prefix)
+    with stack.client(token) as client:
+        client.patch("/v1/users/me", json={"display_name": display_name, "bio": bio})
+    return body["user"], token
+
+
+def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
+    stack, person, shots
+) -> None:
+    alice, bob = person(), person()
+    alice.sign_up(unique_name("alice"))
+    bob.sign_up(unique_name("bob"))
+
+    # Alice edits her profile from the page; older tweets of hers come through the API.
+    alice.go(f"u/{alice.username}")
+    alice.page.get_by_role("button", name="Edit profile").click()
+    alice.page.get_by_label("Display name").fill("Alice Liddell")
+    alice.page.get_by_label("Bio").fill("Curiouser and curiouser. Tea at four.")
+    alice.page.get_by_role("button", name="Save").click()
+    alice.page.get_by_role("heading", name="Alice Liddell").wait_for()
+    with stack.client(token_of(alice)) as client:
+        for i in range(22):
+            assert client.post("/v1/tweets", json={"text": NOTES[i % len(NOTES)]}).status_code == 201
+
+    # Bob follows her from her profile: the button turns, her tweets page by infinite scroll.
+    bob.go(f"u/{alice.username}")
+    page = bob.page
+    page.get_by_role("button", name="Follow", exact=True).click()
+    page.get_by_role("button", name="Unfollow").wait_for()
+    tweets = page.locator("article.tweet")
+    tweets.nth(19).wait_for()
+    assert tweets.count() == 20
+    tweets.last.scroll_into_view_if_needed()
+    tweets.nth(21).wait_for()
+    assert page.locator("a[data-nav=u]").is_visible()
+
+    # Alice's home: follow notification badge arrives live (she never reloads).
+    alice.go("notifications")
+    alice.page.evaluate("window.__same_page = true")
+    alice.page.locator('.tabs a[data-type="follow"] .badge').wait_for()
+    assert alice.nav_badge("notifications").inner_text() == "1"
+
+    # Bob's home starts from here; Alice posts, with the counter counting down from 280.
+    bob.go("home")
+    page.locator("article.tweet").first.wait_for()
+    alice.go("home")
+    compose = alice.page.get_by_label("Tweet text")
+    compose.fill("x" * 281)
+    assert alice.page.get_by_test_id("counter").inner_text() == "-1"
+    assert alice.page.get_by_role("button", name="Post").is_disabled()
+    text = "Tea party at the March Hare's, 4 pm. Bring a riddle!"
+    compose.fill(text)
+    assert alice.page.get_by_test_id("counter").inner_text() == str(280 - len(text))
+    alice.page.get_by_role("button", name="Post").click()
+    alice.page.locator("article.tweet", has_text=text).wait_for()
+
+    # Bob sees the new-posts bar without reloading, and the tweet once he clicks it.
+    bar = page.get_by_role("button", name=re.compile(r"Show \d+ new posts?"))
+    bar.wait_for(timeout=20_000)
+    assert page.locator("article.tweet", has_text=text).count() == 0
+    bob.shot(shots, "timeline")
+    bar.click()
+    mine = page.locator("article.tweet", has_text=text)
+    mine.wait_for()
+    assert bar.count() == 0
+
+    # Bob likes, retweets and replies: Alice's per-type badges change live.
+    mine.get_by_role("button", name="Like", exact=True).click()
+    mine.get_by_role("button", name="Unlike").wait_for()
+    mine.get_by_role("button", name="Retweet", exact=True).click()
+    mine.get_by_role("button", name="Undo retweet").wait_for()
+    mine.get_by_role("button", name="Reply", exact=True).click()
+    mine.get_by_label("Reply text").fill(f"@{alice.username} I'll bring the riddle about the raven.")
+    mine.get_by_role("button", name="Reply", exact=True).last.click()
+    page.get_by_text("Your reply was posted.").wait_for()
+
+    alice.go("notifications")
+    for kind in ("like", "retweet", "reply"):
+        badge = alice.page.locator(f'.tabs a[data-type="{kind}"] .badge')
+        badge.wait_for(timeout=20_000)
+        assert badge.inner_text() == "1", kind
+    alice.page.locator("li.notification", has_text="liked your tweet").wait_for()
+    assert alice.page.evaluate("window.__same_page === true"), "the page reloaded"
+    alice.shot(shots, "notifications")
+
+    # Mark one type read, then all.
+    alice.page.locator('.tabs a[data-type="like"]').click()
+    alice.page.get_by_role("button", name="Mark likes read").click()
+    alice.page.locator('.tabs a[data-type="like"] .badge').wait_for(state="detached")
+    assert alice.page.locator('.tabs a[data-type="reply"] .badge').inner_text() == "1"
+    alice.page.get_by_role("button", name="Mark all read").click()
+    alice.nav_badge("notifications").wait_for(state="detached")
+
+    # The tweet's page lists Bob's reply; Bob deletes it there.
+    mine.locator("a.when").click()
+    page.get_by_role("heading", name="Replies").wait_for()
+    reply = page.locator("article.tweet", has_text="riddle about the raven")
+    reply.wait_for()
+    reply.get_by_role("button", name="Delete").click()
+    reply.wait_for(state="detached")
+
+    # Alice's profile as Bob sees it: counts, the relationship badge, the degree.
+    alice.go(f"u/{bob.username}")
+    alice.page.get_by_test_id("relationship").wait_for()
+    assert alice.page.get_by_test_id("relationship").inner_text() == "Follows you"
+    alice.page.get_by_role("button", name="Follow", exact=True).click()
+    alice.page.get_by_test_id("relationship").filter(has_text="Friends").wait_for()
+    bob.go(f"u/{alice.username}")
+    page.get_by_test_id("relationship").filter(has_text="Friends").wait_for()
+    page.locator(".degree", has_text="1st").wait_for()
+    page.get_by_role("button", name="Message").wait_for()
+    page.locator("article.tweet").first.wait_for()
+    bob.shot(shots, "profile")
+    page.get_by_role("link", name=re.compile("Followers")).first.click()
+    page.locator(".user-rows li", has_text=bob.username).wait_for()
+
+
+def test_direct_messages_live_both_ways_history_unread_and_reconnect(
+    stack, new_user, person, shots
+) -> None:
+    a, a_token = api_user(stack, new_user, "amy", "Amy Pond", "Raggedy doctor enthusiast.")
+    b, b_token = api_user(stack, new_user, "rory", "Rory Williams", "Nurse. Waited 2000 years.")
+    with stack.client(a_token) as amy_api, stack.client(b_token) as rory_api:
+        amy_api.put(f"/v1/users/me/following/{b['id']}").raise_for_status()
+        rory_api.put(f"/v1/users/me/following/{a['id']}").raise_for_status()
+        conversation = amy_api.post("/v1/conversations", json={"participant_id": b["id"]}).json()
+        path = f"/v1/conversations/{conversation['id']}/messages"
+        for i in range(1, 41):  # a history longer than one page, to scroll up through
+            sender = amy_api if i % 2 else rory_api
+            sender.post(path, json={"text": f"history {i:02d}"}).raise_for_status()
+        rory_api.post(f"/v1/conversations/{conversation['id']}/read").raise_for_status()
+
+    amy, rory = person(), person()
+    # Amy's WebSocket goes through a route the test can cut, as a dropped network would.
+    sockets: list = []
+
+    def through(ws) -> None:
+        ws.connect_to_server()
+        sockets.append(ws)
+
+    amy.page.route_web_socket(re.compile(r"^ws://"), through)
+    amy.log_in(a["username"])
+    rory.log_in(b["username"])
+    amy.page.get_by_role("heading", name="Home").wait_for()
+    rory.page.get_by_role("heading", name="Home").wait_for()
+
+    # Amy opens the conversation from Rory's profile; older history loads by scrolling up.
+    amy.go(f"u/{b['username']}")
+    amy.page.get_by_test_id("relationship").filter(has_text="Friends").wait_for()
+    amy.page.get_by_role("button", name="Message").click()
+    box = amy.page.get_by_test_id("message-box")
+    box.get_by_text("history 40").wait_for()
+    assert box.get_by_text("history 01", exact=True).count() == 0
+    for _ in range(10):
+        if box.get_by_text("history 01", exact=True).count():
+            break
+        box.evaluate("el => { el.scrollTop = 0; }")
+        amy.page.wait_for_timeout(400)
+    box.get_by_text("history 01", exact=True).wait_for()
+    box.get_by_text("This is the start of your conversation.").wait_for()
+
+    # Amy types; the message is acknowledged on her side and arrives live on Rory's.
+    amy.page.get_by_label("Message").fill("Fish fingers and custard tonight?")
+    amy.page.get_by_role("button", name="Send").click()
+    box.locator(".message.mine", has_text="Fish fingers").wait_for()
+    box.locator(".message.pending").wait_for(state="detached")
+    rory.nav_badge("messages").filter(has_text="1").wait_for()
+    rory.page.locator('a[data-nav="messages"]').click()
+    item = rory.page.locator("li[data-conversation]", has_text="Fish fingers")
+    item.locator(".badge").filter(has_text="1").wait_for()
+    item.click()
+    rory.page.get_by_test_id("message-box").get_by_text("Fish fingers and custard tonight?").wait_for()
+    rory.nav_badge("messages").wait_for(state="detached")
+    item.locator(".badge").wait_for(state="detached")
+
+    # Rory answers; it arrives live in Amy's open conversation.
+    rory.page.get_by_label("Message").fill("Only if I am not a plastic Roman again.")
+    rory.page.get_by_role("button", name="Send").click()
+    box.get_by_text("Only if I am not a plastic Roman again.").wait_for()
+
+    # The connection drops: the client says so, reconnects, and live messages flow again.
+    assert amy.live().inner_text() == "● Live"
+    sockets[-1].close()
+    amy.live().filter(has_text="Live").wait_for()
+    assert len(sockets) == 2, "the client did not reconnect"
+    rory.page.get_by_label("Message").fill("Still there?")
+    rory.page.get_by_role("button", name="Send").click()
+    box.get_by_text("Still there?").wait_for()
+    rory.page.get_by_test_id("message-box").get_by_text("Still there?").wait_for()
+    rory.shot(shots, "conversation")
+
+
+def test_discover_location_cards_swipes_and_the_match(stack, new_user, person, shots) -> None:
+    lat, lon = random.uniform(-60, 60), random.uniform(-179, 179)  # a spot of this test's own
+    a, _ = api_user(stack, new_user, "dana", "Dana Scully", "Skeptic. Coffee first.")
+    b, _ = api_user(stack, new_user, "fox", "Fox Mulder", "The truth is out there, about 1 km away.")
+    # Dana lets the page read her position; Fox types his coordinates.
+    dana = person(geolocation={"latitude": lat, "longitude": lon}, permissions=["geolocation"])
+    fox = person()
+    dana.log_in(a["username"])
+    fox.log_in(b["username"])
+
+    dana.page.get_by_role("heading", name="Home").wait_for()
+    dana.go("discover")
+    dana.page.get_by_role("button", name="Use my location").click()
+    dana.page.get_by_text("Nobody new nearby").wait_for()
+
+    fox.page.get_by_role("heading", name="Home").wait_for()
+    fox.go("discover")
+    fox.page.get_by_label("Latitude").fill(f"{lat + 1.2 / 111.195:.6f}")
+    fox.page.get_by_label("Longitude").fill(f"{lon:.6f}")
+    fox.page.get_by_role("button", name="Set location").click()
+    card = fox.page.locator(f'.swipe-card[data-user="{a["username"]}"]')
+    card.wait_for()
+    assert re.fullmatch(r"1\.[12]\d km away", card.get_by_test_id("distance").inner_text())
+    fox.shot(shots, "discover")
+    card.get_by_role("button", name="Swipe right").click()
+    fox.page.get_by_text("Nobody new nearby").wait_for()
+
+    # Her feed of this spot and radius ran dry before Fox came: a wider radius is a new look.
+    dana.page.get_by_label("Radius").select_option("50")
+    mine = dana.page.locator(f'.swipe-card[data-user="{b["username"]}"]')
+    mine.wait_for()
+    mine.get_by_role("button", name="Swipe right").click()
+
+    # Both see the match: Dana from her swipe's answer, Fox from the pushed event.
+    dana.page.get_by_role("dialog", name="It's a match").wait_for()
+    fox.page.get_by_role("dialog", name="It's a match").wait_for()
+    fox.page.get_by_role("button", name="Send a message").click()
+    fox.page.get_by_label("Message").fill("Dana, it's me.")
+    fox.page.get_by_role("button", name="Send").click()
+    dana.page.get_by_role("button", name="Send a message").click()
+    dana.page.get_by_test_id("message-box").get_by_text("Dana, it's me.").wait_for()
+    assert dana.page.url.split("#")[1] == fox.page.url.split("#")[1]
+
+
+def test_failure_paths_wrong_password_taken_username_and_revoked_session(
+    stack, new_user, person, shots
+) -> None:
+    body, _ = new_user("sam")
+    name = body["user"]["username"]
+    laptop, phone = person(), person()
+
+    laptop.log_in(name, "wrong password")
+    laptop.page.get_by_role("alert").filter(has_text="The login or the password is wrong.").wait_for()
+    laptop.page.get_by_label("Password").fill("password1")
+    laptop.page.get_by_role("button", name="Log in").click()
+    laptop.page.get_by_role("heading", name="Home").wait_for()
+
+    phone.open("signup")
+    form = phone.page.locator("form.form")
+    form.get_by_label("Username").fill(name.upper())
+    form.get_by_label("Email").fill(f"other-{name}@example.com")
+    form.get_by_label("Password").fill("password1")
+    form.get_by_role("button", name="Create account").click()
+    phone.page.get_by_role("alert").filter(has_text="That username is already taken.").wait_for()
+    phone.log_in(name)
+    phone.page.get_by_role("heading", name="Home").wait_for()
+
+    # The laptop revokes the phone's session: the phone is back at the login screen.
+    laptop.go("sessions")
+    others = laptop.page.locator("ul.sessions li:not(.current)", has_text="(web)")
+    others.first.wait_for()
+    assert others.count() == 1
+    assert laptop.page.locator("ul.sessions li.current").count() == 1
+    laptop.shot(shots, "sessions")
+    others.first.get_by_role("button", name="Revoke").click()
+    laptop.page.get_by_text("The session was revoked").wait_for()
+    phone.page.get_by_text("Your session has ended").wait_for()
+    phone.page.get_by_role("button", name="Log in").wait_for()
+
+    # Logging out ends the laptop's own session.
+    laptop.page.get_by_role("button", name="Log out").first.click()
+    laptop.page.get_by_text("You are logged out.").wait_for()
