@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both set up what is missing.
-.PHONY: run test unit integration cluster e2e validate build lint bench bootstrap clean
+.PHONY: run test unit integration cluster e2e screenshots validate build lint bench bootstrap clean
 
 PY := .venv/bin/python
 PYTEST := $(PY) -m pytest
@@ -7,13 +7,15 @@ PYTEST := $(PY) -m pytest
 bootstrap:
 	@scripts/bootstrap.sh
 
-## Start the whole stack locally (moto, PostgreSQL, Redis, HTTP :3000, WebSocket :3001); Ctrl-C stops it.
+## Start the whole stack locally (moto, PostgreSQL, Redis, HTTP :3000, WebSocket :3001, the web
+## client :3002); Ctrl-C stops it.
 run: bootstrap
 	$(PY) -m infra.local serve
 
 ## Run every test: unit, integration and end-to-end, with the coverage of the shared package and
 ## the local runtime (in-process code; the e2e tier's child processes are not measured).
-test: bootstrap
+test:
+	@scripts/bootstrap.sh --browser
 	$(PYTEST) -n 2 --dist loadgroup --cov --cov-report=term:skip-covered tests
 
 ## The rules with in-memory fakes of the stores, the network switched off: seconds.
@@ -27,8 +29,14 @@ integration: bootstrap
 cluster: bootstrap
 	$(PYTEST) -m cluster tests/integration
 
-e2e: bootstrap
+e2e:
+	@scripts/bootstrap.sh --browser
 	$(PYTEST) tests/e2e
+
+## The browser tests alone, refreshing the README's screenshots in docs/screenshots/.
+screenshots:
+	@scripts/bootstrap.sh --browser
+	WARBLE_SCREENSHOTS=docs $(PYTEST) tests/e2e/test_web_client.py
 
 ## Template checks: sam validate --lint, then the SAM transform and cfn-lint.
 validate:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up what is missing on this machine, then returns: the virtual environment and its
 # packages, PostgreSQL and Redis (installed from Debian's packages when absent, started when
-# stopped). Safe to run again: each step is skipped when already done.
+# stopped), and with --browser Debian's Chromium for the web client's browser tests. Safe to run
+# again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,5 +58,12 @@ if ! (command -v redis-cli >/dev/null && redis-cli -h 127.0.0.1 ping >/dev/null 
   redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
     --dir /var/lib/redis --logfile /var/log/redis/ci.log
   for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && break; sleep 0.5; done
+fi
+# --- Chromium (the browser tests only) -----------------------------------------------------
+# Debian's build, driven by Playwright for Python: Playwright's own browser download needs a
+# network this machine may not have.
+if [ "${1:-}" = "--browser" ] && [ -z "${WARBLE_CHROMIUM:-}" ] && ! [ -x /usr/bin/chromium ]; then
+  log "installing Chromium"
+  as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 log "ready: .venv, PostgreSQL on 127.0.0.1:5432, Redis on 127.0.0.1:6379"

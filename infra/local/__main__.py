@@ -1,9 +1,9 @@
 """Command line of the local runtime: `python -m infra.local serve | invoke | schedule`.
 
 `serve` stands the whole stack up on one machine (moto, tables, secret, database, Lambda
-workers, HTTP API, WebSocket API, stream pollers, schedules, the web client), prints the URLs and
-a single `READY http=... ws=... moto=... web=...` line, and runs until Ctrl-C or SIGTERM. `invoke` and
-`schedule` run one function once, like `sam local invoke`.
+workers, HTTP API, WebSocket API, stream pollers, schedules, the web client), prints the URLs
+and a single `READY http=... ws=... moto=... web=...` line, and runs until Ctrl-C or SIGTERM.
+`invoke` and `schedule` run one function once, like `sam local invoke`.
 """
 
 from __future__ import annotations

@@ -109,6 +109,8 @@ class WebUser:
 
     def shot(self, directory: Path, name: str) -> Path:
         path = directory / f"{name}.png"
+        self.page.locator(".toast").first.wait_for(state="detached", timeout=8_000)
+        self.page.mouse.move(0, VIEWPORT["height"] - 1)  # no hover effect in the picture
         self.page.screenshot(path=str(path))
         return path
 
