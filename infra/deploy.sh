@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Build and deploy the Warble stack, then apply the database migrations.
+# Build and deploy the Warble stack, publish the web client, then apply the database migrations.
 #
-#   infra/deploy.sh [--config-env ENV] [--guided] [--no-migrate] [-- extra `sam deploy` args]
+#   infra/deploy.sh [--config-env ENV] [--guided] [--no-web] [--no-migrate] [-- extra `sam deploy` args]
 #
 #   --config-env ENV  samconfig.toml environment (default: "default"; "prod" for production)
 #   --guided          first deploy: let `sam deploy --guided` ask for the parameters and save them
+#   --no-web          skip publishing web/ to the stack's S3 bucket behind CloudFront
 #   --no-migrate      skip invoking MigrateFunction after the deploy
 #
 # Needs AWS credentials (any usual source: AWS_PROFILE, env vars, SSO) and the SAM CLI
@@ -19,14 +20,16 @@ cd "$repo_root"
 config_env=default
 guided=false
 migrate=true
+web=true
 extra_deploy_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --config-env) config_env="${2:?--config-env needs a value}"; shift 2 ;;
     --guided) guided=true; shift ;;
     --no-migrate) migrate=false; shift ;;
+    --no-web) web=false; shift ;;
     --) shift; extra_deploy_args=("$@"); break ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +55,11 @@ echo "==> sam deploy"
 deploy_args=(--config-env "$config_env")
 [[ "$guided" == true ]] && deploy_args+=(--guided)
 "$SAM" deploy "${deploy_args[@]}" ${extra_deploy_args[@]+"${extra_deploy_args[@]}"}
+
+if [[ "$web" == true ]]; then
+  echo "==> web client: publishing web/ with the stack's HttpApiUrl and WebSocketUrl"
+  "$SAM_PYTHON" infra/publish_web.py --config-env "$config_env"
+fi
 
 if [[ "$migrate" != true ]]; then
   echo "==> migrations skipped (--no-migrate)"

@@ -53,6 +53,16 @@ _STOOD_IN = frozenset(
         "AWS::ElastiCache::ServerlessCache",
     }
 )
+# The web client's hosting: `serve` hosts web/ itself (infra/local/web_client.py), whatever the
+# template's condition on these says (`--web-port -1` serves none).
+_WEB_HOSTING = frozenset(
+    {
+        "AWS::S3::Bucket",
+        "AWS::S3::BucketPolicy",
+        "AWS::CloudFront::Distribution",
+        "AWS::CloudFront::OriginAccessControl",
+    }
+)
 _NOT_NEEDED_LOCALLY = frozenset(
     {
         "AWS::EC2::EIP",
@@ -127,11 +137,11 @@ def _resource_problems(template: Template, logical_id: str, resource: dict[str, 
     where = f"{logical_id} ({rtype})"
     if rtype in PROVISIONED_TYPES:
         problems = unsupported_properties(logical_id, resource)
-    elif rtype in _EMULATED or rtype in _STOOD_IN or rtype in _NOT_NEEDED_LOCALLY:
+    elif rtype in _EMULATED or rtype in _STOOD_IN or rtype in _NOT_NEEDED_LOCALLY | _WEB_HOSTING:
         problems = []
     else:
         return [f"{where}: resource type {rtype} is not supported"]
-    if "Condition" in resource and rtype not in _NOT_NEEDED_LOCALLY:
+    if "Condition" in resource and rtype not in _NOT_NEEDED_LOCALLY | _WEB_HOSTING:
         # The local runtime creates every resource: a conditional one would exist regardless.
         problems.append(f"{where}: Condition {resource['Condition']!r} is not supported")
     if rtype == "AWS::ApiGatewayV2::Api":

@@ -2,7 +2,7 @@
 
 It serves `web/` as it is (no build step) and one generated file, `config.json`, which tells the
 client where the HTTP and WebSocket APIs are, under the names of the stack's outputs. On AWS
-`infra/deploy-web.sh` writes the same file from the outputs. The client reaches the APIs
+`infra/publish_web.py` writes the same file from the outputs. The client reaches the APIs
 cross-origin, through the CORS configuration of `template.yaml`, as it does on AWS.
 """
 
