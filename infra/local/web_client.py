@@ -14,6 +14,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from infra.local.http_gateway import _bound_port
+
 log = logging.getLogger("infra.local.web")
 
 WEB_ROOT = Path(__file__).resolve().parents[2] / "web"
@@ -46,10 +48,7 @@ class WebClientHost:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await site.start()
-        for address in self._runner.addresses:
-            if isinstance(address, tuple) and len(address) >= 2:
-                self.port = int(address[1])
-                break
+        self.port = _bound_port(self._runner, self.port)
         log.info("web client on %s (%s)", self.url, json.dumps(self.config))
 
     async def stop(self) -> None:

@@ -54,27 +54,19 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true }) {
     onChange && onChange(tweet.retweet_of ? { ...tweet, retweet_of: original } : original);
   };
 
-  async function like() {
-    const on = !shown.liked_by_me;
-    patch({ liked_by_me: on, like_count: shown.like_count + (on ? 1 : -1) });
+  // Like or retweet: shown at once, undone if the API refuses.
+  async function toggle(flag, count, call) {
+    const on = !shown[flag];
+    patch({ [flag]: on, [count]: shown[count] + (on ? 1 : -1) });
     try {
-      await api.like(shown.id, on);
+      await call(shown.id, on);
     } catch (e) {
-      patch({ liked_by_me: !on, like_count: shown.like_count });
+      patch({ [flag]: !on, [count]: shown[count] });
       toast(e);
     }
   }
-
-  async function retweet() {
-    const on = !shown.retweeted_by_me;
-    patch({ retweeted_by_me: on, retweet_count: shown.retweet_count + (on ? 1 : -1) });
-    try {
-      await api.retweet(shown.id, on);
-    } catch (e) {
-      patch({ retweeted_by_me: !on, retweet_count: shown.retweet_count });
-      toast(e);
-    }
-  }
+  const like = () => toggle("liked_by_me", "like_count", (id, on) => api.like(id, on));
+  const retweet = () => toggle("retweeted_by_me", "retweet_count", (id, on) => api.retweet(id, on));
 
   async function remove() {
     if (!confirm("Delete this tweet?")) return;
