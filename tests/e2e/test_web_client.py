@@ -84,6 +84,9 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
     alice.page.get_by_label("Bio").fill("Curiouser and curiouser. Tea at four.")
     alice.page.get_by_role("button", name="Save").click()
     alice.page.get_by_role("heading", name="Alice Liddell").wait_for()
+    with stack.client(token_of(bob)) as client:
+        client.patch("/v1/users/me", json={"display_name": "Bob Fleming"}).raise_for_status()
+    bob.page.reload()
     with stack.client(token_of(alice)) as client:
         for i in range(22):
             posted = client.post("/v1/tweets", json={"text": NOTES[i % len(NOTES)]})

@@ -85,9 +85,10 @@ function App({ config }) {
     const off = connection.on((event, data) => {
       if (event === "state") setLiveState(data.state);
       if (event === "notification") {
-        // Shown at once; the next read of the counts settles the exact numbers.
-        setCounts((c) => ({ ...c, [data.type]: (c[data.type] || 0) + 1, total: c.total + 1 }));
-        setTimeout(refreshCounts, 1000);
+        // The event carries the recipient's unread counts as of this notification (and a
+        // mark-read on another device pushes one with the counts alone): no extra request.
+        if (data.unread_counts) setCounts(data.unread_counts);
+        else refreshCounts();
       }
       if (event === "message" || event === "reconnected") refreshCounts();
       if (event === "match") setMatch(data);

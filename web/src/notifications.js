@@ -14,7 +14,7 @@ export function NotificationsPage({ type = "all" }) {
   const paged = usePaged(fetchPage, type);
 
   useEffect(() => live && live.on((event, data) => {
-    if (event === "notification" && (type === "all" || data.type === type)) {
+    if (event === "notification" && data.id && (type === "all" || data.type === type)) {
       paged.update((items) => (items.some((n) => n.id === data.id) ? items : [data, ...items]));
     }
   }), [live, type]);
