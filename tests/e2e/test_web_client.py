@@ -251,6 +251,7 @@ def test_direct_messages_live_both_ways_history_unread_and_reconnect(
     # The connection drops: the client says so, reconnects, and live messages flow again.
     assert amy.live().inner_text() == "● Live"
     sockets[-1].close()
+    amy.live().filter(has_text="Reconnecting").wait_for()
     amy.live().filter(has_text="Live").wait_for()
     assert len(sockets) == 2, "the client did not reconnect"
     rory.page.get_by_label("Message").fill("Still there?")
