@@ -48,7 +48,7 @@ def person(browser, stack, tmp_path) -> Iterator:
     made: list[WebUser] = []
 
     def make(**context_args) -> WebUser:
-        user = WebUser(browser, stack.web, **context_args)
+        user = WebUser(browser, stack.web, (stack.http, stack.ws), **context_args)
         made.append(user)
         return user
 

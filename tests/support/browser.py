@@ -65,15 +65,27 @@ class WebUser:
     """One person in one browser context, using the client as a person would: by labels,
     buttons and links, never by calling the API behind the page's back."""
 
-    def __init__(self, browser: Any, web_url: str, **context_args: Any) -> None:
+    def __init__(
+        self, browser: Any, web_url: str, apis: tuple[str, ...] = (), **context_args: Any
+    ) -> None:
         self.web = web_url
+        # Where the page may go: its own origin and the APIs, nothing else (no CDN, no private
+        # endpoint on another port).
+        self.allowed = ("data:", *(url.rstrip("/") + "/" for url in (web_url, *apis)))
+        self.elsewhere: list[str] = []
         self.context = browser.new_context(viewport=VIEWPORT, **context_args)
         self.context.set_default_timeout(15_000)
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
         self.page.on("dialog", lambda dialog: dialog.accept())
+        self.page.on("request", lambda request: self._went(request.url))
+        self.page.on("websocket", lambda socket: self._went(socket.url))
         self.username = ""
+
+    def _went(self, url: str) -> None:
+        if not url.startswith(self.allowed):
+            self.elsewhere.append(url)
 
     def open(self, route: str = "") -> None:
         self.page.goto(self.web + (f"#/{route}" if route else ""))
@@ -117,6 +129,7 @@ class WebUser:
     def close(self) -> None:
         self.context.close()
         assert not self.errors, f"uncaught errors in the page: {self.errors}"
+        assert not self.elsewhere, f"requests outside the web client and the APIs: {self.elsewhere}"
 
 
 def exactly(text: str) -> re.Pattern[str]:

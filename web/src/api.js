@@ -97,7 +97,9 @@ export class Api {
   // graph
   follow(id) { return this.put(`/v1/users/me/following/${id}`); }
   unfollow(id) { return this.del(`/v1/users/me/following/${id}`); }
-  userList(id, kind, cursor) { return this.get(`/v1/users/${id}/${kind}`, { cursor }); }
+  followers(id, cursor) { return this.get(`/v1/users/${id}/followers`, { cursor }); }
+  following(id, cursor) { return this.get(`/v1/users/${id}/following`, { cursor }); }
+  friends(id, cursor) { return this.get(`/v1/users/${id}/friends`, { cursor }); }
   mutual(id) { return this.get(`/v1/users/me/mutual-friends/${id}`); }
   degree(id) { return this.get(`/v1/users/me/degree/${id}`); }
 

@@ -5,6 +5,11 @@ import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, userHref, go } fro
 import { TweetList } from "./tweets.js";
 
 const BADGES = { following: "Following", followed_by: "Follows you", friends: "Friends", none: null };
+const LISTS = {
+  followers: (api, id, cursor) => api.followers(id, cursor),
+  following: (api, id, cursor) => api.following(id, cursor),
+  friends: (api, id, cursor) => api.friends(id, cursor),
+};
 const TABS = [
   ["tweets", "Tweets"],
   ["followers", "Followers"],
@@ -13,7 +18,8 @@ const TABS = [
   ["mutual", "Mutual"],
 ];
 
-export function ProfilePage({ by, lookup, tab = "tweets" }) {
+export function ProfilePage({ by, lookup, tab: asked }) {
+  const tab = TABS.some(([t]) => t === asked) ? asked : "tweets";
   const { api, me, toast } = useApp();
   const [user, setUser] = useState(null);
   const [error, setError] = useState(null);
@@ -104,7 +110,7 @@ function UserTweets({ id }) {
 
 function UserListTab({ id, kind }) {
   const { api } = useApp();
-  const fetchPage = useCallback((cursor) => api.userList(id, kind, cursor), [api, id, kind]);
+  const fetchPage = useCallback((cursor) => LISTS[kind](api, id, cursor), [api, id, kind]);
   const paged = usePaged(fetchPage, id + kind);
   return html`<div>
     <${UserRows} users=${paged.items} empty=${paged.loading ? "" : "Nobody here yet."} />
