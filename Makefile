@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both set up what is missing.
-.PHONY: run test unit integration cluster e2e validate build lint bench bootstrap clean
+.PHONY: run test unit integration cluster e2e validate build lint bench bootstrap clean seed load capacity
 
 PY := .venv/bin/python
 PYTEST := $(PY) -m pytest
@@ -10,6 +10,11 @@ bootstrap:
 ## Start the whole stack locally (moto, PostgreSQL, Redis, HTTP :3000, WebSocket :3001); Ctrl-C stops it.
 run: bootstrap
 	$(PY) -m infra.local serve
+
+## Fill the running stack (`make run`) with a population: 20,000 users, 200,000 follows, ...
+## SEED_ARGS passes options, e.g. `make seed SEED_ARGS="--small --seed 7"` (infra/local/seed.py).
+seed: bootstrap
+	$(PY) -m infra.local seed $(SEED_ARGS)
 
 ## Run every test: unit, integration and end-to-end, with the coverage of the shared package and
 ## the local runtime (in-process code; the e2e tier's child processes are not measured).

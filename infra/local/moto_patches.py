@@ -13,6 +13,11 @@ putting back a deep copy of every table it took before starting. Under concurren
 under one lock shared by every DynamoDB data operation, check every item's condition first,
 cancel with the same CancellationReasons if any fails (nothing written, nothing copied), else
 apply them all. Reads take the same lock, so they never see half a transaction.
+
+It also emulates DynamoDB's import from S3 for the population generator (infra/local/seed.py):
+a BatchWriteItem sent with the ``X-Warble-Local-Import: 1`` header writes its items without
+stream records, as an imported table has none, so the stream consumers do not derive again what
+the generator wrote already (the derived state a stream would have made is part of the import).
 """
 
 from __future__ import annotations
@@ -114,11 +119,35 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
                 )
 
 
+IMPORT_HEADER = "X-Warble-Local-Import"
+
+
+def _importing_batch_write(original: Any) -> Any:
+    @functools.wraps(original)
+    def batch_write_item(self: Any) -> Any:
+        if self.headers.get(IMPORT_HEADER) != "1":
+            return original(self)
+        with _LOCK:  # no other request sees the tables without their streams
+            tables = [self.dynamodb_backend.get_table(name) for name in self.body["RequestItems"]]
+            shards = [(table, table.stream_shard) for table in tables]
+            for table, _ in shards:
+                table.stream_shard = None
+            try:
+                return original(self)
+            finally:
+                for table, shard in shards:
+                    table.stream_shard = shard
+
+    return batch_write_item
+
+
 def install() -> None:
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.responses import DynamoHandler
 
     if getattr(DynamoDBBackend, "_warble_patched", False):
         return
+    DynamoHandler.batch_write_item = _importing_batch_write(DynamoHandler.batch_write_item)  # type: ignore[method-assign]
     for name in _LOCKED:
         setattr(DynamoDBBackend, name, _locked(getattr(DynamoDBBackend, name)))
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
