@@ -79,10 +79,11 @@ CITIES = (  # Discover: located users around a few cities (lat, lon)
 @dataclass(frozen=True)
 class Sizes:
     users: int = 20_000
-    follows: int = 200_000
-    tweets: int = 100_000
-    likes: int = 200_000
+    follows: int = 150_000
+    tweets: int = 50_000
+    likes: int = 100_000
     conversations: int = 200
+    celebrities: int = 3  # accounts followed past CELEBRITY_FOLLOWERS, when the users allow
     located: float = 0.1  # share of users with a location
     reply_share: float = 0.15
     retweet_share: float = 0.10
@@ -90,7 +91,7 @@ class Sizes:
 
     @classmethod
     def small(cls) -> Sizes:
-        return cls(users=30, follows=240, tweets=100, likes=150, conversations=4)
+        return cls(users=30, follows=240, tweets=100, likes=150, conversations=4, celebrities=2)
 
 
 @dataclass(frozen=True)
@@ -143,8 +144,16 @@ def _text(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
-def plan_population(sizes: Sizes, follow_limit: int, seed: int) -> Plan:
-    """The population's shape, as user and tweet indexes (ids are minted when written)."""
+def plan_population(
+    sizes: Sizes, follow_limit: int, seed: int, celebrity_followers: int | None = None
+) -> Plan:
+    """The population's shape, as user and tweet indexes (ids are minted when written).
+
+    With ``celebrity_followers`` (the stack's threshold) below the number of users, the
+    ``sizes.celebrities`` most popular accounts are each followed by more than it: a realistic
+    Zipf head puts the top account near a third of the users, so a population of tens of
+    thousands would have no account above a threshold of 10,000 otherwise.
+    """
     rng = random.Random(seed)
     n = sizes.users
     # Popularity: Zipf over a random order of the users (exponent 1: Twitter-like in-degrees).
@@ -154,11 +163,21 @@ def plan_population(sizes: Sizes, follow_limit: int, seed: int) -> Plan:
     for rank, user in enumerate(order):
         popularity[user] = 1.0 / (rank + 1)
     cumulative = list(_accumulate(popularity))
+    degrees = _out_degrees(sizes, follow_limit, rng)
+    head: dict[int, set[int]] = defaultdict(set)  # follower -> the celebrities it follows
+    if celebrity_followers is not None and celebrity_followers + 1 < n:
+        for celebrity in order[: sizes.celebrities]:
+            extra = rng.randint(0, (n - 2 - celebrity_followers) // 4)
+            others = [u for u in range(n) if u != celebrity]
+            for fan in rng.sample(others, celebrity_followers + 1 + extra):
+                head[fan].add(celebrity)
     follows: list[tuple[int, int]] = []
-    for user, degree in enumerate(_out_degrees(sizes, follow_limit, rng)):
-        follows.extend(
-            (user, followee) for followee in _weighted_sample(degree, cumulative, user, rng)
-        )
+    for user, degree in enumerate(degrees):
+        want = max(degree, len(head.get(user, ())))
+        chosen = set(head.get(user, ()))
+        while len(chosen) < want:  # a draw may repeat a celebrity held already
+            chosen.update(_weighted_sample(want - len(chosen), cumulative, user, rng))
+        follows.extend((user, followee) for followee in sorted(chosen))
     rng.shuffle(follows)  # follows happen in no particular order
 
     following: dict[int, list[int]] = defaultdict(list)
@@ -251,8 +270,16 @@ class ImportWriter:
 
     def __init__(self, endpoint_url: str, region: str, threads: int = 3) -> None:
         import boto3
+        from botocore.config import Config
 
-        self._client = boto3.client("dynamodb", endpoint_url=endpoint_url, region_name=region)
+        self._client = boto3.client(
+            "dynamodb",
+            endpoint_url=endpoint_url,
+            region_name=region,
+            # Our own items, built by the stores' models: validating each request costs more
+            # CPU than moto's write of it.
+            config=Config(parameter_validation=False, max_pool_connections=threads),
+        )
         self._client.meta.events.register("before-sign.dynamodb.BatchWriteItem", self._mark_import)
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="seed-write")
         self._pending: list[tuple[str, dict[str, Any]]] = []
@@ -658,7 +685,10 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     with Progress(not args.quiet and sys.stderr.isatty()) as progress:
         advance = progress.phase("plan", 1)
-        plan = plan_population(sizes, container.settings.follow_limit, args.seed)
+        settings = container.settings
+        plan = plan_population(
+            sizes, settings.follow_limit, args.seed, settings.celebrity_followers
+        )
         advance()
         writer = ImportWriter(args.endpoint_url, args.region)
         try:
