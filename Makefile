@@ -16,6 +16,21 @@ run: bootstrap
 seed: bootstrap
 	$(PY) -m infra.local seed $(SEED_ARGS)
 
+## The load test (bench/load/): Locust, headless, against `make run` after `make seed`; bounded
+## by LOAD_TIME and LOAD_REQUESTS; then the checks against the tables (bench/load/check.py).
+LOAD_USERS ?= 30
+LOAD_TIME ?= 3m
+LOAD_REQUESTS ?= 20000
+LOAD_HTTP ?= http://127.0.0.1:3000
+LOAD_WS ?= ws://127.0.0.1:3001
+LOAD_MOTO ?= http://127.0.0.1:5005
+load: bootstrap
+	LOAD_MAX_REQUESTS=$(LOAD_REQUESTS) LOAD_WS=$(LOAD_WS) LOAD_HTTP=$(LOAD_HTTP) \
+	  $(PY) -m locust -f bench/load/locustfile.py --headless --host $(LOAD_HTTP) \
+	  -u $(LOAD_USERS) -r 10 --run-time $(LOAD_TIME) --stop-timeout 10 \
+	  --csv bench/results/load --only-summary --exit-code-on-error 0
+	$(PY) -m bench.load.check --csv bench/results/load --http $(LOAD_HTTP) --endpoint-url $(LOAD_MOTO)
+
 ## Run every test: unit, integration and end-to-end, with the coverage of the shared package and
 ## the local runtime (in-process code; the e2e tier's child processes are not measured).
 test: bootstrap

@@ -643,8 +643,12 @@ def manifest(written: Written, plan: Plan, full: bool) -> dict[str, Any]:
             for uid, name in zip(written.user_ids, written.usernames, strict=True)
         ],
         "celebrities": [str(uid) for uid in written.celebrities],
-        "conversations": [str(c) for c in written.conversation_ids],
+        "conversations": [
+            [str(cid), str(written.user_ids[a]), str(written.user_ids[b])]
+            for cid, (a, b, _) in zip(written.conversation_ids, plan.conversations, strict=True)
+        ],
         "tweets_sample": [str(t) for t in written.tweet_ids[-2000:]],
+        "probe": _probe(written, plan),
     }
     if full:
         ids, tweets = written.user_ids, written.tweet_ids
@@ -663,6 +667,26 @@ def manifest(written: Written, plan: Plan, full: bool) -> dict[str, Any]:
             "likes": [[str(ids[u]), str(tweets[t])] for u, t in plan.likes],
         }
     return doc
+
+
+def _probe(written: Written, plan: Plan) -> dict[str, str] | None:
+    """The load test's fan-out probe: the most followed author who is fanned out to (not a
+    celebrity), and the follower its fan-out writes last (the oldest follow: the fan-out reads
+    followers newest first)."""
+    followers: dict[int, list[int]] = defaultdict(list)
+    for a, b in plan.follows:  # in follow order: the first is the oldest
+        followers[b].append(a)
+    celebrities = set(written.celebrities)
+    ids = written.user_ids
+    fanned = [b for b in followers if ids[b] not in celebrities]
+    if not fanned:
+        return None
+    author = max(fanned, key=lambda b: len(followers[b]))
+    return {
+        "author": str(ids[author]),
+        "followers": str(len(followers[author])),
+        "last_follower": str(ids[followers[author][0]]),
+    }
 
 
 def _peak_memory_mb() -> float:
