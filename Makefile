@@ -11,7 +11,7 @@ bootstrap:
 run: bootstrap
 	$(PY) -m infra.local serve
 
-## Fill the running stack (`make run`) with a population: 20,000 users, 200,000 follows, ...
+## Fill the running stack (`make run`) with a population: 20,000 users, 100,000 follows, ...
 ## SEED_ARGS passes options, e.g. `make seed SEED_ARGS="--small --seed 7"` (infra/local/seed.py).
 seed: bootstrap
 	$(PY) -m infra.local seed $(SEED_ARGS)
@@ -24,12 +24,14 @@ LOAD_REQUESTS ?= 20000
 LOAD_HTTP ?= http://127.0.0.1:3000
 LOAD_WS ?= ws://127.0.0.1:3001
 LOAD_MOTO ?= http://127.0.0.1:5005
+LOAD_CHECK_ARGS ?=
 load: bootstrap
 	LOAD_MAX_REQUESTS=$(LOAD_REQUESTS) LOAD_WS=$(LOAD_WS) LOAD_HTTP=$(LOAD_HTTP) \
 	  $(PY) -m locust -f bench/load/locustfile.py --headless --host $(LOAD_HTTP) \
 	  -u $(LOAD_USERS) -r 10 --run-time $(LOAD_TIME) --stop-timeout 10 \
 	  --csv bench/results/load --only-summary --exit-code-on-error 0
-	$(PY) -m bench.load.check --csv bench/results/load --http $(LOAD_HTTP) --endpoint-url $(LOAD_MOTO)
+	$(PY) -m bench.load.check --csv bench/results/load --http $(LOAD_HTTP) --endpoint-url $(LOAD_MOTO) \
+	  $(LOAD_CHECK_ARGS)
 
 ## Run every test: unit, integration and end-to-end, with the coverage of the shared package and
 ## the local runtime (in-process code; the e2e tier's child processes are not measured).

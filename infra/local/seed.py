@@ -78,10 +78,12 @@ CITIES = (  # Discover: located users around a few cities (lat, lon)
 
 @dataclass(frozen=True)
 class Sizes:
+    # Defaults sized for ~10 minutes on a shared 2-core machine, where the local moto server
+    # takes ~1,700 items a second (about a million items here, notifications included).
     users: int = 20_000
-    follows: int = 150_000
-    tweets: int = 50_000
-    likes: int = 100_000
+    follows: int = 100_000
+    tweets: int = 40_000
+    likes: int = 60_000
     conversations: int = 200
     celebrities: int = 3  # accounts followed past CELEBRITY_FOLLOWERS, when the users allow
     located: float = 0.1  # share of users with a location
