@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import json
 import math
 import os
@@ -695,6 +696,27 @@ def _peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def moto_memory_mb(endpoint_url: str) -> float | None:
+    """The local moto server's resident memory (its peak), when it runs on this machine: the
+    process whose command line serves the endpoint's port (Linux /proc only)."""
+    from urllib.parse import urlparse
+
+    port = str(urlparse(endpoint_url).port or "")
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+            flags = itertools.pairwise(args)
+            served = any(flag == b"-p" and value == port.encode() for flag, value in flags)
+            if not served or b"moto" not in b" ".join(args):
+                continue
+            for line in (proc / "status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            continue
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     os.environ.update(stack_environment(args))
     from warble import services
@@ -725,6 +747,8 @@ def run(args: argparse.Namespace) -> int:
     doc = manifest(written, plan, full=len(plan.follows) <= FULL_PLAN_FOLLOWS)
     doc["seconds"] = round(elapsed, 1)
     doc["peak_memory_mb"] = round(_peak_memory_mb(), 1)
+    moto = moto_memory_mb(args.endpoint_url)
+    doc["moto_peak_memory_mb"] = None if moto is None else round(moto, 1)
     doc["phases"] = {name: round(sec, 2) for name, sec in progress.timings.items()}
     args.manifest.parent.mkdir(parents=True, exist_ok=True)
     args.manifest.write_text(json.dumps(doc))
@@ -762,7 +786,8 @@ def _summary(
     progress.console.print(
         f"followers of the top 5 accounts: {top}; median following: {median_following}; "
         f"celebrities above {threshold:,}: {len(written.celebrities)}{note}\n"
-        f"{doc['seconds']} s, peak memory {doc['peak_memory_mb']} MB (this process); "
+        f"{doc['seconds']} s, peak memory {doc['peak_memory_mb']} MB (this process), "
+        f"{doc['moto_peak_memory_mb']} MB (the moto server, all its tables); "
         f"manifest: {args.manifest}"
     )
 
