@@ -419,6 +419,12 @@ def warm_handler(event: dict[str, Any], handlers: Handlers) -> Any:
     return handlers.handler(function)(json.loads(json.dumps(event)), _context())
 
 
+def _container() -> Any:
+    from warble import services  # after bench.stack has put the shared layer on sys.path
+
+    return services.container()
+
+
 def _context() -> Any:
     from bench.stack import Context
 
@@ -549,9 +555,7 @@ def measure_redis_memory(client: Any) -> dict[str, float]:
 
 def measure(rounds: int, users: int) -> dict[str, Any]:
     os.environ.setdefault("WARBLE_BENCH_DB", "warble_capacity")
-    from warble import services
-
-    from bench import stack as bench_stack
+    from bench import stack as bench_stack  # puts the shared layer on sys.path
 
     started = time.time()
     stack = bench_stack.start()
@@ -561,7 +565,7 @@ def measure(rounds: int, users: int) -> dict[str, Any]:
         routes = measure_routes(handlers, world, rounds)
         routes["WS sendMessage"] = measure_websocket(handlers, world, rounds)
         consumers = measure_consumers(handlers, stack)
-        memory = measure_redis_memory(services.container().redis)
+        memory = measure_redis_memory(_container().redis)
         authors_followers = statistics.mean(world.followers_of.get(u["id"], 0) for u in world.users)
         functions = {name: handlers.routes[(r.method, r.path)] for r in ROUTES for name in [r.name]}
         functions["WS sendMessage"] = "WebSocketFunction"
@@ -590,6 +594,10 @@ def measure(rounds: int, users: int) -> dict[str, Any]:
 START, END = "<!-- capacity:model:start -->", "<!-- capacity:model:end -->"
 
 
+def _peak(kb: float) -> str:
+    return f"{kb:.0f}" if kb else "n/a"
+
+
 def _money(value: float) -> str:
     return f"${value:,.0f}"
 
@@ -616,7 +624,8 @@ def report(m: dict[str, Any]) -> str:
     for route, c in m["routes"].items():
         fn = m["route_functions"][route]
         lines.append(
-            f"| {route} | {fn} ({m['memory_mb'][fn]}) | {c['cpu_ms']:.2f} | {c['peak_kb']:.0f}"
+            f"| {route} | {fn} ({m['memory_mb'][fn]}) | {c['cpu_ms']:.2f}"
+            f" | {_peak(c['peak_kb'])}"
             f" | {c['redis_commands']:.1f} / {c['redis_round_trips']:.1f}"
             f" | {c['dynamodb_calls']:.2f} | {c['rcu']:.2f} | {c['wcu']:.2f} | {c['pg_queries']:.2f} |"  # noqa: E501
         )

@@ -333,6 +333,10 @@ def hot_spots(dau: int) -> list[tuple[str, float, float, str]]:
         ("follows of the top account: its U#<id> followers partition (I# and IT# items), "
          "writes/s", peak["follow"] * TOP_ACCOUNT_FOLLOW_SHARE * 2, 1000.0,
          "shard the followers partition (U#<id>#<n>, as dal/graph.py plans)"),
+        ("PostgreSQL writer: last_seen_at UPDATEs (one per active minute per user), queries/s",
+         dau * ACTIVE_MINUTES / DAY * PEAK, 256 * PG_QPS_PER_ACU,
+         "Aurora Serverless v2 stops at 256 ACU a writer: keep last_seen_at in Redis and flush"
+         " it in batches (or drop it), so PostgreSQL sees logins and cache misses only"),
         ("HTTP API requests per second (the account's default quota)", sum(peak.values()),
          10_000.0, "raise the quota (soft), then split the API across regions or accounts"),
         ("Lambda concurrency (the account's default quota)", 0.0, 1000.0,
