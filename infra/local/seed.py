@@ -85,7 +85,7 @@ class Sizes:
     follows: int = 100_000
     tweets: int = 40_000
     likes: int = 60_000
-    conversations: int = 200
+    conversations: int = 100
     celebrities: int = 3  # accounts followed past CELEBRITY_FOLLOWERS, when the users allow
     located: float = 0.1  # share of users with a location
     reply_share: float = 0.15
