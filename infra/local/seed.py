@@ -165,6 +165,35 @@ def plan_population(
     popularity = [0.0] * n
     for rank, user in enumerate(order):
         popularity[user] = 1.0 / (rank + 1)
+    follows = _plan_follows(sizes, follow_limit, celebrity_followers, order, popularity, rng)
+    activity = list(_accumulate(rng.lognormvariate(0.0, 1.0) for _ in range(n)))  # who posts
+    tweets, targets = _plan_tweets(sizes, follows, activity, rng)
+    likes = _plan_likes(sizes, tweets, targets, popularity, activity, rng)
+
+    # Conversations between friends (they follow each other), a few messages each.
+    edges = set(follows)
+    friends = sorted({(min(a, b), max(a, b)) for a, b in follows if (b, a) in edges})
+    rng.shuffle(friends)
+    conversations = [(a, b, rng.randint(1, 5)) for a, b in friends[: sizes.conversations]]
+
+    located = []
+    for user in rng.sample(range(n), round(n * sizes.located)):
+        lat, lon = rng.choice(CITIES)
+        located.append((user, *_around(lat, lon, 20.0, rng)))
+    return Plan(n, follows, tweets, likes, conversations, located)
+
+
+def _plan_follows(
+    sizes: Sizes,
+    follow_limit: int,
+    celebrity_followers: int | None,
+    order: list[int],
+    popularity: list[float],
+    rng: random.Random,
+) -> list[tuple[int, int]]:
+    """(follower, followee) pairs: lognormal out-degrees, Zipf-chosen followees, and the
+    forced celebrities' fans."""
+    n = sizes.users
     cumulative = list(_accumulate(popularity))
     degrees = _out_degrees(sizes, follow_limit, rng)
     head: dict[int, set[int]] = defaultdict(set)  # follower -> the celebrities it follows
@@ -182,17 +211,23 @@ def plan_population(
             chosen.update(_weighted_sample(want - len(chosen), cumulative, user, rng))
         follows.extend((user, followee) for followee in sorted(chosen))
     rng.shuffle(follows)  # follows happen in no particular order
+    return follows
 
+
+def _plan_tweets(
+    sizes: Sizes, follows: list[tuple[int, int]], activity: list[float], rng: random.Random
+) -> tuple[list[PlannedTweet], list[int]]:
+    """Tweets in posting order (replies and retweets after their targets), and the indexes of
+    those that can be replied to, retweeted and liked (not retweets)."""
     following: dict[int, list[int]] = defaultdict(list)
     for a, b in follows:
         following[a].append(b)
-    activity = [rng.lognormvariate(0.0, 1.0) for _ in range(n)]  # who posts and likes much
-    activity_cum = list(_accumulate(activity))
+    users = range(sizes.users)
     tweets: list[PlannedTweet] = []
-    targets: list[int] = []  # tweets that can be replied to, retweeted and liked (not retweets)
+    targets: list[int] = []
     retweeted: set[tuple[int, int]] = set()
     for _ in range(sizes.tweets):
-        author = rng.choices(range(n), cum_weights=activity_cum)[0]
+        author = rng.choices(users, cum_weights=activity)[0]
         roll = rng.random()
         if targets and roll < sizes.reply_share:
             parent = rng.choice(targets)
@@ -212,33 +247,34 @@ def plan_population(
                 text = f"@{{user:{rng.choice(following[author])}}} {text}"
             tweets.append(PlannedTweet(author, text))
             targets.append(len(tweets) - 1)
+    return tweets, targets
 
-    # Likes: a user (by activity) likes a tweet of an author picked by popularity.
+
+def _plan_likes(
+    sizes: Sizes,
+    tweets: list[PlannedTweet],
+    targets: list[int],
+    popularity: list[float],
+    activity: list[float],
+    rng: random.Random,
+) -> list[tuple[int, int]]:
+    """Distinct (user, tweet) likes: a user (by activity) likes a tweet of an author picked by
+    popularity."""
     by_author: dict[int, list[int]] = defaultdict(list)
     for index in targets:
         by_author[tweets[index].author].append(index)
     authors = list(by_author)
     author_cum = list(_accumulate(popularity[a] for a in authors))
+    users = range(sizes.users)
     liked: dict[tuple[int, int], None] = {}
-    wanted = min(sizes.likes, n * len(targets))
+    wanted = min(sizes.likes, sizes.users * len(targets))
     attempts = 0
     while len(liked) < wanted and attempts < wanted * 4:
         attempts += 1
-        user = rng.choices(range(n), cum_weights=activity_cum)[0]
+        user = rng.choices(users, cum_weights=activity)[0]
         author = rng.choices(authors, cum_weights=author_cum)[0]
         liked.setdefault((user, rng.choice(by_author[author])), None)
-
-    # Conversations between friends (they follow each other), a few messages each.
-    edges = set(follows)
-    friends = sorted({(min(a, b), max(a, b)) for a, b in follows if (b, a) in edges})
-    rng.shuffle(friends)
-    conversations = [(a, b, rng.randint(1, 5)) for a, b in friends[: sizes.conversations]]
-
-    located = []
-    for user in rng.sample(range(n), round(n * sizes.located)):
-        lat, lon = rng.choice(CITIES)
-        located.append((user, *_around(lat, lon, 20.0, rng)))
-    return Plan(n, follows, tweets, list(liked), conversations, located)
+    return list(liked)
 
 
 def _accumulate(values: Iterable[float]) -> Iterator[float]:
