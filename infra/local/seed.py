@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "password1"
@@ -645,11 +646,13 @@ def stack_environment(args: argparse.Namespace) -> dict[str, str]:
     names, database, Redis, limits), pointed at the stack's moto server."""
     from infra.local.__main__ import DUMMY_CREDENTIALS, read_env_vars
     from infra.local.lambdas import LambdaRuntime
-    from infra.local.moto_server import _answers_http
+    from infra.local.moto_server import _port_in_use
     from infra.local.provisioning import provision
     from infra.local.template import ResolveContext, load_template
 
-    if not _answers_http(args.endpoint_url):
+    endpoint = urlparse(args.endpoint_url)
+    # Listening is enough: a busy moto server can take seconds to answer its first request.
+    if not _port_in_use(endpoint.hostname or "127.0.0.1", endpoint.port or 80):
         raise SystemExit(
             f"no moto server answers at {args.endpoint_url}: start the stack first (make run),"
             " or give its --endpoint-url (the READY line of serve prints it)"
@@ -735,8 +738,6 @@ def _peak_memory_mb() -> float:
 def moto_memory_mb(endpoint_url: str) -> float | None:
     """The local moto server's resident memory (its peak), when it runs on this machine: the
     process whose command line serves the endpoint's port (Linux /proc only)."""
-    from urllib.parse import urlparse
-
     port = str(urlparse(endpoint_url).port or "")
     for proc in Path("/proc").glob("[0-9]*"):
         try:
