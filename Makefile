@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both set up what is missing.
-.PHONY: run test unit integration cluster e2e screenshots validate build lint bench bootstrap clean
+.PHONY: run test unit integration cluster e2e screenshots validate build lint bench bootstrap clean seed load capacity
 
 PY := .venv/bin/python
 PYTEST := $(PY) -m pytest
@@ -11,6 +11,28 @@ bootstrap:
 ## client :3002); Ctrl-C stops it.
 run: bootstrap
 	$(PY) -m infra.local serve
+
+## Fill the running stack (`make run`) with a population: 20,000 users, 100,000 follows, ...
+## SEED_ARGS passes options, e.g. `make seed SEED_ARGS="--small --seed 7"` (infra/local/seed.py).
+seed: bootstrap
+	$(PY) -m infra.local seed $(SEED_ARGS)
+
+## The load test (bench/load/): Locust, headless, against `make run` after `make seed`; bounded
+## by LOAD_TIME and LOAD_REQUESTS; then the checks against the tables (bench/load/check.py).
+LOAD_USERS ?= 30
+LOAD_TIME ?= 3m
+LOAD_REQUESTS ?= 20000
+LOAD_HTTP ?= http://127.0.0.1:3000
+LOAD_WS ?= ws://127.0.0.1:3001
+LOAD_MOTO ?= http://127.0.0.1:5005
+LOAD_CHECK_ARGS ?=
+load: bootstrap
+	LOAD_MAX_REQUESTS=$(LOAD_REQUESTS) LOAD_WS=$(LOAD_WS) LOAD_HTTP=$(LOAD_HTTP) \
+	  $(PY) -m locust -f bench/load/locustfile.py --headless --host $(LOAD_HTTP) \
+	  -u $(LOAD_USERS) -r 10 --run-time $(LOAD_TIME) --stop-timeout 10 \
+	  --csv bench/results/load --only-summary --exit-code-on-error 0
+	$(PY) -m bench.load.check --csv bench/results/load --http $(LOAD_HTTP) --endpoint-url $(LOAD_MOTO) \
+	  $(LOAD_CHECK_ARGS)
 
 ## Run every test: unit, integration and end-to-end, with the coverage of the shared package and
 ## the local runtime (in-process code; the e2e tier's child processes are not measured).

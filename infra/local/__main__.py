@@ -1,9 +1,10 @@
-"""Command line of the local runtime: `python -m infra.local serve | invoke | schedule`.
+"""Command line of the local runtime: `python -m infra.local serve | invoke | schedule | seed`.
 
 `serve` stands the whole stack up on one machine (moto, tables, secret, database, Lambda
 workers, HTTP API, WebSocket API, stream pollers, schedules, the web client), prints the URLs
 and a single `READY http=... ws=... moto=... web=...` line, and runs until Ctrl-C or SIGTERM.
-`invoke` and `schedule` run one function once, like `sam local invoke`.
+`invoke` and `schedule` run one function once, like `sam local invoke`; `seed` fills a running
+stack with a population (infra/local/seed.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from infra.local import events as event_builders
 from infra.local.errors import UnsupportedTemplateError
 from infra.local.http_gateway import HttpGateway
 from infra.local.lambdas import InvokeResult, LambdaRuntime
+from infra.local.seed import add_arguments as add_seed_arguments
 from infra.local.template import ResolveContext, Template, load_template
 from infra.local.web_client import WebClientHost
 from infra.local.ws_gateway import WebSocketGateway
@@ -432,6 +434,12 @@ def build_parser() -> argparse.ArgumentParser:
     _common(schedule_p)
     schedule_p.add_argument("function", help="logical id")
     schedule_p.add_argument("--endpoint-url", default=None)
+
+    seed_p = commands.add_parser(
+        "seed", help="fill the running stack with a population (infra/local/seed.py)"
+    )
+    _common(seed_p)
+    add_seed_arguments(seed_p)
     return parser
 
 
@@ -450,6 +458,10 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(serve(args))
         if args.command == "invoke":
             return cmd_invoke(args)
+        if args.command == "seed":
+            from infra.local.seed import run as seed
+
+            return seed(args)
         return cmd_schedule(args)
     except UnsupportedTemplateError as exc:
         # Refused before anything started: the message names every resource and property.

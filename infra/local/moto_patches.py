@@ -13,6 +13,16 @@ putting back a deep copy of every table it took before starting. Under concurren
 under one lock shared by every DynamoDB data operation, check every item's condition first,
 cancel with the same CancellationReasons if any fails (nothing written, nothing copied), else
 apply them all. Reads take the same lock, so they never see half a transaction.
+
+A Query reads one partition, as DynamoDB's does: moto's sorts every item of the table and
+filters them by key on every Query (and every LSI query), so a Query cost O(table) and a seeded
+table of a million items took seconds per call; here the base table's and its local indexes'
+queries see only the partition's items (global indexes still scan, as they must).
+
+It also emulates DynamoDB's import from S3 for the population generator (infra/local/seed.py):
+a BatchWriteItem sent with the ``X-Warble-Local-Import: 1`` header writes its items without
+stream records, as an imported table has none, so the stream consumers do not derive again what
+the generator wrote already (the derived state a stream would have made is part of the import).
 """
 
 from __future__ import annotations
@@ -114,11 +124,66 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
                 )
 
 
+IMPORT_HEADER = "X-Warble-Local-Import"
+_QUERY = threading.local()  # the partition a Query on this thread reads (None: every item)
+
+
+def _partition_items(original: Any) -> Any:
+    @functools.wraps(original)
+    def all_items(self: Any) -> Any:
+        key = getattr(_QUERY, "partition", None)
+        if key is None or not self.range_key_attr:
+            return original(self)
+        bucket = self.items.get(key) or {}
+        return sorted(bucket.values(), key=lambda item: item.range_key)
+
+    return all_items
+
+
+def _partition_query(original: Any) -> Any:
+    @functools.wraps(original)
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = kwargs.get("index_name", args[6] if len(args) > 6 else None)
+        local = index_name is None or any(i.name == index_name for i in self.indexes or ())
+        _QUERY.partition = hash_key if local else None
+        try:
+            return original(self, hash_key, *args, **kwargs)
+        finally:
+            _QUERY.partition = None
+
+    return query
+
+
+def _importing_batch_write(original: Any) -> Any:
+    @functools.wraps(original)
+    def batch_write_item(self: Any) -> Any:
+        if self.headers.get(IMPORT_HEADER) != "1":
+            return original(self)
+        with _LOCK:  # no other request sees the tables without their streams
+            tables = [self.dynamodb_backend.get_table(name) for name in self.body["RequestItems"]]
+            shards = [(table, table.stream_shard) for table in tables]
+            for table, _ in shards:
+                table.stream_shard = None
+            try:
+                return original(self)
+            finally:
+                for table, shard in shards:
+                    table.stream_shard = shard
+
+    return batch_write_item
+
+
 def install() -> None:
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.responses import DynamoHandler
 
     if getattr(DynamoDBBackend, "_warble_patched", False):
         return
+    from moto.dynamodb.models.table import Table
+
+    DynamoHandler.batch_write_item = _importing_batch_write(DynamoHandler.batch_write_item)  # type: ignore[method-assign]
+    Table.all_items = _partition_items(Table.all_items)  # type: ignore[method-assign]
+    Table.query = _partition_query(Table.query)  # type: ignore[method-assign]
     for name in _LOCKED:
         setattr(DynamoDBBackend, name, _locked(getattr(DynamoDBBackend, name)))
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
