@@ -38,6 +38,7 @@ from warble.errors import (
     WarbleError,
 )
 from warble.http import errors, rate_limits
+from warble.http.dispatch import Dispatcher
 from warble.jsonbody import nesting_error, too_deep
 
 if TYPE_CHECKING:
@@ -48,42 +49,41 @@ Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 NotFoundHook = Callable[[str, str], WarbleError]
 
 
+def error_response(exc: Exception) -> Response[Any]:
+    """API.md's answer to an exception a route raised: the one mapping of errors to statuses,
+    for the resolver and the warm path (warble.http.dispatch) alike."""
+    if isinstance(exc, WarbleError):
+        status, headers, body = errors.describe(exc)
+        return Response(status_code=status, headers=headers, body=body)
+    if isinstance(exc, RequestValidationError):
+        return error_response(ValidationFailed(errors.validation_details(list(exc.errors()))))
+    # The store errors are named on failure, not at import (warble.dal.store_unavailable).
+    if isinstance(exc, store_unavailable()):
+        logger.warning("store unavailable", exc_info=exc)
+        return error_response(Unavailable())
+    # The one catch-all: log the details, answer without internals.
+    logger.exception("unhandled error", exc_info=exc)
+    return Response(
+        status_code=500,
+        headers=errors.JSON_HEADERS,
+        body=errors.error_body("internal_error", "Something went wrong on our side."),
+    )
+
+
 def build_resolver(
     routers: Iterable[Router], not_found: NotFoundHook | None = None
 ) -> APIGatewayHttpResolver:
     app = APIGatewayHttpResolver(enable_validation=True)
     for router in routers:
         app.include_router(router)
-
-    @app.exception_handler(WarbleError)
-    def _domain_error(exc: WarbleError) -> Response:
-        status, headers, body = errors.describe(exc)
-        return Response(status_code=status, headers=headers, body=body)
-
-    @app.exception_handler(RequestValidationError)
-    def _invalid_request(exc: RequestValidationError) -> Response:
-        return _domain_error(ValidationFailed(errors.validation_details(list(exc.errors()))))
-
-    @app.exception_handler(Exception)
-    def _unexpected(exc: Exception) -> Response:
-        # The store errors are named on failure, not at import (warble.dal.store_unavailable).
-        if isinstance(exc, store_unavailable()):
-            logger.warning("store unavailable", exc_info=exc)
-            return _domain_error(Unavailable())
-        # The one catch-all: log the details, answer without internals.
-        logger.exception("unhandled error")
-        return Response(
-            status_code=500,
-            headers=errors.JSON_HEADERS,
-            body=errors.error_body("internal_error", "Something went wrong on our side."),
-        )
+    app.exception_handler(Exception)(error_response)
 
     @app.not_found
-    def _not_found(_: Exception) -> Response:
+    def _not_found(_: Exception) -> Response[Any]:
         if not_found is None:
-            return _domain_error(NotFound("No such path."))
+            return error_response(NotFound("No such path."))
         event = app.current_event
-        return _domain_error(not_found(event.request_context.http.method, event.raw_path))
+        return error_response(not_found(event.request_context.http.method, event.raw_path))
 
     return app
 
@@ -130,7 +130,7 @@ def _method(event: dict[str, Any]) -> str:
 
 
 def _idempotent(
-    app: APIGatewayHttpResolver, event: dict[str, Any], context: LambdaContext, user: int, key: str
+    resolve: Handler, event: dict[str, Any], context: LambdaContext, user: int, key: str
 ) -> dict[str, Any]:
     """API.md: a repeat of a POST with the same Idempotency-Key by the same user within 24 h
     answers the first (successful) answer again and creates nothing new. Racing repeats: the
@@ -174,7 +174,7 @@ def _idempotent(
         answer.setdefault("headers", {})["Idempotent-Replayed"] = "true"
         return answer
     try:
-        answer = app.resolve(event, context)
+        answer = resolve(event, context)
     except BaseException:
         store.abandon(user, key)
         raise
@@ -236,7 +236,16 @@ def http_handler(
     not_found: NotFoundHook | None = None,
 ) -> Handler:
     app = build_resolver(routers, not_found)
+    dispatcher = Dispatcher(app, error_response)
     public_routes = frozenset(public)
+
+    def resolve(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        target = dispatcher.target(event)
+        if target is None:
+            return app.resolve(event, context)
+        if isinstance(target, dict):
+            return target
+        return dispatcher.call(target)
 
     @entry_point(correlation_paths.API_GATEWAY_HTTP)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -265,9 +274,9 @@ def http_handler(
         try:
             key = (event.get("headers") or {}).get(IDEMPOTENCY_HEADER)
             if who is not None and key is not None and _method(event) == "POST":
-                answer = _idempotent(app, event, context, who.user_id, key)
+                answer = _idempotent(resolve, event, context, who.user_id, key)
             else:
-                answer = app.resolve(event, context)
+                answer = resolve(event, context)
             return rate_limits.with_headers(answer, budget)
         finally:
             _principal.reset(token)
