@@ -160,13 +160,15 @@ class Container:
         from warble.domain.accounts import AccountPolicy, AccountService
 
         s = self.settings
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        lookups: Any = SessionLookups(self.redis)
         return AccountService(
             users=UserRepository(self.database),
             sessions=SessionRepository(self.database),
             profiles=self._cache(s.profile_cache_ttl_seconds),
             session_cache=self._cache(s.session_cache_ttl_seconds),
             throttle=LoginThrottle(self.redis, s.login_max_failures, s.login_window_seconds),
-            lookups=SessionLookups(self.redis),
+            lookups=lookups,
             ids=self.ids,
             policy=AccountPolicy(
                 password_hash_rounds=s.password_hash_rounds,
@@ -241,13 +243,15 @@ class Container:
         from warble.domain.timelines import TimelinePolicy, TimelineService
 
         s = self.settings
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        timelines: Any = TimelineStore(
+            self.redis,
+            cap=s.timeline_cap,
+            recent_cap=s.author_recent_cap,
+            ttl_seconds=s.timeline_ttl_seconds,
+        )
         return TimelineService(
-            timelines=TimelineStore(
-                self.redis,
-                cap=s.timeline_cap,
-                recent_cap=s.author_recent_cap,
-                ttl_seconds=s.timeline_ttl_seconds,
-            ),
+            timelines=timelines,
             tweets=self.tweets,
             tweet_store=TweetStore(s),
             graph=self.graph,
