@@ -224,7 +224,9 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
     who = people(run)
     raw = redis.Redis.from_url(stack.BENCH_REDIS_URL)
     run.cleanups.append(raw.close)
-    seen_key = keys.session_seen(security.token_hash(who.alice.token).hex())
+    seen_key = keys.session_seen(
+        security.token_hash(who.alice.token).hex(), security.token_user(who.alice.token)
+    )
     every = template_functions()
     first = first_requests(who)
     unknown = set(first) - set(every)

@@ -33,6 +33,7 @@ from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
     _request_params_to_args,
 )
 from aws_lambda_powertools.event_handler.openapi.compat import _normalize_errors
+from aws_lambda_powertools.event_handler.openapi.dependant import is_scalar_field
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
@@ -133,18 +134,43 @@ class Dispatcher:
         }
 
 
+def _scalar_query(route: Route) -> bool:
+    """Whether every query parameter of the route takes one value (decided once per route)."""
+    known: bool | None = getattr(route, "_warble_scalar_query", None)
+    if known is None:
+        known = all(is_scalar_field(field) for field in route.dependant.query_params)
+        route._warble_scalar_query = known  # type: ignore[attr-defined]
+    return known
+
+
+def _query(route: Route, event: dict[str, Any]) -> dict[str, Any]:
+    """The query parameters as the validation middleware normalizes them: API Gateway joins a
+    repeated parameter's values with commas; a scalar parameter gets its value as sent, unless
+    the query string really repeats it (then the list, which fails a scalar's validation)."""
+    proxy = APIGatewayProxyEventV2(event)
+    repeated = _get_multi_value_query_params(proxy) if event.get("rawQueryString") else ()
+    if not _scalar_query(route):
+        return dict(
+            _normalize_multi_params(
+                proxy.resolved_query_string_parameters,
+                route.dependant.query_params,
+                multi_value_params=repeated,
+            )
+        )
+    query: dict[str, Any] = {}
+    for name, value in (event.get("queryStringParameters") or {}).items():
+        parts = value.split(",") if name in repeated else [value]
+        query[name] = parts[0] if len(parts) == 1 else parts
+    return query
+
+
 def _validated(route: Route, path_args: dict[str, str], event: dict[str, Any]) -> dict[str, Any]:
     """The route's arguments, validated as OpenAPIRequestValidationMiddleware does (our routes
     take no header or cookie parameters)."""
     dependant = route.dependant
     values, errors = _request_params_to_args(dependant.path_params, path_args)
     if dependant.query_params:
-        proxy = APIGatewayProxyEventV2(event)
-        query = _normalize_multi_params(
-            proxy.resolved_query_string_parameters,
-            dependant.query_params,
-            multi_value_params=_get_multi_value_query_params(proxy),
-        )
+        query = _query(route, event)
         query_values, query_errors = _request_params_to_args(dependant.query_params, query)
         values.update(query_values)
         errors += query_errors
