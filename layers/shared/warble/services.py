@@ -9,6 +9,7 @@ nothing else holds a client, so nothing else needs resetting. Nothing runs at im
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from functools import cached_property
@@ -36,6 +37,43 @@ if TYPE_CHECKING:
     from warble.domain.tweets import TweetService
     from warble.ids import Snowflake
     from warble.settings import Settings
+
+
+class Deferred:
+    """A store built on its first use. A warm read finds what it needs in Redis and never calls
+    the DynamoDB stores behind its service (they answer the misses), so a cold container whose
+    first request is such a read does not import pynamodb and botocore (about one
+    ``import boto3``) before answering; the first miss or write builds the store."""
+
+    __slots__ = ("_build", "_built")
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._built: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        built = self._built
+        if built is None:
+            built = self._built = self._build()
+        return getattr(built, name)
+
+
+def _graph_store(settings: Settings) -> Any:
+    from warble.dal.graph import DynamoGraphStore
+
+    return DynamoGraphStore(settings)
+
+
+def _tweet_store(settings: Settings) -> Any:
+    from warble.dal.tweets import TweetStore
+
+    return TweetStore(settings)
+
+
+def _like_store(settings: Settings) -> Any:
+    from warble.dal.likes import LikeStore
+
+    return LikeStore(settings)
 
 
 class Container:
@@ -118,9 +156,12 @@ class Container:
         return MembershipSets(self.redis, kind, self.settings.membership_ttl_seconds)
 
     def _counter_store(self) -> Any:
-        from warble.dal.counters import DynamoCounterStore
+        def build() -> Any:
+            from warble.dal.counters import DynamoCounterStore
 
-        return DynamoCounterStore(self.settings.counter_claim_ttl_seconds, self.settings)
+            return DynamoCounterStore(self.settings.counter_claim_ttl_seconds, self.settings)
+
+        return Deferred(build)
 
     # ---- WebSocket push ---------------------------------------------------------------------
     @cached_property
@@ -178,12 +219,11 @@ class Container:
 
     @cached_property
     def graph(self) -> GraphService:
-        from warble.dal.graph import DynamoGraphStore
         from warble.domain.graph import GraphPolicy, GraphService
 
         s = self.settings
         return GraphService(
-            store=DynamoGraphStore(s),
+            store=Deferred(lambda: _graph_store(s)),
             counters=self._counter_store(),
             profiles=self.accounts,
             counts_cache=self._cache(s.counts_cache_ttl_seconds),
@@ -197,13 +237,12 @@ class Container:
 
     @cached_property
     def tweets(self) -> TweetService:
-        from warble.dal.likes import LikeStore
-        from warble.dal.tweets import TweetStore
         from warble.domain.flags import ViewerFlags
         from warble.domain.tweets import TweetService
 
         s = self.settings
-        store, likes = TweetStore(s), LikeStore(s)
+        store = Deferred(lambda: _tweet_store(s))
+        likes = Deferred(lambda: _like_store(s))
         return TweetService(
             store=store,
             cache=self._cache(s.tweet_cache_ttl_seconds),
@@ -224,11 +263,10 @@ class Container:
 
     @cached_property
     def likes(self) -> LikeService:
-        from warble.dal.likes import LikeStore
         from warble.domain.likes import LikeService
 
         return LikeService(
-            store=LikeStore(self.settings),
+            store=Deferred(lambda: _like_store(self.settings)),
             tweets=self.tweets,
             accounts=self.accounts,
             graph=self.graph,
@@ -237,9 +275,7 @@ class Container:
 
     @cached_property
     def timelines(self) -> TimelineService:
-        from warble.dal.graph import DynamoGraphStore
         from warble.dal.timelines import TimelineStore
-        from warble.dal.tweets import TweetStore
         from warble.domain.timelines import TimelinePolicy, TimelineService
 
         s = self.settings
@@ -253,9 +289,9 @@ class Container:
         return TimelineService(
             timelines=timelines,
             tweets=self.tweets,
-            tweet_store=TweetStore(s),
+            tweet_store=Deferred(lambda: _tweet_store(s)),
             graph=self.graph,
-            graph_store=DynamoGraphStore(s),
+            graph_store=Deferred(lambda: _graph_store(s)),
             policy=TimelinePolicy(
                 celebrity_followers=s.celebrity_followers,
                 cap=s.timeline_cap,
