@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,9 @@ logger = Logger()
 # Patches nothing at import: each store instruments its own client (warble.tracing).
 tracer = Tracer(auto_patch=False)
 metrics = Metrics()
+# Most requests record no metric of their own (a read): Powertools then warns on each cold
+# start, a line in every function's log that says nothing.
+warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
 
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
