@@ -345,7 +345,7 @@ def push_group(run: Run) -> Iterator[Item]:
     from warble.domain.push import Pusher
     from warble.settings import Settings
 
-    settings = Settings(connections_table=connections_table)
+    settings = Settings.from_environment(connections_table=connections_table)
     pool = ThreadPoolExecutor(max_workers=POOL_CONNECTIONS)  # as warble.services builds it
     run.cleanups.append(lambda: pool.shutdown(wait=False))
     callback = f"{served.ws.replace('ws://', 'http://')}/live"

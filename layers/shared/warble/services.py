@@ -76,12 +76,26 @@ def _like_store(settings: Settings) -> Any:
     return LikeStore(settings)
 
 
+def _decoder(store: str) -> Callable[[dict[str, Any]], Any]:
+    """``warble.dal.<store>.decode_record``, imported on its first record."""
+    found: list[Callable[[dict[str, Any]], Any]] = []
+
+    def decode(record: dict[str, Any]) -> Any:
+        if not found:
+            import importlib
+
+            found.append(importlib.import_module(f"warble.dal.{store}").decode_record)
+        return found[0](record)
+
+    return decode
+
+
 class Container:
     """Everything the functions use, built lazily from ``settings``.
 
     Imports are local to each builder so that a function pays only for what its requests use
     (the meta function imports no store at all), and its cold start does not pay for the
-    settings (pydantic-settings) before its first request reads them.
+    settings before its first request reads them.
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
@@ -338,17 +352,17 @@ class Container:
     # ---- streams ----------------------------------------------------------------------------
     @cached_property
     def stream_decoder(self) -> StreamDecoder:
-        """Which tables' streams the consumers read, and the store that decodes each."""
-        from warble.dal import discover_table, graph, likes, tweets
+        """Which tables' streams the consumers read, and the store that decodes each (imported
+        with the first record of its table: a consumer pays only for the tables it reads)."""
         from warble.dal.streams import StreamDecoder
 
         s = self.settings
         return StreamDecoder(
             {
-                s.graph_table: graph.decode_record,
-                s.tweets_table: tweets.decode_record,
-                s.likes_table: likes.decode_record,
-                s.matches_table: discover_table.decode_record,
+                s.graph_table: _decoder("graph"),
+                s.tweets_table: _decoder("tweets"),
+                s.likes_table: _decoder("likes"),
+                s.matches_table: _decoder("discover_table"),
             }
         )
 
