@@ -85,6 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("groups", nargs="*", help="groups to run (default: all)")
     parser.add_argument("--list", action="store_true", help="list the groups and exit")
     parser.add_argument("--quick", action="store_true", help="a short smoke run (scale 0.1)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="measure only the benchmarks whose title contains TEXT (repeatable)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="Markdown report path")
     args = parser.parse_args(argv)
 
@@ -107,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = header([g.name for g in selected], scale, started, load)
     print("\n".join(lines).replace("**", ""), end="\n\n", flush=True)
 
-    run = Run(scale=scale)
+    run = Run(scale=scale, only=args.only)
     done: list[GroupResult] = []
     clock = time.perf_counter()
     try:

@@ -7,6 +7,9 @@ initialisation included), then, for the functions with a first request (``first_
 invokes the handler twice with a sample event: the first invocation builds the settings and
 the clients (Redis, PostgreSQL, botocore) and imports what the stores need, the second is
 warm. The baseline is ``import boto3`` alone, in its own fresh process, in the same rounds.
+Children run traced, as on AWS (``LAMBDA_TASK_ROOT`` and a trace header set, tracing not
+disabled); the "cold request" rows add import, init and the first invocation: what the first
+request of a new container waits for.
 
 ``sam build`` ships no .pyc files (aws-lambda-builders excludes ``*.pyc``/``__pycache__`` and
 unpacks wheels without compiling) and /var/task and /opt are read-only, so on Lambda every
@@ -119,10 +122,15 @@ def _child(
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024",
         "_HANDLER": f"{module}.handler",
         "POWERTOOLS_SERVICE_NAME": target,
+        # Traced, as with the template's Tracing: Active: the trace header Lambda hands the
+        # function (its segments go to an X-Ray daemon address nothing listens on).
+        "_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;"
+        "Sampled=1",
     }
+    traced = {k: v for k, v in env.items() if k != "POWERTOOLS_TRACE_DISABLED"}
     proc = subprocess.run(
         command,
-        env={**env, **lambda_env},
+        env={**traced, **lambda_env},
         cwd=fn_dir if fn_dir.is_dir() else stack.ROOT,
         capture_output=True,
         text=True,
@@ -224,7 +232,9 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
     who = people(run)
     raw = redis.Redis.from_url(stack.BENCH_REDIS_URL)
     run.cleanups.append(raw.close)
-    seen_key = keys.session_seen(security.token_hash(who.alice.token).hex())
+    seen_key = keys.session_seen(
+        security.token_hash(who.alice.token).hex(), security.token_user(who.alice.token)
+    )
     every = template_functions()
     first = first_requests(who)
     unknown = set(first) - set(every)
@@ -315,6 +325,18 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
             "read-only; the stdlib keeps its .pyc as in the Lambda runtime"
         ],
     )
+    for name in first:
+        totals = [s["import_ns"] + s["first_ns"] for s in samples[name]]
+        yield Precomputed(
+            f"cold request: import + init + 1st invocation of {name}, traced ({reps} fresh "
+            "processes)",
+            ("import + init + 1st invocation", totals),
+            [(boto3_label, series("boto3", "import_ns"))],
+            notes=[
+                cpu_note(name, "first_cpu_ns", "boto3", "import_cpu_ns", "import boto3")
+                + " (the 1st invocation alone)"
+            ],
+        )
     for name, (_, what) in first.items():
         yield Precomputed(
             f"first invocation after a cold import: {name} ({reps} fresh processes)",

@@ -106,8 +106,10 @@ def conversations_group(run: Run) -> Iterator[Item]:
             ConsistentRead=True,
         )
 
-    def raw_profiles() -> Any:
-        return raw.mget(profile_keys)
+    def raw_profiles() -> Any:  # as the page sends it: the MGET in a ReadBatch's pipeline
+        pipe = raw.pipeline(transaction=False)
+        pipe.mget(profile_keys)
+        return pipe.execute()[0]
 
     def raw_list() -> None:
         raw_list_query()
@@ -345,7 +347,7 @@ def push_group(run: Run) -> Iterator[Item]:
     from warble.domain.push import Pusher
     from warble.settings import Settings
 
-    settings = Settings(connections_table=connections_table)
+    settings = Settings.from_environment(connections_table=connections_table)
     pool = ThreadPoolExecutor(max_workers=POOL_CONNECTIONS)  # as warble.services builds it
     run.cleanups.append(lambda: pool.shutdown(wait=False))
     callback = f"{served.ws.replace('ws://', 'http://')}/live"

@@ -222,6 +222,9 @@ class Run:
     """What a group gets: the scale of this run and a place for shared resources."""
 
     scale: float = 1.0
+    # Measure only the items whose title contains one of these (empty: all); a group stops
+    # once each has matched (the set-up of the items skipped before then still runs).
+    only: Sequence[str] = ()
     shared: dict[str, Any] = field(default_factory=dict)
     cleanups: list[Callable[[], None]] = field(default_factory=list)
 
@@ -267,10 +270,18 @@ def run_group(g: Group, run: Run, on_result: Callable[[Result], None]) -> GroupR
     started = time.perf_counter()
     results: list[Result] = []
     items: Iterator[Item] = iter(g.build(run))
+    wanted = set(run.only)
     for item in items:
+        if run.only:
+            matched = {part for part in run.only if part in item.name}
+            if not matched:
+                continue
+            wanted -= matched
         result = item.run(run.scale)
         results.append(result)
         on_result(result)
+        if run.only and not wanted:
+            break
     return GroupResult(g, results, time.perf_counter() - started)
 
 

@@ -25,8 +25,8 @@ def rate_limits_group(run: Run) -> Iterator[Benchmark]:
     raw, _ = stack.raw_clients(run, bench_stack)
     limits = services.rate_limits()
     user_id = 7_262_946_581_234_567_168
-    script_raw = stack.budget_spend(raw, keys.rate_limit("user", str(user_id)))
-    counter_key = keys.rate_limit("user", "raw")
+    script_raw = stack.budget_spend(raw, keys.user_budget(user_id))
+    counter_key = keys.user_budget(0)
 
     def spend() -> Any:
         verdict = limits.user(user_id)

@@ -155,23 +155,38 @@ def raw_clients(run: Any, bench_stack: Stack) -> tuple[Any, Any]:
     return raw, ddb
 
 
-SESSION_CHECK = "raw EVALSHA session lookup (GET session, SET seen NX) + EVALSHA budget"
+SESSION_CHECK = "raw gate EVALSHA (session, last-seen throttle, budget)"
 
 
-def session_check(raw: Any, issued: Any) -> Callable[[], Any]:
-    """The handler skeleton's round trips before routing, raw: the cached session of the bearer
-    token with its last-seen throttle (one script, warble.dal.account_state), then the user's
-    request budget (``issued``: an IssuedSession)."""
+def session_check(
+    raw: Any, issued: Any, reads: Callable[[Any], Any] | None = None
+) -> Callable[[], Any]:
+    """The handler skeleton's round trip before routing, raw: one pipeline of the gate's script
+    (the cached session of the bearer token, its last-seen throttle and the user's request
+    budget, warble.dal.account_state) and ``reads(pipe)``, the route's first reads when it
+    sends them with the gate (``issued``: an IssuedSession)."""
+    import time
+
     from warble import keys, security
-    from warble.dal.account_state import _LOOKUP
+    from warble.dal.account_state import _GATE
 
+    user_id = int(issued.user["id"])
     digest = security.token_hash(issued.token).hex()
-    lookup_keys = [keys.session(digest).value, keys.session_seen(digest)]
-    lookup = raw.register_script(_LOOKUP)
-    spend = budget_spend(raw, keys.rate_limit("user", str(issued.user["id"])))
+    gate_keys = [
+        keys.session(digest, user_id).value,
+        keys.session_seen(digest, user_id),
+        keys.user_budget(user_id),
+    ]
+    sha = raw.script_load(_GATE)
 
     def check() -> Any:
-        return lookup(keys=lookup_keys, args=[keys.SEEN_THROTTLE_SECONDS]), spend()
+        pipe = raw.pipeline(transaction=False)
+        now_ms = int(time.time() * 1000)
+        args = [keys.SEEN_THROTTLE_SECONDS, now_ms, BENCH_BUDGET, 300_000]
+        pipe.execute_command("EVALSHA", sha, len(gate_keys), *gate_keys, *args)
+        if reads is not None:
+            reads(pipe)
+        return pipe.execute()
 
     return check
 

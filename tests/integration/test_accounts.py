@@ -122,7 +122,8 @@ def test_a_revocation_whose_cache_drop_was_lost_is_caught_by_the_next_touch(acco
     pg.execute("UPDATE sessions SET revoked_at = now() WHERE id = %s", (issued.session.id,))
     assert accounts.require_token(issued.token).session_id == issued.session.id  # within a minute
     # A minute later the touch asks PostgreSQL: 401, and the stale entry is dropped.
-    redis.delete(keys.session_seen(security.token_hash(issued.token).hex()))
+    digest = security.token_hash(issued.token).hex()
+    redis.delete(keys.session_seen(digest, security.token_user(issued.token)))
     with pytest.raises(Unauthorized):
         accounts.require_token(issued.token)
     with pytest.raises(Unauthorized):

@@ -627,10 +627,14 @@ class FakeTimelineStore:
         merged = self.home.get(user_id, set()) | set(entries)
         self.home[user_id] = self._trimmed(merged, self.cap)
 
-    def home_page(
-        self, user_id: int, before_tweet_id: int | None, limit: int
-    ) -> tuple[list[str] | None, list[int] | None]:
-        return self.page(user_id, before_tweet_id, limit), self.followed_celebrities(user_id)
+    def batch(self) -> FakeBatch:
+        return FakeBatch()
+
+    def home_page_later(
+        self, batch: FakeBatch, user_id: int, before_tweet_id: int | None, limit: int
+    ) -> Callable[[], tuple[list[str] | None, list[int] | None]]:
+        page = self.page(user_id, before_tweet_id, limit), self.followed_celebrities(user_id)
+        return lambda: page
 
     def followed_celebrities(self, user_id: int) -> list[int] | None:
         cached = self.celebrities.get(user_id)

@@ -74,3 +74,25 @@ def test_a_store_instruments_its_client_when_it_builds_it():
     )  # fmt: skip
     answer = json.loads(out.stdout.strip().splitlines()[-1])
     assert answer == {"before": [], "after": ["botocore", "pynamodb"]}
+
+
+_PSYCOPG = """
+import json, sys
+sys.path[:0] = [sys.argv[1]]
+from warble.tracing import instrument
+instrument("psycopg")
+import psycopg
+print(json.dumps({"connect": type(psycopg.connect).__name__}))
+"""
+
+
+def test_a_traced_function_can_instrument_psycopg_without_its_pool_package():
+    """The X-Ray SDK's psycopg patch needs psycopg_pool, which the layer does not ship; traced
+    as on AWS, the first PostgreSQL connection must still open (traced)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("POWERTOOLS_TRACE", "AWS_"))}
+    env["LAMBDA_TASK_ROOT"] = str(ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", _PSYCOPG, str(ROOT / "layers" / "shared")],
+        capture_output=True, text=True, env=env, check=True, timeout=60,
+    )  # fmt: skip
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"connect": "FunctionWrapper"}

@@ -23,11 +23,14 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {h:<user_id>}:home               | zset   | HOME_TIMELINE_TTL (30 d)  | home timeline         |
 | {h:<user_id>}:celebs             | string | 60 s                      | followed celebrities  |
 | {a:<author_id>}:recent           | zset   | none (capped)             | author's newest ids   |
-| {t:<token sha256>}:session       | string | SESSION_CACHE_TTL_SECONDS | cached session (JSON) |
-| {t:<token sha256>}:session:lease | string | LEASE_MS                  | fill lease            |
-| {t:<token sha256>}:seen          | string | 60 s                      | last_seen_at throttle |
+| {u:<user_id>}:session:<sha256>   | string | SESSION_CACHE_TTL_SECONDS | cached session (JSON) |
+| {u:<user_id>}:session:<sha>:lease| string | LEASE_MS                  | fill lease            |
+| {u:<user_id>}:session:<sha>:seen | string | 60 s                      | last_seen_at throttle |
+| {u:<user_id>}:budget             | string | RATE_LIMIT_USER_WINDOW_S. | user's request budget |
+| {t:<token sha256>}:session       | string | SESSION_CACHE_TTL_SECONDS | old-form token's (*)  |
+| {t:<token sha256>}:session:lease | string | LEASE_MS                  | fill lease (*)        |
+| {t:<token sha256>}:seen          | string | 60 s                      | its throttle (*)      |
 | {login:<lower login>}:failures   | string | LOGIN_WINDOW_SECONDS      | failed logins         |
-| {rl:user:<user_id>}              | string | RATE_LIMIT_USER_WINDOW_S. | user's request budget |
 | {rl:signup:<client ip or /64>}   | string | RATE_LIMIT_SIGNUP_IP_W.S. | signups from an IP    |
 | {rl:login:<client ip or /64>}    | string | RATE_LIMIT_LOGIN_IP_W.S.  | logins from an IP     |
 | {idem:<user_id>}:<sha256 of key> | string | 24 h (pending: 60 s)      | a POST's first answer |
@@ -49,6 +52,8 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:feed               | list   | FEED_TTL_SECONDS (600 s)  | fetched, not offered  |
 | {u:<user_id>}:feed:meta          | hash   | FEED_TTL_SECONDS (600 s)  | its query and reach   |
 | {sw:<low id>:<high id>}          | hash   | SWIPE_PAIR_TTL_SECONDS    | a pair's two swipes   |
+
+(*) sessions of tokens of the old form (``wbl_<secret>``, no user id), until the last expires.
 """
 
 from __future__ import annotations
@@ -131,15 +136,28 @@ def author_recent(author_id: int) -> str:
     return f"{{a:{author_id}}}:recent"
 
 
-def session(token_hash_hex: str) -> CacheKey:
-    base = f"{{t:{token_hash_hex}}}:session"
+def session(token_hash_hex: str, user_id: int | None = None) -> CacheKey:
+    """A token's cached session. A token that names its user keeps it under the user's tag, with
+    the user's request budget, so the gate reads one and spends the other in one script; a token
+    of the old form (no user id) under its own tag."""
+    if user_id is None:
+        base = f"{{t:{token_hash_hex}}}:session"
+    else:
+        base = f"{{u:{user_id}}}:session:{token_hash_hex}"
     return CacheKey(base, f"{base}:lease")
 
 
-def session_seen(token_hash_hex: str) -> str:
-    """Set when the session's last_seen_at was touched, for a minute (the token's tag, so the
+def session_seen(token_hash_hex: str, user_id: int | None = None) -> str:
+    """Set when the session's last_seen_at was touched, for a minute (the session's tag, so the
     session check reads it with the cached session in one call)."""
-    return f"{{t:{token_hash_hex}}}:seen"
+    if user_id is None:
+        return f"{{t:{token_hash_hex}}}:seen"
+    return f"{{u:{user_id}}}:session:{token_hash_hex}:seen"
+
+
+def user_budget(user_id: int) -> str:
+    """A user's request budget (window counter): the user's tag, with the sessions' cache."""
+    return f"{{u:{user_id}}}:budget"
 
 
 def login_failures(login: str) -> str:

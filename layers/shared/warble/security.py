@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 
 import bcrypt
@@ -32,14 +33,30 @@ def burn_password_check(password: str, rounds: int) -> None:
     verify_password(password, dummy)
 
 
-def new_token() -> str:
-    """256 random bits, URL-safe. Only its hash is ever stored."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+# ``wbl_<user id>_<secret>``: the secret is 256 random bits, URL-safe (43 characters). The user
+# id is no secret (ids are in every answer); it lets the gate find the session, spend the user's
+# budget and start the route's reads in one round trip (warble.http.app). A token names its user
+# only as a claim: the session found by the whole token's hash must agree, or it is refused.
+_TOKEN = re.compile(r"wbl_([1-9][0-9]{0,18})_[A-Za-z0-9_-]{43}")
+# Before the user id: ``wbl_<secret>``, accepted until the last such session expires (30 days
+# after the deploy that issued the new form; see README "Sessions").
+_LEGACY_TOKEN = re.compile(r"wbl_[A-Za-z0-9_-]{43}")
+
+
+def new_token(user_id: int) -> str:
+    """256 random bits after the user id. Only its hash is ever stored."""
+    return f"{TOKEN_PREFIX}{user_id}_{secrets.token_urlsafe(32)}"
 
 
 def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+def token_user(token: str) -> int | None:
+    """The user id a token claims; None for a token of the old form."""
+    found = _TOKEN.fullmatch(token)
+    return int(found.group(1)) if found else None
+
+
 def looks_like_token(token: str) -> bool:
-    return token.startswith(TOKEN_PREFIX) and 40 <= len(token) <= 64 and token.isascii()
+    return bool(_TOKEN.fullmatch(token) or _LEGACY_TOKEN.fullmatch(token))

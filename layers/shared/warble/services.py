@@ -9,6 +9,7 @@ nothing else holds a client, so nothing else needs resetting. Nothing runs at im
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from functools import cached_property
@@ -38,12 +39,63 @@ if TYPE_CHECKING:
     from warble.settings import Settings
 
 
+class Deferred:
+    """A store built on its first use. A warm read finds what it needs in Redis and never calls
+    the DynamoDB stores behind its service (they answer the misses), so a cold container whose
+    first request is such a read does not import pynamodb and botocore (about one
+    ``import boto3``) before answering; the first miss or write builds the store."""
+
+    __slots__ = ("_build", "_built")
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._built: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        built = self._built
+        if built is None:
+            built = self._built = self._build()
+        return getattr(built, name)
+
+
+def _graph_store(settings: Settings) -> Any:
+    from warble.dal.graph import DynamoGraphStore
+
+    return DynamoGraphStore(settings)
+
+
+def _tweet_store(settings: Settings) -> Any:
+    from warble.dal.tweets import TweetStore
+
+    return TweetStore(settings)
+
+
+def _like_store(settings: Settings) -> Any:
+    from warble.dal.likes import LikeStore
+
+    return LikeStore(settings)
+
+
+def _decoder(store: str) -> Callable[[dict[str, Any]], Any]:
+    """``warble.dal.<store>.decode_record``, imported on its first record."""
+    found: list[Callable[[dict[str, Any]], Any]] = []
+
+    def decode(record: dict[str, Any]) -> Any:
+        if not found:
+            import importlib
+
+            found.append(importlib.import_module(f"warble.dal.{store}").decode_record)
+        return found[0](record)
+
+    return decode
+
+
 class Container:
     """Everything the functions use, built lazily from ``settings``.
 
     Imports are local to each builder so that a function pays only for what its requests use
     (the meta function imports no store at all), and its cold start does not pay for the
-    settings (pydantic-settings) before its first request reads them.
+    settings before its first request reads them.
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
@@ -118,9 +170,12 @@ class Container:
         return MembershipSets(self.redis, kind, self.settings.membership_ttl_seconds)
 
     def _counter_store(self) -> Any:
-        from warble.dal.counters import DynamoCounterStore
+        def build() -> Any:
+            from warble.dal.counters import DynamoCounterStore
 
-        return DynamoCounterStore(self.settings.counter_claim_ttl_seconds, self.settings)
+            return DynamoCounterStore(self.settings.counter_claim_ttl_seconds, self.settings)
+
+        return Deferred(build)
 
     # ---- WebSocket push ---------------------------------------------------------------------
     @cached_property
@@ -160,13 +215,15 @@ class Container:
         from warble.domain.accounts import AccountPolicy, AccountService
 
         s = self.settings
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        lookups: Any = SessionLookups(self.redis)
         return AccountService(
             users=UserRepository(self.database),
             sessions=SessionRepository(self.database),
             profiles=self._cache(s.profile_cache_ttl_seconds),
             session_cache=self._cache(s.session_cache_ttl_seconds),
             throttle=LoginThrottle(self.redis, s.login_max_failures, s.login_window_seconds),
-            lookups=SessionLookups(self.redis),
+            lookups=lookups,
             ids=self.ids,
             policy=AccountPolicy(
                 password_hash_rounds=s.password_hash_rounds,
@@ -176,12 +233,11 @@ class Container:
 
     @cached_property
     def graph(self) -> GraphService:
-        from warble.dal.graph import DynamoGraphStore
         from warble.domain.graph import GraphPolicy, GraphService
 
         s = self.settings
         return GraphService(
-            store=DynamoGraphStore(s),
+            store=Deferred(lambda: _graph_store(s)),
             counters=self._counter_store(),
             profiles=self.accounts,
             counts_cache=self._cache(s.counts_cache_ttl_seconds),
@@ -195,13 +251,12 @@ class Container:
 
     @cached_property
     def tweets(self) -> TweetService:
-        from warble.dal.likes import LikeStore
-        from warble.dal.tweets import TweetStore
         from warble.domain.flags import ViewerFlags
         from warble.domain.tweets import TweetService
 
         s = self.settings
-        store, likes = TweetStore(s), LikeStore(s)
+        store = Deferred(lambda: _tweet_store(s))
+        likes = Deferred(lambda: _like_store(s))
         return TweetService(
             store=store,
             cache=self._cache(s.tweet_cache_ttl_seconds),
@@ -222,11 +277,10 @@ class Container:
 
     @cached_property
     def likes(self) -> LikeService:
-        from warble.dal.likes import LikeStore
         from warble.domain.likes import LikeService
 
         return LikeService(
-            store=LikeStore(self.settings),
+            store=Deferred(lambda: _like_store(self.settings)),
             tweets=self.tweets,
             accounts=self.accounts,
             graph=self.graph,
@@ -235,23 +289,23 @@ class Container:
 
     @cached_property
     def timelines(self) -> TimelineService:
-        from warble.dal.graph import DynamoGraphStore
         from warble.dal.timelines import TimelineStore
-        from warble.dal.tweets import TweetStore
         from warble.domain.timelines import TimelinePolicy, TimelineService
 
         s = self.settings
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        timelines: Any = TimelineStore(
+            self.redis,
+            cap=s.timeline_cap,
+            recent_cap=s.author_recent_cap,
+            ttl_seconds=s.timeline_ttl_seconds,
+        )
         return TimelineService(
-            timelines=TimelineStore(
-                self.redis,
-                cap=s.timeline_cap,
-                recent_cap=s.author_recent_cap,
-                ttl_seconds=s.timeline_ttl_seconds,
-            ),
+            timelines=timelines,
             tweets=self.tweets,
-            tweet_store=TweetStore(s),
+            tweet_store=Deferred(lambda: _tweet_store(s)),
             graph=self.graph,
-            graph_store=DynamoGraphStore(s),
+            graph_store=Deferred(lambda: _graph_store(s)),
             policy=TimelinePolicy(
                 celebrity_followers=s.celebrity_followers,
                 cap=s.timeline_cap,
@@ -298,17 +352,17 @@ class Container:
     # ---- streams ----------------------------------------------------------------------------
     @cached_property
     def stream_decoder(self) -> StreamDecoder:
-        """Which tables' streams the consumers read, and the store that decodes each."""
-        from warble.dal import discover_table, graph, likes, tweets
+        """Which tables' streams the consumers read, and the store that decodes each (imported
+        with the first record of its table: a consumer pays only for the tables it reads)."""
         from warble.dal.streams import StreamDecoder
 
         s = self.settings
         return StreamDecoder(
             {
-                s.graph_table: graph.decode_record,
-                s.tweets_table: tweets.decode_record,
-                s.likes_table: likes.decode_record,
-                s.matches_table: discover_table.decode_record,
+                s.graph_table: _decoder("graph"),
+                s.tweets_table: _decoder("tweets"),
+                s.likes_table: _decoder("likes"),
+                s.matches_table: _decoder("discover_table"),
             }
         )
 

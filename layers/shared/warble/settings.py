@@ -2,18 +2,39 @@
 
 Domain code never reads ``os.environ``: it receives values from here. Nothing is parsed at import
 time, so tests set the environment before the first call and need no module reloads.
+
+A pydantic model read from the environment as pydantic-settings reads it (a field from the
+variable of its name or alias, in any case), without pydantic-settings: every field is a
+scalar, and that library cost a cold start about a fifth of an ``import boto3`` to import.
 """
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
+from typing import Any
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    @classmethod
+    def from_environment(cls, **overrides: Any) -> Settings:
+        """The settings the environment gives, with ``overrides`` (field names) on top."""
+        environment = {name.lower(): value for name, value in os.environ.items()}
+        values: dict[str, Any] = {}
+        for name, field in cls.model_fields.items():
+            alias = field.validation_alias if isinstance(field.validation_alias, str) else None
+            found = environment.get((alias or name).lower())
+            if found is not None:
+                values[alias or name] = found
+        for name, value in overrides.items():
+            field = cls.model_fields[name]
+            alias = field.validation_alias if isinstance(field.validation_alias, str) else None
+            values[alias or name] = value
+        return cls.model_validate(values)
 
     # PostgreSQL (Aurora behind RDS Proxy on AWS). Credentials come from the secret when set.
     db_secret_arn: str = ""
@@ -107,4 +128,4 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings()
+    return Settings.from_environment()

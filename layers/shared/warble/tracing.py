@@ -18,4 +18,20 @@ def instrument(*modules: str) -> None:
     twice)."""
     from aws_lambda_powertools import Tracer
 
-    Tracer(auto_patch=False).patch(modules)
+    tracer = Tracer(auto_patch=False)
+    if "psycopg" in modules and not tracer.disabled:
+        _trace_psycopg_connect()
+        modules = tuple(module for module in modules if module != "psycopg")
+    if modules:
+        tracer.patch(modules)
+
+
+def _trace_psycopg_connect() -> None:
+    """The X-Ray SDK's psycopg patch also wraps ``psycopg_pool``'s pool, which the layer does not
+    ship (we open one connection per container), and then fails: the first PostgreSQL
+    connection of a traced function raised instead of connecting. Only ``psycopg.connect`` is
+    wrapped, with the SDK's own wrapper."""
+    import wrapt
+    from aws_xray_sdk.ext.psycopg.patch import _xray_traced_connect
+
+    wrapt.wrap_function_wrapper("psycopg", "connect", _xray_traced_connect)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+from redis.exceptions import NoScriptError
+
 from warble import keys
-from warble.dal.rate_limit import RedisWindowCounter
-from warble.dal.redis import RedisClient
+from warble.dal.rate_limit import TAKE_FUNCTION, RedisWindowCounter
+from warble.dal.redis import ReadBatch, RedisClient
+from warble.domain.ports import GateAnswer
 
 
 class LoginThrottle:
@@ -41,6 +45,31 @@ return {cached, 0}
 """
 
 
+# The HTTP gate for a token that names its user, in one call on the user's tag: the cached
+# session and, only when it is live, its last-seen throttle and one request of the user's budget.
+# A missing, revoked or expired session spends nothing: a forged token naming a user cannot spend
+# that user's budget. The caller checks the session again (domain.accounts), so this check only
+# decides the spending. KEYS: session, seen, budget. ARGV: seen TTL (s), now (ms), limit, window
+# (ms). Returns false (not cached), {session} (not live), or {session, due, counted, used, ttl}.
+_GATE = (
+    TAKE_FUNCTION
+    + """
+local cached = redis.call('GET', KEYS[1])
+if not cached then return false end
+local ok, record = pcall(cjson.decode, cached)
+if not ok or type(record) ~= 'table' or record['revoked'] ~= false
+   or type(record['expires_at_ms']) ~= 'number'
+   or record['expires_at_ms'] <= tonumber(ARGV[2]) then
+  return {cached}
+end
+local due = 0
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[1]) then due = 1 end
+local taken = take(KEYS[3], tonumber(ARGV[3]), tonumber(ARGV[4]))
+return {cached, due, taken[1], taken[2], taken[3]}
+"""
+)
+
+
 class SessionLookups:
     """The session check's Redis part in one round trip (the cache fills and invalidations
     are the leased cache's, warble.dal.cache)."""
@@ -48,11 +77,54 @@ class SessionLookups:
     def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
         self._lookup = redis.register_script(_LOOKUP)
+        self._gate = redis.register_script(_GATE)
 
-    def cached(self, token_hash_hex: str) -> tuple[dict[str, Any], bool] | None:
+    def gate_later(
+        self,
+        batch: ReadBatch,
+        user_id: int,
+        token_hash_hex: str,
+        now_ms: int,
+        limit: int,
+        window_ms: int,
+    ) -> Callable[[], GateAnswer | None]:
+        """The gate's script queued in ``batch`` (the request's first round trip); its reader
+        gives None when the session is not cached."""
+        call_keys = [
+            keys.session(token_hash_hex, user_id).value,
+            keys.session_seen(token_hash_hex, user_id),
+            keys.user_budget(user_id),
+        ]
+        args = [keys.SEEN_THROTTLE_SECONDS, now_ms, limit, window_ms]
+        read = batch.add("EVALSHA", self._gate.sha, len(call_keys), *call_keys, *args)
+
+        def answer() -> GateAnswer | None:
+            try:
+                found = read()
+            except NoScriptError:  # a flushed or failed-over node: once more, loading it
+                found = self._gate(keys=call_keys, args=args)
+            if not found:
+                return None
+            record = json.loads(found[0])
+            if len(found) == 1:
+                return GateAnswer(record)
+            _, due, counted, used, ttl = found
+            return GateAnswer(record, bool(int(due)), (bool(int(counted)), int(used), int(ttl)))
+
+        return answer
+
+    def batch(self) -> ReadBatch:
+        return ReadBatch(self._redis)
+
+    def cached(
+        self, token_hash_hex: str, user_id: int | None = None
+    ) -> tuple[dict[str, Any], bool] | None:
         """(the cached session record, due for a touch), or None when it is not cached."""
         found = self._lookup(
-            keys=[keys.session(token_hash_hex).value, keys.session_seen(token_hash_hex)],
+            keys=[
+                keys.session(token_hash_hex, user_id).value,
+                keys.session_seen(token_hash_hex, user_id),
+            ],
             args=[keys.SEEN_THROTTLE_SECONDS],
         )
         if not found:
@@ -60,6 +132,6 @@ class SessionLookups:
         record, due = found
         return json.loads(record), bool(int(due))
 
-    def due_for_touch(self, token_hash_hex: str) -> bool:
-        seen = keys.session_seen(token_hash_hex)
+    def due_for_touch(self, token_hash_hex: str, user_id: int | None = None) -> bool:
+        seen = keys.session_seen(token_hash_hex, user_id)
         return bool(self._redis.set(seen, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS))

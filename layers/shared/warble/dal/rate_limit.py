@@ -20,21 +20,27 @@ from dataclasses import dataclass
 
 from warble.dal.redis import RedisClient
 
-# KEYS[1]: the window's counter. ARGV[1]: the limit; ARGV[2]: the window in ms.
-# Returns {1 if counted else 0, requests counted in the window, ms until the window ends}.
-_TAKE = """
-local n = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  ttl = tonumber(ARGV[2])
-  redis.call('PEXPIRE', KEYS[1], ttl)
+# take(key, limit, window_ms): {1 if counted else 0, requests counted in the window, ms until
+# the window ends}. A Lua function, so the HTTP gate's script (warble.dal.account_state) counts
+# with the very same lines.
+TAKE_FUNCTION = """
+local function take(key, limit, window_ms)
+  local n = redis.call('INCR', key)
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then
+    ttl = window_ms
+    redis.call('PEXPIRE', key, ttl)
+  end
+  if n > limit then
+    redis.call('DECR', key)
+    return {0, n - 1, ttl}
+  end
+  return {1, n, ttl}
 end
-if n > tonumber(ARGV[1]) then
-  redis.call('DECR', KEYS[1])
-  return {0, n - 1, ttl}
-end
-return {1, n, ttl}
 """
+
+# KEYS[1]: the window's counter. ARGV[1]: the limit; ARGV[2]: the window in ms.
+_TAKE = TAKE_FUNCTION + "return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))\n"
 
 # Give a request back, only while its window exists: a DECR after the window expired would
 # create a key of -1 with no TTL, a free request forever after.

@@ -17,6 +17,7 @@ from warble import clock, keys, security
 from warble.domain.ports import (
     Cache,
     DuplicateAccount,
+    GateAnswer,
     IdGenerator,
     Later,
     LoginAttempts,
@@ -27,6 +28,7 @@ from warble.domain.ports import (
     UserStore,
     at_once,
 )
+from warble.domain.rate_limits import Budget
 from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
 
 
@@ -132,7 +134,7 @@ class AccountService:
         return self._open_session(self.profile(int(credentials["id"])), device)
 
     def _open_session(self, user: dict[str, Any], device: str) -> IssuedSession:
-        token = security.new_token()
+        token = security.new_token(int(user["id"]))
         session = self._sessions.insert(
             self._ids.next_id(),
             user["id"],
@@ -147,37 +149,84 @@ class AccountService:
         """Which live session is this token? (and its expiry, ms)"""
         if not security.looks_like_token(token):
             return None
-        return _live(self._session(security.token_hash(token).hex()))
+        user_id = security.token_user(token)
+        return _live(self._session(security.token_hash(token).hex(), user_id))
 
-    def _session(self, digest: str) -> dict[str, Any] | None:
+    def _session(self, digest: str, user_id: int | None) -> dict[str, Any] | None:
         def load() -> dict[str, Any] | None:
             row = self._sessions.by_token_hash(bytes.fromhex(digest))
-            return None if row is None else session_record(row)
+            if row is None or (user_id is not None and row.user_id != user_id):
+                return None  # a token names its session's user, or no session
+            return session_record(row)
 
-        record: dict[str, Any] | None = self._session_cache.get_or_load(keys.session(digest), load)
+        key = keys.session(digest, user_id)
+        record: dict[str, Any] | None = self._session_cache.get_or_load(key, load)
         return record
 
-    def require_token(self, token: str) -> Principal:
-        """The HTTP gate: the caller of a live session for this bearer token, else 401. Warm,
-        one Redis call: the cached session and its last-seen throttle."""
+    def batch(self) -> ReadBatch:
+        """A round trip for the gate and the reads a request starts with (``gate_later``)."""
+        return self._lookups.batch()
+
+    def gate_later(
+        self, batch: ReadBatch, token: str, budget: Budget
+    ) -> Later[tuple[Principal, tuple[bool, int, int] | None]]:
+        """The HTTP gate, queued in ``batch``: its reader gives the caller of a live session for
+        this bearer token, and the user budget's answer when it was spent in the same call
+        (else None: the caller spends it). 401 (Unauthorized) for a malformed token at once,
+        with nothing sent; for a missing, revoked or expired session when read, so a route's
+        reads queued in the same batch are never used for such a caller.
+
+        A token that names its user (``security.token_user``) costs one script in ``batch``
+        when its session is cached: the session, its last-seen throttle and the budget, all
+        under the user's tag. A token of the old form is checked as before, on its own."""
         if not security.looks_like_token(token):
             raise Unauthorized()
+        user_id = security.token_user(token)
+        if user_id is None:
+            return lambda: (self.require_token(token), None)
         digest = security.token_hash(token).hex()
-        hit = self._lookups.cached(digest)
+        read = self._lookups.gate_later(
+            batch, user_id, digest, clock.epoch_ms(), budget.limit, budget.window_seconds * 1000
+        )
+
+        def passage() -> tuple[Principal, tuple[bool, int, int] | None]:
+            found: GateAnswer | None = read()
+            if found is None:
+                record = self._session(digest, user_id)
+                due = record is not None and self._lookups.due_for_touch(digest, user_id)
+                return self._admit(record, due, digest, user_id), None
+            admitted = self._admit(found.record, found.due_for_touch, digest, user_id)
+            return admitted, found.spent
+
+        return passage
+
+    def require_token(self, token: str) -> Principal:
+        """The caller of a live session for this bearer token, else 401: the gate without the
+        budget. Warm, one Redis call: the cached session and its last-seen throttle."""
+        if not security.looks_like_token(token):
+            raise Unauthorized()
+        user_id = security.token_user(token)
+        digest = security.token_hash(token).hex()
+        hit = self._lookups.cached(digest, user_id)
         if hit is None:
-            record = self._session(digest)
-            due_for_touch = record is not None and self._lookups.due_for_touch(digest)
+            record = self._session(digest, user_id)
+            due_for_touch = record is not None and self._lookups.due_for_touch(digest, user_id)
         else:
             record, due_for_touch = hit
+        return self._admit(record, due_for_touch, digest, user_id)
+
+    def _admit(
+        self, record: dict[str, Any] | None, due_for_touch: bool, digest: str, user_id: int | None
+    ) -> Principal:
         verdict = _live(record)
-        if verdict is None:
+        if verdict is None or (user_id is not None and verdict[0].user_id != user_id):
             raise Unauthorized()
         principal = verdict[0]
         # The touch (at most once a minute per session) also asks PostgreSQL: if the session was
         # revoked but its cache entry survived (the revocation's invalidation lost with Redis),
         # the entry is dropped and the answer is 401 from now on.
         if due_for_touch and not self._sessions.touch(principal.session_id):
-            self._session_cache.invalidate(keys.session(digest))
+            self._session_cache.invalidate(keys.session(digest, user_id))
             raise Unauthorized()
         return principal
 
@@ -210,7 +259,11 @@ class AccountService:
             raise NotFound("No such session.")
         # PostgreSQL first, then the cache: the lease makes any in-flight fill of the live
         # session fail, so the next check reads the revoked row.
-        self._session_cache.invalidate(keys.session(row.token_hash.hex()))
+        # Where either form of token keeps its session (only the hash is stored, not the form).
+        digest = row.token_hash.hex()
+        self._session_cache.invalidate_many(
+            [keys.session(digest, principal.user_id), keys.session(digest)]
+        )
 
     # ---- profiles ----------------------------------------------------------------------
     def profile(self, user_id: int) -> dict[str, Any]:

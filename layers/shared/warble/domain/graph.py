@@ -300,29 +300,48 @@ class GraphService:
         Redis in one round trip (the misses from their stores)."""
         if not user_ids:
             return []
-        batch = self._counts.batch()
+        return at_once(
+            self._counts.batch(), lambda batch: self.users_later(batch, viewer, user_ids)
+        )
+
+    def users_later(
+        self, batch: ReadBatch, viewer: int | None, user_ids: list[int]
+    ) -> Later[list[dict[str, Any]]]:
+        """``users`` with its reads queued in ``batch``."""
         profiles = self._profiles.profiles_later(batch, user_ids)
         counts = self.counts_later(batch, user_ids)
         statuses = self.relationships_later(batch, viewer, user_ids) if viewer is not None else None
-        batch.run()
-        found = profiles()
-        present = [uid for uid in user_ids if uid in found]
-        if not present:
-            return []
-        numbers = counts()
-        relationship = dict(statuses()) if statuses is not None else {}
-        return [
-            {**found[uid], **numbers[uid], "relationship": relationship.get(uid, "none")}
-            for uid in present
-        ]
+
+        def users() -> list[dict[str, Any]]:
+            found = profiles()
+            present = [uid for uid in user_ids if uid in found]
+            if not present:
+                return []
+            numbers = counts()
+            relationship = dict(statuses()) if statuses is not None else {}
+            return [
+                {**found[uid], **numbers[uid], "relationship": relationship.get(uid, "none")}
+                for uid in present
+            ]
+
+        return users
 
     def user(self, viewer: int, user_id: int) -> dict[str, Any]:
         """One User as ``viewer`` sees it: profile, counts and relationship in one round trip
         when warm (404 for an unknown id)."""
-        found = self.users(viewer, [user_id])
-        if not found:
-            raise NotFound("No such user.")
-        return found[0]
+        return at_once(self._counts.batch(), lambda batch: self.user_later(batch, viewer, user_id))
+
+    def user_later(self, batch: ReadBatch, viewer: int, user_id: int) -> Later[dict[str, Any]]:
+        """``user`` with its reads queued in ``batch`` (the reader raises the 404)."""
+        read = self.users_later(batch, viewer, [user_id])
+
+        def user() -> dict[str, Any]:
+            found = read()
+            if not found:
+                raise NotFound("No such user.")
+            return found[0]
+
+        return user
 
     def enrich(self, viewer: int | None, record: dict[str, Any]) -> dict[str, Any]:
         """One profile record (from the accounts service) with counts and relationship."""

@@ -146,12 +146,36 @@ class LoginAttempts(Protocol):
     def release(self, login: str) -> None: ...
 
 
+@dataclass(frozen=True)
+class GateAnswer:
+    """What the HTTP gate's one call found: the cached session record; for a live one, whether
+    its ``last_seen_at`` is due for a touch and the user budget's answer (counted, used, ms
+    until the window ends)."""
+
+    record: dict[str, Any]
+    due_for_touch: bool = False
+    spent: tuple[bool, int, int] | None = None
+
+
 class SessionLookups(Protocol):
     """The cached session of a token (by its hash) and whether its ``last_seen_at`` is due for
-    a touch, read together; None when the session is not cached."""
+    a touch, read together; None when the session is not cached. ``gate_later`` adds the user's
+    budget, spent only for a live session, queued in the request's first round trip."""
 
-    def cached(self, token_hash_hex: str) -> tuple[dict[str, Any], bool] | None: ...
-    def due_for_touch(self, token_hash_hex: str) -> bool: ...
+    def batch(self) -> ReadBatch: ...
+    def gate_later(
+        self,
+        batch: ReadBatch,
+        user_id: int,
+        token_hash_hex: str,
+        now_ms: int,
+        limit: int,
+        window_ms: int,
+    ) -> Later[GateAnswer | None]: ...
+    def cached(
+        self, token_hash_hex: str, user_id: int | None = None
+    ) -> tuple[dict[str, Any], bool] | None: ...
+    def due_for_touch(self, token_hash_hex: str, user_id: int | None = None) -> bool: ...
 
 
 class TweetStore(Protocol):
@@ -267,9 +291,10 @@ class TimelineStore(Protocol):
     def add(self, user_id: int, entries: list[str]) -> bool: ...
     def remove_author(self, user_id: int, author_id: int) -> None: ...
     def page(self, user_id: int, before_tweet_id: int | None, limit: int) -> list[str] | None: ...
-    def home_page(
-        self, user_id: int, before_tweet_id: int | None, limit: int
-    ) -> tuple[list[str] | None, list[int] | None]: ...
+    def batch(self) -> ReadBatch: ...
+    def home_page_later(
+        self, batch: ReadBatch, user_id: int, before_tweet_id: int | None, limit: int
+    ) -> Later[tuple[list[str] | None, list[int] | None]]: ...
     def recent_pages(
         self, author_ids: list[int], before_tweet_id: int | None, limit: int
     ) -> dict[int, list[str]]: ...

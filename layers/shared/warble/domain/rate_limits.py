@@ -70,8 +70,13 @@ class RateLimits:
         self._signup = signup_per_ip
         self._login = login_per_ip
 
+    @property
+    def per_user(self) -> Budget:
+        """The user budget, which the HTTP gate spends with the session check (one script)."""
+        return self._per_user
+
     def user(self, user_id: int) -> Verdict:
-        return self._spend(keys.rate_limit("user", str(user_id)), self._per_user)
+        return self._spend(keys.user_budget(user_id), self._per_user)
 
     def signup(self, source_ip: str) -> Verdict:
         return self._spend(keys.rate_limit("signup", client_network(source_ip)), self._signup)
@@ -81,9 +86,14 @@ class RateLimits:
 
     def _spend(self, key: str, budget: Budget) -> Verdict:
         taken = self._counter.take(key, budget.limit, budget.window_seconds * 1000)
-        return Verdict(
-            allowed=taken.allowed,
-            limit=budget.limit,
-            remaining=max(0, budget.limit - taken.used),
-            reset_ms=taken.reset_ms,
-        )
+        return verdict(budget, taken.allowed, taken.used, taken.reset_ms)
+
+
+def verdict(budget: Budget, allowed: bool, used: int, reset_ms: int) -> Verdict:
+    """What a window counter's answer tells the request (``used`` counts it when allowed)."""
+    return Verdict(
+        allowed=allowed,
+        limit=budget.limit,
+        remaining=max(0, budget.limit - used),
+        reset_ms=reset_ms,
+    )

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import GraphStore, TimelineStore, TweetStore
+from warble.domain.ports import GraphStore, Later, ReadBatch, TimelineStore, TweetStore, at_once
 from warble.domain.tweets import StoredTweet, TweetPage
 
 if TYPE_CHECKING:
@@ -165,8 +165,28 @@ class TimelineService:
         self._timelines.finish_rebuild(user_id, newest)
 
     def home(self, viewer: int, limit: int, cursor: str | None) -> TweetPage:
+        return at_once(
+            self._timelines.batch(), lambda batch: self.home_later(batch, viewer, limit, cursor)
+        )
+
+    def home_later(
+        self, batch: ReadBatch, viewer: int, limit: int, cursor: str | None
+    ) -> Later[TweetPage]:
+        """A page of the home timeline; its first reads (the page of ids and the followed
+        celebrities) queued in ``batch``, the rest in the reader (warm: one more round trip,
+        the tweets with their authors, counters and the viewer's flags)."""
         before = decode_cursor("home", cursor)
-        entries, celebrities = self._timelines.home_page(viewer, before, limit)
+        read = self._timelines.home_page_later(batch, viewer, before, limit)
+        return lambda: self._home_page(viewer, before, limit, *read())
+
+    def _home_page(
+        self,
+        viewer: int,
+        before: int | None,
+        limit: int,
+        entries: list[str] | None,
+        celebrities: list[int] | None,
+    ) -> TweetPage:
         if entries is None:
             self.rebuild(viewer)
             entries = self._timelines.page(viewer, before, limit) or []

@@ -10,12 +10,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from warble import clock, services
 from warble.http import schemas, views
-from warble.http.app import principal
+from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Id, id_or_404
 
 if TYPE_CHECKING:
     from warble.domain.accounts import IssuedSession
+    from warble.domain.ports import Later, ReadBatch
 
 router = Router()
 
@@ -115,12 +116,16 @@ def get_by_username(
     return views.user(services.graph().enrich(me.user_id, record), viewer_id=me.user_id)
 
 
+def _user_reads(batch: ReadBatch, viewer: int, user_id: str) -> Later[dict[str, Any]]:
+    return services.graph().user_later(batch, viewer, id_or_404(user_id, "user"))
+
+
 @router.get(
     "/v1/users/<user_id>",
     summary="A user by id",
     responses=responses(200, schemas.UserOut, "The user", e404="not_found"),
 )
+@reads_first(_user_reads)
 def get_user(user_id: Id) -> dict[str, Any]:
-    me = principal()
-    record = services.graph().user(me.user_id, id_or_404(user_id, "user"))
-    return views.user(record, viewer_id=me.user_id)
+    me = principal().user_id
+    return views.user(first_reads(_user_reads, me, user_id=user_id), viewer_id=me)

@@ -15,7 +15,7 @@ import base64
 import hashlib
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -23,8 +23,10 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from warble import services
+from warble import security, services
 from warble.dal import store_unavailable
+from warble.domain import rate_limits as rate_limit_rules
+from warble.domain.ports import Later, ReadBatch, at_once
 from warble.entrypoints.skeleton import entry_point, logger
 from warble.errors import (
     Conflict,
@@ -38,14 +40,37 @@ from warble.errors import (
     WarbleError,
 )
 from warble.http import errors, rate_limits
+from warble.http.dispatch import Dispatcher, Target
 from warble.jsonbody import nesting_error, too_deep
 
 if TYPE_CHECKING:
     from warble.domain.accounts import Principal
+    from warble.domain.rate_limits import Verdict
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 # Decides the answer for a request no route matched: (method, path) -> 404 or 405.
 NotFoundHook = Callable[[str, str], WarbleError]
+
+
+def error_response(exc: Exception) -> Response[Any]:
+    """API.md's answer to an exception a route raised: the one mapping of errors to statuses,
+    for the resolver and the warm path (warble.http.dispatch) alike."""
+    if isinstance(exc, WarbleError):
+        status, headers, body = errors.describe(exc)
+        return Response(status_code=status, headers=headers, body=body)
+    if isinstance(exc, RequestValidationError):
+        return error_response(ValidationFailed(errors.validation_details(list(exc.errors()))))
+    # The store errors are named on failure, not at import (warble.dal.store_unavailable).
+    if isinstance(exc, store_unavailable()):
+        logger.warning("store unavailable", exc_info=exc)
+        return error_response(Unavailable())
+    # The one catch-all: log the details, answer without internals.
+    logger.exception("unhandled error", exc_info=exc)
+    return Response(
+        status_code=500,
+        headers=errors.JSON_HEADERS,
+        body=errors.error_body("internal_error", "Something went wrong on our side."),
+    )
 
 
 def build_resolver(
@@ -54,36 +79,14 @@ def build_resolver(
     app = APIGatewayHttpResolver(enable_validation=True)
     for router in routers:
         app.include_router(router)
-
-    @app.exception_handler(WarbleError)
-    def _domain_error(exc: WarbleError) -> Response:
-        status, headers, body = errors.describe(exc)
-        return Response(status_code=status, headers=headers, body=body)
-
-    @app.exception_handler(RequestValidationError)
-    def _invalid_request(exc: RequestValidationError) -> Response:
-        return _domain_error(ValidationFailed(errors.validation_details(list(exc.errors()))))
-
-    @app.exception_handler(Exception)
-    def _unexpected(exc: Exception) -> Response:
-        # The store errors are named on failure, not at import (warble.dal.store_unavailable).
-        if isinstance(exc, store_unavailable()):
-            logger.warning("store unavailable", exc_info=exc)
-            return _domain_error(Unavailable())
-        # The one catch-all: log the details, answer without internals.
-        logger.exception("unhandled error")
-        return Response(
-            status_code=500,
-            headers=errors.JSON_HEADERS,
-            body=errors.error_body("internal_error", "Something went wrong on our side."),
-        )
+    app.exception_handler(Exception)(error_response)
 
     @app.not_found
-    def _not_found(_: Exception) -> Response:
+    def _not_found(_: Exception) -> Response[Any]:
         if not_found is None:
-            return _domain_error(NotFound("No such path."))
+            return error_response(NotFound("No such path."))
         event = app.current_event
-        return _domain_error(not_found(event.request_context.http.method, event.raw_path))
+        return error_response(not_found(event.request_context.http.method, event.raw_path))
 
     return app
 
@@ -130,7 +133,7 @@ def _method(event: dict[str, Any]) -> str:
 
 
 def _idempotent(
-    app: APIGatewayHttpResolver, event: dict[str, Any], context: LambdaContext, user: int, key: str
+    run: Callable[[], dict[str, Any]], event: dict[str, Any], user: int, key: str
 ) -> dict[str, Any]:
     """API.md: a repeat of a POST with the same Idempotency-Key by the same user within 24 h
     answers the first (successful) answer again and creates nothing new. Racing repeats: the
@@ -174,7 +177,7 @@ def _idempotent(
         answer.setdefault("headers", {})["Idempotent-Replayed"] = "true"
         return answer
     try:
-        answer = app.resolve(event, context)
+        answer = run()
     except BaseException:
         store.abandon(user, key)
         raise
@@ -230,46 +233,141 @@ def _degraded_principal(event: dict[str, Any]) -> Principal | None:
         return None
 
 
+# ---- the route's first reads, in the gate's round trip ------------------------------------
+# A route may name the reads it starts with: ``queue(batch, viewer, **its arguments)`` queues
+# them in a ReadBatch and gives their reader. The skeleton queues them in the gate's batch, so a
+# warm read is one round trip: the session, the budget and the reads together. The viewer is the
+# user the token names; the reads are used only once the gate has found that user's live
+# session (a refused request never reads their answers, nor loads their misses), and the route
+# asks for them with the verified caller (``first_reads``), which must be the same user.
+FirstReads = Callable[..., Later[Any]]
+_FIRST_READS = "__warble_first_reads__"
+_first: ContextVar[tuple[FirstReads, int, Later[Any]] | None] = ContextVar("first", default=None)
+
+Route = TypeVar("Route", bound=Callable[..., Any])
+
+
+def reads_first(queue: FirstReads) -> Callable[[Route], Route]:
+    """Marks a route whose first reads ``queue`` can travel with the gate."""
+
+    def mark(route: Route) -> Route:
+        setattr(route, _FIRST_READS, queue)
+        return route
+
+    return mark
+
+
+def first_reads(queue: FirstReads, viewer: int, **args: Any) -> Any:
+    """The answer of the route's first reads: those sent with the gate when the skeleton queued
+    them for this viewer, else sent now on their own."""
+    sent = _first.get()
+    if sent is not None and sent[0] is queue and sent[1] == viewer:
+        _first.set(None)
+        return sent[2]()
+    return at_once(services.accounts().batch(), lambda batch: queue(batch, viewer, **args))
+
+
+def _queue_first(
+    target: Target | dict[str, Any] | None, batch: ReadBatch, viewer: int | None
+) -> tuple[FirstReads, int, Later[Any]] | None:
+    if not isinstance(target, Target) or viewer is None:
+        return None
+    queue: FirstReads | None = getattr(target.func, _FIRST_READS, None)
+    if queue is None:
+        return None
+    try:
+        return queue, viewer, queue(batch, viewer, **target.args)
+    except WarbleError:  # e.g. a 404 by the id alone: the route answers it after the gate
+        return None
+
+
 def http_handler(
     routers: Iterable[Router],
     public: Iterable[str] = (),
     not_found: NotFoundHook | None = None,
 ) -> Handler:
     app = build_resolver(routers, not_found)
+    dispatcher = Dispatcher(app, error_response)
     public_routes = frozenset(public)
+
+    def prepare(event: dict[str, Any]) -> Target | dict[str, Any] | None:
+        """Check the body (413, 415, 400), then validate the request against its route."""
+        check_body(event, services.container().settings.max_body_bytes)
+        return dispatcher.target(event)
+
+    def through_gate(
+        event: dict[str, Any],
+    ) -> tuple[Principal, Verdict | None, Target | dict[str, Any] | None, WarbleError | None, Any]:
+        """The session check, the user's budget and the route's first reads, in one round
+        trip when warm. Whatever the request did wrong is answered only after the gate."""
+        accounts = services.accounts()
+        limits = services.rate_limits()
+        token = bearer_token(event.get("headers") or {})
+        batch = accounts.batch()
+        gate = accounts.gate_later(batch, token, limits.per_user)  # 401 for a malformed token
+        target: Target | dict[str, Any] | None = None
+        invalid: WarbleError | None = None
+        try:
+            target = prepare(event)
+        except WarbleError as exc:
+            invalid = exc
+        first = _queue_first(target, batch, security.token_user(token))
+        batch.run()
+        who, spent = gate()
+        if spent is None:
+            budget = rate_limits.spend(event, who)
+        else:
+            budget = rate_limit_rules.verdict(limits.per_user, *spent)
+        return who, budget, target, invalid, first
 
     @entry_point(correlation_paths.API_GATEWAY_HTTP)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         budget = None  # the request budget spent, for the X-RateLimit headers of every answer
+        first = None
         try:
             who = None
             if event.get("routeKey") not in public_routes:
-                who = services.accounts().require_token(bearer_token(event.get("headers") or {}))
-            budget = rate_limits.spend(event, who)
-            if budget is not None and not budget.allowed:
-                return rate_limits.refusal(budget)
-            check_body(event, services.container().settings.max_body_bytes)
+                who, budget, target, invalid, first = through_gate(event)
+                if budget is not None and not budget.allowed:
+                    return rate_limits.refusal(budget)
+                if invalid is not None:
+                    raise invalid
+            else:
+                budget = rate_limits.spend(event, who)
+                if budget is not None and not budget.allowed:
+                    return rate_limits.refusal(budget)
+                target = prepare(event)
         except WarbleError as exc:
             return rate_limits.with_headers(errors.proxy_response(exc), budget)
         except store_unavailable():
             logger.warning("store unavailable before routing", exc_info=True)
+            first = None
             try:
                 who = _degraded_principal(event)
-                if who is not None:
-                    check_body(event, services.container().settings.max_body_bytes)
+                if who is None:
+                    return errors.proxy_response(Unavailable())
+                target = prepare(event)
             except WarbleError as exc:
                 return errors.proxy_response(exc)
-            if who is None:
-                return errors.proxy_response(Unavailable())
+
+        def run() -> dict[str, Any]:
+            if target is None:
+                return app.resolve(event, context)
+            if isinstance(target, dict):
+                return target
+            return dispatcher.call(target)
+
         token = _principal.set(who)
+        reads = _first.set(first)
         try:
             key = (event.get("headers") or {}).get(IDEMPOTENCY_HEADER)
             if who is not None and key is not None and _method(event) == "POST":
-                answer = _idempotent(app, event, context, who.user_id, key)
+                answer = _idempotent(run, event, who.user_id, key)
             else:
-                answer = app.resolve(event, context)
+                answer = run()
             return rate_limits.with_headers(answer, budget)
         finally:
+            _first.reset(reads)
             _principal.reset(token)
 
     handler.resolver = app  # type: ignore[attr-defined]

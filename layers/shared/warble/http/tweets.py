@@ -10,11 +10,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
 from warble.http import schemas, views
-from warble.http.app import principal
+from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
 
 if TYPE_CHECKING:
+    from warble.domain.ports import Later, ReadBatch
     from warble.domain.tweets import TweetPage
 
 router = Router()
@@ -101,13 +102,19 @@ def unretweet(tweet_id: Id) -> Response[Any]:
     return Response(status_code=204)
 
 
+def _home_reads(batch: ReadBatch, viewer: int, limit: int, cursor: str | None) -> Later[TweetPage]:
+    return services.timelines().home_later(batch, viewer, limit, cursor)
+
+
 @router.get(
     "/v1/timeline/home",
     summary="My home timeline: me and everyone I follow, newest first",
     responses=responses(200, schemas.TweetPageOut, "A page of tweets"),
 )
+@reads_first(_home_reads)
 def home_timeline(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
-    return _page(services.timelines().home(principal().user_id, limit, cursor))
+    me = principal().user_id
+    return _page(first_reads(_home_reads, me, limit=limit, cursor=cursor))
 
 
 @router.put(
