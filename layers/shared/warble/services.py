@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from warble.dal.streams import StreamDecoder
     from warble.dal.websocket import WebSocketSender
     from warble.domain.accounts import AccountService
+    from warble.domain.blocks import BlockService, Shields
     from warble.domain.conversations import ConversationService
     from warble.domain.counters import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.discover import DiscoverService
@@ -191,6 +192,31 @@ class Container:
                 follow_limit=s.follow_limit, big_account_followers=s.big_account_followers
             ),
             following=self._memberships("following"),
+        )
+
+    @cached_property
+    def shields(self) -> Shields:
+        """Every user's blocks and mutes from memory: the reader each feature filters with."""
+        from warble.dal.blocks import BlockSets
+        from warble.dal.graph import DynamoGraphStore
+        from warble.domain.blocks import Shields
+
+        s = self.settings
+        sets: Any = BlockSets(self.redis, s.membership_ttl_seconds)
+        return Shields(sets, DynamoGraphStore(s))
+
+    @cached_property
+    def blocks(self) -> BlockService:
+        from warble.dal.graph import DynamoGraphStore
+        from warble.domain.blocks import BlockService
+
+        return BlockService(
+            store=DynamoGraphStore(self.settings),
+            shields=self.shields,
+            following=self._memberships("following"),
+            graph=self.graph,
+            profiles=self.accounts,
+            ids=self.ids,
         )
 
     @cached_property
@@ -464,6 +490,10 @@ def graph() -> GraphService:
 
 def tweets() -> TweetService:
     return container().tweets
+
+
+def blocks() -> BlockService:
+    return container().blocks
 
 
 def likes() -> LikeService:

@@ -1,0 +1,104 @@
+"""Blocks and mutes over real HTTP (and the WebSocket) against the local runtime: the six
+endpoints, the relationships' flags, and each rule a block or a mute enforces.
+
+What the other side sees follows from the streams through the local pollers (API.md: within
+5 seconds locally), so those checks wait for it."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def _ok(answer: httpx.Response, status: int = 200) -> dict:
+    assert answer.status_code == status, answer.text
+    return answer.json()
+
+
+def _error(answer: httpx.Response, status: int, code: str) -> None:
+    assert answer.status_code == status, answer.text
+    assert answer.json()["error"]["code"] == code
+
+
+def _eventually(read, expected, timeout: float = 8.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if value == expected or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def _flags(client: httpx.Client, other: str) -> dict:
+    [item] = _ok(client.get("/v1/users/me/relationships", params={"ids": other}))["items"]
+    return item
+
+
+@pytest.fixture
+def trio(stack, new_user):
+    users = [new_user("b") for _ in range(3)]
+    clients = [stack.client(token) for _, token in users]
+    yield [body["user"]["id"] for body, _ in users], clients
+    for client in clients:
+        client.close()
+
+
+def test_the_six_endpoints_and_the_relationship_flags(trio):
+    (a, b, c), (as_a, as_b, _) = trio
+    assert _ok(as_a.put(f"/v1/users/me/blocks/{b}")) == {"blocking": True}
+    assert _ok(as_a.put(f"/v1/users/me/blocks/{b}")) == {"blocking": True}
+    assert _ok(as_a.put(f"/v1/users/me/blocks/{c}")) == {"blocking": True}
+    assert _ok(as_a.put(f"/v1/users/me/mutes/{c}")) == {"muting": True}
+    assert _ok(as_a.put(f"/v1/users/me/mutes/{c}")) == {"muting": True}
+    listed = _ok(as_a.get("/v1/users/me/blocks"))
+    assert [u["id"] for u in listed["items"]] == [c, b] and listed["next_cursor"] is None
+    first = _ok(as_a.get("/v1/users/me/blocks", params={"limit": 1}))
+    assert [u["id"] for u in first["items"]] == [c]
+    rest = _ok(as_a.get("/v1/users/me/blocks", params={"limit": 1, "cursor": first["next_cursor"]}))
+    assert [u["id"] for u in rest["items"]] == [b]
+    assert [u["id"] for u in _ok(as_a.get("/v1/users/me/mutes"))["items"]] == [c]
+    assert _flags(as_a, c) == {
+        "user_id": c, "status": "none", "blocking": True, "blocked_by": False, "muting": True,
+    }  # fmt: skip
+    assert _flags(as_b, a) == {
+        "user_id": a, "status": "none", "blocking": False, "blocked_by": True, "muting": False,
+    }  # fmt: skip
+    assert _ok(as_a.delete(f"/v1/users/me/blocks/{b}")) == {"blocking": False}
+    assert _ok(as_a.delete(f"/v1/users/me/blocks/{b}")) == {"blocking": False}
+    assert _ok(as_a.delete(f"/v1/users/me/mutes/{c}")) == {"muting": False}
+    assert _ok(as_a.delete(f"/v1/users/me/mutes/{c}")) == {"muting": False}
+    assert _flags(as_b, a)["blocked_by"] is False
+    assert _ok(as_a.get("/v1/users/me/mutes"))["items"] == []
+
+
+def test_bad_input_writes_nothing(trio):
+    (a, _, _), (as_a, _, _) = trio
+    for kind in ("blocks", "mutes"):
+        _error(as_a.put(f"/v1/users/me/{kind}/{a}"), 400, "validation_error")
+        _error(as_a.put(f"/v1/users/me/{kind}/12345"), 404, "not_found")
+        _error(as_a.put(f"/v1/users/me/{kind}/x"), 400, "validation_error")
+        _error(as_a.get(f"/v1/users/me/{kind}", params={"cursor": "nope"}), 400, "validation_error")
+        assert _ok(as_a.get(f"/v1/users/me/{kind}"))["items"] == []
+
+
+def test_a_block_ends_both_follows_and_refuses_new_ones(trio):
+    (a, b, _), (as_a, as_b, _) = trio
+    _ok(as_a.put(f"/v1/users/me/following/{b}"))
+    assert _ok(as_b.put(f"/v1/users/me/following/{a}")) == {"relationship": "friends"}
+    _ok(as_a.put(f"/v1/users/me/blocks/{b}"))
+    assert _flags(as_a, b)["status"] == "none" and _flags(as_b, a)["status"] == "none"
+    _error(as_a.put(f"/v1/users/me/following/{b}"), 403, "blocked")
+    _error(as_b.put(f"/v1/users/me/following/{a}"), 403, "blocked")
+
+    def counts(client: httpx.Client, uid: str) -> tuple[int, int]:
+        user = _ok(client.get(f"/v1/users/{uid}"))
+        return user["followers_count"], user["following_count"]
+
+    assert _eventually(lambda: counts(as_a, a), (0, 0)) == (0, 0)
+    assert _eventually(lambda: counts(as_b, b), (0, 0)) == (0, 0)
+    _ok(as_a.delete(f"/v1/users/me/blocks/{b}"))
+    assert _flags(as_a, b)["status"] == "none"  # unblocking restores no follow

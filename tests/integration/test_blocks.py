@@ -1,0 +1,191 @@
+"""Blocks and mutes against real Redis (single node and cluster), moto and PostgreSQL: the six
+operations, the relationships' flags, a block ending both follows and refusing new ones, the
+blocks hashes kept exact through a flush and the stream's copies, and the races of a follow
+with a block, forced in both orders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from redis.cluster import RedisCluster
+from warble import services
+from warble.dal.graph import DynamoGraphStore
+from warble.domain.blocks import Flags
+from warble.entrypoints.streams import timeline
+from warble.errors import Blocked, NotFound, ValidationFailed
+
+from tests.support.streams import StreamTap, decoded
+
+pytestmark = [pytest.mark.integration, pytest.mark.redis]
+
+PASSWORD = "password1"
+
+
+class Interleave:
+    """The container's id generator, running ``step`` once just before the next id is minted:
+    every write mints its id between its reads and its transaction, so a step placed there
+    commits inside that window."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+        self.step: Callable[[], Any] | None = None
+
+    def next_id(self) -> int:
+        step, self.step = self.step, None
+        if step is not None:
+            step()
+        return int(self._real.next_id())
+
+
+class World:
+    def __init__(self) -> None:
+        container = services.container()
+        self.ids = Interleave(container.ids)
+        container.ids = self.ids  # type: ignore[misc]  (before any service is built)
+        settings = container.settings
+        self.tap = StreamTap([settings.graph_table, settings.tweets_table, settings.likes_table])
+        self.store = DynamoGraphStore(settings)
+
+    def user(self, name: str) -> int:
+        signed = services.accounts().signup(name, f"{name}@example.com", PASSWORD, None, "")
+        return int(signed.user["id"])
+
+    def follows(self, a: int, b: int) -> bool:
+        return self.store.pair(a, b)[0] is not None
+
+    def settle(self) -> None:
+        """What the stream consumers do with the records so far: counters, home timelines,
+        following sets and blocks hashes."""
+        records = self.tap.drain()
+        services.container().count_batch({"Records": records})
+        for change in decoded(records):
+            for event in change.events:
+                timeline.deliver(event)
+
+
+@pytest.fixture
+def world(accounts, moto, redis) -> Iterator[World]:
+    yield World()
+
+
+def _flags(viewer: int, other: int) -> tuple[str, Flags]:
+    [(_, status, flags)] = services.blocks().relationships(viewer, [other])
+    return status, flags
+
+
+def test_block_and_mute_are_idempotent_listed_and_flagged(world):
+    alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
+    blocks = services.blocks()
+    assert blocks.block(alice, bob) is True
+    assert blocks.block(alice, bob) is True
+    assert blocks.mute(alice, carol) is True
+    assert blocks.mute(alice, carol) is True
+    blocks.block(alice, carol)
+    assert [str(u["id"]) for u in blocks.listed(alice, "blocks", 20, None).users] == [
+        str(carol),
+        str(bob),
+    ]
+    assert [str(u["id"]) for u in blocks.listed(alice, "mutes", 20, None).users] == [str(carol)]
+    assert _flags(alice, bob) == ("none", Flags(blocking=True))
+    assert _flags(bob, alice) == ("none", Flags(blocked_by=True))
+    assert _flags(alice, carol) == ("none", Flags(blocking=True, muting=True))
+    assert _flags(carol, alice) == ("none", Flags(blocked_by=True))  # a mute is invisible
+    assert blocks.unblock(alice, bob) is False
+    assert blocks.unblock(alice, bob) is False
+    assert blocks.unmute(alice, carol) is False
+    assert _flags(alice, bob) == ("none", Flags())
+    assert _flags(bob, alice) == ("none", Flags())
+    assert _flags(alice, carol) == ("none", Flags(blocking=True))
+    page = blocks.listed(alice, "blocks", 1, None)
+    assert [str(u["id"]) for u in page.users] == [str(carol)] and page.next_cursor is None
+
+
+def test_blocking_yourself_or_nobody_is_refused(world):
+    alice = world.user("alice")
+    with pytest.raises(ValidationFailed):
+        services.blocks().block(alice, alice)
+    with pytest.raises(ValidationFailed):
+        services.blocks().mute(alice, alice)
+    with pytest.raises(NotFound):
+        services.blocks().block(alice, alice + 1)
+
+
+def test_a_block_ends_both_follows_and_refuses_new_ones(world):
+    alice, bob = world.user("alice"), world.user("bob")
+    graph = services.graph()
+    graph.follow(alice, bob)
+    graph.follow(bob, alice)
+    tweet = services.tweets().post(bob, "before the block", None, [])
+    world.settle()
+    assert services.timelines().home(alice, 20, None).items[0]["id"] == tweet["id"]
+    assert graph.counts([alice, bob])[alice] == {
+        "followers_count": 1, "following_count": 1, "tweet_count": 0,
+    }  # fmt: skip
+    services.blocks().block(alice, bob)
+    assert not world.follows(alice, bob) and not world.follows(bob, alice)
+    assert _flags(alice, bob) == ("none", Flags(blocking=True))
+    for a, b in ((alice, bob), (bob, alice)):
+        with pytest.raises(Blocked):
+            graph.follow(a, b)
+    world.settle()  # counts settle and home timelines lose the other's tweets, as on unfollow
+    counts = graph.counts([alice, bob])
+    assert counts[alice]["followers_count"] == counts[alice]["following_count"] == 0
+    assert counts[bob]["followers_count"] == counts[bob]["following_count"] == 0
+    assert services.timelines().home(alice, 20, None).items == []
+    services.blocks().unblock(alice, bob)
+    assert not world.follows(alice, bob)  # unblocking restores no follow
+    assert graph.follow(bob, alice) == "following"
+
+
+def test_a_follow_racing_a_block_never_survives_it(world):
+    alice, bob = world.user("alice"), world.user("bob")
+    graph, blocks = services.graph(), services.blocks()
+    # The block commits between the follow's read and its transaction: the follow is refused.
+    world.ids.step = lambda: blocks.block(bob, alice)
+    with pytest.raises(Blocked):
+        graph.follow(alice, bob)
+    assert not world.follows(alice, bob)
+    blocks.unblock(bob, alice)
+    # The follow commits between the block's read and its transaction: the block reads again
+    # and ends it.
+    world.ids.step = lambda: graph.follow(alice, bob)
+    blocks.block(bob, alice)
+    assert not world.follows(alice, bob) and not world.follows(bob, alice)
+    assert _flags(alice, bob) == ("none", Flags(blocked_by=True))
+
+
+def _drop_memory(redis: Any) -> None:
+    if isinstance(redis, RedisCluster):
+        redis.flushall(target_nodes=RedisCluster.PRIMARIES)
+    else:
+        redis.flushdb()
+
+
+def test_the_blocks_hashes_stay_exact_through_a_flush_and_the_streams_copies(world, redis):
+    alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
+    blocks = services.blocks()
+    _flags(alice, bob), _flags(bob, alice), _flags(carol, alice)  # the hashes are loaded
+    blocks.block(alice, bob)
+    blocks.mute(alice, carol)
+    blocks.unblock(alice, bob)
+    blocks.block(carol, alice)
+    expected = {
+        (alice, bob): Flags(),
+        (bob, alice): Flags(),
+        (alice, carol): Flags(blocked_by=True, muting=True),
+        (carol, alice): Flags(blocking=True),
+    }
+
+    def check() -> None:
+        for (a, b), flags in expected.items():
+            assert _flags(a, b)[1] == flags, (a, b)
+
+    check()
+    events = [e for change in decoded(world.tap.drain()) for e in change.events]
+    for event in events + events[::-1]:  # twice, then a late duplicate in reverse order
+        timeline.deliver(event)
+    check()
+    _drop_memory(redis)
+    check()
