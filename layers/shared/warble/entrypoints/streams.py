@@ -135,12 +135,24 @@ def _unliked(event: Unliked) -> None:
     services.tweets().flags.like_seen(event)
 
 
-def _shield_changed(event: Blocked | Unblocked | Muted | Unmuted) -> None:
+@timeline.on(Blocked)
+def _blocked(event: Blocked) -> None:
     services.blocks().seen(event)
 
 
-for _change in (Blocked, Unblocked, Muted, Unmuted):
-    timeline.on(_change)(_shield_changed)
+@timeline.on(Unblocked)
+def _unblocked(event: Unblocked) -> None:
+    services.blocks().seen(event)
+
+
+@timeline.on(Muted)
+def _muted(event: Muted) -> None:
+    services.blocks().seen(event)
+
+
+@timeline.on(Unmuted)
+def _unmuted(event: Unmuted) -> None:
+    services.blocks().seen(event)
 
 
 # ---- TweetCleanupFunction: a deleted tweet's retweets and likes go with it ------------------
