@@ -102,3 +102,35 @@ def test_a_block_ends_both_follows_and_refuses_new_ones(trio):
     assert _eventually(lambda: counts(as_b, b), (0, 0)) == (0, 0)
     _ok(as_a.delete(f"/v1/users/me/blocks/{b}"))
     assert _flags(as_a, b)["status"] == "none"  # unblocking restores no follow
+
+
+def test_the_blocked_cannot_engage_with_the_blockers_tweets(trio):
+    (_, b, _), (as_a, as_b, _) = trio
+    tweet = _ok(as_a.post("/v1/tweets", json={"text": "mine"}), 201)["id"]
+    _ok(as_a.put(f"/v1/users/me/blocks/{b}"))
+    _error(as_b.put(f"/v1/tweets/{tweet}/like"), 403, "blocked")
+    _error(as_b.post(f"/v1/tweets/{tweet}/retweet"), 403, "blocked")
+    _error(as_b.post("/v1/tweets", json={"text": "hey", "reply_to": tweet}), 403, "blocked")
+    assert _ok(as_a.get(f"/v1/tweets/{tweet}/replies"))["items"] == []
+    _ok(as_a.delete(f"/v1/users/me/blocks/{b}"))
+    assert _ok(as_b.put(f"/v1/tweets/{tweet}/like")) == {"liked": True}
+
+
+def test_no_direct_message_crosses_a_block_over_http_or_websocket(stack, pair):
+    from tests.e2e.test_conversations_ws import befriend, device, next_frame, send_frame
+
+    me, mine, them, theirs = pair
+    conversation = befriend(pair)
+    _ok(mine.post(f"/v1/conversations/{conversation}/messages", json={"text": "hi"}), 201)
+    _ok(theirs.put(f"/v1/users/me/blocks/{me['id']}"))
+    for client in (mine, theirs):
+        sent = client.post(f"/v1/conversations/{conversation}/messages", json={"text": "x"})
+        _error(sent, 403, "not_allowed")
+    _error(mine.post("/v1/conversations", json={"participant_id": them["id"]}), 403, "not_allowed")
+    with device(stack, mine.headers["Authorization"][7:]) as ws:
+        ws.send(send_frame(conversation, "are you there?", "c-1"))
+        refused = next_frame(ws)
+        assert refused["type"] == "error"
+        assert (refused["data"]["code"], refused["data"]["client_id"]) == ("not_allowed", "c-1")
+    history = _ok(theirs.get(f"/v1/conversations/{conversation}/messages"))["items"]
+    assert [m["text"] for m in history] == ["hi"]  # the history stays

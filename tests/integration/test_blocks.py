@@ -12,9 +12,10 @@ import pytest
 from redis.cluster import RedisCluster
 from warble import services
 from warble.dal.graph import DynamoGraphStore
+from warble.dal.likes import LikeStore
 from warble.domain.blocks import Flags
 from warble.entrypoints.streams import timeline
-from warble.errors import Blocked, NotFound, ValidationFailed
+from warble.errors import Blocked, NotAllowed, NotFound, ValidationFailed
 
 from tests.support.streams import StreamTap, decoded
 
@@ -189,3 +190,73 @@ def test_the_blocks_hashes_stay_exact_through_a_flush_and_the_streams_copies(wor
     check()
     _drop_memory(redis)
     check()
+
+
+def test_the_blocked_cannot_like_retweet_or_reply_to_the_blockers_tweets(world):
+    alice, bob = world.user("alice"), world.user("bob")
+    tweets, likes = services.tweets(), services.likes()
+    mine = int(tweets.post(alice, "alice's", None, [])["id"])
+    theirs = int(tweets.post(bob, "bob's", None, [])["id"])
+    services.blocks().block(alice, bob)
+    with pytest.raises(Blocked):
+        likes.like(bob, mine)
+    with pytest.raises(Blocked):
+        tweets.retweet(bob, mine)
+    with pytest.raises(Blocked):
+        tweets.post(bob, "a reply", mine, [])
+    assert tweets.get(alice, mine)["reply_count"] == 0
+    assert tweets.replies(alice, mine, 20, None).items == []
+    # The blocker is not refused (API.md: B cannot act on A's tweets).
+    assert likes.like(alice, theirs) is True
+    services.blocks().unblock(alice, bob)
+    assert likes.like(bob, mine) is True
+
+
+def test_a_like_racing_a_block_lands_before_it_or_not_at_all(world):
+    alice, bob = world.user("alice"), world.user("bob")
+    tweets, likes, blocks = services.tweets(), services.likes(), services.blocks()
+    first = int(tweets.post(alice, "first", None, [])["id"])
+    second = int(tweets.post(alice, "second", None, [])["id"])
+    likes.like(bob, first)  # lands before the block: it stays
+    # The block is acknowledged between the like's read of the tweet and its transaction.
+    world.ids.step = lambda: blocks.block(alice, bob)
+    with pytest.raises(Blocked):
+        likes.like(bob, second)
+    store = LikeStore(services.container().settings)  # the table's own answer
+    assert store.edge(bob, second) is None
+    assert store.edge(bob, first) is not None
+
+
+def _friends_with_a_conversation(world: World) -> tuple[int, int, int]:
+    alice, bob = world.user("alice"), world.user("bob")
+    services.conversations().match(alice, bob)  # matched: they may converse without a follow
+    conversation = services.conversations().open(alice, bob)[0]
+    return alice, bob, int(conversation["id"])
+
+
+def test_no_message_crosses_a_block_and_the_history_stays(world):
+    alice, bob, conversation = _friends_with_a_conversation(world)
+    conversations = services.conversations()
+    conversations.send(alice, conversation, "hi bob")
+    services.blocks().block(bob, alice)
+    for sender in (alice, bob):
+        with pytest.raises(NotAllowed):
+            conversations.send(sender, conversation, "still there?")
+    with pytest.raises(NotAllowed):
+        conversations.open(alice, bob)
+    history = conversations.history(bob, conversation, 20, None)
+    assert [m["text"] for m in history.items] == ["hi bob"]
+    services.blocks().unblock(bob, alice)
+    conversations.send(bob, conversation, "back")
+
+
+def test_a_message_racing_a_block_lands_before_it_or_not_at_all(world):
+    alice, bob, conversation = _friends_with_a_conversation(world)
+    conversations, blocks = services.conversations(), services.blocks()
+    conversations.send(alice, conversation, "before")
+    # The permission check passed; the block is acknowledged before the send's transaction.
+    world.ids.step = lambda: blocks.block(bob, alice)
+    with pytest.raises(NotAllowed):
+        conversations.send(alice, conversation, "after")
+    history = conversations.history(bob, conversation, 20, None)
+    assert [m["text"] for m in history.items] == ["before"]

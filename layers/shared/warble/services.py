@@ -299,6 +299,7 @@ class Container:
             graph=self.graph,
             ids=self.ids,
             pusher=self.pusher,
+            shields=self.shields,
         )
 
     @cached_property

@@ -30,6 +30,7 @@ from warble.domain.counters import Delta, owner_of, tweet_counter, user_counter
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.ports import (
     AlreadyRetweeted,
+    BlockedByAuthor,
     Cache,
     CounterStore,
     IdGenerator,
@@ -42,7 +43,7 @@ from warble.domain.ports import (
     TweetStore,
     at_once,
 )
-from warble.errors import FieldError, Forbidden, NotFound, ValidationFailed
+from warble.errors import Blocked, FieldError, Forbidden, NotFound, ValidationFailed
 from warble.events import TweetDeleted, TweetPosted
 
 if TYPE_CHECKING:
@@ -175,6 +176,8 @@ class TweetService:
             self._store.create(tweet)
         except ParentMissing:
             raise NotFound("The tweet replied to does not exist.") from None
+        except BlockedByAuthor:
+            raise Blocked("The author of that tweet blocks you.") from None
         return self.render([tweet], viewer=author_id)[0]
 
     def retweet(self, user_id: int, original_id: int) -> tuple[dict[str, Any], bool]:
@@ -199,6 +202,8 @@ class TweetService:
             self._store.create(tweet)
         except ParentMissing:
             raise NotFound("No such tweet.") from None
+        except BlockedByAuthor:
+            raise Blocked("The author of that tweet blocks you.") from None
         except AlreadyRetweeted as exc:
             found = self.load_one(exc.retweet_id)
             if found is None:
