@@ -134,3 +134,27 @@ def test_no_direct_message_crosses_a_block_over_http_or_websocket(stack, pair):
         assert (refused["data"]["code"], refused["data"]["client_id"]) == ("not_allowed", "c-1")
     history = _ok(theirs.get(f"/v1/conversations/{conversation}/messages"))["items"]
     assert [m["text"] for m in history] == ["hi"]  # the history stays
+
+
+def test_notifications_discover_and_swipes_leave_the_pair_apart(stack, trio, new_user):
+    (a, b, c), (as_a, as_b, as_c) = trio
+    names = {uid: _ok(as_a.get(f"/v1/users/{uid}"))["username"] for uid in (a, b, c)}
+    _ok(as_a.put(f"/v1/users/me/blocks/{b}"))
+    _ok(as_b.post("/v1/tweets", json={"text": f"hello @{names[a]}"}), 201)
+    _ok(as_c.post("/v1/tweets", json={"text": f"hello @{names[a]}"}), 201)  # the marker
+
+    def actors() -> list[str]:
+        page = _ok(as_a.get("/v1/notifications", params={"types": "mention"}))
+        return [n["actor"]["id"] for n in page["items"]]
+
+    assert _eventually(actors, [c]) == [c]  # carol's came through, bob's never will
+    for client, uid in ((as_a, a), (as_b, b), (as_c, c)):
+        lat = 48.85 + int(uid) % 7 / 10_000
+        located = client.put("/v1/users/me/location", json={"lat": lat, "lon": 2.35})
+        assert located.status_code == 204, located.text
+    seen_by_a = [u["id"] for u in _ok(as_a.get("/v1/discover"))["items"]]
+    seen_by_b = [u["id"] for u in _ok(as_b.get("/v1/discover"))["items"]]
+    assert b not in seen_by_a and a not in seen_by_b and c in seen_by_a and c in seen_by_b
+    for client, other in ((as_a, b), (as_b, a)):
+        swiped = client.post("/v1/discover/swipes", json={"user_id": other, "direction": "right"})
+        assert _ok(swiped) == {"matched": False, "conversation_id": None}

@@ -14,7 +14,7 @@ from warble import services
 from warble.dal.graph import DynamoGraphStore
 from warble.dal.likes import LikeStore
 from warble.domain.blocks import Flags
-from warble.entrypoints.streams import timeline
+from warble.entrypoints.streams import notifier, timeline
 from warble.errors import Blocked, NotAllowed, NotFound, ValidationFailed
 
 from tests.support.streams import StreamTap, decoded
@@ -260,3 +260,62 @@ def test_a_message_racing_a_block_lands_before_it_or_not_at_all(world):
         conversations.send(alice, conversation, "after")
     history = conversations.history(bob, conversation, 20, None)
     assert [m["text"] for m in history.items] == ["before"]
+
+
+def _notified(world: World) -> None:
+    """The notifications consumer over the records so far."""
+    for change in decoded(world.tap.drain()):
+        for event in change.events:
+            notifier.deliver(event)
+
+
+def _kinds(user: int) -> list[tuple[str, int | None]]:
+    items = services.notifications().page(user, None, 50, None).items
+    return sorted((n["type"], int(n["actor"]["id"]) if n["actor"] else None) for n in items)
+
+
+def test_no_notification_crosses_a_block_or_comes_from_a_muted_user(world):
+    alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
+    tweets, likes, blocks = services.tweets(), services.likes(), services.blocks()
+    bobs = int(tweets.post(bob, "bob's", None, [])["id"])
+    carols = int(tweets.post(carol, "carol's", None, [])["id"])
+    alices = int(tweets.post(alice, "alice's", None, [])["id"])
+    blocks.block(alice, bob)
+    blocks.mute(alice, carol)
+    _notified(world)
+    # Across the block, both ways (mentions included), and from the muted user.
+    tweets.post(bob, "hey @alice", None, [])
+    tweets.post(alice, "hey @bob", None, [])
+    likes.like(alice, bobs)  # the blocker may act on the blocked's tweets: no notification
+    likes.like(carol, alices)
+    tweets.post(carol, "@alice look", None, [])
+    services.graph().follow(carol, alice)
+    likes.like(alice, carols)  # a mute is one-way: carol is notified
+    _notified(world)
+    assert _kinds(alice) == []
+    assert _kinds(bob) == []
+    assert _kinds(carol) == [("like", alice)]
+    blocks.unmute(alice, carol)
+    tweets.post(carol, "@alice again", None, [])
+    _notified(world)
+    assert _kinds(alice) == [("mention", carol)]
+
+
+def test_discover_never_shows_the_pair_and_their_right_swipes_never_match(world):
+    alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
+    discover = services.discover()
+    for uid, lat in ((alice, 48.85), (bob, 48.851), (carol, 48.852)):
+        discover.set_location(uid, lat, 2.35)
+    services.blocks().block(alice, bob)
+    assert [n.user_id for n in discover.discover(alice, 10, 20)] == [carol]
+    assert [n.user_id for n in discover.discover(bob, 10, 20)] == [carol]
+    services.blocks().unblock(alice, bob)
+    # Bob was skipped, not marked shown: the next feed (here another radius) offers him.
+    assert [n.user_id for n in discover.discover(alice, 11, 20)] == [bob]
+    services.blocks().block(bob, alice)
+    assert discover.swipe(alice, bob, "right").matched is False
+    assert discover.swipe(bob, alice, "right").matched is False
+    # A right swipe made before the block does not match after it either.
+    discover.swipe(carol, alice, "right")
+    services.blocks().block(alice, carol)
+    assert discover.swipe(alice, carol, "right").matched is False

@@ -320,6 +320,7 @@ class Container:
             people=self.graph,
             announcer=Announcer(self.pusher, self.accounts),
             ids=self.ids,
+            shields=self.shields,
         )
 
     # ---- streams ----------------------------------------------------------------------------
@@ -441,6 +442,7 @@ class Container:
             messages=self.message_reads,
             ids=self.ids,
             push=self.pusher.push,
+            shields=self.shields,
             policy=NotificationPolicy(
                 cap_per_window=s.notification_recipient_cap,
                 cap_window_seconds=s.notification_cap_window_seconds,

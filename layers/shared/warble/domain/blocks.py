@@ -99,7 +99,21 @@ class Shields:
 
     def hides(self, recipient: int, actor: int) -> bool:
         """Is ``actor`` hidden from ``recipient`` (blocked either way, or muted)?"""
-        return actor in self.about(recipient, actor).hidden
+        return (recipient, actor) in self.hidden_pairs([(recipient, actor)])
+
+    def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
+        """Which ``(recipient, actor)`` pairs a block (either way) or a mute separates: one
+        HMGET per recipient, in one round trip."""
+        actors: dict[int, list[int]] = {}
+        for recipient, actor in pairs:
+            actors.setdefault(recipient, []).append(actor)
+        if not actors:
+            return set()
+        batch = self.batch()
+        reads = {r: self.about_later(batch, r, others) for r, others in actors.items()}
+        batch.run()
+        hidden = {r: read().hidden for r, read in reads.items()}
+        return {(r, a) for r, a in pairs if a in hidden[r]}
 
     def rebuild(self, owner: int) -> Shield:
         return self._sets.rebuild(owner, lambda: self._store.restrictions(owner))

@@ -486,7 +486,7 @@ class GeoIndex(Protocol):
 class SeenFilter(Protocol):
     """People already shown (Bloom filter) or swiped (exact), checked and added atomically."""
 
-    def take(self, user_id: int, query: str, limit: int) -> FeedTake | None: ...
+    def take(self, user_id: int, query: str, limit: int) -> FeedTake | str: ...
     def refill(
         self,
         user_id: int,
