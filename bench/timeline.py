@@ -224,6 +224,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
     from warble.dal.tweets import TweetStore
     from warble.domain.timelines import (
         FOLLOWER_PAGE,
+        HOME_OVERFETCH,
         TimelinePolicy,
         TimelineService,
         member,
@@ -267,12 +268,17 @@ def timeline_group(run: Run) -> Iterator[Item]:
     def raw_range() -> Any:
         return raw.zrevrangebylex(home_key, upper, lower, 0, PAGE)
 
-    def raw_page_pipeline() -> Any:  # TimelineStore.home_page: built?, range, TTL, celebrities
+    blocks_key = keys.memberships("blocks", reader_id).value
+
+    def raw_page_pipeline() -> Any:
+        # TimelineStore.home_page_later (built?, range of twice the page, TTL, celebrities) and
+        # the reader's blocks and mutes (Shields.later), one pipeline.
         pipe = raw.pipeline(transaction=False)
         pipe.exists(home_key)
-        pipe.zrevrangebylex(home_key, upper, lower, 0, PAGE)
+        pipe.zrevrangebylex(home_key, upper, lower, 0, PAGE * HOME_OVERFETCH)
         pipe.expire(home_key, settings.timeline_ttl_seconds)
         pipe.get(celebs_key)
+        pipe.hgetall(blocks_key)
         return pipe.execute()
 
     def raw_tweets_mget() -> Any:
@@ -305,7 +311,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
         ("session", stack.SESSION_CHECK, raw_session_check),
         (
             "page",
-            "raw pipeline (EXISTS, ZREVRANGEBYLEX, EXPIRE, GET celebrities) home",
+            "raw pipeline (EXISTS, ZREVRANGEBYLEX, EXPIRE, GET celebrities, HGETALL blocks) home",
             raw_page_pipeline,
         ),
         (
@@ -409,6 +415,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
                 celebrity_followers=threshold, cap=cap, recent_cap=recent_cap,
                 backfill=settings.follow_backfill,
             ),
+            shields=services.container().shields,
         )  # fmt: skip
 
     in_memory = timeline_service(remembered, settings.celebrity_followers)

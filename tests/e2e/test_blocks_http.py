@@ -158,3 +158,33 @@ def test_notifications_discover_and_swipes_leave_the_pair_apart(stack, trio, new
     for client, other in ((as_a, b), (as_b, a)):
         swiped = client.post("/v1/discover/swipes", json={"user_id": other, "direction": "right"})
         assert _ok(swiped) == {"matched": False, "conversation_id": None}
+
+
+def test_home_timelines_and_the_home_count_leave_out_blocked_and_muted_users(trio):
+    (a, b, c), (as_a, as_b, as_c) = trio
+    for other in (b, c):
+        _ok(as_a.put(f"/v1/users/me/following/{other}"))
+    _ok(as_b.put(f"/v1/users/me/following/{a}"))
+    read = as_a.post("/v1/notifications/read", json={"types": ["home"]})
+    assert read.status_code == 204, read.text
+    _ok(as_b.post("/v1/tweets", json={"text": "from b"}), 201)
+    _ok(as_c.post("/v1/tweets", json={"text": "from c"}), 201)
+    _ok(as_a.post("/v1/tweets", json={"text": "from a"}), 201)
+
+    def home(client: httpx.Client) -> list[str]:
+        return [t["text"] for t in _ok(client.get("/v1/timeline/home"))["items"]]
+
+    def home_count() -> int:
+        return _ok(as_a.get("/v1/notifications/unread-counts"))["home"]
+
+    everything = ["from a", "from c", "from b"]
+    assert _eventually(lambda: home(as_a), everything) == everything
+    assert _eventually(home_count, 2) == 2
+    _ok(as_a.put(f"/v1/users/me/mutes/{c}"))
+    assert home(as_a) == ["from a", "from b"]  # at once: the muter's next request
+    assert home_count() == 1
+    _ok(as_a.put(f"/v1/users/me/blocks/{b}"))
+    assert home(as_a) == ["from a"] and home_count() == 0
+    assert _eventually(lambda: "from a" in home(as_b), False) is False
+    _ok(as_a.delete(f"/v1/users/me/mutes/{c}"))
+    assert home(as_a) == ["from a", "from c"] and home_count() == 1

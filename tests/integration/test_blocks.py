@@ -319,3 +319,119 @@ def test_discover_never_shows_the_pair_and_their_right_swipes_never_match(world)
     discover.swipe(carol, alice, "right")
     services.blocks().block(alice, carol)
     assert discover.swipe(alice, carol, "right").matched is False
+
+
+def _home(viewer: int, limit: int = 20, cursor: str | None = None) -> list[str]:
+    return [t["text"] for t in services.timelines().home(viewer, limit, cursor).items]
+
+
+def _round_trips(run: Callable[[], Any]) -> tuple[Any, int]:
+    """What ``run`` answers, and how many Redis round trips it made: pipelines sent (one per
+    node on a cluster counts once) and single commands."""
+    client = services.container().redis
+    original_pipeline, original_command = client.pipeline, client.execute_command
+    sent = []
+
+    def pipeline(*args: Any, **kwargs: Any) -> Any:
+        pipe = original_pipeline(*args, **kwargs)
+        execute = pipe.execute
+
+        def counted(*a: Any, **k: Any) -> Any:
+            if len(pipe):
+                sent.append("pipeline")
+            return execute(*a, **k)
+
+        pipe.execute = counted
+        return pipe
+
+    def command(*args: Any, **kwargs: Any) -> Any:
+        sent.append(str(args[0]))
+        return original_command(*args, **kwargs)
+
+    client.pipeline = pipeline  # type: ignore[method-assign]
+    client.execute_command = command  # type: ignore[method-assign]
+    try:
+        return run(), len(sent)
+    finally:
+        client.pipeline = original_pipeline  # type: ignore[method-assign]
+        client.execute_command = original_command  # type: ignore[method-assign]
+
+
+def test_home_timeline_replies_and_home_count_leave_out_blocked_and_muted_users(world):
+    alice, bob, carol, dave = (world.user(n) for n in ("alice", "bob", "carol", "dave"))
+    graph, tweets, blocks = services.graph(), services.tweets(), services.blocks()
+    for followee in (bob, carol, dave):
+        graph.follow(alice, followee)
+    graph.follow(bob, alice)
+    world.settle()
+    services.notifications().mark_read(alice, ["home"])
+    original = int(tweets.post(dave, "dave's", None, [])["id"])
+    tweets.post(bob, "bob's", None, [])
+    tweets.post(carol, "carol's", None, [])
+    tweets.retweet(dave, int(tweets.post(bob, "bob's second", None, [])["id"]))
+    tweets.post(alice, "alice's", None, [])
+    tweets.post(bob, "bob replies", original, [])
+    tweets.post(carol, "carol replies", original, [])
+    world.settle()
+    assert _home(alice) == [
+        "carol replies", "bob replies", "alice's", "", "bob's second", "carol's", "bob's",
+        "dave's",
+    ]  # fmt: skip
+    assert services.notifications().counts(alice)["home"] == 7
+    blocks.mute(alice, carol)
+    blocks.block(alice, bob)
+    # At once, before the streams end the follows: filtered at read (the retweet of bob's
+    # tweet too), on both sides of the block.
+    assert _home(alice) == ["alice's", "dave's"]
+    assert "alice's" not in _home(bob)
+    assert services.notifications().counts(alice)["home"] == 2  # dave's, and his retweet
+    replies = [t["text"] for t in tweets.replies(alice, original, 20, None).items]
+    assert replies == ["carol replies"]  # a mute leaves reply lists alone
+    assert [t["text"] for t in tweets.replies(bob, original, 20, None).items] == [
+        "carol replies",
+        "bob replies",
+    ]
+    world.settle()
+    assert _home(alice) == ["alice's", "dave's"]
+    blocks.unmute(alice, carol)
+    assert _home(alice) == ["carol replies", "alice's", "carol's", "dave's"]
+    assert services.notifications().counts(alice)["home"] == 4
+
+
+def test_a_page_full_of_muted_entries_reads_on_below_them(world):
+    alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
+    graph, tweets = services.graph(), services.tweets()
+    graph.follow(alice, bob)
+    graph.follow(alice, carol)
+    world.settle()
+    for i in range(3):
+        tweets.post(carol, f"carol {i}", None, [])
+    for i in range(6):
+        tweets.post(bob, f"bob {i}", None, [])
+    world.settle()
+    services.blocks().mute(alice, bob)
+    page = services.timelines().home(alice, 2, None)
+    assert [t["text"] for t in page.items] == ["carol 2", "carol 1"]
+    assert _home(alice, 2, page.next_cursor) == ["carol 0"]
+
+
+def test_a_warm_home_page_with_blocks_and_mutes_takes_the_round_trips_of_one_without(world):
+    alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
+    graph, tweets = services.graph(), services.tweets()
+    graph.follow(alice, bob)
+    graph.follow(alice, carol)
+    world.settle()
+    for i in range(3):
+        tweets.post(carol, f"carol {i}", None, [])
+        tweets.post(bob, f"bob {i}", None, [])
+    world.settle()
+    _home(alice, 2)  # warm: the timeline and the blocks hash are built
+    before, unfiltered = _round_trips(lambda: _home(alice, 2))
+    assert before == ["bob 2", "carol 2"]
+    services.blocks().mute(alice, bob)
+    services.blocks().block(alice, world.user("dave"))
+    _home(alice, 2)  # warm: "carol 1" is cached
+    after, filtered = _round_trips(lambda: _home(alice, 2))
+    assert after == ["carol 2", "carol 1"]
+    # The timeline with the blocks hash, then the tweets with authors, counters and flags.
+    assert filtered == unfiltered == 2

@@ -244,6 +244,7 @@ class Container:
                 tweets=store,
                 recent=s.recent_actions,
             ),
+            shields=self.shields,
         )
 
     @cached_property
@@ -284,6 +285,7 @@ class Container:
                 recent_cap=s.author_recent_cap,
                 backfill=s.follow_backfill,
             ),
+            shields=self.shields,
         )
 
     @cached_property

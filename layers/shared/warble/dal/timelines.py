@@ -15,11 +15,11 @@ the newest ``cap`` tweets.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from warble import keys
-from warble.dal.redis import RedisClient, eval_pipelined
+from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined
 
 SENTINEL = "0"
 
@@ -134,14 +134,26 @@ class TimelineStore:
         pipe.expire(key, self._ttl)
         return pipe
 
-    def home_page(
-        self, user_id: int, before_tweet_id: int | None, limit: int
-    ) -> tuple[list[str] | None, list[int] | None]:
-        """``page`` and ``followed_celebrities`` in one round trip (two slots, one pipeline)."""
-        pipe = self._page_pipeline(user_id, before_tweet_id, limit)
-        pipe.get(keys.home_celebrities(user_id))
-        built, entries, _, celebrities = pipe.execute()
-        return (list(entries) if built else None), _celebrity_list(celebrities)
+    def batch(self) -> ReadBatch:
+        return ReadBatch(self._redis)
+
+    def home_page_later(
+        self, batch: Any, user_id: int, before_tweet_id: int | None, limit: int
+    ) -> Callable[[], tuple[list[str] | None, list[int] | None]]:
+        """``page`` and ``followed_celebrities`` queued in ``batch``, which the home read shares
+        with the reader's blocks and mutes: one round trip."""
+        key = keys.home_timeline(user_id)
+        built = batch.add("EXISTS", key)
+        entries = batch.add(
+            "ZREVRANGEBYLEX", key, _upper_bound(before_tweet_id), f"({SENTINEL}", "LIMIT", 0, limit
+        )
+        batch.add("EXPIRE", key, self._ttl)
+        celebrities = batch.add("GET", keys.home_celebrities(user_id))
+
+        def page() -> tuple[list[str] | None, list[int] | None]:
+            return (list(entries()) if built() else None), _celebrity_list(celebrities())
+
+        return page
 
     def recent_pages(
         self, author_ids: list[int], before_tweet_id: int | None, limit: int

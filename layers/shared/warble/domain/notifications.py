@@ -212,6 +212,7 @@ class Separations(Protocol):
     must not be notified."""
 
     def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]: ...
+    def rebuild(self, owner: int) -> Any: ...
 
 
 class NotificationService:
@@ -323,6 +324,9 @@ class NotificationService:
             missing = True
         if not snap.home_built:
             self._home.rebuild(user_id)
+            missing = True
+        if snap.hidden is None:  # the blocks hash, which the home count leaves out
+            self._shields.rebuild(user_id)
             missing = True
         if snap.celebrities is None:
             self._home.ensure_recent(self._home.celebrities_followed(user_id))
