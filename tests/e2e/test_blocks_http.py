@@ -6,31 +6,12 @@ What the other side sees follows from the streams through the local pollers (API
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 
+from tests.e2e.test_graph_http import _error, _eventually, _ok
+
 pytestmark = pytest.mark.e2e
-
-
-def _ok(answer: httpx.Response, status: int = 200) -> dict:
-    assert answer.status_code == status, answer.text
-    return answer.json()
-
-
-def _error(answer: httpx.Response, status: int, code: str) -> None:
-    assert answer.status_code == status, answer.text
-    assert answer.json()["error"]["code"] == code
-
-
-def _eventually(read, expected, timeout: float = 8.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = read()
-        if value == expected or time.monotonic() > deadline:
-            return value
-        time.sleep(0.2)
 
 
 def _flags(client: httpx.Client, other: str) -> dict:

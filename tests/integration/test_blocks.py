@@ -19,7 +19,9 @@ from warble.errors import Blocked, NotAllowed, NotFound, ValidationFailed
 
 from tests.support.streams import StreamTap, decoded
 
-pytestmark = [pytest.mark.integration, pytest.mark.redis]
+# The tests of what lives in Redis (the blocks hashes, the filtered reads, Discover's script)
+# run on one node and again on a cluster; the rest are the tables' rules, run once.
+pytestmark = pytest.mark.integration
 
 PASSWORD = "password1"
 
@@ -76,6 +78,7 @@ def _flags(viewer: int, other: int) -> tuple[str, Flags]:
     return status, flags
 
 
+@pytest.mark.redis
 def test_block_and_mute_are_idempotent_listed_and_flagged(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
     blocks = services.blocks()
@@ -164,6 +167,7 @@ def _drop_memory(redis: Any) -> None:
         redis.flushdb()
 
 
+@pytest.mark.redis
 def test_the_blocks_hashes_stay_exact_through_a_flush_and_the_streams_copies(world, redis):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
     blocks = services.blocks()
@@ -274,6 +278,7 @@ def _kinds(user: int) -> list[tuple[str, int | None]]:
     return sorted((n["type"], int(n["actor"]["id"]) if n["actor"] else None) for n in items)
 
 
+@pytest.mark.redis
 def test_no_notification_crosses_a_block_or_comes_from_a_muted_user(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
     tweets, likes, blocks = services.tweets(), services.likes(), services.blocks()
@@ -301,6 +306,7 @@ def test_no_notification_crosses_a_block_or_comes_from_a_muted_user(world):
     assert _kinds(alice) == [("mention", carol)]
 
 
+@pytest.mark.redis
 def test_discover_never_shows_the_pair_and_their_right_swipes_never_match(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
     discover = services.discover()
@@ -357,6 +363,7 @@ def _round_trips(run: Callable[[], Any]) -> tuple[Any, int]:
         client.execute_command = original_command  # type: ignore[method-assign]
 
 
+@pytest.mark.redis
 def test_home_timeline_replies_and_home_count_leave_out_blocked_and_muted_users(world):
     alice, bob, carol, dave = (world.user(n) for n in ("alice", "bob", "carol", "dave"))
     graph, tweets, blocks = services.graph(), services.tweets(), services.blocks()
@@ -398,6 +405,7 @@ def test_home_timeline_replies_and_home_count_leave_out_blocked_and_muted_users(
     assert services.notifications().counts(alice)["home"] == 4
 
 
+@pytest.mark.redis
 def test_a_page_full_of_muted_entries_reads_on_below_them(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
     graph, tweets = services.graph(), services.tweets()
@@ -415,6 +423,7 @@ def test_a_page_full_of_muted_entries_reads_on_below_them(world):
     assert _home(alice, 2, page.next_cursor) == ["carol 0"]
 
 
+@pytest.mark.redis
 def test_a_warm_home_page_with_blocks_and_mutes_takes_the_round_trips_of_one_without(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
     graph, tweets = services.graph(), services.tweets()

@@ -15,12 +15,10 @@ filters).
 
 from __future__ import annotations
 
-import contextlib
-import secrets
 from collections.abc import Callable, Iterable
 
 from warble import keys
-from warble.dal.memberships import _APPLY, _FILL, LOADED, version
+from warble.dal.memberships import LOADED, VersionedHashes
 from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
 from warble.domain.ports import Shield
 
@@ -41,9 +39,10 @@ return out
 
 def shield_of(fields: Iterable[str]) -> Shield:
     """``b<id>`` / ``y<id>`` / ``m<id>`` fields held present -> a Shield."""
-    found: dict[str, set[int]] = {"b": set(), "y": set(), "m": set()}
+    found: dict[str, set[int]] = {"b": set(), "y": set(), "m": set(), LOADED: set()}
     for field in fields:
-        found[field[0]].add(int(field[1:]))
+        if field != LOADED:
+            found[field[0]].add(int(field[1:]))
     return Shield(frozenset(found["b"]), frozenset(found["y"]), frozenset(found["m"]))
 
 
@@ -54,18 +53,12 @@ def hidden_answer(answer: list[str | int]) -> Shield | None:
     return shield_of(str(field) for field in answer[1:])
 
 
-class BlockSets:
+class BlockSets(VersionedHashes):
     """The blocks hashes of every user (``warble.domain.ports.BlockSets``)."""
 
     def __init__(self, redis: RedisClient, ttl_seconds: int) -> None:
-        self._redis = redis
-        self._ttl = ttl_seconds
-        self._apply = redis.register_script(_APPLY)
-        self._fill = redis.register_script(_FILL)
+        super().__init__(redis, ttl_seconds)
         self.hidden_script = redis.register_script(HIDDEN_SCRIPT)
-
-    def batch(self) -> ReadBatch:
-        return ReadBatch(self._redis)
 
     def key(self, owner: int) -> str:
         return keys.memberships(KIND, owner).value
@@ -82,7 +75,7 @@ class BlockSets:
                 return None
             if not held or LOADED not in held:
                 return None
-            return shield_of(f for f, v in held.items() if f != LOADED and str(v)[-1:] == "a")
+            return shield_of(f for f, v in held.items() if v[-1] == "a")
 
         return shield
 
@@ -108,25 +101,15 @@ class BlockSets:
         return shield
 
     def rebuild(self, owner: int, load: Callable[[], list[tuple[str, int, int]]]) -> Shield:
-        """Read the owner's records (``load``: (kind, other, seq)) and store them, under a
-        lease taken before the read (a change committed after the read voids it)."""
-        key = keys.memberships(KIND, owner)
-        token = secrets.token_hex(16)
-        try:
-            leased = self._redis.set(key.lease, token, nx=True, px=keys.LEASE_MS)
-        except UNAVAILABLE_ERRORS:
-            leased = False
-        records = load()
-        if leased:
-            args: list[str | int] = [token, self._ttl, f"{0:019d}"]
-            for kind, other, seq in records:
-                args += [f"{kind}{other}", version(seq, True)]
-            with contextlib.suppress(*UNAVAILABLE_ERRORS):
-                self._fill(keys=[key.value, key.lease], args=args)
-        return shield_of(f"{kind}{other}" for kind, other, _ in records)
+        """Read the owner's records (``load``: (kind, other, seq)) and store them under the
+        fill lease; the hash is complete (floor 0)."""
+
+        def fields() -> tuple[dict[str, int], int]:
+            return {f"{kind}{other}": seq for kind, other, seq in load()}, 0
+
+        stored, _ = self._rebuild(keys.memberships(KIND, owner), fields)
+        return shield_of(stored)
 
     def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
         """One change (kind ``b``, ``y`` or ``m``), idempotent and order-free."""
-        key = keys.memberships(KIND, owner)
-        with contextlib.suppress(*UNAVAILABLE_ERRORS):
-            self._apply(keys=[key.value, key.lease], args=[f"{kind}{other}", version(seq, present)])
+        self._change(keys.memberships(KIND, owner), f"{kind}{other}", seq, present)

@@ -419,14 +419,7 @@ class DynamoGraphStore:
 
     def unblock(self, a: int, b: int, seq: int) -> None:
         """Delete A's block of B (the one of ``seq``); RACED if it changed meanwhile."""
-        tx = _Tx(self._connection)
-        tx.add(
-            "delete", "raced", GraphItem(user_pk(a), f"R#B#{_id(b)}"),
-            condition=GraphItem.seq == seq,
-        )  # fmt: skip
-        tx.add("delete", "block-in", GraphItem(user_pk(b), f"R#Y#{_id(a)}"))
-        tx.add("delete", "block-list", GraphItem(user_pk(a), f"RT#B#{_id(seq)}"))
-        tx.commit()
+        self._remove_restriction(a, b, "B", seq, also=GraphItem(user_pk(b), f"R#Y#{_id(a)}"))
 
     def mute(self, a: int, b: int, seq: int) -> None:
         """A mutes B; EXISTS if A mutes B already."""
@@ -439,12 +432,20 @@ class DynamoGraphStore:
         tx.commit()
 
     def unmute(self, a: int, b: int, seq: int) -> None:
+        self._remove_restriction(a, b, "M", seq)
+
+    def _remove_restriction(
+        self, a: int, b: int, letter: str, seq: int, also: GraphItem | None = None
+    ) -> None:
+        """Delete A's record of B (``R#<letter>#B``, the one of ``seq``) and its list item."""
         tx = _Tx(self._connection)
         tx.add(
-            "delete", "raced", GraphItem(user_pk(a), f"R#M#{_id(b)}"),
+            "delete", "raced", GraphItem(user_pk(a), f"R#{letter}#{_id(b)}"),
             condition=GraphItem.seq == seq,
         )  # fmt: skip
-        tx.add("delete", "mute-list", GraphItem(user_pk(a), f"RT#M#{_id(seq)}"))
+        tx.add("delete", "list", GraphItem(user_pk(a), f"RT#{letter}#{_id(seq)}"))
+        if also is not None:
+            tx.add("delete", "other-side", also)
         tx.commit()
 
     # ---- lists ----------------------------------------------------------------------------

@@ -171,18 +171,8 @@ class BlockService:
 
     def unblock(self, viewer: int, target: int) -> bool:
         self._target(viewer, target)
-        for attempt in range(MAX_ATTEMPTS):
-            seq = self._store.restriction(viewer, target, "b")
-            if seq is None:
-                return False
-            try:
-                self._store.unblock(viewer, target, seq)
-            except FollowRejected:
-                _pause(attempt)
-                continue
-            self._applied_block(viewer, target, seq, False)
-            return False
-        raise Unavailable("The follow graph is busy; try again.")
+        self._toggle(viewer, target, "b", present=False)
+        return False
 
     def _applied_block(self, blocker: int, blocked: int, seq: int, present: bool) -> None:
         self._shields.apply(blocker, "b", blocked, seq, present)
@@ -191,34 +181,44 @@ class BlockService:
     # ---- mutes -----------------------------------------------------------------------------
     def mute(self, viewer: int, target: int) -> bool:
         self._target(viewer, target)
-        for attempt in range(MAX_ATTEMPTS):
-            existing = self._store.restriction(viewer, target, "m")
-            if existing is not None:
-                self._shields.apply(viewer, "m", target, existing, True)
-                return True
-            seq = self._ids.next_id()
-            try:
-                self._store.mute(viewer, target, seq)
-            except FollowRejected:
-                _pause(attempt)
-                continue
-            self._shields.apply(viewer, "m", target, seq, True)
-            return True
-        raise Unavailable("The follow graph is busy; try again.")
+        self._toggle(viewer, target, "m", present=True)
+        return True
 
     def unmute(self, viewer: int, target: int) -> bool:
         self._target(viewer, target)
+        self._toggle(viewer, target, "m", present=False)
+        return False
+
+    def _toggle(self, viewer: int, target: int, kind: str, present: bool) -> None:
+        """Mute, unmute or unblock (a block also ends follows: ``block``): read the record,
+        write if it is not as wanted, then apply the change to the blocks hashes. A record
+        found as wanted is applied again (a write path that died after its commit)."""
+
+        def applied(seq: int, now: bool) -> None:
+            if kind == "b":
+                self._applied_block(viewer, target, seq, now)
+            else:
+                self._shields.apply(viewer, kind, target, seq, now)
+
         for attempt in range(MAX_ATTEMPTS):
-            seq = self._store.restriction(viewer, target, "m")
-            if seq is None:
-                return False
+            held = self._store.restriction(viewer, target, kind)
+            if (held is not None) == present:
+                if held is not None:
+                    applied(held, True)
+                return
             try:
-                self._store.unmute(viewer, target, seq)
+                if held is None:
+                    seq = self._ids.next_id()
+                    self._store.mute(viewer, target, seq)
+                else:
+                    seq = held
+                    remove = self._store.unblock if kind == "b" else self._store.unmute
+                    remove(viewer, target, seq)
             except FollowRejected:
                 _pause(attempt)
-                continue
-            self._shields.apply(viewer, "m", target, seq, False)
-            return False
+                continue  # changed meanwhile: read again
+            applied(seq, present)
+            return
         raise Unavailable("The follow graph is busy; try again.")
 
     # ---- lists -----------------------------------------------------------------------------
