@@ -38,12 +38,12 @@ return out
 
 
 def shield_of(fields: Iterable[str]) -> Shield:
-    """``b<id>`` / ``y<id>`` / ``m<id>`` fields held present -> a Shield."""
-    found: dict[str, set[int]] = {"b": set(), "y": set(), "m": set(), LOADED: set()}
+    """``b<id>`` / ``y<id>`` / ``m<id>`` fields held present -> a Shield (``*`` is skipped)."""
+    found: dict[str, list[str]] = {"b": [], "y": [], "m": [], LOADED: []}
     for field in fields:
-        if field != LOADED:
-            found[field[0]].add(int(field[1:]))
-    return Shield(frozenset(found["b"]), frozenset(found["y"]), frozenset(found["m"]))
+        found[field[0]].append(field[1:])
+    b, y, m = (frozenset(map(int, found[kind])) for kind in "bym")
+    return Shield(b, y, m)
 
 
 def hidden_answer(answer: list[str | int]) -> Shield | None:
