@@ -58,4 +58,9 @@ if ! (command -v redis-cli >/dev/null && redis-cli -h 127.0.0.1 ping >/dev/null 
     --dir /var/lib/redis --logfile /var/log/redis/ci.log
   for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && break; sleep 0.5; done
 fi
+# --- jq: the README's walk-through pipes through it (and tests/e2e/test_readme.py runs it) ----
+if ! command -v jq >/dev/null; then
+  log "installing jq"
+  as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null
+fi
 log "ready: .venv, PostgreSQL on 127.0.0.1:5432, Redis on 127.0.0.1:6379"

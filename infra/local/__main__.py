@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -34,6 +35,7 @@ log = logging.getLogger("infra.local")
 DEFAULT_ENV_VARS = Path("infra/local/env.json")
 # moto accepts any credentials; fixed dummy ones keep a developer's real profile out of reach.
 DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+SCRATCH_REDIS_INDEX = 15  # `invoke` and `schedule` without a running stack (_scratch_stores)
 _RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
 _UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 
@@ -92,9 +94,15 @@ def _prepare_services(
     overrides: dict[str, dict[str, Any]],
     moto_url: str,
     with_database: bool,
+    *,
+    empty: bool = False,
 ) -> None:
+    """Tables and queues on moto; PostgreSQL and Redis started when stopped, and migrated.
+    `empty` first empties the database and the Redis index the template is given: moto's
+    tables start empty at every start, and a database or a cache kept from an earlier run would
+    hold sessions, counts and timelines of a world that is gone."""
     from infra.local.daemons import ensure_services
-    from infra.local.database import prepare_database
+    from infra.local.database import drop_database, prepare_database
     from infra.local.provisioning import provision
 
     provision(template, moto_url, context)
@@ -113,10 +121,46 @@ def _prepare_services(
         redis_host=redis.hostname or "127.0.0.1",
         redis_port=redis.port or 6379,
     )
+    if empty:
+        if db_name:
+            drop_database(db_name, host=db_host, port=db_port)
+        if redis_url:
+            _empty_redis(redis_url, _declared_value(template, context, overrides, "REDIS_CLUSTER"))
+        log.info("emptied database %s and Redis %s", db_name, redis_url)
     if db_name:
         applied = prepare_database(db_name, host=db_host, port=db_port)
         if applied:
             log.info("database %s: applied migrations %s", db_name, ", ".join(applied))
+
+
+def _empty_redis(url: str, cluster: str | None) -> None:
+    import redis
+
+    if (cluster or "").lower() == "true":
+        from redis.cluster import RedisCluster
+
+        with RedisCluster.from_url(url) as nodes:
+            nodes.flushall(target_nodes=RedisCluster.PRIMARIES)
+        return
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+
+
+def _scratch_stores(
+    template: Template, context: ResolveContext, overrides: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """`invoke` and `schedule` without a running stack: a scratch database (`<name>_invoke`)
+    and Redis index (15) beside the throwaway moto, emptied at each run, so a sample event
+    (a signup of `alice`, say) answers the same every time and never touches `make run`'s."""
+    scratch: dict[str, Any] = {}
+    db_name = _declared_value(template, context, overrides, "DB_NAME")
+    if db_name:
+        scratch["DB_NAME"] = f"{db_name}_invoke"
+    redis_url = _declared_value(template, context, overrides, "REDIS_URL")
+    if redis_url:
+        scratch["REDIS_URL"] = urlparse(redis_url)._replace(path=f"/{SCRATCH_REDIS_INDEX}").geturl()
+    parameters = {**(overrides.get("Parameters") or {}), **scratch}
+    return {**overrides, "Parameters": parameters}
 
 
 def schedule_rules(template: Template, context: ResolveContext) -> Iterator[tuple[str, str, Any]]:
@@ -190,8 +234,9 @@ async def serve(args: argparse.Namespace) -> int:
     stack: Stack | None = None
     try:
         await asyncio.to_thread(
-            _prepare_services, template, context, overrides, moto.url, not args.no_database
-        )
+            functools.partial(_prepare_services, empty=not args.keep_data),
+            template, context, overrides, moto.url, not args.no_database,
+        )  # fmt: skip
         runtime = LambdaRuntime(
             template,
             context,
@@ -277,8 +322,11 @@ def invoke_once(args: argparse.Namespace, event: Any) -> InvokeResult:
             moto = start_moto(0)
             cleanup.callback(moto.stop)
             endpoint = moto.url
-        # Idempotent: against a running stack it only looks the names and ARNs up.
-        provision(template, endpoint, context)
+            overrides = _scratch_stores(template, context, overrides)
+            _prepare_services(template, context, overrides, endpoint, True, empty=True)
+        else:
+            # Idempotent: against a running stack it only looks the names and ARNs up.
+            provision(template, endpoint, context)
         runtime = LambdaRuntime(
             template,
             context,
@@ -347,6 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve_p.add_argument("--moto-port", type=int, default=5005, help="0 picks a free port")
     serve_p.add_argument(
         "--no-database", action="store_true", help="skip PostgreSQL/Redis checks and migrations"
+    )
+    serve_p.add_argument(
+        "--keep-data",
+        action="store_true",
+        help="keep the PostgreSQL database and the Redis index of an earlier run (by default "
+        "every start empties them, as moto's tables start empty)",
     )
     serve_p.add_argument(
         "--no-schedules", action="store_true", help="do not run Schedule events on their rate"

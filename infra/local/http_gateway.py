@@ -29,6 +29,7 @@ from infra.local.events import (
     trace_id,
 )
 from infra.local.lambdas import InvokeResult, LambdaRuntime
+from infra.local.quotas import PARSER_LIMITS, over_quota
 from infra.local.template import ResolveContext, Template, local_api_id, merge_globals
 
 __all__ = [
@@ -51,9 +52,6 @@ SERVICE_UNAVAILABLE = (503, {"message": "Service Unavailable"})
 TOO_LARGE = (413, {"message": "Request Entity Too Large"})
 
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # HTTP API payload quota
-# HTTP API quota: request line and header values together at most 10,240 bytes. Longer request
-# lines are refused before any route (by aiohttp here, by API Gateway's front door on AWS).
-MAX_REQUEST_LINE_BYTES = 10240
 INTEGRATION_TIMEOUT_SECONDS = 30.0  # HTTP API's maximum integration timeout
 # Connection-level headers end at API Gateway's front door; integrations never see them.
 _HOP_BY_HOP = {
@@ -371,7 +369,7 @@ class HttpGateway:
             self.app,
             access_log=None,
             handle_signals=False,
-            max_line_size=MAX_REQUEST_LINE_BYTES,
+            **PARSER_LIMITS,
         )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
@@ -391,6 +389,9 @@ class HttpGateway:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
+        refused = over_quota(request)
+        if refused is not None:
+            return refused
         try:
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:

@@ -30,6 +30,7 @@ from infra.local.events import (
     websocket_message_event,
 )
 from infra.local.lambdas import LambdaRuntime
+from infra.local.quotas import PARSER_LIMITS, over_quota
 from infra.local.template import ResolveContext, Template
 
 __all__ = ["WebSocketApiSpec", "WebSocketGateway", "WsRoute", "load_websocket_api"]
@@ -238,7 +239,9 @@ class WebSocketGateway:
         return f"http://{self.host}:{self.port}/{self.stage}"
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            self.app, access_log=None, handle_signals=False, **PARSER_LIMITS
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await site.start()
@@ -275,7 +278,7 @@ class WebSocketGateway:
                 return await self._management(request, parts[index + 1])
             return _json(404, {"message": "Not Found"})
         if request.method == "GET" and request.headers.get("upgrade", "").lower() == "websocket":
-            return await self._websocket(request)
+            return over_quota(request) or await self._websocket(request)
         return _json(426, {"message": "Upgrade Required"}, {"upgrade": "websocket"})
 
     # ---------------------------------------------------------------- @connections

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 import httpx
@@ -277,6 +278,18 @@ def test_health_and_api_documents_need_no_token(stack):
             assert path in document["paths"]
         docs = anon.get("/v1/docs")
         assert docs.status_code == 200 and "swagger-ui" in docs.text
+        # Swagger UI's script and styles come from the stack itself: the page renders offline
+        assets = re.findall(r'(?:src|href)="([^"]+)"', docs.text)
+        assert len(assets) == 2 and all(url.startswith("/v1/docs/") for url in assets), assets
+        for url in assets:
+            asset = anon.get(url, headers={"Accept-Encoding": "gzip"})
+            assert asset.status_code == 200, asset.text
+            assert asset.headers["content-type"].startswith(("text/css", "text/javascript"))
+            assert asset.headers["content-encoding"] == "gzip" and len(asset.text) > 100_000
+            assert "immutable" in asset.headers["cache-control"]
+        assert "SwaggerUIBundle" in anon.get(assets[1]).text
+        missing = anon.get("/v1/docs/no-such-asset.js")
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
 def test_websocket_ping_pong_and_refusal(stack, new_user):

@@ -3,10 +3,14 @@ each request a client could send, answered in API.md's error shape and never wit
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
-from infra.local.http_gateway import MAX_REQUEST_LINE_BYTES
+from infra.local.quotas import REQUEST_HEAD_QUOTA
 
 pytestmark = pytest.mark.e2e
 
@@ -109,13 +113,37 @@ def test_control_and_non_ascii_bytes_in_a_path_get_json_errors(stack, new_user, 
 def test_a_long_query_up_to_the_http_api_quota_reaches_the_handler(stack, new_user):
     # given a request line near API Gateway's 10,240-byte quota (aiohttp's own limit was 8,190)
     _, token = new_user()
-    ids = ",".join(["1234567890123456789"] * 500)
+    ids = ",".join(["1234567890123456789"] * 480)
     path = f"/v1/users/me/relationships?ids={ids}"
-    assert 8190 < len(f"GET {path} HTTP/1.1") < MAX_REQUEST_LINE_BYTES
+    assert 8190 < len(f"GET {path} HTTP/1.1") < REQUEST_HEAD_QUOTA - 400
     with stack.client(token) as me:
         # then the handler's JSON 400 (too many ids), not the gateway's text
         error = _error(me.get(path), 400, "validation_error")
     assert error["details"][0]["field"] == "ids"
+
+
+def test_a_request_head_over_the_quota_is_refused_in_the_api_error_shape(stack, new_user):
+    # given API Gateway's quota: request line and header values together at most 10,240 bytes
+    _, token = new_user()
+    long_query = "/v1/users/me/relationships?ids=" + "1" * REQUEST_HEAD_QUOTA
+    with stack.client(token) as me:
+        # then a request line over it is a 414 and a head over it a 431, in API.md's shape
+        error = _error(me.get(long_query), 414, "uri_too_long")
+        assert "10,240 bytes" in error["message"]
+        padded = {"X-Padding": "p" * (REQUEST_HEAD_QUOTA - 50)}  # over with the rest
+        _error(me.get("/v1/users/me", headers=padded), 431, "headers_too_large")
+        # and a header past aiohttp's own 8,190-byte field limit but within the quota is
+        # served (the case: a 9 KB header)
+        assert me.get("/v1/users/me", headers={"X-Padding": "p" * 9000}).status_code == 200
+    with stack.client() as anon:
+        # a 9 KB Authorization header reaches the session check: a token it does not know
+        long_token = {"Authorization": "Bearer " + "A" * 9000}
+        _error(anon.get("/v1/users/me", headers=long_token), 401, "unauthorized")
+    # the WebSocket API keeps the same quota on its upgrade request
+    with pytest.raises(InvalidStatus) as refused:
+        connect(f"{stack.ws}/?token={token}&pad={'p' * REQUEST_HEAD_QUOTA}", open_timeout=20)
+    assert refused.value.response.status_code == 414
+    assert json.loads(refused.value.response.body)["error"]["code"] == "uri_too_long"
 
 
 @pytest.mark.parametrize(

@@ -189,16 +189,29 @@ def test_an_expired_session_is_refused_everywhere(accounts, session, pg, moto):
     assert round(lifetime.total_seconds() / 86400) == 30
 
 
-def test_invoke_runs_one_function_with_an_event_file_like_sam_local_invoke():
-    """`python -m infra.local invoke`, on a throwaway moto, as a developer runs it."""
+def _invoke(function: str, event_file: str) -> tuple[dict, str]:
     ran = subprocess.run(
-        [sys.executable, "-m", "infra.local", "invoke", "MetaFunction",
-         "--event", "events/meta/health.json"],
+        [sys.executable, "-m", "infra.local", "invoke", function, "--event", event_file],
         capture_output=True, text=True, timeout=120, cwd=ROOT,
     )  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    answer = json.loads(ran.stdout[ran.stdout.index("{") :])
+    return json.loads(ran.stdout[ran.stdout.index("{") :]), ran.stderr
+
+
+def test_invoke_runs_one_function_with_an_event_file_like_sam_local_invoke():
+    """`python -m infra.local invoke`, on a throwaway moto, as a developer runs it."""
+    answer, _ = _invoke("MetaFunction", "events/meta/health.json")
     assert answer["statusCode"] == 200 and json.loads(answer["body"]) == {"status": "ok"}
+
+
+def test_invoke_answers_the_same_every_run_on_scratch_stores():
+    # given the README's sample, a signup of alice: without a running stack, invoke runs on a
+    # scratch database and Redis index beside its throwaway moto, emptied each run
+    for _ in range(2):
+        answer, stderr = _invoke("AccountsFunction", "events/accounts/signup.json")
+        # then the second run signs alice up again (it was 409 username_taken), quietly
+        assert answer["statusCode"] == 201, answer
+        assert "Warning" not in stderr, stderr
 
 
 def _with_body(event: dict, body: dict) -> dict:

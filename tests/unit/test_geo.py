@@ -6,7 +6,6 @@ import math
 import random
 
 import pytest
-from warble.domain.discover import PairConversationIds
 from warble.domain.geo import cell_of, cells_covering, distance_km
 
 pytestmark = pytest.mark.unit
@@ -43,10 +42,3 @@ def test_a_radius_covers_every_cell_of_every_point_within_it(lat, lon, km):
 def test_small_radii_read_few_cells():
     assert len(cells_covering(48.8566, 2.3522, 10)) == 1
     assert len(cells_covering(0.0, 179.99, 10)) == 4  # four cells meet at the antimeridian
-
-
-def test_the_stand_in_conversation_id_is_the_pairs_whatever_the_order():
-    ids = PairConversationIds()
-    one = ids.open_for_match(5, 9)
-    assert one == ids.open_for_match(9, 5) and one.isdigit() and int(one) < 2**63
-    assert one != ids.open_for_match(5, 10)

@@ -29,6 +29,7 @@ API_MD_PUBLIC = {
     "GET /v1/health",
     "GET /v1/openapi.json",
     "GET /v1/docs",
+    "GET /v1/docs/{asset}",  # Swagger UI's script and styles, served offline
     "$default",
 }
 

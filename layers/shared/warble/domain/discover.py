@@ -14,7 +14,6 @@ the conversation's announcement (``match`` pushed to both users).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -60,18 +59,6 @@ class SwipeAnswer:
 class MatchPage:
     items: list[tuple[dict[str, Any], str, int]]  # (other User, conversation id, matched_at ms)
     next_cursor: str | None
-
-
-class PairConversationIds:
-    """Stand-in for the direct messages feature's conversation service until it is wired: the
-    pair's conversation id derived from the pair alone (the first 63 bits of SHA-256 of
-    ``conversation:<low>:<high>``), so both users, every retry and the later real service's
-    migration all name the same conversation without storing anything."""
-
-    def open_for_match(self, a: int, b: int) -> str:
-        low, high = sorted((a, b))
-        digest = hashlib.sha256(f"conversation:{low}:{high}".encode()).digest()
-        return str(int.from_bytes(digest[:8], "big") & ((1 << 63) - 1))
 
 
 class Announcer:

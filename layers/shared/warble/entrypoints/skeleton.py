@@ -8,6 +8,7 @@ per record instead (the record's eventID), since a batch has no single request.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,9 @@ logger = Logger()
 # Patches nothing at import: each store instruments its own client (warble.tracing).
 tracer = Tracer(auto_patch=False)
 metrics = Metrics()
+# Most requests record no metric of their own (a read): Powertools then warns on each cold
+# start, a line in every function's log that says nothing.
+warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
 
 
 def entry_point(correlation_id_path: str | None = None) -> Callable[[Handler], Handler]:

@@ -15,16 +15,29 @@ from warble.http.docs import responses
 
 router = Router()
 
-PUBLIC_ROUTES = ("GET /v1/health", "GET /v1/openapi.json", "GET /v1/docs", "$default")
+PUBLIC_ROUTES = (
+    "GET /v1/health",
+    "GET /v1/openapi.json",
+    "GET /v1/docs",
+    "GET /v1/docs/{asset}",
+    "$default",
+)
 # Routes that touch no store, so never answer 503.
 HEALTH_ROUTES = ("GET /v1/health",)
 
+# Swagger UI's script and styles come from the stack itself (a machine offline renders the
+# page all the same): the copies Powertools ships in the dependencies layer, served under
+# /v1/docs/ with the Powertools version in their address, so a browser may keep them for good.
+_SWAGGER_ASSETS = {
+    "swagger-ui-bundle.min.js": "text/javascript; charset=utf-8",
+    "swagger-ui.min.css": "text/css; charset=utf-8",
+}
 _SWAGGER_HTML = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Warble API</title>
-<link rel="stylesheet" href="https://unpkg.com/swagger-ui-dist@5/swagger-ui.css"></head>
+<link rel="stylesheet" href="/v1/docs/swagger-ui.min.css?v={version}"></head>
 <body><div id="swagger-ui"></div>
-<script src="https://unpkg.com/swagger-ui-dist@5/swagger-ui-bundle.js"></script>
-<script>SwaggerUIBundle({url: "/v1/openapi.json", dom_id: "#swagger-ui"});</script>
+<script src="/v1/docs/swagger-ui-bundle.min.js?v={version}"></script>
+<script>SwaggerUIBundle({{url: "/v1/openapi.json", dom_id: "#swagger-ui"}});</script>
 </body></html>"""
 
 
@@ -33,8 +46,9 @@ def openapi_document() -> str:
     """The whole API's OpenAPI document, generated from every router's models, then made to
     say what the API does (API.md): the public routes need no token, a bad request is a 400
     in the API's error shape (never Powertools' 422), a 204 has no body, bodies over 64 KB are
-    a 413, every operation with a request budget may answer 429, and a POST takes an
-    Idempotency-Key (a reused or in-flight one is a 409)."""
+    a 413, a request head over API Gateway's quota a 414 or 431, every operation with a
+    request budget may answer 429, and a POST takes an Idempotency-Key (a reused or in-flight
+    one is a 409)."""
     import json
 
     # Powertools' OpenAPI models are pydantic models built at import, a cost only this document
@@ -79,6 +93,9 @@ def openapi_document() -> str:
                 # The skeleton's checks before routing (warble.http.app.check_body).
                 answers["413"] = {"description": "payload_too_large", **error}
                 answers["415"] = {"description": "unsupported_media_type", **error}
+            # API Gateway's quota on the request line and header values (infra/local/quotas.py).
+            answers["414"] = {"description": "uri_too_long", **error}
+            answers["431"] = {"description": "headers_too_large", **error}
             if route not in PUBLIC_ROUTES:  # health and docs: no budget
                 answers["429"] = rate_limited
             if route not in HEALTH_ROUTES:
@@ -115,6 +132,7 @@ def _route_patterns() -> list[tuple[re.Pattern[str], frozenset[str]]]:
     # The two documents are left out of the document itself, but are routes all the same.
     for path in ("/v1/openapi.json", "/v1/docs"):
         patterns.append((re.compile("^" + re.escape(path) + "/?$"), frozenset({"GET"})))
+    patterns.append((re.compile("^/v1/docs/[^/]+/?$"), frozenset({"GET"})))
     return patterns
 
 
@@ -140,4 +158,29 @@ def openapi() -> Response[Any]:
 
 @router.get("/v1/docs", summary="Swagger UI", include_in_schema=False)
 def docs() -> Response[Any]:
-    return Response(status_code=200, content_type="text/html; charset=utf-8", body=_SWAGGER_HTML)
+    from aws_lambda_powertools.shared.version import VERSION
+
+    body = _SWAGGER_HTML.format(version=VERSION)
+    return Response(status_code=200, content_type="text/html; charset=utf-8", body=body)
+
+
+@router.get("/v1/docs/<asset>", summary="Swagger UI's assets", include_in_schema=False,
+            compress=True)  # fmt: skip
+def docs_asset(asset: str) -> Response[Any]:
+    content_type = _SWAGGER_ASSETS.get(asset)
+    if content_type is None:
+        raise NotFound("No such path.")
+    return Response(
+        status_code=200,
+        content_type=content_type,
+        body=_swagger_asset(asset),
+        headers={"Cache-Control": "public, max-age=31536000, immutable"},
+    )
+
+
+@lru_cache(maxsize=len(_SWAGGER_ASSETS))
+def _swagger_asset(name: str) -> str:
+    from importlib.resources import files
+
+    package = "aws_lambda_powertools.event_handler.openapi.swagger_ui"
+    return files(package).joinpath(name).read_text(encoding="utf-8")
