@@ -31,6 +31,7 @@ GROUP_MODULES = (
     "bench.rate_limits",
     "bench.graph",
     "bench.timeline",
+    "bench.blocks",
     "bench.engagement",
     "bench.notifications",
     "bench.discover",

@@ -567,6 +567,9 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
             pipe.hmget(keys.memberships("following", gina).value, "*", *others)
             for other in others:
                 pipe.hmget(keys.memberships("following", other).value, "*", gina)
+            # The blocking, blocked_by and muting flags: one HMGET of gina's blocks hash.
+            fields = [f"{kind}{other}" for other in others for kind in "bym"]
+            pipe.hmget(keys.memberships("blocks", gina).value, "*", *fields)
             return pipe.execute()
 
         return hmgets
@@ -574,13 +577,13 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
     crowd_sets = raw_sets(who.crowd)
     rel_sequence = in_sequence(gina_session, crowd_sets)
     rel_title = "GET /v1/users/me/relationships, 100 ids (GraphFunction handler)"
-    rel_total = "raw sum, in sequence: session check + pipeline of 101 HMGET"
+    rel_total = "raw sum, in sequence: session check + pipeline of 102 HMGET"
     yield Benchmark(
         rel_title,
         relationships,
         crowd_sets,
         path="handler",
-        baseline="raw pipeline of 101 HMGET (gina's following set, each user's)",
+        baseline="raw pipeline of 102 HMGET (gina's following set, each user's, gina's blocks)",
         breakdown=[
             (rel_total, rel_sequence),
             ("raw 2 BatchGetItem of the 200 edge keys (what the path read before)", both_halves),

@@ -224,6 +224,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
     from warble.dal.tweets import TweetStore
     from warble.domain.timelines import (
         FOLLOWER_PAGE,
+        HOME_OVERFETCH,
         TimelinePolicy,
         TimelineService,
         member,
@@ -265,11 +266,16 @@ def timeline_group(run: Run) -> Iterator[Item]:
     def raw_range() -> Any:
         return raw.zrevrangebylex(home_key, upper, lower, 0, PAGE)
 
-    def queue_page(pipe: Any) -> None:  # TimelineStore.home_page_later: built?, range, TTL, celebs
+    blocks_key = keys.memberships("blocks", reader_id).value
+
+    def queue_page(pipe: Any) -> None:
+        # TimelineStore.home_page_later (built?, range of the page and its overfetch, TTL,
+        # celebrities) and the reader's blocks and mutes (Shields.later).
         pipe.exists(home_key)
-        pipe.zrevrangebylex(home_key, upper, lower, 0, PAGE)
+        pipe.zrevrangebylex(home_key, upper, lower, 0, PAGE * HOME_OVERFETCH)
         pipe.expire(home_key, settings.timeline_ttl_seconds)
         pipe.get(celebs_key)
+        pipe.hgetall(blocks_key)
 
     def raw_tweets_mget() -> Any:
         return raw.mget(tweet_keys)
@@ -300,7 +306,8 @@ def timeline_group(run: Run) -> Iterator[Item]:
     home_steps: list[tuple[str, str, Callable[[], Any]]] = [
         (
             "gate + page",
-            "raw pipeline (gate EVALSHA, EXISTS, ZREVRANGEBYLEX, EXPIRE, GET celebrities)",
+            "raw pipeline (gate EVALSHA, EXISTS, ZREVRANGEBYLEX, EXPIRE, GET celebrities, "
+            "HGETALL blocks)",
             stack.session_check(raw, reader, queue_page),
         ),
         (
@@ -408,6 +415,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
                 celebrity_followers=threshold, cap=cap, recent_cap=recent_cap,
                 backfill=settings.follow_backfill,
             ),
+            shields=services.container().shields,
         )  # fmt: skip
 
     in_memory = timeline_service(remembered, settings.celebrity_followers)

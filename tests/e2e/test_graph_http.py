@@ -51,11 +51,12 @@ def test_follow_unfollow_statuses_lists_and_counts(trio):
     assert _ok(as_c.put(f"/v1/users/me/following/{b}")) == {"relationship": "following"}
 
     statuses = _ok(as_b.get("/v1/users/me/relationships", params={"ids": f"{c},{a},999,{b}"}))
+    no_blocks = {"blocking": False, "blocked_by": False, "muting": False}
     assert statuses["items"] == [
-        {"user_id": c, "status": "followed_by"},
-        {"user_id": a, "status": "friends"},
-        {"user_id": "999", "status": "none"},
-        {"user_id": b, "status": "none"},
+        {"user_id": c, "status": "followed_by", **no_blocks},
+        {"user_id": a, "status": "friends", **no_blocks},
+        {"user_id": "999", "status": "none", **no_blocks},
+        {"user_id": b, "status": "none", **no_blocks},
     ]
 
     # b's followers, newest first, each with the viewer's (c's) relationship

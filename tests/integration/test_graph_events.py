@@ -46,8 +46,20 @@ def test_graph_samples_through_the_graph_handler(accounts, moto):
     body = json.loads(handler(_as(_event("graph/relationships.json"), issued), Context())["body"])
     assert body == {
         "items": [
-            {"user_id": "382808519642415105", "status": "none"},
-            {"user_id": "1", "status": "none"},
+            {
+                "user_id": "382808519642415105",
+                "status": "none",
+                "blocking": False,
+                "blocked_by": False,
+                "muting": False,
+            },
+            {
+                "user_id": "1",
+                "status": "none",
+                "blocking": False,
+                "blocked_by": False,
+                "muting": False,
+            },
         ]
     }
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from warble.domain.blocks import Shields
 from warble.domain.counters import CounterRules, StreamCounterProcessor
 from warble.domain.flags import ViewerFlags
 from warble.domain.graph import GraphPolicy, GraphService
@@ -30,6 +31,7 @@ from warble.domain.ports import (
     Held,
     Like,
     ParentMissing,
+    Shield,
     TransactionRetry,
     TweetGone,
     TweetMissing,
@@ -238,6 +240,30 @@ class FakeMemberships:
             self.held.clear()
         else:
             self.held.pop(owner, None)
+
+
+class FakeBlockSets:
+    """``BlockSets`` (``warble.dal.blocks.BlockSets``): every user's Shield, loaded."""
+
+    def __init__(self) -> None:
+        self.held: dict[int, Shield] = {}
+
+    def batch(self) -> FakeBatch:
+        return FakeBatch()
+
+    def read_later(self, batch: Any, owner: int) -> Callable[[], Shield | None]:
+        return lambda: self.held.get(owner, Shield())
+
+    def check_later(
+        self, batch: Any, owner: int, others: Iterable[int]
+    ) -> Callable[[], Shield | None]:
+        return lambda: self.held.get(owner, Shield())
+
+    def rebuild(self, owner: int, load: Callable[[], list[tuple[str, int, int]]]) -> Shield:
+        return self.held.get(owner, Shield())
+
+    def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
+        raise NotImplementedError("blocks are not faked beyond reading")
 
 
 # ---- tweets and likes -------------------------------------------------------------------------
@@ -476,6 +502,9 @@ class FakeGraphStore:
     def statuses(self, viewer: int, others: list[int]) -> dict[int, tuple[bool, bool]]:
         return {o: ((viewer, o) in self.edges, (o, viewer) in self.edges) for o in others}
 
+    def restrictions(self, user_id: int) -> list[tuple[str, int, int]]:
+        return []  # the unit tier's world has no blocks or mutes
+
     def followers_among(self, user_id: int, others: list[int]) -> set[int]:
         return {o for o in others if (o, user_id) in self.edges}
 
@@ -633,8 +662,9 @@ class FakeTimelineStore:
     def home_page_later(
         self, batch: FakeBatch, user_id: int, before_tweet_id: int | None, limit: int
     ) -> Callable[[], tuple[list[str] | None, list[int] | None]]:
-        page = self.page(user_id, before_tweet_id, limit), self.followed_celebrities(user_id)
-        return lambda: page
+        page = self.page(user_id, before_tweet_id, limit)
+        celebrities = self.celebrities.get(user_id)
+        return lambda: (page, None if celebrities is None else list(celebrities))
 
     def followed_celebrities(self, user_id: int) -> list[int] | None:
         cached = self.celebrities.get(user_id)
@@ -672,6 +702,7 @@ class World:
 
     def __post_init__(self) -> None:
         self.like_store = FakeLikeStore(self.tweet_store)
+        self.shields = Shields(FakeBlockSets(), self.graph_store)  # type: ignore[arg-type]
         # The real registry of counter rules (nothing in it touches a store or the network).
         self.rules: CounterRules = Container().counter_rules
         self.graph = GraphService(
@@ -696,6 +727,7 @@ class World:
             flags=ViewerFlags(
                 self.liked, self.retweeted, self.like_store, self.tweet_store, self.recent_actions
             ),
+            shields=self.shields,
         )
         self.likes = LikeService(
             store=self.like_store,
@@ -716,6 +748,7 @@ class World:
                 recent_cap=self.timeline_store.recent_cap,
                 backfill=self.backfill,
             ),
+            shields=self.shields,
         )
         self.reconciler = Reconciler(
             graph=self.graph_store,

@@ -61,6 +61,13 @@ class NotAllowed(Forbidden):
     message = "You can message only friends and people you matched with."
 
 
+class Blocked(Forbidden):
+    """A block stands between the two users (API.md "Blocks and mutes")."""
+
+    code = "blocked"
+    message = "A block stands between you and this user."
+
+
 class NotFound(WarbleError):
     status = 404
     code = "not_found"

@@ -83,7 +83,43 @@ class Matched:
     conversation_id: int
 
 
-Event = TweetPosted | TweetDeleted | Followed | Unfollowed | Liked | Unliked | Matched
+@dataclass(frozen=True)
+class Blocked:
+    """``blocker`` blocks ``blocked`` (INSERT of the ``R#B#`` item); ``seq`` is the block's
+    Snowflake, and its Unblocked carries the same one."""
+
+    blocker: int
+    blocked: int
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class Unblocked:
+    blocker: int
+    blocked: int
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class Muted:
+    """``muter`` mutes ``muted`` (INSERT of the ``R#M#`` item); Unmuted carries the same seq."""
+
+    muter: int
+    muted: int
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class Unmuted:
+    muter: int
+    muted: int
+    seq: int | None = None
+
+
+Event = (
+    TweetPosted | TweetDeleted | Followed | Unfollowed | Liked | Unliked | Matched
+    | Blocked | Unblocked | Muted | Unmuted
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:following          | hash   | MEMBERSHIP_TTL_SECONDS    | who I follow (vers.)  |
 | {u:<user_id>}:liked              | hash   | MEMBERSHIP_TTL_SECONDS    | my recent likes       |
 | {u:<user_id>}:retweeted          | hash   | MEMBERSHIP_TTL_SECONDS    | my recent retweets    |
+| {u:<user_id>}:blocks             | hash   | MEMBERSHIP_TTL_SECONDS    | blocks, mutes (vers.) |
 | {u:<user_id>}:<kind>:lease       | string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:followers:first    | string | FIRST_PAGE_CACHE_TTL_SEC. | big account's first   |
 | {u:<user_id>}:following:first    | string | FIRST_PAGE_CACHE_TTL_SEC. | list page (JSON)      |
@@ -92,8 +93,9 @@ def first_page(user_id: int, which: str) -> CacheKey:
 
 
 def memberships(kind: str, user_id: int) -> CacheKey:
-    """A user's versioned membership hash: ``following``, ``liked`` or ``retweeted``
-    (warble.dal.memberships), and the lease that guards its rebuild."""
+    """A user's versioned membership hash: ``following``, ``liked``, ``retweeted``
+    (warble.dal.memberships) or ``blocks`` (warble.dal.blocks), and the lease that guards its
+    rebuild."""
     base = f"{{u:{user_id}}}:{kind}"
     return CacheKey(base, f"{base}:lease")
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from warble.dal.streams import StreamDecoder
     from warble.dal.websocket import WebSocketSender
     from warble.domain.accounts import AccountService
+    from warble.domain.blocks import BlockService, Shields
     from warble.domain.conversations import ConversationService
     from warble.domain.counters import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.discover import DiscoverService
@@ -250,6 +251,31 @@ class Container:
         )
 
     @cached_property
+    def shields(self) -> Shields:
+        """Every user's blocks and mutes from memory: the reader each feature filters with."""
+        from warble.dal.blocks import BlockSets
+        from warble.dal.graph import DynamoGraphStore
+        from warble.domain.blocks import Shields
+
+        s = self.settings
+        sets: Any = BlockSets(self.redis, s.membership_ttl_seconds)
+        return Shields(sets, DynamoGraphStore(s))
+
+    @cached_property
+    def blocks(self) -> BlockService:
+        from warble.dal.graph import DynamoGraphStore
+        from warble.domain.blocks import BlockService
+
+        return BlockService(
+            store=DynamoGraphStore(self.settings),
+            shields=self.shields,
+            following=self._memberships("following"),
+            graph=self.graph,
+            profiles=self.accounts,
+            ids=self.ids,
+        )
+
+    @cached_property
     def tweets(self) -> TweetService:
         from warble.domain.flags import ViewerFlags
         from warble.domain.tweets import TweetService
@@ -273,6 +299,7 @@ class Container:
                 tweets=store,
                 recent=s.recent_actions,
             ),
+            shields=self.shields,
         )
 
     @cached_property
@@ -312,6 +339,7 @@ class Container:
                 recent_cap=s.author_recent_cap,
                 backfill=s.follow_backfill,
             ),
+            shields=self.shields,
         )
 
     @cached_property
@@ -327,6 +355,7 @@ class Container:
             graph=self.graph,
             ids=self.ids,
             pusher=self.pusher,
+            shields=self.shields,
         )
 
     @cached_property
@@ -347,6 +376,7 @@ class Container:
             people=self.graph,
             announcer=Announcer(self.pusher, self.accounts),
             ids=self.ids,
+            shields=self.shields,
         )
 
     # ---- streams ----------------------------------------------------------------------------
@@ -468,6 +498,7 @@ class Container:
             messages=self.message_reads,
             ids=self.ids,
             push=self.pusher.push,
+            shields=self.shields,
             policy=NotificationPolicy(
                 cap_per_window=s.notification_recipient_cap,
                 cap_window_seconds=s.notification_cap_window_seconds,
@@ -518,6 +549,10 @@ def graph() -> GraphService:
 
 def tweets() -> TweetService:
     return container().tweets
+
+
+def blocks() -> BlockService:
+    return container().blocks
 
 
 def likes() -> LikeService:

@@ -48,10 +48,12 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes, cancelled
+from warble.dal.graph import GraphItem, check_not_blocked
 from warble.domain.ports import (
     DuplicateClientId,
     Membership,
     MessageRaced,
+    PairBlocked,
     StoredMessage,
     TransactionRetry,
 )
@@ -144,6 +146,7 @@ class ConversationStore:
             [
                 (ConversationItem, settings.conversations_table),
                 (MessageItem, settings.messages_table),
+                (GraphItem, settings.graph_table),
             ],
         )
 
@@ -254,11 +257,15 @@ class ConversationStore:
         """Store the message and move both memberships in one transaction.
 
         Raises MessageRaced when a message with a larger id committed first (retry with a new
-        id), DuplicateClientId when ``client_id`` already names a message of this sender."""
+        id), DuplicateClientId when ``client_id`` already names a message of this sender,
+        PairBlocked when either of the two blocks the other."""
         conversation = message.conversation_id
         last = json.dumps(message.record(), separators=(",", ":"))
         try:
             with TransactWrite(connection=self._connection) as tx:
+                # No block either way: a message racing a block lands before it or not at all.
+                check_not_blocked(tx, message.sender_id, recipient)
+                check_not_blocked(tx, recipient, message.sender_id)
                 tx.save(
                     MessageItem(
                         conversation, message.id, sender_id=message.sender_id,
@@ -294,8 +301,12 @@ class ConversationStore:
                     condition=ordered,
                 )
         except TransactWriteError as exc:
+            # Condition checks come first (the two block records), then the puts (message,
+            # claim), then the updates.
             codes = cancellation_codes(exc)
-            if client_id is not None and codes[1:2] == [CONDITION_FAILED]:
+            if CONDITION_FAILED in codes[:2]:
+                raise PairBlocked() from exc
+            if client_id is not None and codes[3:4] == [CONDITION_FAILED]:
                 raise DuplicateClientId() from exc
             if CONDITION_FAILED in codes:
                 raise MessageRaced() from exc

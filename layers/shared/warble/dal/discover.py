@@ -41,18 +41,30 @@ from warble.domain.ports import FeedTake
 GEO_MAX_LAT = 85.05112878
 FEED_TTL_SECONDS = 600  # a queued candidate may have moved away after ten minutes
 
-# KEYS: bitmap, meta, swiped, feed list, feed meta. ARGV: mode, limit, n0, p0, query, ids...
+# KEYS: bitmap, meta, swiped, feed list, feed meta, blocks hash (warble.dal.blocks).
+# ARGV: mode, limit, n0, p0, query, ids...
 # mode "page": take entries ("<id>:<km>", nearest first) off the user's feed list, skip swiped
 #   and seen ones, add the others to the filter, stop after `limit` added. A feed built for
 #   another query (moved, other radius) is dropped first. Returns {"ok", reached, count,
 #   exhausted, entries...} (the feed's state, for a refill when it ran dry), or {"load"} when
-#   the swiped set is not loaded (no "0" member).
+#   the swiped set is not loaded (no "0" member), {"blocks"} when the blocks hash is not.
+#   People on either side of a block with the user are skipped, and not marked shown.
 # mode "add": add the ids to the filter (benchmarks, tests); mode "check": how many are members.
 _SEEN_SCRIPT = """
 local mode, limit = ARGV[1], tonumber(ARGV[2])
 local n0, p0 = tonumber(ARGV[3]), tonumber(ARGV[4])
 if mode == 'page' and redis.call('SISMEMBER', KEYS[3], '0') == 0 then
   return {'load'}
+end
+if mode == 'page' and redis.call('HEXISTS', KEYS[6], '*') == 0 then
+  return {'blocks'}
+end
+local function blocked(id)
+  for _, kind in ipairs({'b', 'y'}) do
+    local v = redis.call('HGET', KEYS[6], kind .. id)
+    if v and string.sub(v, -1) == 'a' then return true end
+  end
+  return false
 end
 local layers = tonumber(redis.call('HGET', KEYS[2], 'layers') or '1')
 local fill = tonumber(redis.call('HGET', KEYS[2], 'fill') or '0')
@@ -120,7 +132,7 @@ else
     local entry = redis.call('LPOP', KEYS[4])
     if not entry then break end
     local id = string.match(entry, '^[^:]+')
-    if redis.call('SISMEMBER', KEYS[3], id) == 0 then
+    if redis.call('SISMEMBER', KEYS[3], id) == 0 and not blocked(id) then
       local h1, h2 = hashes(id)
       if not member(h1, h2) then
         add(h1, h2)
@@ -239,16 +251,19 @@ class SeenFilter:
     def _run(self, user_id: int, mode: str, limit: int, args: Sequence[int | str]) -> Any:
         user_keys = [
             keys.seen_filter(user_id), keys.seen_meta(user_id), keys.swiped(user_id),
-            keys.feed(user_id), keys.feed_meta(user_id),
+            keys.feed(user_id), keys.feed_meta(user_id), keys.memberships("blocks", user_id).value,
         ]  # fmt: skip
         return self._script(keys=user_keys, args=[mode, limit, self._n0, self._p0, *args])
 
-    def take(self, user_id: int, query: str, limit: int) -> FeedTake | None:
-        """Up to ``limit`` feed entries not swiped and not shown before, now marked shown, in
-        one atomic step; None when the swiped set must be loaded first (``load_swiped``)."""
+    def take(self, user_id: int, query: str, limit: int) -> FeedTake | str:
+        """Up to ``limit`` feed entries not swiped, not shown before and not across a block,
+        now marked shown, in one atomic step; ``"swiped"`` when the swiped set must be loaded
+        first (``load_swiped``), ``"blocks"`` when the user's blocks hash must be."""
         answer = self._run(user_id, "page", limit, [query, self._feed_ttl])
         if answer[0] == "load":
-            return None
+            return "swiped"
+        if answer[0] == "blocks":
+            return "blocks"
         entries = [(int(uid), float(km)) for uid, km in (e.split(":") for e in answer[4:])]
         return FeedTake(entries, float(answer[1]), int(answer[2]), answer[3] == "1")
 

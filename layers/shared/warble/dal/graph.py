@@ -12,6 +12,24 @@ TransactWriteItems:
 | U#B   | IT#<seq>         | uid=A                | B's followers list, newest first             |
 | U#A   | META             | following_count      | the limit of 1000, checked in the same write |
 
+Blocks and mutes live in the same partitions (``R#`` for the records, ``RT#`` for the lists),
+so one Query of ``R#`` rebuilds a user's blocks hash in Redis (warble.dal.blocks):
+
+| pk    | sk               | attributes           | answers                                      |
+|-------|------------------|----------------------|----------------------------------------------|
+| U#A   | R#B#<B>          | uid=B, seq           | "does A block B?"; the stream's Blocked      |
+| U#B   | R#Y#<A>          | uid=A, seq           | "is B blocked by A?" from B's partition      |
+| U#A   | RT#B#<seq>       | uid=B                | A's blocks, newest first                     |
+| U#A   | R#M#<B>          | uid=B, seq           | "does A mute B?"; the stream's Muted         |
+| U#A   | RT#M#<seq>       | uid=B                | A's mutes, newest first                      |
+
+A block is ONE transaction that writes its three items and ends both follows (each direction's
+four items deleted and its follower's ``following_count`` lowered, on the condition that the
+edge is as read, or checked absent), so no follow survives a block and counts settle through
+the stream as after an unfollow. A follow checks in its own transaction that neither block
+record exists; whichever commits second fails its condition. Likes, tweets (replies and
+retweets) and messages check the block record the same way (``check_not_blocked``).
+
 ``seq`` is a Snowflake minted for the follow, so it orders follows by time and is unique: the
 list cursor is the last ``seq`` seen, which pins a position (newer follows never shift a page).
 ``friend`` (seed 002's status 3) is kept on both edge items of both directions: when B already
@@ -65,7 +83,7 @@ from warble.dal.dynamo import (
     prefixed_id,
 )
 from warble.domain.ports import FollowRejected
-from warble.events import Event, Followed, Unfollowed
+from warble.events import Blocked, Event, Followed, Muted, Unblocked, Unfollowed, Unmuted
 from warble.settings import Settings, get_settings
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
@@ -78,6 +96,28 @@ def _id(value: int) -> str:
 
 def user_pk(user_id: int) -> str:
     return f"U#{user_id}"
+
+
+# Block and mute records: (kind letter in Redis, sort-key prefix). A block is written on both
+# sides (``B`` on the blocker, ``Y`` on the blocked), a mute only on the muter.
+RESTRICTION_PREFIXES = {"b": "R#B#", "y": "R#Y#", "m": "R#M#"}
+LIST_PREFIXES = {
+    "following": "OT#",
+    "followers": "IT#",
+    "blocks": "RT#B#",
+    "mutes": "RT#M#",
+}
+
+
+def check_not_blocked(tx: TransactWrite, blocker: int, other: int) -> None:
+    """Add to a transaction: ``blocker`` does not block ``other`` (its record is absent). The
+    model must be bound to the graph table (``bind``) by the store that calls this."""
+    tx.condition_check(
+        GraphItem,
+        user_pk(blocker),
+        f"R#B#{_id(other)}",
+        condition=GraphItem.pk.does_not_exist(),
+    )
 
 
 class GraphItem(Model):
@@ -152,6 +192,8 @@ class _Tx:
                 for tag, code in zip(tags, cancellation_codes(exc), strict=False)
                 if code == CONDITION_FAILED
             }
+            if "blocked" in failed:
+                raise FollowRejected(FollowRejected.BLOCKED) from exc
             if "edge" in failed:
                 raise FollowRejected(FollowRejected.EXISTS) from exc
             if "limit" in failed:
@@ -253,6 +295,13 @@ class DynamoGraphStore:
             condition=GraphItem.following_count.does_not_exist()
             | (GraphItem.following_count < limit),
         )
+        # No block either way (a block committed first makes this fail; one committed after
+        # ends this follow in its own transaction).
+        for sk in (f"R#B#{_id(b)}", f"R#Y#{_id(b)}"):
+            tx.add(
+                "check", "blocked", GraphItem, user_pk(a), sk,
+                condition=GraphItem.pk.does_not_exist(),
+            )  # fmt: skip
         if reverse is None:
             # B must still not follow A, or the friend flags written here would be wrong.
             tx.add(
@@ -305,6 +354,100 @@ class DynamoGraphStore:
                 )
         tx.commit()
 
+    # ---- blocks and mutes -------------------------------------------------------------------
+    def restriction(self, a: int, b: int, kind: str) -> int | None:
+        """The seq of A's block ("b") or mute ("m") of B, or None: one consistent GetItem."""
+        found = list(
+            GraphItem.batch_get(
+                [(user_pk(a), f"{RESTRICTION_PREFIXES[kind]}{_id(b)}")], consistent_read=True
+            )
+        )
+        self.reads += 1
+        return int(found[0].seq) if found else None
+
+    def restrictions(self, user_id: int) -> list[tuple[str, int, int]]:
+        """Every block and mute record of the user's partition as ``(kind, other, seq)``, kind
+        ``b`` (the user blocks other), ``y`` (other blocks the user) or ``m`` (mutes): one
+        Query of ``R#``."""
+        kinds = {prefix: kind for kind, prefix in RESTRICTION_PREFIXES.items()}
+        items = self._query(
+            GraphItem,
+            hash_key=user_pk(user_id),
+            range_key_condition=GraphItem.sk.startswith("R#"),
+            consistent_read=True,
+            attributes_to_get=["sk", "uid", "seq"],
+        )
+        return [(kinds[item.sk[:4]], int(item.uid), int(item.seq)) for item in items]
+
+    def block(self, a: int, b: int, seq: int, out: Edge | None, into: Edge | None) -> None:
+        """A blocks B, ending A -> B (``out``) and B -> A (``into``) as read, in one
+        transaction. Raises FollowRejected: EXISTS if A blocks B already, RACED if an edge
+        changed since it was read (read again and retry)."""
+        tx = _Tx(self._connection)
+        tx.add(
+            "save",
+            "edge",
+            GraphItem(user_pk(a), f"R#B#{_id(b)}", uid=b, seq=seq),
+            condition=GraphItem.pk.does_not_exist(),
+        )
+        tx.add("save", "block-in", GraphItem(user_pk(b), f"R#Y#{_id(a)}", uid=a, seq=seq))
+        tx.add("save", "block-list", GraphItem(user_pk(a), f"RT#B#{_id(seq)}", uid=b))
+        for follower, followee, edge in ((a, b, out), (b, a, into)):
+            if edge is None:
+                tx.add(
+                    "check", "raced", GraphItem, user_pk(follower), f"O#{_id(followee)}",
+                    condition=GraphItem.pk.does_not_exist(),
+                )  # fmt: skip
+                continue
+            tx.add(
+                "delete",
+                "raced",
+                GraphItem(user_pk(follower), f"O#{_id(followee)}"),
+                condition=GraphItem.seq == edge.seq,
+            )
+            tx.add("delete", "raced", GraphItem(user_pk(followee), f"I#{_id(follower)}"))
+            tx.add("delete", "raced", GraphItem(user_pk(follower), f"OT#{_id(edge.seq)}"))
+            tx.add("delete", "raced", GraphItem(user_pk(followee), f"IT#{_id(edge.seq)}"))
+            tx.add(
+                "update",
+                "raced",
+                GraphItem(user_pk(follower), "META"),
+                actions=[GraphItem.following_count.add(-1)],
+                condition=GraphItem.following_count > 0,
+            )
+        tx.commit()
+
+    def unblock(self, a: int, b: int, seq: int) -> None:
+        """Delete A's block of B (the one of ``seq``); RACED if it changed meanwhile."""
+        self._remove_restriction(a, b, "B", seq, also=GraphItem(user_pk(b), f"R#Y#{_id(a)}"))
+
+    def mute(self, a: int, b: int, seq: int) -> None:
+        """A mutes B; EXISTS if A mutes B already."""
+        tx = _Tx(self._connection)
+        tx.add(
+            "save", "edge", GraphItem(user_pk(a), f"R#M#{_id(b)}", uid=b, seq=seq),
+            condition=GraphItem.pk.does_not_exist(),
+        )  # fmt: skip
+        tx.add("save", "mute-list", GraphItem(user_pk(a), f"RT#M#{_id(seq)}", uid=b))
+        tx.commit()
+
+    def unmute(self, a: int, b: int, seq: int) -> None:
+        self._remove_restriction(a, b, "M", seq)
+
+    def _remove_restriction(
+        self, a: int, b: int, letter: str, seq: int, also: GraphItem | None = None
+    ) -> None:
+        """Delete A's record of B (``R#<letter>#B``, the one of ``seq``) and its list item."""
+        tx = _Tx(self._connection)
+        tx.add(
+            "delete", "raced", GraphItem(user_pk(a), f"R#{letter}#{_id(b)}"),
+            condition=GraphItem.seq == seq,
+        )  # fmt: skip
+        tx.add("delete", "list", GraphItem(user_pk(a), f"RT#{letter}#{_id(seq)}"))
+        if also is not None:
+            tx.add("delete", "other-side", also)
+        tx.commit()
+
     # ---- lists ----------------------------------------------------------------------------
     def _query(self, model: Any, limit: int | None = None, **kwargs: Any) -> list[Any]:
         """Run a Query page by page, counting each page as one store read."""
@@ -321,8 +464,9 @@ class DynamoGraphStore:
     def page(
         self, user_id: int, which: str, limit: int, before_seq: int | None
     ) -> tuple[list[tuple[int, int]], bool]:
-        """Newest-first ``(uid, seq)`` of "following" or "followers", and whether more exist."""
-        prefix = "OT#" if which == "following" else "IT#"
+        """Newest-first ``(uid, seq)`` of "following", "followers", "blocks" or "mutes", and
+        whether more exist."""
+        prefix = LIST_PREFIXES[which]
         start = None
         if before_seq is not None:
             start = {"pk": {"S": user_pk(user_id)}, "sk": {"S": f"{prefix}{_id(before_seq)}"}}
@@ -438,11 +582,23 @@ class DynamoGraphStore:
 # ---- the graph table's stream -------------------------------------------------------------------
 def decode_record(record: dict[str, Any]) -> list[Event]:
     """A follow is read from its ``U#<followee> / I#<follower>`` edge item: INSERT is Followed,
-    REMOVE is Unfollowed. Every other item (the other edge, list items, META) and every MODIFY
-    (a friend flag flipped) is no event, so each follow is seen exactly once."""
+    REMOVE is Unfollowed. A block from its ``U#<blocker> / R#B#<blocked>`` item (Blocked,
+    Unblocked), a mute from ``U#<muter> / R#M#<muted>`` (Muted, Unmuted). Every other item (the
+    other edge, ``R#Y#``, list items, META) and every MODIFY (a friend flag flipped) is no
+    event, so each change is seen exactly once."""
     item = StreamItem.of(record)
     sk = item.string_key("sk")
-    if not sk.startswith("I#") or item.name not in ("INSERT", "REMOVE"):
+    if item.name not in ("INSERT", "REMOVE"):
+        return []
+    added = item.name == "INSERT"
+    if sk.startswith(("R#B#", "R#M#")):
+        owner = prefixed_id(item.string_key("pk"), "U#")
+        other = prefixed_id(sk, sk[:4])
+        seq = number(item.image(), "seq")
+        if sk.startswith("R#B#"):
+            return [(Blocked if added else Unblocked)(blocker=owner, blocked=other, seq=seq)]
+        return [(Muted if added else Unmuted)(muter=owner, muted=other, seq=seq)]
+    if not sk.startswith("I#"):
         return []
     followee = prefixed_id(item.string_key("pk"), "U#")
     follower = prefixed_id(sk, "I#")

@@ -53,8 +53,9 @@ from warble.dal.dynamo import (
     number,
     prefixed_id,
 )
+from warble.dal.graph import GraphItem, check_not_blocked
 from warble.dal.tweets import TweetIndexItem
-from warble.domain.ports import Like, TweetMissing
+from warble.domain.ports import BlockedByAuthor, Like, TweetMissing
 from warble.events import Event, Liked, Unliked
 from warble.settings import Settings, get_settings
 from warble.tracing import instrument
@@ -104,7 +105,11 @@ class LikeStore:
         self._index_table = settings.tweet_index_table
         self._connection = bind(
             settings.aws_region,
-            [(LikeItem, self._likes_table), (TweetIndexItem, self._index_table)],
+            [
+                (LikeItem, self._likes_table),
+                (TweetIndexItem, self._index_table),
+                (GraphItem, settings.graph_table),
+            ],
         )
         self._region = settings.aws_region
 
@@ -122,7 +127,9 @@ class LikeStore:
         return Like(user_id, tweet_id, int(item.seq), int(item.author_id or 0))
 
     def like(self, user_id: int, tweet_id: int, author_id: int, seq: int) -> bool:
-        """Write the three items; False if U already likes T. TweetMissing if T is gone."""
+        """Write the three items; False if U already likes T. TweetMissing if T is gone,
+        BlockedByAuthor if T's author blocks U (checked in the same transaction: a like racing
+        a block lands before it or not at all)."""
         connection = self._connection
         try:
             with TransactWrite(connection=connection) as tx:
@@ -137,12 +144,16 @@ class LikeStore:
                 tx.condition_check(
                     TweetIndexItem, tweet_pk(tweet_id), condition=TweetIndexItem.pk.exists()
                 )
+                check_not_blocked(tx, author_id, user_id)
         except TransactWriteError as exc:
-            # pynamodb sends condition checks first, then puts: [tweet check, edge, list, list].
+            # pynamodb sends condition checks first, then puts: [tweet check, block check, edge,
+            # list, list].
             reasons = cancellation_codes(exc)
             if reasons[:1] == [CONDITION_FAILED]:
                 raise TweetMissing() from exc
             if reasons[1:2] == [CONDITION_FAILED]:
+                raise BlockedByAuthor() from exc
+            if reasons[2:3] == [CONDITION_FAILED]:
                 return False
             raise
         return True

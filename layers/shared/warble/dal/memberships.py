@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from warble import keys
 from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
@@ -50,18 +51,52 @@ def version(seq: int, present: bool) -> str:
     return f"{seq:019d}{'a' if present else 'r'}"
 
 
-class MembershipSets:
-    """One kind of membership hash (``following``, ``liked``, ``retweeted``) for every owner."""
+class VersionedHashes:
+    """What every versioned hash shares (these and warble.dal.blocks'): the leased fill of a
+    rebuild, and the apply-if-newer of one change."""
 
-    def __init__(self, redis: RedisClient, kind: str, ttl_seconds: int) -> None:
+    def __init__(self, redis: RedisClient, ttl_seconds: int) -> None:
         self._redis = redis
-        self._kind = kind
         self._ttl = ttl_seconds
         self._apply = redis.register_script(_APPLY)
         self._fill = redis.register_script(_FILL)
 
     def batch(self) -> ReadBatch:
         return ReadBatch(self._redis)
+
+    def _rebuild(
+        self, key: keys.CacheKey, load: Callable[[], tuple[Mapping[Any, int], int]]
+    ) -> tuple[Mapping[Any, int], int]:
+        """``load`` the fields (field -> seq) and the floor and store them, under a lease taken
+        before the read: a change committed after the read voids the lease, so this fill cannot
+        hide it. Answers what it read either way."""
+        token = secrets.token_hex(16)
+        try:
+            leased = self._redis.set(key.lease, token, nx=True, px=keys.LEASE_MS)
+        except UNAVAILABLE_ERRORS:
+            leased = False
+        fields, floor = load()
+        if leased:
+            args: list[str | int] = [token, self._ttl, f"{floor:019d}"]
+            for field, seq in fields.items():
+                args += [str(field), version(seq, True)]
+            with contextlib.suppress(*UNAVAILABLE_ERRORS):
+                self._fill(keys=[key.value, key.lease], args=args)
+        return fields, floor
+
+    def _change(self, key: keys.CacheKey, field: str | int, seq: int, present: bool) -> None:
+        """One change, after its commit (write path) or from the stream: idempotent and
+        order-free. With Redis unreachable it is left to the other path (or the hash's TTL)."""
+        with contextlib.suppress(*UNAVAILABLE_ERRORS):
+            self._apply(keys=[key.value, key.lease], args=[field, version(seq, present)])
+
+
+class MembershipSets(VersionedHashes):
+    """One kind of membership hash (``following``, ``liked``, ``retweeted``) for every owner."""
+
+    def __init__(self, redis: RedisClient, kind: str, ttl_seconds: int) -> None:
+        super().__init__(redis, ttl_seconds)
+        self._kind = kind
 
     def check_later(
         self, batch: ReadBatch, owner: int, members: Iterable[int]
@@ -85,26 +120,9 @@ class MembershipSets:
 
     def rebuild(self, owner: int, load: Callable[[], tuple[dict[int, int], int]]) -> Held:
         """Read the owner's members from the table (``load``: member -> seq, and the floor) and
-        store them, under a lease taken before the read: a change committed after the read
-        voids the lease, so this fill cannot hide it. Answers what it read either way."""
-        key = keys.memberships(self._kind, owner)
-        token = secrets.token_hex(16)
-        try:
-            leased = self._redis.set(key.lease, token, nx=True, px=keys.LEASE_MS)
-        except UNAVAILABLE_ERRORS:
-            leased = False
-        members, floor = load()
-        if leased:
-            args: list[str | int] = [token, self._ttl, f"{floor:019d}"]
-            for member, seq in members.items():
-                args += [member, version(seq, True)]
-            with contextlib.suppress(*UNAVAILABLE_ERRORS):
-                self._fill(keys=[key.value, key.lease], args=args)
+        store them under the fill lease (``_rebuild``)."""
+        members, floor = self._rebuild(keys.memberships(self._kind, owner), load)
         return Held(floor, frozenset(members))
 
     def apply(self, owner: int, member: int, seq: int, present: bool) -> None:
-        """One change, after its commit (write path) or from the stream: idempotent and
-        order-free. With Redis unreachable it is left to the other path (or the hash's TTL)."""
-        key = keys.memberships(self._kind, owner)
-        with contextlib.suppress(*UNAVAILABLE_ERRORS):
-            self._apply(keys=[key.value, key.lease], args=[member, version(seq, present)])
+        self._change(keys.memberships(self._kind, owner), member, seq, present)

@@ -33,6 +33,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from warble import keys
+from warble.dal.blocks import HIDDEN_SCRIPT, hidden_answer
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes
 from warble.dal.redis import RedisClient, eval_scripts
 from warble.domain.ports import Notification, Snapshot
@@ -215,19 +216,35 @@ return out
 """
 
 # KEYS: home timeline, home read position, followed celebrities; ARGV: the user's id. Counts the
-# timeline's entries above the position that are not the user's own.
+# timeline's entries above the position that are not the user's own, and how many of them each
+# author has (flat: author, n, ...), so the reader can take out the blocked and muted ones.
 _HOME_COUNT = """
 local pos = redis.call('GET', KEYS[2])
 local built = redis.call('EXISTS', KEYS[1])
 local celebs = redis.call('GET', KEYS[3])
 local count = 0
+local per = {}
+local authors = {}
 if pos and built == 1 then
   local suffix = ':' .. ARGV[1]
   for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], '(' .. pos .. ';', '+')) do
-    if string.sub(m, -#suffix) ~= suffix then count = count + 1 end
+    if string.sub(m, -#suffix) ~= suffix then
+      count = count + 1
+      local author = string.match(m, ':(%d+)$')
+      if per[author] == nil then
+        per[author] = 0
+        authors[#authors + 1] = author
+      end
+      per[author] = per[author] + 1
+    end
   end
 end
-return {pos or false, built, count, celebs or false}
+local flat = {}
+for _, a in ipairs(authors) do
+  flat[#flat + 1] = a
+  flat[#flat + 1] = per[a]
+end
+return {pos or false, built, count, celebs or false, flat}
 """
 
 # KEYS: positions hash, the type's unread set, the rebuild lease; ARGV: type, id, cap.
@@ -302,6 +319,7 @@ class RedisUnread:
         self._lease_ms = lease_ms
         self._user_counts = redis.register_script(_USER_COUNTS)
         self._home_count = redis.register_script(_HOME_COUNT)
+        self._hidden = redis.register_script(HIDDEN_SCRIPT)
         self._add = redis.register_script(_ADD)
         self._mark = redis.register_script(_MARK_READ)
         self._fill = redis.register_script(_FILL)
@@ -333,7 +351,7 @@ class RedisUnread:
         """Round trip 1: the user's own counts, the DM hash, the home count and the followed
         celebrities. Round trip 2 (one pipeline): the system list above the user's position and
         each celebrity's recent tweets above the home position."""
-        mine, home = eval_scripts(
+        mine, home, shield = eval_scripts(
             self._redis,
             [
                 (
@@ -349,6 +367,7 @@ class RedisUnread:
                      keys.home_celebrities(user_id)],
                     [user_id],
                 ),
+                (self._hidden, [keys.memberships("blocks", user_id).value], []),
             ],
         )  # fmt: skip
         snap = Snapshot(
@@ -361,11 +380,21 @@ class RedisUnread:
             home=int(home[2]),
             celebrities=None if home[3] is None else [int(x) for x in str(home[3]).split(",") if x],
         )
+        held = hidden_answer(shield)
+        if held is not None:
+            snap.hidden = held.hidden
+            per_author = home[4] or []
+            snap.home -= sum(
+                int(n)
+                for author, n in zip(per_author[::2], per_author[1::2], strict=True)
+                if int(author) in held.hidden
+            )
         system_from = snap.system_position if snap.system_position is not None else user_id
         pipe = self._redis.pipeline(transaction=False)
         pipe.exists(keys.system_notifications())
         pipe.zlexcount(keys.system_notifications(), f"({padded(system_from)}", "+")
         celebrities = snap.celebrities or [] if snap.home_position is not None else []
+        celebrities = [c for c in celebrities if c not in (snap.hidden or ())]
         for celebrity in celebrities:
             pipe.exists(keys.author_recent(celebrity))
             pipe.zlexcount(

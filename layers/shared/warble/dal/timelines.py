@@ -140,7 +140,8 @@ class TimelineStore:
     def home_page_later(
         self, batch: ReadBatch, user_id: int, before_tweet_id: int | None, limit: int
     ) -> Callable[[], tuple[list[str] | None, list[int] | None]]:
-        """``page`` and ``followed_celebrities`` queued in ``batch`` (one slot: the home tag)."""
+        """``page`` and ``followed_celebrities`` queued in ``batch`` (one slot: the home tag),
+        which the home read shares with the gate and the reader's blocks and mutes."""
         key = keys.home_timeline(user_id)
         built = batch.add("EXISTS", key)
         entries = batch.add(

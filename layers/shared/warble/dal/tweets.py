@@ -30,7 +30,8 @@ from pynamodb.transactions import TransactWrite
 
 from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_codes, number
 from warble.dal.dynamo import required_number as _required
-from warble.domain.ports import AlreadyRetweeted, ParentMissing, TweetGone
+from warble.dal.graph import GraphItem, check_not_blocked
+from warble.domain.ports import AlreadyRetweeted, BlockedByAuthor, ParentMissing, TweetGone
 from warble.domain.tweets import StoredTweet
 from warble.events import Event, TweetDeleted, TweetPosted
 from warble.settings import Settings, get_settings
@@ -103,7 +104,11 @@ class TweetStore:
         settings = settings or get_settings()
         self._connection = bind(
             settings.aws_region,
-            [(TweetItem, settings.tweets_table), (TweetIndexItem, settings.tweet_index_table)],
+            [
+                (TweetItem, settings.tweets_table),
+                (TweetIndexItem, settings.tweet_index_table),
+                (GraphItem, settings.graph_table),
+            ],
         )
 
     def author_of(self, tweet_id: int) -> int | None:
@@ -125,6 +130,9 @@ class TweetStore:
         checking the parent still exists."""
         connection = self._connection
         parent = tweet.reply_to or tweet.retweet_of
+        # A reply or a retweet checks that the parent's author does not block the author.
+        parent_author = tweet.reply_to_author or tweet.retweet_of_author
+        guarded = parent_author if parent_author not in (None, tweet.author_id) else None
         item = TweetItem(
             tweet.author_id,
             tweet.id,
@@ -147,6 +155,8 @@ class TweetStore:
                     tx.condition_check(
                         TweetIndexItem, f"T#{parent}", condition=TweetIndexItem.pk.exists()
                     )
+                if guarded is not None:
+                    check_not_blocked(tx, guarded, tweet.author_id)
                 if tweet.retweet_of is not None:
                     tx.save(
                         TweetIndexItem(
@@ -155,12 +165,17 @@ class TweetStore:
                         condition=TweetIndexItem.pk.does_not_exist(),
                     )
         except TransactWriteError as exc:
-            # pynamodb sends condition checks first, then puts: [parent check], tweet, id item,
-            # [retweet item]; the reasons come back in that order.
+            # pynamodb sends condition checks first, then puts: [parent check], [block check],
+            # tweet, id item, [retweet item]; the reasons come back in that order.
             reasons = cancellation_codes(exc)
             if parent is not None and reasons[:1] == [CONDITION_FAILED]:
                 raise ParentMissing() from exc
-            if tweet.retweet_of is not None and reasons[3:4] == [CONDITION_FAILED]:
+            if guarded is not None and reasons[1:2] == [CONDITION_FAILED]:
+                raise BlockedByAuthor() from exc
+            retweet_at = 3 + (guarded is not None)
+            if tweet.retweet_of is not None and reasons[retweet_at : retweet_at + 1] == [
+                CONDITION_FAILED
+            ]:
                 existing = self.retweet_by(tweet.author_id, tweet.retweet_of or 0)
                 if existing is not None:
                     raise AlreadyRetweeted(existing) from exc

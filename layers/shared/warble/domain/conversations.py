@@ -29,6 +29,7 @@ from warble.domain.ports import (
     IdGenerator,
     Membership,
     MessageRaced,
+    PairBlocked,
     Profiles,
     Pushes,
     StoredMessage,
@@ -47,6 +48,12 @@ class Relationships(Protocol):
     """The follow graph's view of a pair (``GraphService.relationships``)."""
 
     def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str]]: ...
+
+
+class BlockChecks(Protocol):
+    """Whether a block stands between two users (``Shields.blocked_between``)."""
+
+    def blocked_between(self, a: int, b: int) -> bool: ...
 
 
 def normalise_text(text: str) -> str:
@@ -100,7 +107,9 @@ class ConversationService:
         graph: Relationships,
         ids: IdGenerator,
         pusher: Pushes,
+        shields: BlockChecks,
     ) -> None:
+        self._shields = shields
         self._store = store
         self._unread = unread
         self._profiles = profiles
@@ -110,7 +119,11 @@ class ConversationService:
 
     # ---- permission ----------------------------------------------------------------------
     def may_converse(self, a: int, b: int) -> bool:
-        """Friends (follow each other) or matched by Discover."""
+        """Friends (follow each other) or matched by Discover, and no block either way (the
+        send transaction checks the block records again, so a block acknowledged before a
+        message commits refuses it)."""
+        if self._shields.blocked_between(a, b):
+            return False
         if dict(self._graph.relationships(a, [b])).get(b) == "friends":
             return True
         return self._store.matched(a, b)
@@ -219,6 +232,8 @@ class ConversationService:
                 self._store.append(message, membership.other_id, client_id)
             except (MessageRaced, TransactionRetry):
                 continue  # overtaken by a concurrent message: again, with a newer id
+            except PairBlocked:
+                raise NotAllowed() from None
             except DuplicateClientId:
                 assert client_id is not None
                 earlier = self._store.resent(conversation_id, me, client_id)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warble import clock
 from warble.domain.geo import cell_of, cells_covering
@@ -24,12 +24,16 @@ from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.ports import (
     ConversationOpener,
     DiscoverStore,
+    FeedTake,
     GeoIndex,
     IdGenerator,
     SeenFilter,
     SwipeLedger,
 )
 from warble.errors import Conflict, FieldError, ValidationFailed
+
+if TYPE_CHECKING:
+    from warble.domain.blocks import Shields
 
 FIRST_FETCH = 200  # candidates per cell in a feed's first fetch; each later one 4x more
 
@@ -89,7 +93,9 @@ class DiscoverService:
         people: Any,
         announcer: Any,
         ids: IdGenerator,
+        shields: Shields,
     ) -> None:
+        self._shields = shields
         self._store = store
         self._index = index
         self._seen = seen
@@ -150,8 +156,11 @@ class DiscoverService:
         taken: list[Nearby] = []
         while True:
             got = self._seen.take(user_id, query, limit - len(taken))
-            if got is None:  # the swiped set is not in Redis: load it from the swipes
+            if got == "swiped":  # the swiped set is not in Redis: load it from the swipes
                 self._seen.load_swiped(user_id, self._store.swiped_ids(user_id))
+                continue
+            if not isinstance(got, FeedTake):  # "blocks": the blocks hash is not in Redis
+                self._shields.rebuild(user_id)
                 continue
             taken += [Nearby(uid, round(km, 2)) for uid, km in got.entries if uid != user_id]
             if len(taken) >= limit or got.exhausted:
@@ -198,6 +207,10 @@ class DiscoverService:
         if direction not in ("left", "right"):
             raise ValidationFailed([FieldError("direction", "must be left or right")])
         self._profiles.profile(other)  # NotFound (404) for an unknown user, before any write
+        # A right swipe between the two sides of a block is kept as a left one: it never
+        # matches, now or after an unblock (a user's first swipe on another stands).
+        if direction == "right" and self._shields.blocked_between(me, other):
+            direction = "left"
         outcome, value = self._ledger.swipe(me, other, direction)
         if outcome == "load":  # the pair key was lost or expired: seed it from DynamoDB
             outcome, value = self._ledger.swipe(

@@ -38,6 +38,7 @@ from warble.domain.ports import (
     at_once,
 )
 from warble.errors import (
+    Blocked,
     CannotFollowSelf,
     FieldError,
     FollowLimitReached,
@@ -126,6 +127,8 @@ class GraphService:
             except FollowRejected as rejected:
                 if rejected.reason == FollowRejected.LIMIT:
                     raise FollowLimitReached() from rejected
+                if rejected.reason == FollowRejected.BLOCKED:
+                    raise Blocked() from rejected
                 _pause(attempt)
                 continue
             self._following.apply(viewer, target, seq, present=True)
@@ -150,6 +153,10 @@ class GraphService:
             self._changed(viewer, target)
             return status_of(False, into is not None)
         raise Unavailable("The follow graph is busy; try again.")
+
+    def changed(self, follower: int, followee: int) -> None:
+        """A follow between them began or ended (a block ends follows too)."""
+        self._changed(follower, followee)
 
     def _changed(self, follower: int, followee: int) -> None:
         # After the commit, like profiles: the lease makes any in-flight fill of old data fail.

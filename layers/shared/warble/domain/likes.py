@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from warble.domain.counters import Delta, tweet_counter
 from warble.domain.graph import Page
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import IdGenerator, LikeStore, TweetMissing
+from warble.domain.ports import BlockedByAuthor, IdGenerator, LikeStore, TweetMissing
 from warble.domain.tweets import StoredTweet, TweetPage
-from warble.errors import NotFound
+from warble.errors import Blocked, NotFound
 from warble.events import Liked, Unliked
 
 if TYPE_CHECKING:
@@ -59,6 +59,8 @@ class LikeService:
         except TweetMissing:
             # Deleted between the read and the write: the condition check wrote nothing.
             raise NotFound("No such tweet.") from None
+        except BlockedByAuthor:
+            raise Blocked("The author of this tweet blocks you.") from None
         if created:
             self._tweets.flags.liked(user_id, tweet.id, seq, present=True)
         return True

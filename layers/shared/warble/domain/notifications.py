@@ -207,6 +207,14 @@ def created_at(notification_id: int) -> str:
     return clock.rfc3339(clock.from_ms(timestamp_ms))
 
 
+class Separations(Protocol):
+    """Blocks and mutes (``warble.domain.blocks.Shields``): which (recipient, actor) pairs
+    must not be notified."""
+
+    def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]: ...
+    def rebuild(self, owner: int) -> Any: ...
+
+
 class NotificationService:
     def __init__(
         self,
@@ -221,7 +229,9 @@ class NotificationService:
         ids: IdGenerator,
         push: Callable[[list[int], dict[str, Any]], Any],
         policy: NotificationPolicy,
+        shields: Separations,
     ) -> None:
+        self._shields = shields
         self._store = store
         self._unread = unread
         self._producers = producers
@@ -238,9 +248,18 @@ class NotificationService:
     def notify(self, event: object) -> Delivery:
         """The notifications an event causes, each made, counted and pushed once."""
         outcome = Delivery()
-        for draft in self._producers.drafts(event, self._directory):
-            if draft.actor == draft.recipient:
-                continue  # nobody is notified of their own action
+        drafts = [
+            d  # nobody is notified of their own action
+            for d in self._producers.drafts(event, self._directory)
+            if d.actor != d.recipient
+        ]
+        # Nor across a block (either way, mentions included), nor by someone they mute.
+        separated = self._shields.hidden_pairs(
+            [(d.recipient, d.actor) for d in drafts if d.actor is not None]
+        )
+        for draft in drafts:
+            if (draft.recipient, draft.actor) in separated:
+                continue
             made = self._deliver(draft)
             outcome.created += made == "created"
             outcome.capped += made == "capped"
@@ -305,6 +324,9 @@ class NotificationService:
             missing = True
         if not snap.home_built:
             self._home.rebuild(user_id)
+            missing = True
+        if snap.hidden is None:  # the blocks hash, which the home count leaves out
+            self._shields.rebuild(user_id)
             missing = True
         if snap.celebrities is None:
             self._home.ensure_recent(self._home.celebrities_followed(user_id))

@@ -73,6 +73,38 @@ class Held:
         return member >= self.floor
 
 
+@dataclass(frozen=True)
+class Shield:
+    """A user's blocks and mutes as held in memory: whom the user blocks, who blocks the user,
+    whom the user mutes (warble.dal.blocks)."""
+
+    blocking: frozenset[int] = frozenset()
+    blocked_by: frozenset[int] = frozenset()
+    muting: frozenset[int] = frozenset()
+
+    @property
+    def blocked(self) -> frozenset[int]:
+        """Either side of a block: the people whose tweets and replies the user never sees."""
+        return self.blocking | self.blocked_by
+
+    @property
+    def hidden(self) -> frozenset[int]:
+        """Blocked either way or muted: left out of the home timeline and its count."""
+        return self.blocking | self.blocked_by | self.muting
+
+
+class BlockSets(Protocol):
+    """Each user's blocks hash in memory (``warble.dal.blocks``)."""
+
+    def batch(self) -> ReadBatch: ...
+    def read_later(self, batch: ReadBatch, owner: int) -> Later[Shield | None]: ...
+    def check_later(
+        self, batch: ReadBatch, owner: int, others: Iterable[int]
+    ) -> Later[Shield | None]: ...
+    def rebuild(self, owner: int, load: Callable[[], list[tuple[str, int, int]]]) -> Shield: ...
+    def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None: ...
+
+
 class Memberships(Protocol):
     """Versioned membership hashes in memory (``warble.dal.memberships``): who a user follows,
     what they liked, what they retweeted. ``seq`` is the change's version (the follow's,
@@ -252,6 +284,12 @@ class GraphStore(Protocol):
     def following_seqs(self, user_id: int) -> dict[int, int]: ...
     def friend_edges(self) -> Iterable[tuple[int, int]]: ...
     def follow_edges(self) -> Iterator[tuple[int, int]]: ...
+    def restriction(self, a: int, b: int, kind: str) -> int | None: ...
+    def restrictions(self, user_id: int) -> list[tuple[str, int, int]]: ...
+    def block(self, a: int, b: int, seq: int, out: Any, into: Any) -> None: ...
+    def unblock(self, a: int, b: int, seq: int) -> None: ...
+    def mute(self, a: int, b: int, seq: int) -> None: ...
+    def unmute(self, a: int, b: int, seq: int) -> None: ...
     def count_followers(self, user_id: int) -> int: ...
     def second_degree(self, user_id: int) -> set[int]: ...
     def save_second_degree(self, sets: Iterable[tuple[int, set[int]]]) -> int: ...
@@ -334,6 +372,8 @@ class Snapshot:
     home: int = 0
     celebrities: list[int] | None = None
     celebrities_unbuilt: list[int] = field(default_factory=list)
+    # The user's blocks and mutes (warble.dal.blocks): their entries are not counted in home.
+    hidden: frozenset[int] | None = None
 
 
 class NotificationStore(Protocol):
@@ -473,7 +513,7 @@ class GeoIndex(Protocol):
 class SeenFilter(Protocol):
     """People already shown (Bloom filter) or swiped (exact), checked and added atomically."""
 
-    def take(self, user_id: int, query: str, limit: int) -> FeedTake | None: ...
+    def take(self, user_id: int, query: str, limit: int) -> FeedTake | str: ...
     def refill(
         self,
         user_id: int,
@@ -585,6 +625,7 @@ class FollowRejected(Exception):
     LIMIT = "limit"  # following_count is at the limit
     EXISTS = "exists"  # the edge appeared meanwhile (a concurrent identical follow)
     RACED = "raced"  # an edge changed since it was read: read again and retry
+    BLOCKED = "blocked"  # a block stands between the two users
     CONFLICT = "conflict"  # another transaction held an item, or throttling: retry
 
     def __init__(self, reason: str) -> None:
@@ -628,6 +669,14 @@ class ConnectionGone(Exception):
 
 class PushFailed(Exception):
     """A post to a connection failed for another reason (throttled, unreachable)."""
+
+
+class BlockedByAuthor(Exception):
+    """A like, reply or retweet refused in its transaction: the tweet's author blocks the user."""
+
+
+class PairBlocked(Exception):
+    """A message refused in its transaction: a block stands between the two users."""
 
 
 class MessageRaced(Exception):

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from warble.domain.ports import GraphStore, Later, ReadBatch, TimelineStore, Twe
 from warble.domain.tweets import StoredTweet, TweetPage
 
 if TYPE_CHECKING:
+    from warble.domain.blocks import Shields
     from warble.domain.graph import GraphService
     from warble.domain.tweets import TweetService
 
@@ -44,6 +45,9 @@ def parse_member(raw: str) -> tuple[int, int]:
 # Followers read per Query by the fan-out: DynamoDB returns up to 1 MB a call, about 15,000 of
 # these small list items, so 10,000 followers are one round trip rather than ten.
 FOLLOWER_PAGE = 10_000
+# A home read asks for this many times the page, so that blocked and muted users' entries
+# rarely leave it short (a further read follows only if they do).
+HOME_OVERFETCH = 2
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,9 @@ class TimelineService:
         graph: GraphService,
         graph_store: GraphStore,
         policy: TimelinePolicy,
+        shields: Shields,
     ) -> None:
+        self._shields = shields
         self._timelines = timelines
         self._tweets = tweets
         self._tweet_store = tweet_store
@@ -172,31 +178,54 @@ class TimelineService:
     def home_later(
         self, batch: ReadBatch, viewer: int, limit: int, cursor: str | None
     ) -> Later[TweetPage]:
-        """A page of the home timeline; its first reads (the page of ids and the followed
-        celebrities) queued in ``batch``, the rest in the reader (warm: one more round trip,
-        the tweets with their authors, counters and the viewer's flags)."""
+        """A page of the home timeline, without the tweets and retweets of anyone the viewer
+        blocks, is blocked by or mutes. Its first reads (the page of ids, the followed
+        celebrities and the viewer's blocks hash) are queued in ``batch``, the rest in the
+        reader (warm: one more round trip, the tweets with their authors, counters and the
+        viewer's flags). ``HOME_OVERFETCH`` times the page is read so that a page with hidden
+        entries is still full; only a page with more hidden entries than that reads on (a
+        round trip per further chunk)."""
         before = decode_cursor("home", cursor)
-        read = self._timelines.home_page_later(batch, viewer, before, limit)
-        return lambda: self._home_page(viewer, before, limit, *read())
+        fetch = limit * HOME_OVERFETCH
+        page = self._timelines.home_page_later(batch, viewer, before, fetch)
+        shield = self._shields.later(batch, viewer)
+        return lambda: self._home_page(viewer, before, limit, fetch, *page(), shield().hidden)
 
     def _home_page(
         self,
         viewer: int,
         before: int | None,
         limit: int,
+        fetch: int,
         entries: list[str] | None,
         celebrities: list[int] | None,
+        hidden: Collection[int],
     ) -> TweetPage:
         if entries is None:
             self.rebuild(viewer)
-            entries = self._timelines.page(viewer, before, limit) or []
+            entries = self._timelines.page(viewer, before, fetch) or []
         if celebrities is None:
             celebrities = self._celebrities_followed(viewer)
+        celebrities = [c for c in celebrities if c not in hidden]
         if celebrities:
             self._ensure_recent(celebrities)
-            extra = self._timelines.recent_pages(celebrities, before, limit)
-            entries = heapq.nlargest(limit, set(entries).union(*extra.values()))
-        pairs = [parse_member(entry) for entry in entries]
-        rendered = self._tweets.show(pairs, viewer)
+        kept: list[str] = []
+        while True:
+            read = entries
+            if celebrities:
+                extra = self._timelines.recent_pages(celebrities, before, fetch)
+                read = heapq.nlargest(fetch, set(entries).union(*extra.values()))
+            kept += [e for e in read if parse_member(e)[0] not in hidden]
+            if len(kept) >= limit or len(read) < fetch:
+                break
+            before = parse_member(read[-1])[1]  # all hidden so far: read on below them
+            entries = self._timelines.page(viewer, before, fetch) or []
+        pairs = [parse_member(entry) for entry in kept[:limit]]
+        rendered = [
+            tweet
+            for tweet in self._tweets.show(pairs, viewer)
+            # A retweet of a hidden user's tweet goes too.
+            if tweet["retweet_of"] is None or int(tweet["retweet_of"]["author"]["id"]) not in hidden
+        ]
         next_cursor = encode_cursor("home", pairs[-1][1]) if len(pairs) >= limit else None
         return TweetPage(rendered, next_cursor)

@@ -30,6 +30,7 @@ from warble.domain.counters import Delta, owner_of, tweet_counter, user_counter
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.ports import (
     AlreadyRetweeted,
+    BlockedByAuthor,
     Cache,
     CounterStore,
     IdGenerator,
@@ -42,11 +43,12 @@ from warble.domain.ports import (
     TweetStore,
     at_once,
 )
-from warble.errors import FieldError, Forbidden, NotFound, ValidationFailed
+from warble.errors import Blocked, FieldError, Forbidden, NotFound, ValidationFailed
 from warble.events import TweetDeleted, TweetPosted
 
 if TYPE_CHECKING:
     from warble.domain.accounts import AccountService
+    from warble.domain.blocks import Shields
     from warble.domain.flags import ViewerFlags
 
 MAX_TEXT = 280
@@ -141,8 +143,10 @@ class TweetService:
         counts_cache: Cache,
         likes: LikeStore,
         flags: ViewerFlags,
+        shields: Shields,
     ) -> None:
         self.flags = flags
+        self._shields = shields
         self._store = store
         self._cache = cache
         self._accounts = accounts
@@ -175,6 +179,8 @@ class TweetService:
             self._store.create(tweet)
         except ParentMissing:
             raise NotFound("The tweet replied to does not exist.") from None
+        except BlockedByAuthor:
+            raise Blocked("The author of that tweet blocks you.") from None
         return self.render([tweet], viewer=author_id)[0]
 
     def retweet(self, user_id: int, original_id: int) -> tuple[dict[str, Any], bool]:
@@ -199,6 +205,8 @@ class TweetService:
             self._store.create(tweet)
         except ParentMissing:
             raise NotFound("No such tweet.") from None
+        except BlockedByAuthor:
+            raise Blocked("The author of that tweet blocks you.") from None
         except AlreadyRetweeted as exc:
             found = self.load_one(exc.retweet_id)
             if found is None:
@@ -278,8 +286,17 @@ class TweetService:
             raise NotFound("No such tweet.")
         before = decode_cursor(f"replies{tweet_id}", cursor)
         keys_ = self._store.reply_keys(tweet_id, before, limit)
-        tweets = self.load(keys_)
-        return self._page(tweets, limit, f"replies{tweet_id}", viewer, fetched=len(keys_))
+        # The replies and the viewer's blocks in one round trip: replies by anyone the viewer
+        # blocks or is blocked by are left out.
+        batch = self._cache.batch()
+        loaded = self.load_later(batch, keys_)
+        shield = self._shields.later(batch, viewer)
+        batch.run()
+        blocked = shield().blocked
+        tweets = [t for t in loaded() if t.author_id not in blocked]
+        return self._page(
+            tweets, limit, f"replies{tweet_id}", viewer, fetched=len(keys_), last=keys_
+        )
 
     def _page(
         self,
@@ -288,11 +305,17 @@ class TweetService:
         kind: str,
         viewer: int,
         fetched: int | None = None,
+        last: list[tuple[int, int]] | None = None,
     ) -> TweetPage:
         # The cursor pins the last id read from the store, even if its tweet was dropped.
         count = len(tweets) if fetched is None else fetched
-        last = tweets[-1].id if tweets else None
-        next_cursor = encode_cursor(kind, last) if count >= limit and last is not None else None
+        if last:
+            last_id: int | None = last[-1][1]
+        else:
+            last_id = tweets[-1].id if tweets else None
+        next_cursor = (
+            encode_cursor(kind, last_id) if count >= limit and last_id is not None else None
+        )
         return TweetPage(self.render(tweets, viewer=viewer), next_cursor)
 
     # ---- loading and hydration ---------------------------------------------------------

@@ -35,14 +35,18 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from warble import services
 from warble.entrypoints.skeleton import entry_point, logger, metrics
 from warble.events import (
+    Blocked,
     Event,
     Followed,
     Liked,
     Matched,
+    Muted,
     TweetDeleted,
     TweetPosted,
+    Unblocked,
     Unfollowed,
     Unliked,
+    Unmuted,
     UnreadableRecord,
 )
 
@@ -89,10 +93,11 @@ class Consumer:
 
 
 # ---- TimelineFunction: what readers see from memory follows the tweets, graph and likes ------
-# streams: home timelines, and the following sets and recent likes and retweets behind the
-# relationship and the viewer's flags (the write path applied those already; the stream's copy
-# makes sure none is lost). Every step is idempotent (adding a present entry or removing an
-# absent one changes nothing; a membership change carries its version).
+# streams: home timelines, and the following sets, blocks hashes and recent likes and retweets
+# behind the relationship, the filters of blocks and mutes and the viewer's flags (the write
+# path applied those already; the stream's copy makes sure none is lost). Every step is
+# idempotent (adding a present entry or removing an absent one changes nothing; a membership
+# change carries its version).
 timeline = Consumer("Timeline")
 
 
@@ -128,6 +133,26 @@ def _liked(event: Liked) -> None:
 @timeline.on(Unliked)
 def _unliked(event: Unliked) -> None:
     services.tweets().flags.like_seen(event)
+
+
+@timeline.on(Blocked)
+def _blocked(event: Blocked) -> None:
+    services.blocks().seen(event)
+
+
+@timeline.on(Unblocked)
+def _unblocked(event: Unblocked) -> None:
+    services.blocks().seen(event)
+
+
+@timeline.on(Muted)
+def _muted(event: Muted) -> None:
+    services.blocks().seen(event)
+
+
+@timeline.on(Unmuted)
+def _unmuted(event: Unmuted) -> None:
+    services.blocks().seen(event)
 
 
 # ---- TweetCleanupFunction: a deleted tweet's retweets and likes go with it ------------------

@@ -6,11 +6,21 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 
 def all_routers() -> list[Router]:
-    from warble.http import accounts, conversations, discover, graph, meta, notifications, tweets
+    from warble.http import (
+        accounts,
+        blocks,
+        conversations,
+        discover,
+        graph,
+        meta,
+        notifications,
+        tweets,
+    )
 
     return [
         accounts.router,
         graph.router,
+        blocks.router,
         tweets.router,
         notifications.router,
         conversations.router,

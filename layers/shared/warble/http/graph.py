@@ -8,6 +8,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from warble import services
+from warble.domain.blocks import Flags
 from warble.http import schemas, views
 from warble.http.app import principal
 from warble.http.docs import responses
@@ -40,6 +41,7 @@ def _page(page: Page, viewer: int) -> dict[str, Any]:
         200,
         schemas.RelationshipOut,
         "My relationship to the user now",
+        e403="blocked",
         e404="not_found",
         e409="follow_limit_reached",
     ),
@@ -81,16 +83,22 @@ def relationships(
     raw_ids = ids.split(",")
     # The pattern admits 19 digits past 2**63 - 1: no user has such an id (status none).
     parsed = [parse_id(raw) for raw in raw_ids]
-    known = services.graph().relationships(me, [value for value in parsed if value is not None])
-    statuses = dict(known)
-    return {
-        "items": [
-            {"user_id": raw, "status": "none"}
-            if value is None
-            else {"user_id": str(value), "status": statuses.get(value, "none")}
-            for raw, value in zip(raw_ids, parsed, strict=True)
-        ]
-    }
+    known = services.blocks().relationships(me, [v for v in parsed if v is not None])
+    found = {uid: (status, flags) for uid, status, flags in known}
+    none = ("none", Flags())
+    items = []
+    for raw, value in zip(raw_ids, parsed, strict=True):
+        status, flags = none if value is None else found.get(value, none)
+        items.append(
+            {
+                "user_id": raw if value is None else str(value),
+                "status": status,
+                "blocking": flags.blocking,
+                "blocked_by": flags.blocked_by,
+                "muting": flags.muting,
+            }
+        )
+    return {"items": items}
 
 
 @router.get(

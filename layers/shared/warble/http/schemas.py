@@ -173,6 +173,17 @@ class UserPageOut(_Model):
 class RelationshipItemOut(_Model):
     user_id: str
     status: Relationship
+    blocking: bool = Field(description="I block them")
+    blocked_by: bool = Field(description="They block me")
+    muting: bool = Field(description="I mute them")
+
+
+class BlockingOut(_Model):
+    blocking: bool
+
+
+class MutingOut(_Model):
+    muting: bool
 
 
 class RelationshipsOut(_Model):

@@ -28,7 +28,13 @@ def _page(page: TweetPage) -> dict[str, Any]:
 @router.post(
     "/v1/tweets",
     summary="Post a tweet or a reply",
-    responses=responses(201, schemas.TweetOut, "Created", e404="reply_to does not exist"),
+    responses=responses(
+        201,
+        schemas.TweetOut,
+        "Created",
+        e403="blocked",
+        e404="reply_to does not exist",
+    ),
 )
 def post_tweet(body: Annotated[schemas.CreateTweet, Body()]) -> Response[Any]:
     reply_to = int(body.reply_to) if body.reply_to else None
@@ -81,7 +87,7 @@ def user_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> d
     "/v1/tweets/<tweet_id>/retweet",
     summary="Retweet (201), or get my existing retweet (200)",
     responses={
-        **responses(201, schemas.TweetOut, "Retweeted", e404="not_found"),
+        **responses(201, schemas.TweetOut, "Retweeted", e403="blocked", e404="not_found"),
         **responses(200, schemas.TweetOut, "Retweeted before: my existing retweet"),
     },
 )
@@ -120,7 +126,7 @@ def home_timeline(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
 @router.put(
     "/v1/tweets/<tweet_id>/like",
     summary="Like a tweet (idempotent)",
-    responses=responses(200, schemas.LikeOut, "Liked", e404="not_found"),
+    responses=responses(200, schemas.LikeOut, "Liked", e403="blocked", e404="not_found"),
 )
 def like(tweet_id: Id) -> dict[str, Any]:
     return {"liked": services.likes().like(principal().user_id, id_or_404(tweet_id, "tweet"))}

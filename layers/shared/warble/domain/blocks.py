@@ -1,0 +1,273 @@
+"""Blocks and mutes (API.md "Blocks and mutes"): the six operations, and the one reader every
+feature asks, ``Shields``.
+
+Where each rule lives:
+- a block ends both follows and refuses new ones: the graph store's transactions
+  (warble.dal.graph: ``block`` deletes the edges as read, ``follow`` checks no block record);
+- likes, replies and retweets of a blocker's tweets: the likes and tweets stores' transactions
+  check the author's block record (``BlockedByAuthor`` -> 403 blocked);
+- direct messages: the conversations service's permission check, and the send transaction
+  checks both block records (``PairBlocked`` -> 403 not_allowed);
+- notifications: ``NotificationService.notify`` drops a draft whose recipient blocks, is
+  blocked by or mutes its actor (``Shields.hides``);
+- Discover: the page script skips either side of a block; a swipe between them never matches;
+- home timeline, its count, reply lists: filtered at read with the reader's own Shield, read in
+  the same pipeline as the page (``Shields.later``).
+
+Each user's Shield (whom they block, who blocks them, whom they mute) is one versioned hash in
+Redis (warble.dal.blocks), applied by the write path after each commit and again by the graph
+stream's consumer, rebuilt from the table when missing.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.ports import (
+    BlockSets,
+    FollowRejected,
+    GraphStore,
+    IdGenerator,
+    Later,
+    Memberships,
+    Profiles,
+    ReadBatch,
+    Shield,
+    at_once,
+)
+from warble.errors import FieldError, Unavailable, ValidationFailed
+from warble.events import Blocked, Muted, Unblocked, Unmuted
+
+if TYPE_CHECKING:
+    from warble.domain.graph import GraphService, Page
+
+MAX_ATTEMPTS = 12
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The three booleans of a ``relationships`` item."""
+
+    blocking: bool = False
+    blocked_by: bool = False
+    muting: bool = False
+
+
+class Shields:
+    """Every user's blocks and mutes from memory, rebuilt from the graph table when missing."""
+
+    def __init__(self, sets: BlockSets, store: GraphStore) -> None:
+        self._sets = sets
+        self._store = store
+
+    def batch(self) -> ReadBatch:
+        return self._sets.batch()
+
+    def later(self, batch: ReadBatch, owner: int) -> Later[Shield]:
+        """The owner's whole Shield (one HGETALL queued in ``batch``), rebuilt if cold."""
+        read = self._sets.read_later(batch, owner)
+
+        def shield() -> Shield:
+            held = read()
+            return held if held is not None else self.rebuild(owner)
+
+        return shield
+
+    def of(self, owner: int) -> Shield:
+        return at_once(self.batch(), lambda batch: self.later(batch, owner))
+
+    def about_later(self, batch: ReadBatch, owner: int, others: list[int]) -> Later[Shield]:
+        """The owner's Shield restricted to ``others`` (one HMGET), rebuilt if cold."""
+        read = self._sets.check_later(batch, owner, others)
+
+        def shield() -> Shield:
+            held = read()
+            return held if held is not None else self.rebuild(owner)
+
+        return shield
+
+    def about(self, owner: int, other: int) -> Shield:
+        return at_once(self.batch(), lambda batch: self.about_later(batch, owner, [other]))
+
+    def blocked_between(self, a: int, b: int) -> bool:
+        """A block either way (both sides are in A's hash)."""
+        return b in self.about(a, b).blocked
+
+    def hides(self, recipient: int, actor: int) -> bool:
+        """Is ``actor`` hidden from ``recipient`` (blocked either way, or muted)?"""
+        return (recipient, actor) in self.hidden_pairs([(recipient, actor)])
+
+    def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
+        """Which ``(recipient, actor)`` pairs a block (either way) or a mute separates: one
+        HMGET per recipient, in one round trip."""
+        actors: dict[int, list[int]] = {}
+        for recipient, actor in pairs:
+            actors.setdefault(recipient, []).append(actor)
+        if not actors:
+            return set()
+        batch = self.batch()
+        reads = {r: self.about_later(batch, r, others) for r, others in actors.items()}
+        batch.run()
+        hidden = {r: read().hidden for r, read in reads.items()}
+        return {(r, a) for r, a in pairs if a in hidden[r]}
+
+    def rebuild(self, owner: int) -> Shield:
+        return self._sets.rebuild(owner, lambda: self._store.restrictions(owner))
+
+    def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
+        self._sets.apply(owner, kind, other, seq, present)
+
+
+class BlockService:
+    def __init__(
+        self,
+        store: GraphStore,
+        shields: Shields,
+        following: Memberships,
+        graph: GraphService,
+        profiles: Profiles,
+        ids: IdGenerator,
+    ) -> None:
+        self._store = store
+        self._shields = shields
+        self._following = following
+        self._graph = graph
+        self._profiles = profiles
+        self._ids = ids
+
+    def _target(self, viewer: int, target: int, field: str = "user_id") -> None:
+        if viewer == target:
+            raise ValidationFailed([FieldError(field, "is yourself")])
+        self._profiles.profile(target)  # 404 for an unknown user
+
+    # ---- blocks ----------------------------------------------------------------------------
+    def block(self, viewer: int, target: int) -> bool:
+        """Block ``target``: ends both follows in the same transaction. Idempotent."""
+        self._target(viewer, target)
+        for attempt in range(MAX_ATTEMPTS):
+            existing = self._store.restriction(viewer, target, "b")
+            if existing is not None:
+                self._applied_block(viewer, target, existing, True)  # finish a lost apply
+                return True
+            out, into = self._store.pair(viewer, target)
+            seq = self._ids.next_id()
+            try:
+                self._store.block(viewer, target, seq, out, into)
+            except FollowRejected:
+                _pause(attempt)
+                continue  # blocked meanwhile, or an edge changed: read again
+            # After the commit: both Shields, the follows' sets and cached counts and pages.
+            self._applied_block(viewer, target, seq, True)
+            for follower, followee, edge in ((viewer, target, out), (target, viewer, into)):
+                if edge is not None:
+                    self._following.apply(follower, followee, edge.seq, present=False)
+                    self._graph.changed(follower, followee)
+            return True
+        raise Unavailable("The follow graph is busy; try again.")
+
+    def unblock(self, viewer: int, target: int) -> bool:
+        self._target(viewer, target)
+        self._toggle(viewer, target, "b", present=False)
+        return False
+
+    def _applied_block(self, blocker: int, blocked: int, seq: int, present: bool) -> None:
+        self._shields.apply(blocker, "b", blocked, seq, present)
+        self._shields.apply(blocked, "y", blocker, seq, present)
+
+    # ---- mutes -----------------------------------------------------------------------------
+    def mute(self, viewer: int, target: int) -> bool:
+        self._target(viewer, target)
+        self._toggle(viewer, target, "m", present=True)
+        return True
+
+    def unmute(self, viewer: int, target: int) -> bool:
+        self._target(viewer, target)
+        self._toggle(viewer, target, "m", present=False)
+        return False
+
+    def _toggle(self, viewer: int, target: int, kind: str, present: bool) -> None:
+        """Mute, unmute or unblock (a block also ends follows: ``block``): read the record,
+        write if it is not as wanted, then apply the change to the blocks hashes. A record
+        found as wanted is applied again (a write path that died after its commit)."""
+
+        def applied(seq: int, now: bool) -> None:
+            if kind == "b":
+                self._applied_block(viewer, target, seq, now)
+            else:
+                self._shields.apply(viewer, kind, target, seq, now)
+
+        for attempt in range(MAX_ATTEMPTS):
+            held = self._store.restriction(viewer, target, kind)
+            if (held is not None) == present:
+                if held is not None:
+                    applied(held, True)
+                return
+            try:
+                if held is None:
+                    seq = self._ids.next_id()
+                    self._store.mute(viewer, target, seq)
+                else:
+                    seq = held
+                    remove = self._store.unblock if kind == "b" else self._store.unmute
+                    remove(viewer, target, seq)
+            except FollowRejected:
+                _pause(attempt)
+                continue  # changed meanwhile: read again
+            applied(seq, present)
+            return
+        raise Unavailable("The follow graph is busy; try again.")
+
+    # ---- lists -----------------------------------------------------------------------------
+    def listed(self, viewer: int, which: str, limit: int, cursor: str | None) -> Page:
+        """``blocks`` or ``mutes``: the viewer's, most recent first, as Users."""
+        from warble.domain.graph import Page
+
+        before = decode_cursor(which, cursor)
+        rows, more = self._store.page(viewer, which, limit, before)
+        next_cursor = encode_cursor(which, rows[-1][1]) if more and rows else None
+        return Page(self._graph.users(viewer, [uid for uid, _ in rows]), next_cursor)
+
+    # ---- relationships ---------------------------------------------------------------------
+    def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str, Flags]]:
+        """The follow status and the three block / mute flags of each user, in order: the
+        following sets and the viewer's blocks hash in one round trip when warm."""
+        batch = self._shields.batch()
+        statuses = self._graph.relationships_later(batch, viewer, user_ids)
+        others = [uid for uid in dict.fromkeys(user_ids) if uid != viewer]
+        flags = self.flags_later(batch, viewer, others) if others else (lambda: {})
+        batch.run()
+        found = flags()
+        return [(uid, status, found.get(uid, Flags())) for uid, status in statuses()]
+
+    def flags_later(
+        self, batch: ReadBatch, viewer: int, others: list[int]
+    ) -> Later[dict[int, Flags]]:
+        read = self._shields.about_later(batch, viewer, others)
+
+        def flags() -> dict[int, Flags]:
+            shield = read()
+            return {
+                uid: Flags(uid in shield.blocking, uid in shield.blocked_by, uid in shield.muting)
+                for uid in others
+            }
+
+        return flags
+
+    # ---- the graph stream's copies ---------------------------------------------------------
+    def seen(self, event: Blocked | Unblocked | Muted | Unmuted) -> None:
+        """A change the write path may not have applied (its container died after the
+        commit): applied again; versions make a second application a no-op."""
+        if event.seq is None:
+            return
+        if isinstance(event, Blocked | Unblocked):
+            self._applied_block(event.blocker, event.blocked, event.seq, isinstance(event, Blocked))
+        else:
+            self._shields.apply(event.muter, "m", event.muted, event.seq, isinstance(event, Muted))
+
+
+def _pause(attempt: int) -> None:
+    time.sleep(random.uniform(0, min(0.2, 0.005 * (2**attempt))))
