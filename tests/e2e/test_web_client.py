@@ -344,3 +344,21 @@ def test_failure_paths_wrong_password_taken_username_and_revoked_session(
     # Logging out ends the laptop's own session.
     laptop.page.get_by_role("button", name="Log out").first.click()
     laptop.page.get_by_text("You are logged out.").wait_for()
+
+
+def test_swagger_ui_renders_from_the_stack_alone(browser, stack) -> None:
+    # given Swagger UI at /v1/docs (issue 18: its script came from a CDN, a blank page offline)
+    context = browser.new_context()
+    page = context.new_page()
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    try:
+        page.goto(f"{stack.http}/v1/docs")
+        # then it renders the whole document, every operation a block of its own
+        page.locator(".opblock").first.wait_for(timeout=20_000)
+        assert page.locator(".opblock").count() >= 40
+        assert page.get_by_text("Warble API").first.is_visible()
+        # and asks nothing of anyone but the stack
+        assert asked and all(url.startswith(f"{stack.http}/") for url in asked), asked
+    finally:
+        context.close()
