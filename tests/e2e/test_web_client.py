@@ -126,7 +126,7 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
 
     # Bob sees the new-posts bar without reloading, and the tweet once he clicks it.
     bar = page.get_by_role("button", name=re.compile(r"Show \d+ new posts?"))
-    bar.wait_for(timeout=20_000)
+    bar.wait_for(timeout=30_000)  # the home count is polled every 10 s
     assert page.locator("article.tweet", has_text=text).count() == 0
     bob.shot(shots, "timeline")
     bar.click()
@@ -338,7 +338,7 @@ def test_failure_paths_wrong_password_taken_username_and_revoked_session(
     laptop.shot(shots, "sessions")
     others.first.get_by_role("button", name="Revoke").click()
     laptop.page.get_by_text("The session was revoked").wait_for()
-    phone.page.get_by_text("Your session has ended").wait_for()
+    phone.page.get_by_text("Your session has ended").wait_for(timeout=30_000)  # the next poll
     phone.page.get_by_role("button", name="Log in").wait_for()
 
     # Logging out ends the laptop's own session.
