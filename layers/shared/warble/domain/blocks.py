@@ -77,9 +77,6 @@ class Shields:
 
         return shield
 
-    def of(self, owner: int) -> Shield:
-        return at_once(self.batch(), lambda batch: self.later(batch, owner))
-
     def about_later(self, batch: ReadBatch, owner: int, others: list[int]) -> Later[Shield]:
         """The owner's Shield restricted to ``others`` (one HMGET), rebuilt if cold."""
         read = self._sets.check_later(batch, owner, others)
@@ -96,10 +93,6 @@ class Shields:
     def blocked_between(self, a: int, b: int) -> bool:
         """A block either way (both sides are in A's hash)."""
         return b in self.about(a, b).blocked
-
-    def hides(self, recipient: int, actor: int) -> bool:
-        """Is ``actor`` hidden from ``recipient`` (blocked either way, or muted)?"""
-        return (recipient, actor) in self.hidden_pairs([(recipient, actor)])
 
     def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
         """Which ``(recipient, actor)`` pairs a block (either way) or a mute separates: one

@@ -30,12 +30,13 @@ from warble.domain.ports import (
     SeenFilter,
     SwipeLedger,
 )
-from warble.errors import Conflict, FieldError, ValidationFailed
+from warble.errors import Conflict, FieldError, Unavailable, ValidationFailed
 
 if TYPE_CHECKING:
     from warble.domain.blocks import Shields
 
 FIRST_FETCH = 200  # candidates per cell in a feed's first fetch; each later one 4x more
+MAX_SHIELD_REBUILDS = 3  # a page that keeps finding the blocks hash missing answers 503
 
 
 class LocationRequired(Conflict):
@@ -154,12 +155,16 @@ class DiscoverService:
         lat, lon = self._my_location(user_id)
         query = f"{lat!r},{lon!r},{radius_km!r}"
         taken: list[Nearby] = []
+        shield_rebuilds = 0
         while True:
             got = self._seen.take(user_id, query, limit - len(taken))
             if got == "swiped":  # the swiped set is not in Redis: load it from the swipes
                 self._seen.load_swiped(user_id, self._store.swiped_ids(user_id))
                 continue
             if not isinstance(got, FeedTake):  # "blocks": the blocks hash is not in Redis
+                shield_rebuilds += 1
+                if shield_rebuilds > MAX_SHIELD_REBUILDS:  # another rebuild holds its lease
+                    raise Unavailable("Discover is busy; try again.")
                 self._shields.rebuild(user_id)
                 continue
             taken += [Nearby(uid, round(km, 2)) for uid, km in got.entries if uid != user_id]
