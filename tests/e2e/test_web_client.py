@@ -346,6 +346,57 @@ def test_failure_paths_wrong_password_taken_username_and_revoked_session(
     laptop.page.get_by_text("You are logged out.").wait_for()
 
 
+def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:
+    # given two friends (issue 23: block and mute from a profile)
+    a, a_token = api_user(stack, new_user, "ann", "Ann Shaw")
+    b, b_token = api_user(stack, new_user, "ben", "Ben Ross")
+    with stack.client(a_token) as ann_api, stack.client(b_token) as ben_api:
+        ann_api.put(f"/v1/users/me/following/{b['id']}").raise_for_status()
+        ben_api.put(f"/v1/users/me/following/{a['id']}").raise_for_status()
+    ann, ben = person(), person()
+    ann.log_in(a["username"])
+    ben.log_in(b["username"])
+    ann.page.get_by_role("heading", name="Home").wait_for()
+    ben.page.get_by_role("heading", name="Home").wait_for()
+    follow = re.compile(r"^(Follow|Unfollow|Message)$")
+
+    # when Ann blocks Ben from his profile: the badge shows, follow and message are gone
+    ann.go(f"u/{b['username']}")
+    page = ann.page
+    page.get_by_test_id("relationship").filter(has_text="Friends").wait_for()
+    page.get_by_role("button", name="Block", exact=True).click()
+    page.get_by_test_id("blocking").filter(has_text="Blocked").wait_for()
+    page.get_by_role("button", name="Unblock").wait_for()
+    page.get_by_test_id("relationship").wait_for(state="detached")  # the follows ended
+    assert page.get_by_role("button", name=follow).count() == 0
+
+    # then Ben sees that she blocks him (his side follows within seconds) and cannot follow
+    ben.go(f"u/{a['username']}")
+    badge = ben.page.get_by_test_id("blocked-by")
+    for _ in range(12):
+        ben.page.get_by_role("button", name="Mute").wait_for()  # the flags have loaded
+        if badge.count():
+            break
+        ben.page.wait_for_timeout(500)
+        ben.page.reload()
+    assert badge.inner_text() == "Blocked you"
+    assert ben.page.get_by_role("button", name=follow).count() == 0
+
+    # when Ann unblocks: the follow button is back, no follow restored
+    page.get_by_role("button", name="Unblock").click()
+    page.get_by_role("button", name="Follow", exact=True).wait_for()
+    assert page.get_by_test_id("blocking").count() == 0
+
+    # and she mutes him, which the server keeps, then unmutes
+    page.get_by_role("button", name="Mute", exact=True).click()
+    page.get_by_test_id("muting").wait_for()
+    page.reload()
+    page.get_by_role("button", name="Unmute").click()
+    page.get_by_role("button", name="Mute", exact=True).wait_for()
+    assert page.get_by_test_id("muting").count() == 0
+    assert page.get_by_role("button", name="Follow", exact=True).is_visible()
+
+
 def test_swagger_ui_renders_from_the_stack_alone(browser, stack) -> None:
     # given Swagger UI at /v1/docs (issue 18: its script came from a CDN, a blank page offline)
     context = browser.new_context()

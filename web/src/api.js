@@ -102,6 +102,11 @@ export class Api {
   friends(id, cursor) { return this.get(`/v1/users/${id}/friends`, { cursor }); }
   mutual(id) { return this.get(`/v1/users/me/mutual-friends/${id}`); }
   degree(id) { return this.get(`/v1/users/me/degree/${id}`); }
+  async relationship(id) { return (await this.get("/v1/users/me/relationships", { ids: id })).items[0]; }
+  block(id, on) { return on ? this.put(`/v1/users/me/blocks/${id}`) : this.del(`/v1/users/me/blocks/${id}`); }
+  mute(id, on) { return on ? this.put(`/v1/users/me/mutes/${id}`) : this.del(`/v1/users/me/mutes/${id}`); }
+  blocks(cursor) { return this.get("/v1/users/me/blocks", { cursor }); }
+  mutes(cursor) { return this.get("/v1/users/me/mutes", { cursor }); }
 
   // tweets
   home(cursor) { return this.get("/v1/timeline/home", { cursor }); }

@@ -1,5 +1,5 @@
 // Profiles by username (#/u/name) or id (#/user/id): counts, follow/unfollow, the relationship
-// badge, the connection degree, mutual friends, and the user's tweets and lists.
+// badge, the connection degree, mutual friends, block and mute, and the user's tweets and lists.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, userHref, go } from "./ui.js";
 import { TweetList } from "./tweets.js";
@@ -27,12 +27,14 @@ export function ProfilePage({ by, lookup, tab: asked }) {
   const [mutual, setMutual] = useState(null);
   const [busy, setBusy] = useState(false);
   const [editing, setEditing] = useState(false);
+  const [flags, setFlags] = useState(null); // {blocking, blocked_by, muting}
 
   useEffect(() => {
     setUser(null);
     setError(null);
     setDegree(null);
     setMutual(null);
+    setFlags(null);
     (by === "id" ? api.user(lookup) : api.userByName(lookup)).then(setUser, setError);
   }, [by, lookup]);
 
@@ -42,6 +44,10 @@ export function ProfilePage({ by, lookup, tab: asked }) {
     api.degree(user.id).then(setDegree, () => setDegree(null));
     api.mutual(user.id).then(setMutual, () => setMutual(null));
   }, [user && user.id, user && user.relationship]);
+  useEffect(() => {
+    if (!user || self) return;
+    api.relationship(user.id).then(setFlags, () => setFlags(null));
+  }, [user && user.id]);
 
   async function toggleFollow() {
     setBusy(true);
@@ -49,6 +55,22 @@ export function ProfilePage({ by, lookup, tab: asked }) {
     try {
       const answer = following ? await api.unfollow(user.id) : await api.follow(user.id);
       setUser((u) => ({ ...u, relationship: answer.relationship, followers_count: u.followers_count + (following ? -1 : 1) }));
+    } catch (e) {
+      toast(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  // Block / unblock, mute / unmute. A block ends the follows both ways: the profile is read again.
+  async function toggle(kind) {
+    setBusy(true);
+    const on = !flags[kind === "block" ? "blocking" : "muting"];
+    try {
+      const answer = await api[kind](user.id, on);
+      setFlags((f) => ({ ...f, ...answer }));
+      if (kind === "block" && on) setUser(await api.user(user.id));
+      toast(kind === "block" ? (on ? "Blocked." : "Unblocked.") : (on ? "Muted: their tweets leave your home timeline." : "Unmuted."));
     } catch (e) {
       toast(e);
     } finally {
@@ -68,6 +90,7 @@ export function ProfilePage({ by, lookup, tab: asked }) {
   if (error) return html`<section class="page"><h1>Profile</h1><${ErrorNote} error=${error} /></section>`;
   if (!user) return html`<section class="page"><p class="empty">Loading…</p></section>`;
   const following = user.relationship === "following" || user.relationship === "friends";
+  const blocked = flags && (flags.blocking || flags.blocked_by);
   const base = `#/u/${encodeURIComponent(user.username)}`;
   return html`<section class="page profile">
     <div class="profile-head">
@@ -76,13 +99,18 @@ export function ProfilePage({ by, lookup, tab: asked }) {
         <h1>${user.display_name || user.username}</h1>
         <div class="handle">@${user.username}
           ${BADGES[user.relationship] && html` <span class="rel-badge" data-testid="relationship">${BADGES[user.relationship]}</span>`}
+          ${flags && flags.blocking && html` <span class="rel-badge block" data-testid="blocking">Blocked</span>`}
+          ${flags && flags.blocked_by && html` <span class="rel-badge block" data-testid="blocked-by">Blocked you</span>`}
+          ${flags && flags.muting && html` <span class="rel-badge" data-testid="muting">Muted</span>`}
           ${degree && html` <span class="degree" title="Connection degree on the friends graph">${degree.label}</span>`}
         </div>
       </div>
       <div class="profile-actions">
         ${self ? html`<button onClick=${() => setEditing(!editing)}>Edit profile</button>`
-          : html`${user.relationship === "friends" && html`<button onClick=${message}>Message</button>`}
-            <button class=${following ? "" : "primary"} onClick=${toggleFollow} disabled=${busy}>${following ? "Unfollow" : "Follow"}</button>`}
+          : html`${user.relationship === "friends" && !blocked && html`<button onClick=${message}>Message</button>`}
+            ${!blocked && html`<button class=${following ? "" : "primary"} onClick=${toggleFollow} disabled=${busy}>${following ? "Unfollow" : "Follow"}</button>`}
+            ${flags && html`<button onClick=${() => toggle("mute")} disabled=${busy}>${flags.muting ? "Unmute" : "Mute"}</button>
+              <button class=${flags.blocking ? "" : "danger"} onClick=${() => toggle("block")} disabled=${busy}>${flags.blocking ? "Unblock" : "Block"}</button>`}`}
       </div>
     </div>
     ${editing ? html`<${EditProfile} user=${user} onDone=${(u) => { setEditing(false); if (u) setUser(u); }} />`
