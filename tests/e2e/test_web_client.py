@@ -369,6 +369,9 @@ def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:
     page.get_by_role("button", name="Unblock").wait_for()
     page.get_by_test_id("relationship").wait_for(state="detached")  # the follows ended
     assert page.get_by_role("button", name=follow).count() == 0
+    ann.go("sessions")
+    page.get_by_test_id("blocked").locator("li", has_text=b["username"]).wait_for()
+    ann.go(f"u/{b['username']}")
 
     # then Ben sees that she blocks him (his side follows within seconds) and cannot follow
     ben.go(f"u/{a['username']}")
@@ -390,7 +393,10 @@ def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:
     # and she mutes him, which the server keeps, then unmutes
     page.get_by_role("button", name="Mute", exact=True).click()
     page.get_by_test_id("muting").wait_for()
-    page.reload()
+    ann.go("sessions")
+    page.get_by_test_id("muted").locator("li", has_text=b["username"]).wait_for()
+    page.get_by_test_id("blocked").get_by_text("You block nobody.").wait_for()
+    ann.go(f"u/{b['username']}")
     page.get_by_role("button", name="Unmute").click()
     page.get_by_role("button", name="Mute", exact=True).wait_for()
     assert page.get_by_test_id("muting").count() == 0

@@ -1,6 +1,7 @@
-// Signing up, logging in, and the sessions list with revoke.
+// Signing up, logging in, the sessions list with revoke, and who I block and mute.
 import { useEffect, useState } from "preact/hooks";
 import { html, useApp, useRoute, ErrorNote, Time, Logo } from "./ui.js";
+import { UserRows } from "./profile.js";
 
 // What the sessions list calls this browser.
 export function deviceName() {
@@ -86,5 +87,19 @@ export function SessionsPage() {
         <button class=${s.current ? "" : "danger"} onClick=${() => revoke(s)}>${s.current ? "Log out" : "Revoke"}</button>
       </li>`)}
     </ul>
+    <${PeopleList} title="Blocked" load=${() => api.blocks()} empty="You block nobody." />
+    <${PeopleList} title="Muted" load=${() => api.mutes()} empty="You mute nobody." />
   </section>`;
+}
+
+// The first page of the users I block or mute (most recent first); their profiles undo it.
+function PeopleList({ title, load, empty }) {
+  const [users, setUsers] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => { load().then((page) => setUsers(page.items), setError); }, []);
+  return html`<div data-testid=${title.toLowerCase()}>
+    <h2>${title}</h2>
+    <${ErrorNote} error=${error} />
+    ${users && html`<${UserRows} users=${users} empty=${empty} />`}
+  </div>`;
 }
