@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from warble import keys, services
 from warble.dal.accounts import UserRepository
-from warble.dal.discover import SeenFilter
+from warble.dal.discover import FEED_DRY_RETRY_SECONDS, SeenFilter
 from warble.dal.discover_table import MatchItem
 from warble.domain.discover import DiscoverService, LocationRequired
 from warble.domain.geo import cell_of, cells_covering, distance_km
@@ -146,6 +146,28 @@ def test_two_concurrent_clients_page_through_everyone_nearby_never_twice(discove
     assert set(shown) <= {uid for uid, _, _ in people}
     assert len(shown) >= 0.99 * len(people), f"{len(people) - len(shown)} never shown"
     assert discover.discover(me, 25, 20) == []
+
+
+def test_someone_who_arrives_after_the_feed_ran_dry_is_shown_soon_not_in_ten_minutes(
+    discover, redis
+):
+    # given a user who has seen everyone nearby: the feed ran dry
+    me, first, newcomer = next_ids(3)
+    discover.place_many([(first, *around(*PARIS, 2, random.Random(5)))])
+    discover.set_location(me, *PARIS)
+    assert [n.user_id for n in discover.discover(me, 10, 20)] == [first]
+    assert discover.discover(me, 10, 20) == []
+    # when someone arrives nearby
+    discover.set_location(newcomer, *around(*PARIS, 1, random.Random(6)))
+    # then the dry feed lasts at most FEED_DRY_RETRY_SECONDS (pages asked meanwhile do not
+    # extend it), where it used to last the feed's ten minutes
+    meta = keys.feed_meta(me)
+    assert 0 < redis.ttl(meta) <= FEED_DRY_RETRY_SECONDS
+    discover.discover(me, 10, 20)
+    assert 0 < redis.ttl(meta) <= FEED_DRY_RETRY_SECONDS
+    redis.delete(meta)  # those seconds pass (what EXPIRE does then)
+    # and the next page fetches the radius afresh: the newcomer, and nobody shown before
+    assert [n.user_id for n in discover.discover(me, 10, 20)] == [newcomer]
 
 
 @pytest.mark.parametrize("inserted", [1_000, 10_000])

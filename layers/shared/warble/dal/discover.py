@@ -40,6 +40,10 @@ from warble.domain.ports import FeedTake
 # pole distances are approximate; its stored location keeps the true latitude.
 GEO_MAX_LAT = 85.05112878
 FEED_TTL_SECONDS = 600  # a queued candidate may have moved away after ten minutes
+# A feed that ran dry (everyone within the radius shown) is asked again this soon, not in ten
+# minutes: someone who arrives nearby meanwhile is shown on the next page after it (the seen
+# filter still keeps everyone else from coming back).
+FEED_DRY_RETRY_SECONDS = 15
 
 # KEYS: bitmap, meta, swiped, feed list, feed meta, blocks hash (warble.dal.blocks).
 # ARGV: mode, limit, n0, p0, query, ids...
@@ -50,7 +54,9 @@ FEED_TTL_SECONDS = 600  # a queued candidate may have moved away after ten minut
 #   the swiped set is not loaded (no "0" member), {"blocks"} when the blocks hash is not.
 #   People on either side of a block with the user are skipped, and not marked shown.
 # mode "add": add the ids to the filter (benchmarks, tests); mode "check": how many are members.
-_SEEN_SCRIPT = """
+_SEEN_SCRIPT = (
+    f"local DRY = {FEED_DRY_RETRY_SECONDS}\n"
+    + """
 local mode, limit = ARGV[1], tonumber(ARGV[2])
 local n0, p0 = tonumber(ARGV[3]), tonumber(ARGV[4])
 if mode == 'page' and redis.call('SISMEMBER', KEYS[3], '0') == 0 then
@@ -143,11 +149,18 @@ else
   local state = redis.call('HMGET', KEYS[5], 'reached', 'count', 'exhausted')
   out[2], out[3], out[4] = state[1], state[2], state[3]
   redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
-  redis.call('EXPIRE', KEYS[5], tonumber(ARGV[6]))
+  if state[3] == '1' and redis.call('LLEN', KEYS[4]) == 0 then
+    -- Dry: the feed ends within DRY seconds of running dry (LT: a page asked meanwhile does
+    -- not push that back), and the next page then fetches the radius afresh.
+    redis.call('EXPIRE', KEYS[5], DRY, 'LT')
+  else
+    redis.call('EXPIRE', KEYS[5], tonumber(ARGV[6]))
+  end
 end
 redis.call('HSET', KEYS[2], 'layers', layers, 'fill', fill)
 return out
 """
+)
 
 # KEYS: feed list, feed meta. ARGV: query, reached before, new reached, new count, exhausted,
 # ttl, entries... Appends only if the feed is still the one the caller saw (another device may
