@@ -190,7 +190,8 @@ class MessagingUser(User):
 
     weight = 2
     wait_time = between(1.0, 3.0)
-    host = os.environ.get("LOAD_WS", "ws://127.0.0.1:3001")
+    # Not ``host``: Locust's --host sets every user class's host to the HTTP API.
+    ws_url = os.environ.get("LOAD_WS", "ws://127.0.0.1:3001")
     api = os.environ.get("LOAD_HTTP", "http://127.0.0.1:3000")
 
     def on_start(self) -> None:
@@ -207,7 +208,7 @@ class MessagingUser(User):
         with httpx.Client(base_url=self.api, timeout=30) as client:  # not a Locust client
             token = str(client.post("/v1/auth/login", json=body).raise_for_status().json()["token"])
         self.me = a
-        self.ws = websocket.create_connection(f"{self.host}/?token={token}", timeout=30)
+        self.ws = websocket.create_connection(f"{self.ws_url}/?token={token}", timeout=30)
 
     def on_stop(self) -> None:
         if self.ws is not None:
