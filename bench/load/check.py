@@ -103,6 +103,23 @@ class Tables:
     def exists(self, table: str, key: dict[str, Any]) -> bool:
         return "Item" in self.db.get_item(TableName=self.env[table], Key=key, ConsistentRead=True)
 
+    def subject(self, tweet: str) -> str:
+        """The tweet a like of ``tweet`` lands on: its original when it is a retweet."""
+        index = self.db.get_item(
+            TableName=self.env["TWEET_INDEX_TABLE"], Key={"pk": {"S": f"T#{tweet}"}}
+        ).get("Item")
+        if not index:
+            return tweet
+        item = (
+            self.db.get_item(
+                TableName=self.env["TWEETS_TABLE"],
+                Key={"author_id": index["author_id"], "tweet_id": {"N": tweet}},
+                ProjectionExpression="retweet_of",
+            ).get("Item")
+            or {}
+        )
+        return str(item["retweet_of"]["N"]) if "retweet_of" in item else tweet
+
     def followees(self, user: str) -> list[str]:
         items, start = [], None
         while True:
@@ -146,7 +163,8 @@ def check_writes(
             if not tables.exists("TWEET_INDEX_TABLE", {"pk": {"S": f"T#{w['id']}"}}):
                 lost.append(f"tweet {w['id']}")
         elif w["kind"] == "like":
-            key = {"pk": {"S": f"U#{w['user']}"}, "sk": {"S": f"T#{w['tweet']}"}}
+            # Liking a retweet likes its original (as the API renders a retweet's counts).
+            key = {"pk": {"S": f"U#{w['user']}"}, "sk": {"S": f"T#{tables.subject(w['tweet'])}"}}
             if not tables.exists("LIKES_TABLE", key):
                 lost.append(f"like {w['user']} -> {w['tweet']}")
         elif w["kind"] == "message":

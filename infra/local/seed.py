@@ -81,7 +81,7 @@ CITIES = (  # Discover: located users around a few cities (lat, lon)
 @dataclass(frozen=True)
 class Sizes:
     # Defaults sized for ~10 minutes on a shared 2-core machine, where the local moto server
-    # takes ~1,700 items a second (about a million items here, notifications included).
+    # takes ~2,000 items a second (about a million items here, notifications included).
     users: int = 20_000
     follows: int = 100_000
     tweets: int = 40_000
