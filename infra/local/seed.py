@@ -37,7 +37,6 @@ import argparse
 import io
 import itertools
 import json
-import math
 import os
 import random
 import resource
@@ -52,6 +51,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+from infra.local.seed_nearby import _base36, around
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "password1"
@@ -180,7 +181,7 @@ def plan_population(
     located = []
     for user in rng.sample(range(n), round(n * sizes.located)):
         lat, lon = rng.choice(CITIES)
-        located.append((user, *_around(lat, lon, 20.0, rng)))
+        located.append((user, *around(lat, lon, 20.0, rng)))
     return Plan(n, follows, tweets, likes, conversations, located)
 
 
@@ -285,23 +286,9 @@ def _accumulate(values: Iterable[float]) -> Iterator[float]:
         yield total
 
 
-def _around(lat: float, lon: float, km: float, rng: random.Random) -> tuple[float, float]:
-    r = km * math.sqrt(rng.random()) / 111.195
-    angle = rng.random() * 2 * math.pi
-    return lat + r * math.sin(angle), lon + r * math.cos(angle) / math.cos(math.radians(lat))
-
-
 # --------------------------------------------------------------------------------------------
 # Writing: ids, items, bulk writes
 # --------------------------------------------------------------------------------------------
-
-
-def _base36(value: int) -> str:
-    digits = ""
-    while value:
-        value, rest = divmod(value, 36)
-        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[rest] + digits
-    return digits or "0"
 
 
 class ImportWriter:
