@@ -82,12 +82,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    import redis
-
-    from infra.local.database import drop_database
-
-    redis.Redis.from_url(E2E_REDIS_URL).flushdb()
-    drop_database(E2E_DB)  # serve creates and migrates it afresh
+    # serve empties its database and Redis index as it starts (infra/local/__main__.py)
     env_vars = {
         "Parameters": {
             "DB_NAME": E2E_DB,

@@ -29,12 +29,6 @@ LIMITED_REDIS_URL = f"redis://127.0.0.1:{REDIS_PORT}/{12 + _worker_index()}"
 
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    import redis
-
-    from infra.local.database import drop_database
-
-    redis.Redis.from_url(LIMITED_REDIS_URL).flushdb()
-    drop_database(LIMITED_DB)
     env_vars = {
         "Parameters": {
             "DB_NAME": LIMITED_DB,

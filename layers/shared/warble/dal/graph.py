@@ -203,6 +203,25 @@ class _Tx:
             raise FollowRejected(FollowRejected.CONFLICT) from exc
 
 
+def _end_follow(
+    tx: _Tx, follower: int, followee: int, edge: Edge, tag: str, condition: Any
+) -> None:
+    """Queue the end of follower -> followee as read (``edge``, on ``condition``, tagged ``tag``):
+    both edge items, both list items and the follower's following count (an unfollow, and each
+    follow a block ends). A changed edge or list fails as RACED."""
+    tx.add("delete", tag, GraphItem(user_pk(follower), f"O#{_id(followee)}"), condition=condition)
+    tx.add("delete", "raced", GraphItem(user_pk(followee), f"I#{_id(follower)}"))
+    tx.add("delete", "raced", GraphItem(user_pk(follower), f"OT#{_id(edge.seq)}"))
+    tx.add("delete", "raced", GraphItem(user_pk(followee), f"IT#{_id(edge.seq)}"))
+    tx.add(
+        "update",
+        "raced",
+        GraphItem(user_pk(follower), "META"),
+        actions=[GraphItem.following_count.add(-1)],
+        condition=GraphItem.following_count > 0,
+    )
+
+
 class DynamoGraphStore:
     """The graph store behind ``warble.domain.graph.GraphStore``. ``reads`` counts calls."""
 
@@ -327,22 +346,8 @@ class DynamoGraphStore:
     def unfollow(self, a: int, b: int, edge: Edge, reverse: Edge | None) -> None:
         """Delete A -> B as read (``edge``); raises FollowRejected(RACED) if it changed."""
         tx = _Tx(self._connection)
-        tx.add(
-            "delete",
-            "edge",
-            GraphItem(user_pk(a), f"O#{_id(b)}"),
-            condition=(GraphItem.seq == edge.seq) & (GraphItem.friend == edge.friend),
-        )
-        tx.add("delete", "edge-in", GraphItem(user_pk(b), f"I#{_id(a)}"))
-        tx.add("delete", "list-out", GraphItem(user_pk(a), f"OT#{_id(edge.seq)}"))
-        tx.add("delete", "list-in", GraphItem(user_pk(b), f"IT#{_id(edge.seq)}"))
-        tx.add(
-            "update",
-            "count",
-            GraphItem(user_pk(a), "META"),
-            actions=[GraphItem.following_count.add(-1)],
-            condition=GraphItem.following_count > 0,
-        )
+        condition = (GraphItem.seq == edge.seq) & (GraphItem.friend == edge.friend)
+        _end_follow(tx, a, b, edge, "edge", condition)
         if edge.friend and reverse is not None:
             for pk, sk in ((user_pk(b), f"O#{_id(a)}"), (user_pk(a), f"I#{_id(b)}")):
                 tx.add(
@@ -399,22 +404,7 @@ class DynamoGraphStore:
                     condition=GraphItem.pk.does_not_exist(),
                 )  # fmt: skip
                 continue
-            tx.add(
-                "delete",
-                "raced",
-                GraphItem(user_pk(follower), f"O#{_id(followee)}"),
-                condition=GraphItem.seq == edge.seq,
-            )
-            tx.add("delete", "raced", GraphItem(user_pk(followee), f"I#{_id(follower)}"))
-            tx.add("delete", "raced", GraphItem(user_pk(follower), f"OT#{_id(edge.seq)}"))
-            tx.add("delete", "raced", GraphItem(user_pk(followee), f"IT#{_id(edge.seq)}"))
-            tx.add(
-                "update",
-                "raced",
-                GraphItem(user_pk(follower), "META"),
-                actions=[GraphItem.following_count.add(-1)],
-                condition=GraphItem.following_count > 0,
-            )
+            _end_follow(tx, follower, followee, edge, "raced", GraphItem.seq == edge.seq)
         tx.commit()
 
     def unblock(self, a: int, b: int, seq: int) -> None:
