@@ -198,12 +198,14 @@ def _invoke(function: str, event_file: str) -> tuple[dict, str]:
     return json.loads(ran.stdout[ran.stdout.index("{") :]), ran.stderr
 
 
+@pytest.mark.xdist_group("invoke_scratch")  # one scratch database and Redis index
 def test_invoke_runs_one_function_with_an_event_file_like_sam_local_invoke():
     """`python -m infra.local invoke`, on a throwaway moto, as a developer runs it."""
     answer, _ = _invoke("MetaFunction", "events/meta/health.json")
     assert answer["statusCode"] == 200 and json.loads(answer["body"]) == {"status": "ok"}
 
 
+@pytest.mark.xdist_group("invoke_scratch")  # one scratch database and Redis index
 def test_invoke_answers_the_same_every_run_on_scratch_stores():
     # given the README's sample, a signup of alice: without a running stack, invoke runs on a
     # scratch database and Redis index beside its throwaway moto, emptied each run

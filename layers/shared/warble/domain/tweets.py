@@ -181,7 +181,7 @@ class TweetService:
             raise NotFound("The tweet replied to does not exist.") from None
         except BlockedByAuthor:
             raise Blocked("The author of that tweet blocks you.") from None
-        return self.render([tweet], viewer=author_id)[0]
+        return self._render_one(tweet, author_id)
 
     def retweet(self, user_id: int, original_id: int) -> tuple[dict[str, Any], bool]:
         """The retweet, and whether it was created now (False: it existed already)."""
@@ -192,7 +192,7 @@ class TweetService:
             return self.retweet(user_id, original.retweet_of)
         existing = self._store.retweet_by(user_id, original.id)
         if existing is not None and (found := self.load_one(existing)) is not None:
-            return self.render([found], viewer=user_id)[0], False
+            return self._render_one(found, user_id), False
         tweet = StoredTweet(
             id=self._ids.next_id(),
             author_id=user_id,
@@ -211,9 +211,9 @@ class TweetService:
             found = self.load_one(exc.retweet_id)
             if found is None:
                 raise NotFound("No such tweet.") from None
-            return self.render([found], viewer=user_id)[0], False
+            return self._render_one(found, user_id), False
         self.flags.retweeted(user_id, original.id, tweet.id, present=True)
-        return self.render([tweet], viewer=user_id)[0], True
+        return self._render_one(tweet, user_id), True
 
     def unretweet(self, user_id: int, original_id: int) -> None:
         existing = self._store.retweet_by(user_id, original_id)
@@ -269,7 +269,14 @@ class TweetService:
     # ---- reads --------------------------------------------------------------------------
     def get(self, viewer: int, tweet_id: int) -> dict[str, Any]:
         tweet = self.load_one(tweet_id)
-        rendered = self.render([tweet], viewer=viewer) if tweet else []
+        if tweet is None:
+            raise NotFound("No such tweet.")
+        return self._render_one(tweet, viewer)
+
+    def _render_one(self, tweet: StoredTweet, viewer: int) -> dict[str, Any]:
+        """One Tweet; 404 when it no longer shows (a retweet whose original was deleted, even
+        a moment after the retweet itself was written)."""
+        rendered = self.render([tweet], viewer=viewer)
         if not rendered:
             raise NotFound("No such tweet.")
         return rendered[0]
