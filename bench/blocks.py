@@ -47,7 +47,7 @@ def blocks_group(run: Run) -> Iterator[Item]:
     from warble.dal.graph import DynamoGraphStore
     from warble.dal.timelines import TimelineStore
     from warble.dal.tweets import TweetStore
-    from warble.domain.timelines import TimelinePolicy, TimelineService
+    from warble.domain.timelines.service import TimelinePolicy, TimelineService
     from warble.settings import get_settings
 
     bench_stack = stack.shared(run)

@@ -344,7 +344,7 @@ def push_group(run: Run) -> Iterator[Item]:
     from warble import services
     from warble.dal.connections import ConnectionRegistry
     from warble.dal.websocket import POOL_CONNECTIONS, WebSocketSender
-    from warble.domain.push import Pusher
+    from warble.domain.push.service import Pusher
     from warble.settings import Settings
 
     settings = Settings.from_environment(connections_table=connections_table)

@@ -65,7 +65,7 @@ def swipes_per_second(result: Result) -> list[str]:
 def discover_group(run: Run) -> Iterator[Item]:
     from warble import keys, services
     from warble.dal.discover import _SEEN_SCRIPT, _SWIPE_SCRIPT, SeenFilter
-    from warble.domain.geo import cells_covering
+    from warble.domain.discover.geo import cells_covering
 
     from infra.local.seed_nearby import seed
 

@@ -222,7 +222,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
     from warble.dal.graph import DynamoGraphStore
     from warble.dal.timelines import _PUSH_IF_BUILT, TimelineStore
     from warble.dal.tweets import TweetStore
-    from warble.domain.timelines import (
+    from warble.domain.timelines.service import (
         FOLLOWER_PAGE,
         HOME_OVERFETCH,
         TimelinePolicy,
@@ -619,7 +619,7 @@ def end_to_end(
 ) -> Precomputed:
     """Post through TweetService, let the stream poller deliver, time the last timeline."""
     from warble import keys, services
-    from warble.domain.timelines import FOLLOWER_PAGE, member
+    from warble.domain.timelines.service import FOLLOWER_PAGE, member
 
     from infra.local.lambdas import LambdaRuntime
     from infra.local.provisioning import provision

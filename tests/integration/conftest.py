@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from warble import services
-from warble.domain.accounts import AccountService
+from warble.domain.accounts.service import AccountService
 
 pytestmark = pytest.mark.integration
 

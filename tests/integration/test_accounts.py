@@ -6,7 +6,7 @@ import threading
 
 import pytest
 from warble import keys, security
-from warble.domain.accounts import Principal
+from warble.domain.accounts.service import Principal
 from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
@@ -175,7 +175,7 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
     from warble import services
     from warble.dal.accounts import SessionRepository, UserRepository
     from warble.dal.cache import LeasedCache
-    from warble.domain.accounts import AccountService
+    from warble.domain.accounts.service import AccountService
 
     issued = accounts.signup("outage", "outage@example.com", "password1", None, "phone")
     down = redis_lib.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2,

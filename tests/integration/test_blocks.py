@@ -13,7 +13,7 @@ from redis.cluster import RedisCluster
 from warble import services
 from warble.dal.graph import DynamoGraphStore
 from warble.dal.likes import LikeStore
-from warble.domain.blocks import Flags
+from warble.domain.blocks.service import Flags
 from warble.entrypoints.streams import notifier, timeline
 from warble.errors import Blocked, NotAllowed, NotFound, ValidationFailed
 

@@ -13,7 +13,7 @@ import pytest
 from warble import keys, services
 from warble.dal.conversations import ConversationItem, ConversationStore, member_key
 from warble.dal.dm_unread import UnreadMessageCache
-from warble.domain.conversations import ConversationService
+from warble.domain.conversations.service import ConversationService
 from warble.errors import NotAllowed, NotFound, ValidationFailed
 from warble.settings import get_settings
 

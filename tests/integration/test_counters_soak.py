@@ -22,8 +22,8 @@ import boto3
 import pytest
 from warble import services
 from warble.dal import counters as dal_counters
-from warble.domain.counters import StreamCounterProcessor
-from warble.domain.ports import TransactionRetry
+from warble.domain.counters.ports import TransactionRetry
+from warble.domain.counters.service import StreamCounterProcessor
 from warble.errors import NotFound
 from warble.settings import get_settings
 

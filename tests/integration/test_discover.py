@@ -16,8 +16,8 @@ from warble import keys, services
 from warble.dal.accounts import UserRepository
 from warble.dal.discover import FEED_DRY_RETRY_SECONDS, SeenFilter
 from warble.dal.discover_table import MatchItem
-from warble.domain.discover import DiscoverService, LocationRequired
-from warble.domain.geo import cell_of, cells_covering, distance_km
+from warble.domain.discover.geo import cell_of, cells_covering, distance_km
+from warble.domain.discover.service import DiscoverService, LocationRequired
 from warble.errors import NotFound, ValidationFailed
 from warble.events import Matched
 

@@ -16,8 +16,8 @@ import pytest
 from warble import services
 from warble.dal import counters as dal_counters
 from warble.dal.graph import GraphItem, user_pk
-from warble.domain.graph import GraphService
-from warble.domain.ports import ClaimsTaken, TransactionRetry
+from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
+from warble.domain.graph.service import GraphService
 from warble.errors import (
     CannotFollowSelf,
     FollowLimitReached,
@@ -303,8 +303,8 @@ class FlakyStore:
 
 
 def test_stream_batches_delivered_twice_or_failing_halfway_leave_counters_exact(graph, make_users):
-    from warble.domain.counters import CounterRules, StreamCounterProcessor
-    from warble.domain.graph import followers_counted
+    from warble.domain.counters.service import CounterRules, StreamCounterProcessor
+    from warble.domain.graph.service import followers_counted
     from warble.events import Followed, Unfollowed
 
     star, other, *fans = make_users(12)

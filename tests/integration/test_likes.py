@@ -16,8 +16,8 @@ from warble import services
 from warble.dal import counters as dal_counters
 from warble.dal import likes as dal_likes
 from warble.dal import tweets as dal_tweets
-from warble.domain.counters import StreamCounterProcessor
-from warble.domain.ports import TweetMissing
+from warble.domain.counters.service import StreamCounterProcessor
+from warble.domain.likes.ports import TweetMissing
 from warble.errors import NotFound
 from warble.settings import get_settings
 
@@ -207,7 +207,7 @@ def test_reconciliation_repairs_a_corrupted_counter_and_reports_it(world):
     world.likes.like(bob, tweet)
     world.settle()
     from warble.dal.graph import DynamoGraphStore
-    from warble.domain.reconcile import Reconciler
+    from warble.domain.counters.reconcile import Reconciler
 
     reconciler = Reconciler(  # as services.reconciler() builds it, with nothing to wait for
         graph=DynamoGraphStore(),

@@ -19,7 +19,7 @@ from warble.dal.graph import DynamoGraphStore
 from warble.dal.likes import LikeStore
 from warble.dal.memberships import MembershipSets
 from warble.dal.redis import ReadBatch
-from warble.domain.graph import status_of
+from warble.domain.graph.service import status_of
 from warble.entrypoints.streams import timeline
 from warble.services import Container
 

@@ -19,7 +19,7 @@ import pytest
 from warble import keys
 from warble.dal.accounts import UserRepository
 from warble.dal.cache import LeasedCache
-from warble.domain.accounts import Principal, profile_record
+from warble.domain.accounts.service import Principal, profile_record
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
@@ -158,7 +158,7 @@ def test_forced_interleaving_through_the_real_read_and_write_paths(
     """The same interleaving, with the service's own profile read and update_profile (commit,
     then invalidate) racing in two threads."""
     from warble import services
-    from warble.domain.accounts import AccountService
+    from warble.domain.accounts.service import AccountService
 
     user_id = _signup(accounts, "erin")
     live = services.accounts()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from warble import services
-from warble.domain.accounts import Principal
+from warble.domain.accounts.service import Principal
 
 from infra.local.events import HttpRequest, http_api_event
 from tests.conftest import ROOT, redis_pointed_at

@@ -13,7 +13,7 @@ import os
 import pytest
 from warble import keys, services
 from warble.dal.timelines import SENTINEL
-from warble.domain.timelines import member
+from warble.domain.timelines.service import member
 
 from infra.local.lambdas import LambdaRuntime
 from infra.local.stream_mappings import stream_mappings

@@ -10,7 +10,7 @@ import redis as redis_lib
 from redis.cluster import RedisCluster
 from warble import keys, services
 from warble.dal.timelines import SENTINEL, TimelineStore
-from warble.domain.timelines import member
+from warble.domain.timelines.service import member
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 

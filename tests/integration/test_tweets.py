@@ -144,8 +144,7 @@ def test_a_reply_racing_its_parents_deletion_is_refused_by_the_transaction(tweet
     """The check-then-write race: the parent passes the domain's check, then is deleted before
     the reply's transaction, whose condition check must catch it (a 404, never a 500)."""
     from warble.dal.tweets import TweetStore
-    from warble.domain.ports import ParentMissing
-    from warble.domain.tweets import StoredTweet
+    from warble.domain.tweets.ports import ParentMissing, StoredTweet
 
     parent = int(tweets.post(alice, "parent", None, [])["id"])
     store = TweetStore()

@@ -1,5 +1,5 @@
 """Every JSON answer checked against the OpenAPI document's response schema for its operation
-and status: the response models of ``warble.http.schemas`` are held to what the API really
+and status: the response models of ``warble.schemas`` are held to what the API really
 sends, not only documentation.
 
 ``ResponseContract(document).check`` is an httpx response hook (the e2e tier installs it on

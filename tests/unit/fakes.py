@@ -19,26 +19,20 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from warble.domain.blocks import Shields
-from warble.domain.counters import CounterRules, StreamCounterProcessor
-from warble.domain.flags import ViewerFlags
-from warble.domain.graph import GraphPolicy, GraphService
-from warble.domain.likes import LikeService
-from warble.domain.ports import (
-    AlreadyRetweeted,
-    ClaimsTaken,
-    FollowRejected,
-    Held,
-    Like,
-    ParentMissing,
-    Shield,
-    TransactionRetry,
-    TweetGone,
-    TweetMissing,
-)
-from warble.domain.reconcile import Reconciler
-from warble.domain.timelines import TimelinePolicy, TimelineService, parse_member
-from warble.domain.tweets import StoredTweet, TweetService
+from warble.domain.blocks.ports import Shield
+from warble.domain.blocks.service import Shields
+from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
+from warble.domain.counters.reconcile import Reconciler
+from warble.domain.counters.service import CounterRules, StreamCounterProcessor
+from warble.domain.graph.ports import FollowRejected
+from warble.domain.graph.service import GraphPolicy, GraphService
+from warble.domain.likes.ports import Like, TweetMissing
+from warble.domain.likes.service import LikeService
+from warble.domain.shared import Held
+from warble.domain.timelines.service import TimelinePolicy, TimelineService, parse_member
+from warble.domain.tweets.flags import ViewerFlags
+from warble.domain.tweets.ports import AlreadyRetweeted, ParentMissing, StoredTweet, TweetGone
+from warble.domain.tweets.service import TweetService
 from warble.errors import NotFound
 from warble.events import Change, Event, Followed
 from warble.keys import CacheKey
@@ -797,14 +791,20 @@ class World:
 
 
 if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.py``)
-    from warble.domain import ports
+    from warble.domain import shared
+    from warble.domain.accounts.ports import Profiles
+    from warble.domain.counters.ports import CounterStore
+    from warble.domain.graph.ports import GraphStore
+    from warble.domain.likes.ports import LikeStore
+    from warble.domain.timelines.ports import TimelineStore
+    from warble.domain.tweets.ports import TweetStore
 
-    _ids: ports.IdGenerator = FakeIds()
-    _cache: ports.ObjectCache = FakeCache()
-    _profiles: ports.Profiles = FakeProfiles()
-    _memberships: ports.Memberships = FakeMemberships()
-    _tweets: ports.TweetStore = FakeTweetStore()
-    _likes: ports.LikeStore = FakeLikeStore(FakeTweetStore())
-    _counters: ports.CounterStore = FakeCounterStore()
-    _graph: ports.GraphStore = FakeGraphStore()
-    _timelines: ports.TimelineStore = FakeTimelineStore()
+    _ids: shared.IdGenerator = FakeIds()
+    _cache: shared.ObjectCache = FakeCache()
+    _profiles: Profiles = FakeProfiles()
+    _memberships: shared.Memberships = FakeMemberships()
+    _tweets: TweetStore = FakeTweetStore()
+    _likes: LikeStore = FakeLikeStore(FakeTweetStore())
+    _counters: CounterStore = FakeCounterStore()
+    _graph: GraphStore = FakeGraphStore()
+    _timelines: TimelineStore = FakeTimelineStore()

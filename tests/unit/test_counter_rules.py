@@ -5,7 +5,7 @@ records, chunking, retries)."""
 from __future__ import annotations
 
 import pytest
-from warble.domain.counters import CounterRules, Delta, StreamCounterProcessor
+from warble.domain.counters.service import CounterRules, Delta, StreamCounterProcessor
 from warble.events import (
     Change,
     Followed,

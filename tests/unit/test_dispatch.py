@@ -13,10 +13,10 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from warble.errors import NotFound
-from warble.http import schemas
 from warble.http.app import build_resolver, error_response
 from warble.http.dispatch import Dispatcher, Target, route_key
 from warble.http.params import Cursor, Id, Limit, UserRef
+from warble.schemas.tweets import CreateTweet
 
 pytestmark = pytest.mark.unit
 
@@ -39,7 +39,7 @@ def user_things(
 
 
 @router.post("/v1/things")
-def post_thing(body: Annotated[schemas.CreateTweet, Body()]) -> Response[Any]:
+def post_thing(body: Annotated[CreateTweet, Body()]) -> Response[Any]:
     return Response(status_code=201, content_type="application/json", body=body.model_dump())
 
 

@@ -6,7 +6,7 @@ import math
 import random
 
 import pytest
-from warble.domain.geo import cell_of, cells_covering, distance_km
+from warble.domain.discover.geo import cell_of, cells_covering, distance_km
 
 pytestmark = pytest.mark.unit
 

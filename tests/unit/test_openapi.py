@@ -133,8 +133,8 @@ def test_every_status_an_operation_can_answer_is_documented(document):
 )
 def test_a_wrong_method_is_a_405_that_lists_the_methods_the_path_serves(method, path, allow):
     from warble.errors import MethodNotAllowed
-    from warble.http.errors import describe
     from warble.http.meta import unmatched
+    from warble.schemas.errors import describe
 
     answer = unmatched(method, path)
     assert isinstance(answer, MethodNotAllowed)

@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from warble.domain.ports import ConnectionGone, PushFailed
-from warble.domain.push import Pusher
+from warble.domain.push.ports import ConnectionGone, PushFailed
+from warble.domain.push.service import Pusher
 
 pytestmark = pytest.mark.unit
 

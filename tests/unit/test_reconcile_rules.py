@@ -4,7 +4,7 @@ deleted tweets' counters left alone."""
 from __future__ import annotations
 
 import pytest
-from warble.domain.reconcile import Repair
+from warble.domain.counters.reconcile import Repair
 from warble.events import Followed, Liked, TweetPosted
 
 from tests.unit.fakes import World

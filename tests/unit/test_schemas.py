@@ -8,8 +8,9 @@ import re
 import pytest
 from pydantic import ValidationError
 from warble.errors import RateLimited
-from warble.http import errors
-from warble.http.schemas import CreateTweet, LoginRequest, ProfilePatch, SignupRequest
+from warble.schemas import errors
+from warble.schemas.accounts import LoginRequest, ProfilePatch, SignupRequest
+from warble.schemas.tweets import CreateTweet
 
 pytestmark = pytest.mark.unit
 
@@ -122,7 +123,7 @@ def test_the_document_states_the_rules_the_models_enforce():
 
 @pytest.mark.parametrize("value", [False, True, "10", None])
 def test_location_takes_json_numbers_only(value):
-    from warble.http.schemas import LocationIn
+    from warble.schemas.discover import LocationIn
 
     with pytest.raises(ValidationError):
         LocationIn.model_validate({"lat": 0.0, "lon": value})
@@ -146,7 +147,7 @@ def test_json_nested_past_the_bound_is_a_validation_error():
 def test_what_the_document_calls_valid_the_models_accept_and_the_reverse():
     """schemathesis's "schema-valid request rejected" findings (issue 18), at their models."""
     from warble.http.meta import openapi_document
-    from warble.http.schemas import MarkRead
+    from warble.schemas.notifications import MarkRead
 
     schemas = json.loads(openapi_document())["components"]["schemas"]
     # exactly one of types and all: the document says so, null is neither

@@ -8,7 +8,7 @@ the timeline consumer would call it.
 from __future__ import annotations
 
 import pytest
-from warble.domain.timelines import member
+from warble.domain.timelines.service import member
 
 from tests.unit.fakes import World
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from warble import keys
-from warble.domain.tweets import TOMBSTONE
+from warble.domain.tweets.service import TOMBSTONE
 from warble.errors import Forbidden, NotFound, ValidationFailed
 from warble.events import Liked, TweetPosted
 

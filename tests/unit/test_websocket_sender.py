@@ -12,7 +12,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.credentials import Credentials
 from botocore.exceptions import EndpointConnectionError
 from warble.dal.websocket import WebSocketSender
-from warble.domain.ports import ConnectionGone, PushFailed
+from warble.domain.push.ports import ConnectionGone, PushFailed
 
 pytestmark = pytest.mark.unit
 

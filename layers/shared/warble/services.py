@@ -22,20 +22,20 @@ if TYPE_CHECKING:
     from warble.dal.redis import RedisClient
     from warble.dal.streams import StreamDecoder
     from warble.dal.websocket import WebSocketSender
-    from warble.domain.accounts import AccountService
-    from warble.domain.blocks import BlockService, Shields
-    from warble.domain.conversations import ConversationService
-    from warble.domain.counters import BatchOutcome, CounterRules, StreamCounterProcessor
-    from warble.domain.discover import DiscoverService
-    from warble.domain.graph import GraphService
-    from warble.domain.likes import LikeService
-    from warble.domain.notifications import NotificationService, Producers
-    from warble.domain.ports import MessageReads
-    from warble.domain.push import Pusher
+    from warble.domain.accounts.service import AccountService
+    from warble.domain.blocks.service import BlockService, Shields
+    from warble.domain.conversations.service import ConversationService
+    from warble.domain.counters.reconcile import Reconciler
+    from warble.domain.counters.service import BatchOutcome, CounterRules, StreamCounterProcessor
+    from warble.domain.discover.service import DiscoverService
+    from warble.domain.graph.service import GraphService
+    from warble.domain.likes.service import LikeService
+    from warble.domain.notifications.ports import MessageReads
+    from warble.domain.notifications.service import NotificationService, Producers
+    from warble.domain.push.service import Pusher
     from warble.domain.rate_limits import RateLimits
-    from warble.domain.reconcile import Reconciler
-    from warble.domain.timelines import TimelineService
-    from warble.domain.tweets import TweetService
+    from warble.domain.timelines.service import TimelineService
+    from warble.domain.tweets.service import TweetService
     from warble.ids import Snowflake
     from warble.settings import Settings
 
@@ -204,7 +204,7 @@ class Container:
 
     @cached_property
     def pusher(self) -> Pusher:
-        from warble.domain.push import Pusher
+        from warble.domain.push.service import Pusher
 
         return Pusher(self.connections, self.sender(), self._push_pool)
 
@@ -213,7 +213,7 @@ class Container:
     def accounts(self) -> AccountService:
         from warble.dal.account_state import LoginThrottle, SessionLookups
         from warble.dal.accounts import SessionRepository, UserRepository
-        from warble.domain.accounts import AccountPolicy, AccountService
+        from warble.domain.accounts.service import AccountPolicy, AccountService
 
         s = self.settings
         # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
@@ -234,7 +234,7 @@ class Container:
 
     @cached_property
     def graph(self) -> GraphService:
-        from warble.domain.graph import GraphPolicy, GraphService
+        from warble.domain.graph.service import GraphPolicy, GraphService
 
         s = self.settings
         return GraphService(
@@ -255,7 +255,7 @@ class Container:
         """Every user's blocks and mutes from memory: the reader each feature filters with."""
         from warble.dal.blocks import BlockSets
         from warble.dal.graph import DynamoGraphStore
-        from warble.domain.blocks import Shields
+        from warble.domain.blocks.service import Shields
 
         s = self.settings
         sets: Any = BlockSets(self.redis, s.membership_ttl_seconds)
@@ -264,7 +264,7 @@ class Container:
     @cached_property
     def blocks(self) -> BlockService:
         from warble.dal.graph import DynamoGraphStore
-        from warble.domain.blocks import BlockService
+        from warble.domain.blocks.service import BlockService
 
         return BlockService(
             store=DynamoGraphStore(self.settings),
@@ -277,8 +277,8 @@ class Container:
 
     @cached_property
     def tweets(self) -> TweetService:
-        from warble.domain.flags import ViewerFlags
-        from warble.domain.tweets import TweetService
+        from warble.domain.tweets.flags import ViewerFlags
+        from warble.domain.tweets.service import TweetService
 
         s = self.settings
         store = Deferred(lambda: _tweet_store(s))
@@ -304,7 +304,7 @@ class Container:
 
     @cached_property
     def likes(self) -> LikeService:
-        from warble.domain.likes import LikeService
+        from warble.domain.likes.service import LikeService
 
         return LikeService(
             store=Deferred(lambda: _like_store(self.settings)),
@@ -317,7 +317,7 @@ class Container:
     @cached_property
     def timelines(self) -> TimelineService:
         from warble.dal.timelines import TimelineStore
-        from warble.domain.timelines import TimelinePolicy, TimelineService
+        from warble.domain.timelines.service import TimelinePolicy, TimelineService
 
         s = self.settings
         # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
@@ -346,7 +346,7 @@ class Container:
     def conversations(self) -> ConversationService:
         from warble.dal.conversations import ConversationStore
         from warble.dal.dm_unread import UnreadMessageCache
-        from warble.domain.conversations import ConversationService
+        from warble.domain.conversations.service import ConversationService
 
         return ConversationService(
             store=ConversationStore(self.settings),
@@ -362,7 +362,7 @@ class Container:
     def discover(self) -> DiscoverService:
         from warble.dal.discover import GeoIndex, SeenFilter, SwipeLedger
         from warble.dal.discover_table import DiscoverRecords
-        from warble.domain.discover import Announcer, DiscoverService
+        from warble.domain.discover.service import Announcer, DiscoverService
 
         s = self.settings
         return DiscoverService(
@@ -399,10 +399,10 @@ class Container:
     @cached_property
     def counter_rules(self) -> CounterRules:
         """Which events change which counters (one rule per event type, beside its feature)."""
-        from warble.domain.counters import CounterRules
-        from warble.domain.graph import followers_counted
-        from warble.domain.likes import likes_counted
-        from warble.domain.tweets import tweets_counted
+        from warble.domain.counters.service import CounterRules
+        from warble.domain.graph.service import followers_counted
+        from warble.domain.likes.service import likes_counted
+        from warble.domain.tweets.service import tweets_counted
         from warble.events import Followed, Liked, TweetDeleted, TweetPosted, Unfollowed, Unliked
 
         rules = CounterRules()
@@ -421,7 +421,7 @@ class Container:
 
     @cached_property
     def counter_processor(self) -> StreamCounterProcessor:
-        from warble.domain.counters import StreamCounterProcessor
+        from warble.domain.counters.service import StreamCounterProcessor
 
         return StreamCounterProcessor(
             self._counter_store(), self.counter_rules, on_applied=self.counters_changed
@@ -436,7 +436,7 @@ class Container:
         from warble.dal.graph import DynamoGraphStore
         from warble.dal.likes import LikeStore
         from warble.dal.tweets import TweetStore
-        from warble.domain.reconcile import Reconciler
+        from warble.domain.counters.reconcile import Reconciler
 
         s = self.settings
         return Reconciler(
@@ -454,7 +454,7 @@ class Container:
     def notification_producers(self) -> Producers:
         """Which events notify whom: one producer per notification type (Discover adds
         ``match`` here)."""
-        from warble.domain.notifications import (
+        from warble.domain.notifications.service import (
             Producers,
             follow_notified,
             like_notified,
@@ -483,7 +483,7 @@ class Container:
     def notifications(self) -> NotificationService:
         from warble.dal.accounts import UserRepository
         from warble.dal.notifications import NotificationTable, RedisUnread
-        from warble.domain.notifications import NotificationPolicy, NotificationService
+        from warble.domain.notifications.service import NotificationPolicy, NotificationService
 
         s = self.settings
         tweets = self.tweets

@@ -11,7 +11,7 @@ from redis.exceptions import NoScriptError
 from warble import keys
 from warble.dal.rate_limit import TAKE_FUNCTION, RedisWindowCounter
 from warble.dal.redis import ReadBatch, RedisClient
-from warble.domain.ports import GateAnswer
+from warble.domain.accounts.ports import GateAnswer
 
 
 class LoginThrottle:

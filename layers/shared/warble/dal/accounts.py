@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from warble.dal.postgres import Database
-from warble.domain.ports import DuplicateAccount
+from warble.domain.accounts.ports import DuplicateAccount
 
 if TYPE_CHECKING:
     import psycopg

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from warble import keys
 from warble.dal.memberships import LOADED, VersionedHashes
 from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
-from warble.domain.ports import Shield
+from warble.domain.blocks.ports import Shield
 
 KIND = "blocks"
 

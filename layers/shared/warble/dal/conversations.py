@@ -49,14 +49,14 @@ from pynamodb.transactions import TransactWrite
 
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes, cancelled
 from warble.dal.graph import GraphItem, check_not_blocked
-from warble.domain.ports import (
+from warble.domain.blocks.ports import PairBlocked
+from warble.domain.conversations.ports import (
     DuplicateClientId,
     Membership,
     MessageRaced,
-    PairBlocked,
     StoredMessage,
-    TransactionRetry,
 )
+from warble.domain.counters.ports import TransactionRetry
 from warble.settings import Settings, get_settings
 
 CONDITION_FAILED_EXCEPTION = "ConditionalCheckFailedException"

@@ -23,7 +23,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes, cancelled
-from warble.domain.ports import ClaimsTaken, TransactionRetry
+from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
 from warble.settings import Settings, get_settings
 
 TRANSACT_LIMIT = 100  # actions per TransactWriteItems (DynamoDB's limit)

@@ -33,7 +33,7 @@ from typing import Any
 
 from warble import keys
 from warble.dal.redis import RedisClient
-from warble.domain.ports import FeedTake
+from warble.domain.discover.ports import FeedTake
 
 # Redis' GEO commands take latitudes within +-85.05112878 (Web Mercator). API.md allows +-90:
 # a point nearer a pole is indexed (and searched from) at that limit, so within ~550 km of a

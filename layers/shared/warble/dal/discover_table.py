@@ -32,7 +32,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_codes, number
-from warble.domain.ports import MatchRecord, StoredLocation
+from warble.domain.discover.ports import MatchRecord, StoredLocation
 from warble.events import Event, Matched, UnreadableRecord
 from warble.settings import Settings, get_settings
 

@@ -82,7 +82,7 @@ from warble.dal.dynamo import (
     number,
     prefixed_id,
 )
-from warble.domain.ports import FollowRejected
+from warble.domain.graph.ports import FollowRejected
 from warble.events import Blocked, Event, Followed, Muted, Unblocked, Unfollowed, Unmuted
 from warble.settings import Settings, get_settings
 

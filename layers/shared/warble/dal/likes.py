@@ -55,7 +55,8 @@ from warble.dal.dynamo import (
 )
 from warble.dal.graph import GraphItem, check_not_blocked
 from warble.dal.tweets import TweetIndexItem
-from warble.domain.ports import BlockedByAuthor, Like, TweetMissing
+from warble.domain.blocks.ports import BlockedByAuthor
+from warble.domain.likes.ports import Like, TweetMissing
 from warble.events import Event, Liked, Unliked
 from warble.settings import Settings, get_settings
 from warble.tracing import instrument

@@ -25,7 +25,7 @@ from typing import Any
 
 from warble import keys
 from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
-from warble.domain.ports import Held
+from warble.domain.shared import Held
 
 LOADED = "*"
 

@@ -36,7 +36,7 @@ from warble import keys
 from warble.dal.blocks import HIDDEN_SCRIPT, hidden_answer
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes
 from warble.dal.redis import RedisClient, eval_scripts
-from warble.domain.ports import Notification, Snapshot
+from warble.domain.notifications.ports import Notification, Snapshot
 from warble.settings import Settings, get_settings
 
 STORED_TYPES = ("follow", "like", "reply", "mention", "retweet", "match")

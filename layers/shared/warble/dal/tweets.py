@@ -31,8 +31,8 @@ from pynamodb.transactions import TransactWrite
 from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_codes, number
 from warble.dal.dynamo import required_number as _required
 from warble.dal.graph import GraphItem, check_not_blocked
-from warble.domain.ports import AlreadyRetweeted, BlockedByAuthor, ParentMissing, TweetGone
-from warble.domain.tweets import StoredTweet
+from warble.domain.blocks.ports import BlockedByAuthor
+from warble.domain.tweets.ports import AlreadyRetweeted, ParentMissing, StoredTweet, TweetGone
 from warble.events import Event, TweetDeleted, TweetPosted
 from warble.settings import Settings, get_settings
 

@@ -24,7 +24,7 @@ from botocore.exceptions import BotoCoreError
 from botocore.httpsession import URLLib3Session
 from botocore.utils import get_environ_proxies, percent_encode
 
-from warble.domain.ports import ConnectionGone, PushFailed
+from warble.domain.push.ports import ConnectionGone, PushFailed
 from warble.settings import Settings
 
 SIGNING_NAME = "execute-api"  # the management API's SigV4 service name

@@ -12,12 +12,26 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from warble import keys
 
-if TYPE_CHECKING:
-    from warble.dal.rate_limit import RedisWindowCounter
+
+class Spent(Protocol):
+    """A window counter's answer: counted or refused, the count, ms until the window ends."""
+
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def used(self) -> int: ...
+    @property
+    def reset_ms(self) -> int: ...
+
+
+class WindowCounter(Protocol):
+    """Fixed-window counters by key (``warble.dal.rate_limit.RedisWindowCounter``)."""
+
+    def take(self, key: str, limit: int, window_ms: int) -> Spent: ...
 
 
 @dataclass(frozen=True)
@@ -59,7 +73,7 @@ def client_network(source_ip: str) -> str:
 class RateLimits:
     def __init__(
         self,
-        counter: RedisWindowCounter,
+        counter: WindowCounter,
         *,
         per_user: Budget,
         signup_per_ip: Budget,

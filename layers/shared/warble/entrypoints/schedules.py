@@ -10,7 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import services
-from warble.entrypoints.skeleton import entry_point, logger, metrics
+from warble.skeleton import entry_point, logger, metrics
 
 
 @entry_point(correlation_paths.EVENT_BRIDGE)

@@ -33,7 +33,6 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import services
-from warble.entrypoints.skeleton import entry_point, logger, metrics
 from warble.events import (
     Blocked,
     Event,
@@ -49,6 +48,7 @@ from warble.events import (
     Unmuted,
     UnreadableRecord,
 )
+from warble.skeleton import entry_point, logger, metrics
 
 E = TypeVar("E")
 

@@ -14,9 +14,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import clock, jsonbody, services
 from warble.dal import store_unavailable
-from warble.domain.ports import ConnectionGone, PushFailed
-from warble.entrypoints.skeleton import entry_point, logger
+from warble.domain.push.ports import ConnectionGone, PushFailed
 from warble.errors import Unauthorized, Unavailable, ValidationFailed, WarbleError
+from warble.skeleton import entry_point, logger
 
 
 def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
@@ -90,7 +90,7 @@ def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
     its copy)."""
     from pydantic import ValidationError
 
-    from warble.http.schemas import SendMessageFrame
+    from warble.schemas.conversations import SendMessageFrame
 
     connection_id = event["requestContext"]["connectionId"]
     client_id: Any = None
@@ -104,7 +104,7 @@ def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
         service = services.conversations()
         sent = service.send(user_id, int(frame.conversation_id), frame.text, frame.client_id)
     except ValidationError as exc:
-        from warble.http.errors import validation_details
+        from warble.schemas.errors import validation_details
 
         details = validation_details(list(exc.errors()))  # type: ignore[arg-type]
         _reply(event, _error_frame(ValidationFailed(details), client_id))

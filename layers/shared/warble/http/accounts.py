@@ -9,14 +9,22 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from warble import clock, services
-from warble.http import schemas, views
+from warble.http import views
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Id, id_or_404
+from warble.schemas.accounts import (
+    AuthOut,
+    LoginRequest,
+    ProfilePatch,
+    SessionsOut,
+    SignupRequest,
+    UserOut,
+)
 
 if TYPE_CHECKING:
-    from warble.domain.accounts import IssuedSession
-    from warble.domain.ports import Later, ReadBatch
+    from warble.domain.accounts.service import IssuedSession
+    from warble.domain.shared import Later, ReadBatch
 
 router = Router()
 
@@ -37,9 +45,9 @@ def _issued(issued: IssuedSession, status: int) -> Response[Any]:
 @router.post(
     "/v1/auth/signup",
     summary="Create an account and a first session",
-    responses=responses(201, schemas.AuthOut, "Created", e409="username_taken / email_taken"),
+    responses=responses(201, AuthOut, "Created", e409="username_taken / email_taken"),
 )
-def signup(body: Annotated[schemas.SignupRequest, Body()]) -> Response[Any]:
+def signup(body: Annotated[SignupRequest, Body()]) -> Response[Any]:
     issued = services.accounts().signup(
         body.username, body.email, body.password, body.display_name, body.device
     )
@@ -49,9 +57,9 @@ def signup(body: Annotated[schemas.SignupRequest, Body()]) -> Response[Any]:
 @router.post(
     "/v1/auth/login",
     summary="Log in with a username or email; each login is its own session",
-    responses=responses(200, schemas.AuthOut, "Logged in", e429="rate_limited"),
+    responses=responses(200, AuthOut, "Logged in", e429="rate_limited"),
 )
-def login(body: Annotated[schemas.LoginRequest, Body()]) -> Response[Any]:
+def login(body: Annotated[LoginRequest, Body()]) -> Response[Any]:
     return _issued(services.accounts().login(body.login, body.password, body.device), 200)
 
 
@@ -67,7 +75,7 @@ def logout() -> Response[Any]:
 @router.get(
     "/v1/auth/sessions",
     summary="My live sessions",
-    responses=responses(200, schemas.SessionsOut, "Live sessions"),
+    responses=responses(200, SessionsOut, "Live sessions"),
 )
 def list_sessions() -> dict[str, Any]:
     rows = services.accounts().list_sessions(principal())
@@ -87,7 +95,7 @@ def revoke_session(session_id: Id) -> Response[Any]:
 @router.get(
     "/v1/users/me",
     summary="My profile, with email",
-    responses=responses(200, schemas.UserOut, "The user"),
+    responses=responses(200, UserOut, "The user"),
 )
 def get_me() -> dict[str, Any]:
     record = services.accounts().profile(principal().user_id)
@@ -95,9 +103,9 @@ def get_me() -> dict[str, Any]:
 
 
 @router.patch(
-    "/v1/users/me", summary="Edit my profile", responses=responses(200, schemas.UserOut, "The user")
+    "/v1/users/me", summary="Edit my profile", responses=responses(200, UserOut, "The user")
 )
-def patch_me(body: Annotated[schemas.ProfilePatch, Body()]) -> dict[str, Any]:
+def patch_me(body: Annotated[ProfilePatch, Body()]) -> dict[str, Any]:
     changes = body.model_dump(exclude_unset=True)
     record = services.accounts().update_profile(principal(), changes)
     return views.user(services.graph().enrich(None, record), me=True)
@@ -106,7 +114,7 @@ def patch_me(body: Annotated[schemas.ProfilePatch, Body()]) -> dict[str, Any]:
 @router.get(
     "/v1/users/by-username/<username>",
     summary="A user by username (case-insensitive)",
-    responses=responses(200, schemas.UserOut, "The user", e404="not_found"),
+    responses=responses(200, UserOut, "The user", e404="not_found"),
 )
 def get_by_username(
     username: Annotated[str, Path(min_length=1, max_length=64, description="any case")],
@@ -123,7 +131,7 @@ def _user_reads(batch: ReadBatch, viewer: int, user_id: str) -> Later[dict[str, 
 @router.get(
     "/v1/users/<user_id>",
     summary="A user by id",
-    responses=responses(200, schemas.UserOut, "The user", e404="not_found"),
+    responses=responses(200, UserOut, "The user", e404="not_found"),
 )
 @reads_first(_user_reads)
 def get_user(user_id: Id) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The one handler skeleton every HTTP function uses.
 
 ``http_handler(routers, public=...)`` builds a Powertools resolver with validation, the error
-mapping of API.md, and wraps it in the entry-point skeleton (``warble.entrypoints.skeleton``:
+mapping of API.md, and wraps it in the entry-point skeleton (``warble.skeleton``:
 Logger, Tracer, Metrics, correlation id). Before routing it enforces, on every route not listed
 as public, the caller's session (401) from the bearer token: the HTTP API has no authorizer (see
 docs/architecture.md), so this check is the gate; then the request budget (429, with the
@@ -26,8 +26,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from warble import security, services
 from warble.dal import store_unavailable
 from warble.domain import rate_limits as rate_limit_rules
-from warble.domain.ports import Later, ReadBatch, at_once
-from warble.entrypoints.skeleton import entry_point, logger
+from warble.domain.shared import Later, ReadBatch, at_once
 from warble.errors import (
     Conflict,
     FieldError,
@@ -39,12 +38,14 @@ from warble.errors import (
     ValidationFailed,
     WarbleError,
 )
-from warble.http import errors, rate_limits
+from warble.http import rate_limits
 from warble.http.dispatch import Dispatcher, Target
 from warble.jsonbody import nesting_error, too_deep
+from warble.schemas import errors
+from warble.skeleton import entry_point, logger
 
 if TYPE_CHECKING:
-    from warble.domain.accounts import Principal
+    from warble.domain.accounts.service import Principal
     from warble.domain.rate_limits import Verdict
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]

@@ -1,4 +1,5 @@
-"""Every router of the HTTP API, for the OpenAPI document and the 404/405 catch-all."""
+"""Every feature router of the HTTP API, for the OpenAPI document (``warble.http.meta``, whose own
+router joins these there) and the 404/405 catch-all."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ def all_routers() -> list[Router]:
         conversations,
         discover,
         graph,
-        meta,
         notifications,
         tweets,
     )
@@ -25,5 +25,4 @@ def all_routers() -> list[Router]:
         notifications.router,
         conversations.router,
         discover.router,
-        meta.router,
     ]

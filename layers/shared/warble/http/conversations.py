@@ -9,13 +9,20 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
-from warble.http import schemas
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, id_or_404
+from warble.schemas.conversations import (
+    ConversationOut,
+    ConversationPageOut,
+    MessageOut,
+    MessagePageOut,
+    OpenConversation,
+    SendMessage,
+)
 
 if TYPE_CHECKING:
-    from warble.domain.conversations import Page
+    from warble.domain.conversations.service import Page
 
 router = Router()
 
@@ -28,11 +35,11 @@ def _page(page: Page) -> dict[str, Any]:
     "/v1/conversations",
     summary="Open the conversation with a friend or a match (201), or get it (200)",
     responses={
-        **responses(201, schemas.ConversationOut, "Created", e403="not_allowed", e404="not_found"),
-        **responses(200, schemas.ConversationOut, "It existed: the pair's one conversation"),
+        **responses(201, ConversationOut, "Created", e403="not_allowed", e404="not_found"),
+        **responses(200, ConversationOut, "It existed: the pair's one conversation"),
     },
 )
-def open_conversation(body: Annotated[schemas.OpenConversation, Body()]) -> Response[Any]:
+def open_conversation(body: Annotated[OpenConversation, Body()]) -> Response[Any]:
     conversation, created = services.conversations().open(
         principal().user_id, int(body.participant_id)
     )
@@ -44,7 +51,7 @@ def open_conversation(body: Annotated[schemas.OpenConversation, Body()]) -> Resp
 @router.get(
     "/v1/conversations",
     summary="My conversations, latest activity first",
-    responses=responses(200, schemas.ConversationPageOut, "A page of conversations"),
+    responses=responses(200, ConversationPageOut, "A page of conversations"),
 )
 def list_conversations(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     return _page(services.conversations().latest(principal().user_id, limit, cursor))
@@ -53,7 +60,7 @@ def list_conversations(limit: Limit = 20, cursor: Cursor = None) -> dict[str, An
 @router.get(
     "/v1/conversations/<conversation_id>/messages",
     summary="A conversation's messages, newest first",
-    responses=responses(200, schemas.MessagePageOut, "A page of messages", e404="not_found"),
+    responses=responses(200, MessagePageOut, "A page of messages", e404="not_found"),
 )
 def messages(conversation_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     cid = id_or_404(conversation_id, "conversation")
@@ -63,11 +70,9 @@ def messages(conversation_id: Id, limit: Limit = 20, cursor: Cursor = None) -> d
 @router.post(
     "/v1/conversations/<conversation_id>/messages",
     summary="Send a message (pushed to the recipient's and my other WebSocket connections)",
-    responses=responses(201, schemas.MessageOut, "Sent", e403="not_allowed", e404="not_found"),
+    responses=responses(201, MessageOut, "Sent", e403="not_allowed", e404="not_found"),
 )
-def send_message(
-    conversation_id: Id, body: Annotated[schemas.SendMessage, Body()]
-) -> Response[Any]:
+def send_message(conversation_id: Id, body: Annotated[SendMessage, Body()]) -> Response[Any]:
     service = services.conversations()
     cid = id_or_404(conversation_id, "conversation")
     sent = service.send(principal().user_id, cid, body.text)

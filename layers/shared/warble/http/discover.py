@@ -10,10 +10,11 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from warble import clock, services
-from warble.http import schemas, views
+from warble.http import views
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit
+from warble.schemas.discover import DiscoverOut, LocationIn, MatchPageOut, SwipeIn, SwipeOut
 
 router = Router()
 
@@ -25,7 +26,7 @@ RadiusKm = Annotated[float, Query(ge=0.1, le=500, allow_inf_nan=False, descripti
     summary="Set (or move) my location; makes me discoverable",
     responses=responses(204, None, "Stored"),
 )
-def put_location(body: Annotated[schemas.LocationIn, Body()]) -> Response[Any]:
+def put_location(body: Annotated[LocationIn, Body()]) -> Response[Any]:
     services.discover().set_location(principal().user_id, body.lat, body.lon)
     return Response(status_code=204)
 
@@ -33,7 +34,7 @@ def put_location(body: Annotated[schemas.LocationIn, Body()]) -> Response[Any]:
 @router.get(
     "/v1/discover",
     summary="People nearby never shown to me before, nearest first",
-    responses=responses(200, schemas.DiscoverOut, "A page of people", e409="location_required"),
+    responses=responses(200, DiscoverOut, "A page of people", e409="location_required"),
 )
 def discover(radius_km: RadiusKm = 10, limit: Limit = 20) -> dict[str, Any]:
     me = principal().user_id
@@ -49,9 +50,9 @@ def discover(radius_km: RadiusKm = 10, limit: Limit = 20) -> dict[str, Any]:
 @router.post(
     "/v1/discover/swipes",
     summary="Swipe left or right on someone (the first swipe on a person stands)",
-    responses=responses(200, schemas.SwipeOut, "Whether this swipe made a match", e404="not_found"),
+    responses=responses(200, SwipeOut, "Whether this swipe made a match", e404="not_found"),
 )
-def swipe(body: Annotated[schemas.SwipeIn, Body()]) -> dict[str, Any]:
+def swipe(body: Annotated[SwipeIn, Body()]) -> dict[str, Any]:
     answer = services.discover().swipe(principal().user_id, int(body.user_id), body.direction)
     return {"matched": answer.matched, "conversation_id": answer.conversation_id}
 
@@ -59,7 +60,7 @@ def swipe(body: Annotated[schemas.SwipeIn, Body()]) -> dict[str, Any]:
 @router.get(
     "/v1/discover/matches",
     summary="My matches, newest first",
-    responses=responses(200, schemas.MatchPageOut, "A page of matches"),
+    responses=responses(200, MatchPageOut, "A page of matches"),
 )
 def matches(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id

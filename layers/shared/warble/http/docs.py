@@ -5,7 +5,7 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
-from warble.http.schemas import ErrorOut
+from warble.schemas.errors import ErrorOut
 
 
 def responses(

@@ -8,15 +8,22 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from warble import services
-from warble.domain.blocks import Flags
-from warble.http import schemas, views
+from warble.domain.blocks.service import Flags
+from warble.http import views
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
 from warble.ids import SNOWFLAKE_PATTERN, parse_id
+from warble.schemas.graph import (
+    DegreeOut,
+    MutualFriendsOut,
+    RelationshipOut,
+    RelationshipsOut,
+    UserPageOut,
+)
 
 if TYPE_CHECKING:
-    from warble.domain.graph import Page
+    from warble.domain.graph.service import Page
 
 router = Router()
 
@@ -39,7 +46,7 @@ def _page(page: Page, viewer: int) -> dict[str, Any]:
     summary="Follow a user (idempotent)",
     responses=responses(
         200,
-        schemas.RelationshipOut,
+        RelationshipOut,
         "My relationship to the user now",
         e403="blocked",
         e404="not_found",
@@ -54,9 +61,7 @@ def follow(user_id: UserId) -> dict[str, Any]:
 @router.delete(
     "/v1/users/me/following/<user_id>",
     summary="Unfollow a user (idempotent)",
-    responses=responses(
-        200, schemas.RelationshipOut, "My relationship to the user now", e404="not_found"
-    ),
+    responses=responses(200, RelationshipOut, "My relationship to the user now", e404="not_found"),
 )
 def unfollow(user_id: UserId) -> dict[str, Any]:
     me = principal().user_id
@@ -66,7 +71,7 @@ def unfollow(user_id: UserId) -> dict[str, Any]:
 @router.get(
     "/v1/users/me/relationships",
     summary="My relationship to each of 1 to 100 users, in the order asked",
-    responses=responses(200, schemas.RelationshipsOut, "Statuses"),
+    responses=responses(200, RelationshipsOut, "Statuses"),
 )
 def relationships(
     ids: Annotated[
@@ -104,7 +109,7 @@ def relationships(
 @router.get(
     "/v1/users/me/mutual-friends/<user_id>",
     summary="Friends of both me and this user",
-    responses=responses(200, schemas.MutualFriendsOut, "Mutual friends", e404="not_found"),
+    responses=responses(200, MutualFriendsOut, "Mutual friends", e404="not_found"),
 )
 def mutual_friends(user_id: UserId) -> dict[str, Any]:
     me = principal().user_id
@@ -115,7 +120,7 @@ def mutual_friends(user_id: UserId) -> dict[str, Any]:
 @router.get(
     "/v1/users/me/degree/<user_id>",
     summary="Degree of connection on the friends graph (1st, 2nd, 3rd, 3rd+)",
-    responses=responses(200, schemas.DegreeOut, "The degree", e404="not_found"),
+    responses=responses(200, DegreeOut, "The degree", e404="not_found"),
 )
 def degree(user_id: UserId) -> dict[str, Any]:
     me = principal().user_id
@@ -126,7 +131,7 @@ def degree(user_id: UserId) -> dict[str, Any]:
 @router.get(
     "/v1/users/<user_id>/following",
     summary="Whom a user follows, most recent follow first",
-    responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
+    responses=responses(200, UserPageOut, "A page of users", e404="not_found"),
 )
 def following(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
@@ -137,7 +142,7 @@ def following(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dic
 @router.get(
     "/v1/users/<user_id>/followers",
     summary="Who follows a user, most recent follow first",
-    responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
+    responses=responses(200, UserPageOut, "A page of users", e404="not_found"),
 )
 def followers(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
@@ -148,7 +153,7 @@ def followers(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dic
 @router.get(
     "/v1/users/<user_id>/friends",
     summary="A user's friends (mutual follows)",
-    responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
+    responses=responses(200, UserPageOut, "A page of users", e404="not_found"),
 )
 def friends(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id

@@ -10,8 +10,8 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from warble.errors import MethodNotAllowed, NotFound, WarbleError
-from warble.http import schemas
 from warble.http.docs import responses
+from warble.schemas.accounts import HealthOut
 
 router = Router()
 
@@ -59,7 +59,7 @@ def openapi_document() -> str:
     from warble.http.app import MAX_IDEMPOTENCY_KEY, build_resolver
     from warble.http.catalog import all_routers
 
-    generated = build_resolver(all_routers()).get_openapi_json_schema(
+    generated = build_resolver([*all_routers(), router]).get_openapi_json_schema(
         title="Warble API",
         version="1.0.0",
         description="Twitter-style social backend. See API.md for the conventions.",
@@ -146,7 +146,7 @@ def unmatched(method: str, path: str) -> WarbleError:
     return NotFound("No such path.")
 
 
-@router.get("/v1/health", summary="Liveness", responses=responses(200, schemas.HealthOut, "Alive"))
+@router.get("/v1/health", summary="Liveness", responses=responses(200, HealthOut, "Alive"))
 def health() -> dict[str, Any]:
     return {"status": "ok"}
 

@@ -9,11 +9,17 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from warble import services
-from warble.domain.notifications import COUNT_TYPES, LIST_TYPES, parse_types
-from warble.http import schemas
+from warble.domain.notifications.service import COUNT_TYPES, LIST_TYPES, parse_types
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit
+from warble.schemas.notifications import (
+    MarkRead,
+    NotificationOut,
+    NotificationPageOut,
+    SystemNotificationIn,
+    UnreadCountsOut,
+)
 
 router = Router()
 
@@ -31,7 +37,7 @@ Types = Annotated[
 @router.get(
     "/v1/notifications",
     summary="My notifications, newest first",
-    responses=responses(200, schemas.NotificationPageOut, "A page of notifications"),
+    responses=responses(200, NotificationPageOut, "A page of notifications"),
 )
 def list_notifications(types: Types = None, limit: Limit = 20, cursor: Cursor = None) -> dict:
     kinds = parse_types(types, LIST_TYPES)
@@ -42,7 +48,7 @@ def list_notifications(types: Types = None, limit: Limit = 20, cursor: Cursor = 
 @router.get(
     "/v1/notifications/unread-counts",
     summary="My unread counts per type, and their total",
-    responses=responses(200, schemas.UnreadCountsOut, "The counts"),
+    responses=responses(200, UnreadCountsOut, "The counts"),
 )
 def unread_counts() -> dict[str, int]:
     return services.notifications().counts(principal().user_id)
@@ -53,7 +59,7 @@ def unread_counts() -> dict[str, int]:
     summary="Mark some types (or all) read: their counts become 0",
     responses=responses(204, None, "Marked read"),
 )
-def mark_read(body: Annotated[schemas.MarkRead, Body()]) -> Response[Any]:
+def mark_read(body: Annotated[MarkRead, Body()]) -> Response[Any]:
     kinds: list[str] = list(COUNT_TYPES) if body.all else list(dict.fromkeys(body.types or []))
     services.notifications().mark_read(principal().user_id, kinds)
     return Response(status_code=204)
@@ -62,8 +68,8 @@ def mark_read(body: Annotated[schemas.MarkRead, Body()]) -> Response[Any]:
 @router.post(
     "/v1/admin/system-notifications",
     summary="Send a system notification to every user (admins only)",
-    responses=responses(201, schemas.NotificationOut, "Sent", e403="forbidden"),
+    responses=responses(201, NotificationOut, "Sent", e403="forbidden"),
 )
-def post_system(body: Annotated[schemas.SystemNotificationIn, Body()]) -> Response[Any]:
+def post_system(body: Annotated[SystemNotificationIn, Body()]) -> Response[Any]:
     sent = services.notifications().post_system(principal().user_id, body.title, body.body)
     return Response(status_code=201, content_type="application/json", body=sent)

@@ -16,10 +16,10 @@ from aws_lambda_powertools import Logger
 from warble import clock, services
 from warble.dal import store_unavailable
 from warble.errors import RateLimited
-from warble.http import errors
+from warble.schemas import errors
 
 if TYPE_CHECKING:
-    from warble.domain.accounts import Principal
+    from warble.domain.accounts.service import Principal
     from warble.domain.rate_limits import Verdict
 
 logger = Logger()

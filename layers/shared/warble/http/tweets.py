@@ -9,14 +9,16 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
-from warble.http import schemas, views
+from warble.http import views
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
+from warble.schemas.graph import UserPageOut
+from warble.schemas.tweets import CreateTweet, LikeOut, TweetOut, TweetPageOut
 
 if TYPE_CHECKING:
-    from warble.domain.ports import Later, ReadBatch
-    from warble.domain.tweets import TweetPage
+    from warble.domain.shared import Later, ReadBatch
+    from warble.domain.tweets.ports import TweetPage
 
 router = Router()
 
@@ -30,13 +32,13 @@ def _page(page: TweetPage) -> dict[str, Any]:
     summary="Post a tweet or a reply",
     responses=responses(
         201,
-        schemas.TweetOut,
+        TweetOut,
         "Created",
         e403="blocked",
         e404="reply_to does not exist",
     ),
 )
-def post_tweet(body: Annotated[schemas.CreateTweet, Body()]) -> Response[Any]:
+def post_tweet(body: Annotated[CreateTweet, Body()]) -> Response[Any]:
     reply_to = int(body.reply_to) if body.reply_to else None
     tweet = services.tweets().post(principal().user_id, body.text, reply_to, body.media_ids)
     return Response(status_code=201, content_type="application/json", body=tweet)
@@ -45,7 +47,7 @@ def post_tweet(body: Annotated[schemas.CreateTweet, Body()]) -> Response[Any]:
 @router.get(
     "/v1/tweets/<tweet_id>",
     summary="A tweet",
-    responses=responses(200, schemas.TweetOut, "The tweet", e404="not_found"),
+    responses=responses(200, TweetOut, "The tweet", e404="not_found"),
 )
 def get_tweet(tweet_id: Id) -> dict[str, Any]:
     return services.tweets().get(principal().user_id, id_or_404(tweet_id, "tweet"))
@@ -64,7 +66,7 @@ def delete_tweet(tweet_id: Id) -> Response[Any]:
 @router.get(
     "/v1/tweets/<tweet_id>/replies",
     summary="Replies to a tweet, newest first",
-    responses=responses(200, schemas.TweetPageOut, "A page of replies", e404="not_found"),
+    responses=responses(200, TweetPageOut, "A page of replies", e404="not_found"),
 )
 def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     page = services.tweets().replies(
@@ -76,7 +78,7 @@ def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str,
 @router.get(
     "/v1/users/<user_id>/tweets",
     summary="A user's tweets, replies and retweets, newest first",
-    responses=responses(200, schemas.TweetPageOut, "A page of tweets", e404="not_found"),
+    responses=responses(200, TweetPageOut, "A page of tweets", e404="not_found"),
 )
 def user_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
@@ -87,8 +89,8 @@ def user_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> d
     "/v1/tweets/<tweet_id>/retweet",
     summary="Retweet (201), or get my existing retweet (200)",
     responses={
-        **responses(201, schemas.TweetOut, "Retweeted", e403="blocked", e404="not_found"),
-        **responses(200, schemas.TweetOut, "Retweeted before: my existing retweet"),
+        **responses(201, TweetOut, "Retweeted", e403="blocked", e404="not_found"),
+        **responses(200, TweetOut, "Retweeted before: my existing retweet"),
     },
 )
 def retweet(tweet_id: Id) -> Response[Any]:
@@ -115,7 +117,7 @@ def _home_reads(batch: ReadBatch, viewer: int, limit: int, cursor: str | None) -
 @router.get(
     "/v1/timeline/home",
     summary="My home timeline: me and everyone I follow, newest first",
-    responses=responses(200, schemas.TweetPageOut, "A page of tweets"),
+    responses=responses(200, TweetPageOut, "A page of tweets"),
 )
 @reads_first(_home_reads)
 def home_timeline(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
@@ -126,7 +128,7 @@ def home_timeline(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
 @router.put(
     "/v1/tweets/<tweet_id>/like",
     summary="Like a tweet (idempotent)",
-    responses=responses(200, schemas.LikeOut, "Liked", e403="blocked", e404="not_found"),
+    responses=responses(200, LikeOut, "Liked", e403="blocked", e404="not_found"),
 )
 def like(tweet_id: Id) -> dict[str, Any]:
     return {"liked": services.likes().like(principal().user_id, id_or_404(tweet_id, "tweet"))}
@@ -135,7 +137,7 @@ def like(tweet_id: Id) -> dict[str, Any]:
 @router.delete(
     "/v1/tweets/<tweet_id>/like",
     summary="Undo my like (idempotent)",
-    responses=responses(200, schemas.LikeOut, "Not liked (any more)", e404="not_found"),
+    responses=responses(200, LikeOut, "Not liked (any more)", e404="not_found"),
 )
 def unlike(tweet_id: Id) -> dict[str, Any]:
     me = principal().user_id
@@ -145,7 +147,7 @@ def unlike(tweet_id: Id) -> dict[str, Any]:
 @router.get(
     "/v1/tweets/<tweet_id>/likes",
     summary="Who liked a tweet, most recent like first",
-    responses=responses(200, schemas.UserPageOut, "A page of users", e404="not_found"),
+    responses=responses(200, UserPageOut, "A page of users", e404="not_found"),
 )
 def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id
@@ -156,7 +158,7 @@ def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, 
 @router.get(
     "/v1/users/<user_id>/likes",
     summary="The tweets a user liked, most recent like first",
-    responses=responses(200, schemas.TweetPageOut, "A page of tweets", e404="not_found"),
+    responses=responses(200, TweetPageOut, "A page of tweets", e404="not_found"),
 )
 def liked_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
     me = principal().user_id

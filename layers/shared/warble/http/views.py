@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from warble import clock
 
 if TYPE_CHECKING:
-    from warble.domain.ports import Session
+    from warble.domain.accounts.ports import Session
 
 
 def user(record: dict[str, Any], *, viewer_id: int | None = None, me: bool = False) -> dict:

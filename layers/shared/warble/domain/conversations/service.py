@@ -22,21 +22,21 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from warble import clock
-from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import (
+from warble.domain.accounts.ports import Profiles
+from warble.domain.blocks.ports import PairBlocked
+from warble.domain.conversations.ports import (
     ConversationStore,
     DuplicateClientId,
-    IdGenerator,
     Membership,
     MessageRaced,
-    PairBlocked,
-    Profiles,
-    Pushes,
     StoredMessage,
-    TransactionRetry,
     UnreadMessages,
 )
-from warble.domain.tweets import normalise_text as normalise_tweet_text
+from warble.domain.counters.ports import TransactionRetry
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.push.ports import Pushes
+from warble.domain.shared import IdGenerator
+from warble.domain.tweets.service import normalise_text as normalise_tweet_text
 from warble.errors import FieldError, NotAllowed, NotFound, Unavailable, ValidationFailed
 
 MAX_TEXT = 2000

@@ -23,20 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from warble import keys
-from warble.domain.counters import Delta, owner_of, user_counter
+from warble.domain.accounts.ports import Profiles
+from warble.domain.counters.ports import CounterStore
+from warble.domain.counters.service import Delta, owner_of, user_counter
+from warble.domain.graph.ports import FollowRejected, GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import (
-    Cache,
-    CounterStore,
-    FollowRejected,
-    GraphStore,
-    IdGenerator,
-    Later,
-    Memberships,
-    Profiles,
-    ReadBatch,
-    at_once,
-)
+from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, at_once
 from warble.errors import (
     Blocked,
     CannotFollowSelf,

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from warble.domain.counters import Delta, tweet_counter
-from warble.domain.graph import Page
+from warble.domain.blocks.ports import BlockedByAuthor
+from warble.domain.counters.service import Delta, tweet_counter
+from warble.domain.graph.service import Page
+from warble.domain.likes.ports import LikeStore, TweetMissing
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import BlockedByAuthor, IdGenerator, LikeStore, TweetMissing
-from warble.domain.tweets import StoredTweet, TweetPage
+from warble.domain.shared import IdGenerator
+from warble.domain.tweets.ports import StoredTweet, TweetPage
 from warble.errors import Blocked, NotFound
 from warble.events import Liked, Unliked
 
 if TYPE_CHECKING:
-    from warble.domain.accounts import AccountService
-    from warble.domain.graph import GraphService
-    from warble.domain.tweets import TweetService
+    from warble.domain.accounts.service import AccountService
+    from warble.domain.graph.service import GraphService
+    from warble.domain.tweets.service import TweetService
 
 MAX_ATTEMPTS = 5  # unlike retried when a racing like / unlike changed the edge under it
 

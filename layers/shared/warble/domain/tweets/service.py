@@ -26,30 +26,27 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from warble import clock, keys
-from warble.domain.counters import Delta, owner_of, tweet_counter, user_counter
+from warble.domain.blocks.ports import BlockedByAuthor
+from warble.domain.counters.ports import CounterStore
+from warble.domain.counters.service import Delta, owner_of, tweet_counter, user_counter
+from warble.domain.likes.ports import LikeStore
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import (
+from warble.domain.shared import Cache, IdGenerator, Later, ObjectCache, ReadBatch, at_once
+from warble.domain.tweets.ports import (
     AlreadyRetweeted,
-    BlockedByAuthor,
-    Cache,
-    CounterStore,
-    IdGenerator,
-    Later,
-    LikeStore,
-    ObjectCache,
     ParentMissing,
-    ReadBatch,
+    StoredTweet,
     TweetGone,
+    TweetPage,
     TweetStore,
-    at_once,
 )
 from warble.errors import Blocked, FieldError, Forbidden, NotFound, ValidationFailed
 from warble.events import TweetDeleted, TweetPosted
 
 if TYPE_CHECKING:
-    from warble.domain.accounts import AccountService
-    from warble.domain.blocks import Shields
-    from warble.domain.flags import ViewerFlags
+    from warble.domain.accounts.service import AccountService
+    from warble.domain.blocks.service import Shields
+    from warble.domain.tweets.flags import ViewerFlags
 
 MAX_TEXT = 280
 MAX_MEDIA = 4
@@ -67,45 +64,6 @@ def normalise_text(text: str, max_chars: int = MAX_TEXT) -> str:
     if len(normal) > max_chars:
         raise ValidationFailed([FieldError("text", f"must be at most {max_chars} characters")])
     return normal
-
-
-@dataclass(frozen=True)
-class StoredTweet:
-    """A tweet as stored (and cached): ids, not rendered objects."""
-
-    id: int
-    author_id: int
-    text: str
-    created_at_ms: int
-    reply_to: int | None = None
-    reply_to_author: int | None = None
-    retweet_of: int | None = None
-    retweet_of_author: int | None = None
-    media_ids: tuple[str, ...] = ()
-
-    def record(self) -> dict[str, Any]:
-        """The cached (JSON) form."""
-        return {
-            "id": self.id,
-            "author_id": self.author_id,
-            "text": self.text,
-            "created_at_ms": self.created_at_ms,
-            "reply_to": self.reply_to,
-            "reply_to_author": self.reply_to_author,
-            "retweet_of": self.retweet_of,
-            "retweet_of_author": self.retweet_of_author,
-            "media_ids": list(self.media_ids),
-        }
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> StoredTweet:
-        return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
-
-
-@dataclass(frozen=True)
-class TweetPage:
-    items: list[dict[str, Any]]
-    next_cursor: str | None
 
 
 @dataclass(frozen=True)

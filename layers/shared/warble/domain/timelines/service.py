@@ -18,14 +18,16 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from warble.domain.graph.ports import GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import GraphStore, Later, ReadBatch, TimelineStore, TweetStore, at_once
-from warble.domain.tweets import StoredTweet, TweetPage
+from warble.domain.shared import Later, ReadBatch, at_once
+from warble.domain.timelines.ports import TimelineStore
+from warble.domain.tweets.ports import StoredTweet, TweetPage, TweetStore
 
 if TYPE_CHECKING:
-    from warble.domain.blocks import Shields
-    from warble.domain.graph import GraphService
-    from warble.domain.tweets import TweetService
+    from warble.domain.blocks.service import Shields
+    from warble.domain.graph.service import GraphService
+    from warble.domain.tweets.service import TweetService
 
 CELEBRITY_LIST_TTL = 60
 

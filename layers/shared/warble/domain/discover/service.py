@@ -19,21 +19,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from warble import clock
-from warble.domain.geo import cell_of, cells_covering
-from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import (
+from warble.domain.discover.geo import cell_of, cells_covering
+from warble.domain.discover.ports import (
     ConversationOpener,
     DiscoverStore,
     FeedTake,
     GeoIndex,
-    IdGenerator,
     SeenFilter,
     SwipeLedger,
 )
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.shared import IdGenerator
 from warble.errors import Conflict, FieldError, Unavailable, ValidationFailed
 
 if TYPE_CHECKING:
-    from warble.domain.blocks import Shields
+    from warble.domain.blocks.service import Shields
 
 FIRST_FETCH = 200  # candidates per cell in a feed's first fetch; each later one 4x more
 MAX_SHIELD_REBUILDS = 3  # a page that keeps finding the blocks hash missing answers 503

@@ -1,4 +1,4 @@
-"""API.md's error body, and the one mapping from exceptions to HTTP answers."""
+"""API.md's error body: its models, and the one mapping from exceptions to answers."""
 
 from __future__ import annotations
 
@@ -12,6 +12,23 @@ from warble.errors import (
     ValidationFailed,
     WarbleError,
 )
+from warble.schemas.base import _Model
+
+
+class FieldErrorOut(_Model):
+    field: str
+    message: str
+
+
+class ErrorBody(_Model):
+    code: str
+    message: str
+    details: list[FieldErrorOut] | None = None
+
+
+class ErrorOut(_Model):
+    error: ErrorBody
+
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 

@@ -20,7 +20,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
-from warble.domain.ports import ConnectionGone, ConnectionStore, FrameSender, PushFailed
+from warble.domain.push.ports import ConnectionGone, ConnectionStore, FrameSender, PushFailed
 
 log = logging.getLogger(__name__)
 

@@ -14,21 +14,17 @@ from datetime import timedelta
 from typing import Any
 
 from warble import clock, keys, security
-from warble.domain.ports import (
-    Cache,
+from warble.domain.accounts.ports import (
     DuplicateAccount,
     GateAnswer,
-    IdGenerator,
-    Later,
     LoginAttempts,
-    ReadBatch,
     Session,
     SessionLookups,
     SessionStore,
     UserStore,
-    at_once,
 )
 from warble.domain.rate_limits import Budget
+from warble.domain.shared import Cache, IdGenerator, Later, ReadBatch, at_once
 from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
 
 

@@ -26,24 +26,16 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from warble.domain.accounts.ports import Profiles
+from warble.domain.blocks.ports import BlockSets, Shield
+from warble.domain.graph.ports import FollowRejected, GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import (
-    BlockSets,
-    FollowRejected,
-    GraphStore,
-    IdGenerator,
-    Later,
-    Memberships,
-    Profiles,
-    ReadBatch,
-    Shield,
-    at_once,
-)
+from warble.domain.shared import IdGenerator, Later, Memberships, ReadBatch, at_once
 from warble.errors import FieldError, Unavailable, ValidationFailed
 from warble.events import Blocked, Muted, Unblocked, Unmuted
 
 if TYPE_CHECKING:
-    from warble.domain.graph import GraphService, Page
+    from warble.domain.graph.service import GraphService, Page
 
 MAX_ATTEMPTS = 12
 
@@ -217,7 +209,7 @@ class BlockService:
     # ---- lists -----------------------------------------------------------------------------
     def listed(self, viewer: int, which: str, limit: int, cursor: str | None) -> Page:
         """``blocks`` or ``mutes``: the viewer's, most recent first, as Users."""
-        from warble.domain.graph import Page
+        from warble.domain.graph.service import Page
 
         before = decode_cursor(which, cursor)
         rows, more = self._store.page(viewer, which, limit, before)

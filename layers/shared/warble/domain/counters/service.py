@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from warble.domain.ports import ClaimsTaken, TransactionRetry
+from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
 from warble.events import Change
 
 MAX_TRANSACTION_ACTIONS = 100

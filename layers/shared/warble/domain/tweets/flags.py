@@ -11,7 +11,9 @@ of a heavy liker) are asked of the tables, with the BatchGetItem this replaced.
 
 from __future__ import annotations
 
-from warble.domain.ports import Held, Later, LikeStore, Memberships, ReadBatch, TweetStore
+from warble.domain.likes.ports import LikeStore
+from warble.domain.shared import Held, Later, Memberships, ReadBatch
+from warble.domain.tweets.ports import TweetStore
 from warble.events import Liked, TweetDeleted, TweetPosted, Unliked
 
 

@@ -35,17 +35,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from warble import clock
-from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.ports import (
+from warble.domain.accounts.ports import Profiles
+from warble.domain.notifications.ports import (
     HomeTimelines,
-    IdGenerator,
     MessageReads,
     Notification,
     NotificationStore,
-    Profiles,
     Snapshot,
     UnreadStore,
 )
+from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.shared import IdGenerator
 from warble.errors import FieldError, Forbidden, ValidationFailed
 from warble.events import Followed, Liked, Matched, TweetPosted
 from warble.ids import decompose

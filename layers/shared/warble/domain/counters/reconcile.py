@@ -26,8 +26,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from warble.domain.counters import CounterRules, owner_of
-from warble.domain.ports import CounterStore, GraphStore, LikeStore, TweetStore
+from warble.domain.counters.ports import CounterStore
+from warble.domain.counters.service import CounterRules, owner_of
+from warble.domain.graph.ports import GraphStore
+from warble.domain.likes.ports import LikeStore
+from warble.domain.tweets.ports import TweetStore
 from warble.events import Change, Event, Followed, Liked, TweetPosted
 
 FIELDS = {

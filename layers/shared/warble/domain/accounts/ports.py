@@ -1,0 +1,110 @@
+"""What accounts and sessions need of their stores (``warble.dal.accounts``, ``account_state``),
+and the errors those raise."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from warble.domain.shared import (
+    Later,
+    ReadBatch,
+)
+
+
+class Session(Protocol):
+    @property
+    def id(self) -> int: ...
+    @property
+    def user_id(self) -> int: ...
+    @property
+    def token_hash(self) -> bytes: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def last_seen_at(self) -> datetime: ...
+    @property
+    def expires_at(self) -> datetime: ...
+    @property
+    def revoked_at(self) -> datetime | None: ...
+
+
+class DuplicateAccount(Exception):
+    """Raised by the user store when a unique username or email is already taken."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.field = field
+
+
+class UserStore(Protocol):
+    def insert(
+        self, user_id: int, username: str, email: str, password_hash: str, display_name: str
+    ) -> dict[str, Any]: ...
+    def get(self, user_id: int) -> dict[str, Any] | None: ...
+    def get_many(self, user_ids: list[int]) -> list[dict[str, Any]]: ...
+    def id_by_username(self, username: str) -> int | None: ...
+    def credentials_by_login(self, login: str) -> dict[str, Any] | None: ...
+    def update_profile(self, user_id: int, changes: dict[str, str]) -> dict[str, Any] | None: ...
+
+
+class SessionStore(Protocol):
+    def insert(
+        self, session_id: int, user_id: int, token_hash: bytes, device: str, expires_at: datetime
+    ) -> Session: ...
+    def by_token_hash(self, token_hash: bytes) -> Session | None: ...
+    def by_id(self, session_id: int) -> Session | None: ...
+    def live_for_user(self, user_id: int) -> Sequence[Session]: ...
+    def revoke(self, session_id: int, user_id: int) -> Session | None: ...
+    def touch(self, session_id: int) -> bool: ...
+
+
+class LoginAttempts(Protocol):
+    """Failed-login throttle: attempts reserved before the password check."""
+
+    def reserve(self, login: str) -> int: ...
+    def release(self, login: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class GateAnswer:
+    """What the HTTP gate's one call found: the cached session record; for a live one, whether
+    its ``last_seen_at`` is due for a touch and the user budget's answer (counted, used, ms
+    until the window ends)."""
+
+    record: dict[str, Any]
+    due_for_touch: bool = False
+    spent: tuple[bool, int, int] | None = None
+
+
+class SessionLookups(Protocol):
+    """The cached session of a token (by its hash) and whether its ``last_seen_at`` is due for
+    a touch, read together; None when the session is not cached. ``gate_later`` adds the user's
+    budget, spent only for a live session, queued in the request's first round trip."""
+
+    def batch(self) -> ReadBatch: ...
+    def gate_later(
+        self,
+        batch: ReadBatch,
+        user_id: int,
+        token_hash_hex: str,
+        now_ms: int,
+        limit: int,
+        window_ms: int,
+    ) -> Later[GateAnswer | None]: ...
+    def cached(
+        self, token_hash_hex: str, user_id: int | None = None
+    ) -> tuple[dict[str, Any], bool] | None: ...
+    def due_for_touch(self, token_hash_hex: str, user_id: int | None = None) -> bool: ...
+
+
+class Profiles(Protocol):
+    def profile(self, user_id: int) -> dict[str, Any]: ...
+    def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]: ...
+    def profiles_later(
+        self, batch: ReadBatch, user_ids: list[int]
+    ) -> Later[dict[int, dict[str, Any]]]: ...

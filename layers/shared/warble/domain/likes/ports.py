@@ -1,0 +1,39 @@
+"""What likes need of their store (``warble.dal.likes``): the stored like, and its errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Like:
+    """A like as stored: ``seq`` orders it in both time lists."""
+
+    user_id: int
+    tweet_id: int
+    seq: int
+    author_id: int
+
+
+class LikeStore(Protocol):
+    def edge(self, user_id: int, tweet_id: int) -> Like | None: ...
+    def like(self, user_id: int, tweet_id: int, author_id: int, seq: int) -> bool: ...
+    def unlike(self, like: Like) -> bool: ...
+    def liked_page(
+        self, user_id: int, before_seq: int | None, limit: int
+    ) -> list[tuple[int, int, int]]: ...
+    def likers_page(
+        self, tweet_id: int, before_seq: int | None, limit: int
+    ) -> list[tuple[int, int]]: ...
+    def count_likers(self, tweet_id: int) -> int: ...
+    def all_likers(self, tweet_id: int) -> Iterator[tuple[int, int]]: ...
+    def delete_likes(self, tweet_id: int, likes: list[tuple[int, int]]) -> None: ...
+    def edges(self) -> Iterator[tuple[int, int]]: ...
+    def viewer_flags(self, viewer: int, tweet_ids: list[int]) -> tuple[set[int], set[int]]: ...
+    def recent_likes(self, user_id: int, limit: int) -> tuple[dict[int, int], int]: ...
+
+
+class TweetMissing(Exception):
+    """The tweet to like does not exist (or was deleted a moment ago)."""

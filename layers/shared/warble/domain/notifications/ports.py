@@ -1,0 +1,106 @@
+"""What notifications and unread counts need of their stores (``warble.dal.notifications``)
+and of the other features (home timelines, direct messages)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Notification:
+    """As stored. ``recipient`` 0 is the shared system list."""
+
+    id: int
+    recipient: int
+    kind: str
+    actor: int | None = None
+    tweet_id: int | None = None
+    tweet_author: int | None = None
+    title: str | None = None
+    body: str | None = None
+
+
+@dataclass
+class Snapshot:
+    """What the two Redis round trips of an unread-counts read found. ``None``: not in Redis."""
+
+    built: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+    system_position: int | None = None
+    system: int | None = None
+    message: int | None = None
+    home_position: int | None = None
+    home_built: bool = False
+    home: int = 0
+    celebrities: list[int] | None = None
+    celebrities_unbuilt: list[int] = field(default_factory=list)
+    # The user's blocks and mutes (warble.dal.blocks): their entries are not counted in home.
+    hidden: frozenset[int] | None = None
+
+
+class NotificationStore(Protocol):
+    """Stored notifications, their dedupe items, the system list and durable read positions."""
+
+    def create(self, notification: Notification, dedupe: str) -> tuple[int, bool]:
+        """Store it unless ``dedupe`` was stored: (the stored id, whether it was stored now)."""
+        ...
+
+    def existing(self, recipient: int, dedupe: str) -> int | None: ...
+    def page(
+        self, recipient: int, kinds: list[str], before_id: int | None, limit: int
+    ) -> list[Notification]: ...
+    def system_page(
+        self, before_id: int | None, after_id: int, limit: int
+    ) -> list[Notification]: ...
+    def post_system(self, notification: Notification) -> None: ...
+    def system_ids(self) -> list[int]: ...
+    def unread_ids(
+        self, recipient: int, positions: dict[str, int], cap: int
+    ) -> dict[str, list[int]]: ...
+    def positions(self, user_id: int) -> dict[str, int]: ...
+    def save_positions(self, user_id: int, positions: dict[str, int]) -> None: ...
+
+
+class UnreadStore(Protocol):
+    """Unread counts in Redis (``warble.dal.notifications.RedisUnread``)."""
+
+    cap: int
+
+    def admit(self, recipient: int, window: int, cap: int) -> bool:
+        """Take a place under the recipient's cap for this window; False when it is full."""
+        ...
+
+    def release(self, recipient: int, window: int) -> None: ...
+    def add(self, recipient: int, kind: str, notification_id: int) -> int:
+        """1 counted now, 0 counted before (or already read), -1 not in Redis (rebuilt later)."""
+        ...
+
+    def snapshot(self, user_id: int) -> Snapshot: ...
+    def lease(self, user_id: int) -> str | None: ...
+    def fill(
+        self, user_id: int, token: str, positions: dict[str, int], unread: dict[str, list[int]]
+    ) -> bool: ...
+    def mark_read(self, user_id: int, kinds: list[str], position: int) -> dict[str, int] | None: ...
+    def set_home_position(self, user_id: int, position: int) -> None: ...
+    def positions(self, user_id: int) -> dict[str, int] | None: ...
+    def add_system(self, notification_id: int) -> None: ...
+    def rebuild_system(self, load: Callable[[], list[int]]) -> None: ...
+
+
+class HomeTimelines(Protocol):
+    """What the home count needs of the home timelines (``warble.domain.timelines``)."""
+
+    def rebuild(self, user_id: int) -> None: ...
+    def celebrities_followed(self, user_id: int) -> list[int]: ...
+    def ensure_recent(self, authors: list[int]) -> None: ...
+
+
+class MessageReads(Protocol):
+    """Direct messages' side of the unread counts: the unread messages by conversation
+    (``dm_unread``, rebuilt when missing), and "mark all read": every conversation of the user
+    becomes read (durably) and its unread count leaves ``dm_unread``."""
+
+    def unread_counts(self, me: int) -> dict[int, int]: ...
+    def read_all(self, user_id: int) -> None: ...

@@ -1,0 +1,85 @@
+"""What every feature's ports share: batched reads (``ReadBatch``, ``Later``), the caches, the
+versioned membership hashes, id generation, and the records every feature answers with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from warble.keys import CacheKey
+
+T = TypeVar("T")
+
+
+class ReadBatch(Protocol):
+    """Reads of several stores in one round trip: stores queue reads (their ``*_later``
+    methods return readers), ``run`` sends them, then the readers give the answers."""
+
+    def run(self) -> None: ...
+
+
+Later = Callable[[], T]
+
+
+def at_once(batch: ReadBatch, queue: Callable[[ReadBatch], Later[T]]) -> T:
+    """A ``*_later`` read sent on its own: queued in ``batch``, sent, answered."""
+    later = queue(batch)
+    batch.run()
+    return later()
+
+
+class Cache(Protocol):
+    def batch(self) -> ReadBatch: ...
+    def get_many_later(
+        self,
+        batch: ReadBatch,
+        cache_keys: list[CacheKey],
+        loader: Callable[[list[int]], list[Any | None]],
+    ) -> Later[list[Any | None]]: ...
+    def get_or_load(self, key: CacheKey, loader: Callable[[], T | None]) -> T | Any | None: ...
+    def get_many(self, cache_keys: list[CacheKey]) -> list[Any | None]: ...
+    def get_many_or_load(
+        self, cache_keys: list[CacheKey], loader: Callable[[list[int]], list[Any | None]]
+    ) -> list[Any | None]: ...
+    def lease(self, key: CacheKey) -> str | None: ...
+    def fill(self, key: CacheKey, token: str, value: Any) -> bool: ...
+    def invalidate(self, key: CacheKey) -> None: ...
+    def invalidate_many(self, cache_keys: list[CacheKey]) -> None: ...
+
+
+class ObjectCache(Cache, Protocol):
+    """A cache of stored objects that can also be primed and tombstoned (tweets)."""
+
+    def get(self, key: CacheKey) -> Any | None: ...
+    def fill_missing(self, entries: list[tuple[CacheKey, Any]]) -> None: ...
+    def tombstone(self, key: CacheKey, marker: Any, ttl_seconds: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a loaded membership hash says of some members: those ``present``, and its
+    ``floor``: it knows every member at or above it (0: it knows every member)."""
+
+    floor: int
+    present: frozenset[int]
+
+    def knows(self, member: int) -> bool:
+        return member >= self.floor
+
+
+class Memberships(Protocol):
+    """Versioned membership hashes in memory (``warble.dal.memberships``): who a user follows,
+    what they liked, what they retweeted. ``seq`` is the change's version (the follow's,
+    like's or retweet's Snowflake; its removal carries the same)."""
+
+    def batch(self) -> ReadBatch: ...
+    def check_later(
+        self, batch: ReadBatch, owner: int, members: Iterable[int]
+    ) -> Later[Held | None]: ...
+    def rebuild(self, owner: int, load: Callable[[], tuple[dict[int, int], int]]) -> Held: ...
+    def apply(self, owner: int, member: int, seq: int, present: bool) -> None: ...
+
+
+class IdGenerator(Protocol):
+    def next_id(self) -> int: ...

@@ -1,0 +1,80 @@
+"""What tweets need of their stores (``warble.dal.tweets``): the stored record, and the errors
+a tweet's transaction raises."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class TweetStore(Protocol):
+    def author_of(self, tweet_id: int) -> int | None: ...
+    def retweet_by(self, user_id: int, original_id: int) -> int | None: ...
+    def create(self, tweet: StoredTweet) -> None: ...
+    def delete(self, tweet: StoredTweet) -> None: ...
+    def get(self, author_id: int, tweet_id: int) -> StoredTweet | None: ...
+    def get_many(self, keys: list[tuple[int, int]]) -> list[StoredTweet]: ...
+    def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]: ...
+    def recent_retweets(self, user_id: int, limit: int) -> tuple[dict[int, int], int]: ...
+    def reply_keys(
+        self, parent_id: int, before_id: int | None, limit: int
+    ) -> list[tuple[int, int]]: ...
+    def retweet_keys(self, original_id: int) -> list[tuple[int, int]]: ...
+    def scan_links(self) -> Iterator[tuple[int, int, int | None, int | None]]: ...
+    def count_by_author(self, author_id: int) -> int: ...
+    def count_replies(self, tweet_id: int) -> int: ...
+    def count_retweets(self, tweet_id: int) -> int: ...
+
+
+class ParentMissing(Exception):
+    """The tweet named by reply_to / retweet_of does not exist (or was just deleted)."""
+
+
+class AlreadyRetweeted(Exception):
+    def __init__(self, retweet_id: int) -> None:
+        super().__init__(retweet_id)
+        self.retweet_id = retweet_id
+
+
+class TweetGone(Exception):
+    """The tweet to delete does not exist any more."""
+
+
+@dataclass(frozen=True)
+class StoredTweet:
+    """A tweet as stored (and cached): ids, not rendered objects."""
+
+    id: int
+    author_id: int
+    text: str
+    created_at_ms: int
+    reply_to: int | None = None
+    reply_to_author: int | None = None
+    retweet_of: int | None = None
+    retweet_of_author: int | None = None
+    media_ids: tuple[str, ...] = ()
+
+    def record(self) -> dict[str, Any]:
+        """The cached (JSON) form."""
+        return {
+            "id": self.id,
+            "author_id": self.author_id,
+            "text": self.text,
+            "created_at_ms": self.created_at_ms,
+            "reply_to": self.reply_to,
+            "reply_to_author": self.reply_to_author,
+            "retweet_of": self.retweet_of,
+            "retweet_of_author": self.retweet_of_author,
+            "media_ids": list(self.media_ids),
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> StoredTweet:
+        return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
+
+
+@dataclass(frozen=True)
+class TweetPage:
+    items: list[dict[str, Any]]
+    next_cursor: str | None

@@ -1,0 +1,95 @@
+"""Accounts and sessions (API.md "Accounts"): signup, login, profiles, sessions."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import (
+    Field,
+    field_validator,
+)
+
+from warble.schemas.base import USERNAME_PATTERN, _Model, _password, _Request
+
+
+class SignupRequest(_Request):
+    username: str = Field(pattern=USERNAME_PATTERN, description="1-15 of A-Z a-z 0-9 _")
+    email: str = Field(
+        min_length=3,
+        max_length=254,
+        json_schema_extra={"format": "email"},
+        description="a deliverable-looking address; compared without case",
+    )
+    password: str = Field(
+        min_length=8, max_length=72, description="8 to 72 bytes of UTF-8 (bcrypt's limit)"
+    )
+    display_name: str | None = Field(default=None, max_length=50)
+    device: str = Field(default="", max_length=100)
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str) -> str:
+        # Imported here: every HTTP function loads these models, only signup checks an email.
+        from email_validator import EmailNotValidError, validate_email
+
+        try:
+            return validate_email(value, check_deliverability=False).normalized
+        except EmailNotValidError as exc:
+            raise ValueError("is not a valid email address") from exc
+
+    _check_password = field_validator("password")(_password)
+
+
+class LoginRequest(_Request):
+    login: str = Field(min_length=1, max_length=254, description="username or email")
+    password: str = Field(min_length=1, max_length=1024)
+    device: str = Field(default="", max_length=100)
+
+
+class ProfilePatch(_Request):
+    """The fields to change; an absent one stays, and neither may be null."""
+
+    display_name: str = Field(default="", max_length=50)
+    bio: str = Field(default="", max_length=160)
+
+
+Relationship = Literal["none", "following", "followed_by", "friends"]
+
+
+class UserOut(_Model):
+    id: str
+    username: str
+    display_name: str
+    bio: str
+    created_at: str
+    followers_count: int
+    following_count: int
+    tweet_count: int
+    relationship: Relationship | None = Field(
+        default=None, description="The viewer's relation to this user; absent for the viewer"
+    )
+    email: str | None = Field(default=None, description="Only on GET /v1/users/me")
+
+
+class AuthOut(_Model):
+    user: UserOut
+    token: str
+    session_id: str
+    expires_at: str
+
+
+class SessionOut(_Model):
+    session_id: str
+    device: str
+    created_at: str
+    last_seen_at: str
+    expires_at: str
+    current: bool
+
+
+class SessionsOut(_Model):
+    items: list[SessionOut]
+
+
+class HealthOut(_Model):
+    status: Literal["ok"]

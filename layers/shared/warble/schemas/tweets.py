@@ -1,0 +1,53 @@
+"""Tweets, timelines and likes (API.md "Tweets and timelines")."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import (
+    Field,
+    StringConstraints,
+)
+
+from warble.ids import SNOWFLAKE_PATTERN
+from warble.schemas.base import UserSummaryOut, _Model, _Request
+
+
+class CreateTweet(_Request):
+    # The 280-character rule applies after NFC normalisation (warble.domain.tweets); this bound
+    # only keeps absurd bodies out of the normaliser.
+    text: str = Field(
+        max_length=4000,
+        description="1 to 280 characters after NFC normalisation, not only white space",
+        # What the domain checks after NFC (warble.domain.tweets.normalise_text); the model's
+        # own bound only keeps absurd bodies out of the normaliser.
+        json_schema_extra={"minLength": 1, "maxLength": 280, "pattern": r"\S"},
+    )
+    reply_to: str | None = Field(default=None, pattern=SNOWFLAKE_PATTERN)
+    media_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=4, description="at most 4, each 1 to 64 characters"
+    )
+
+
+class TweetOut(_Model):
+    id: str
+    author: UserSummaryOut
+    text: str
+    created_at: str
+    reply_to: str | None
+    retweet_of: TweetOut | None
+    media_ids: list[str]
+    like_count: int
+    retweet_count: int
+    reply_count: int
+    liked_by_me: bool
+    retweeted_by_me: bool
+
+
+class TweetPageOut(_Model):
+    items: list[TweetOut]
+    next_cursor: str | None
+
+
+class LikeOut(_Model):
+    liked: bool
