@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from warble.keys import CacheKey
 
@@ -83,3 +83,23 @@ class Memberships(Protocol):
 
 class IdGenerator(Protocol):
     def next_id(self) -> int: ...
+
+
+# ---- what every feature answers with (API.md's objects; warble.http.render writes their JSON) ----
+@dataclass(frozen=True, slots=True)
+class UserSummary:
+    """A user as another object names them: a tweet's author, a notification's actor, a
+    conversation's participant."""
+
+    id: str
+    username: str
+    display_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """A page of a list; ``next_cursor`` is opaque, null when there is nothing more. A feature's
+    page is its subclass (``class TweetPage(Page[Tweet])``), so its class names its items."""
+
+    items: list[T]
+    next_cursor: str | None

@@ -40,6 +40,7 @@ from warble.errors import (
 )
 from warble.http import rate_limits
 from warble.http.dispatch import Dispatcher, Target
+from warble.http.render import render
 from warble.jsonbody import nesting_error, too_deep
 from warble.schemas import errors
 from warble.skeleton import entry_point, logger
@@ -77,7 +78,7 @@ def error_response(exc: Exception) -> Response[Any]:
 def build_resolver(
     routers: Iterable[Router], not_found: NotFoundHook | None = None
 ) -> APIGatewayHttpResolver:
-    app = APIGatewayHttpResolver(enable_validation=True)
+    app = APIGatewayHttpResolver(enable_validation=True, serializer=render)
     for router in routers:
         app.include_router(router)
     app.exception_handler(Exception)(error_response)

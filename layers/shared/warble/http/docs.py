@@ -9,9 +9,11 @@ from warble.schemas.errors import ErrorOut
 
 
 def responses(
-    status: int, model: type[BaseModel] | None, description: str, **errors: str
+    status: int, model: type[BaseModel] | type | None, description: str, **errors: str
 ) -> dict[int, OpenAPIResponse]:
-    """``responses(200, UserOut, "The user", e404="not_found")``; 400 and 401 are implied."""
+    """``responses(200, User, "The user", e404="not_found")``; 400 and 401 are implied. The model
+    is the class the route answers with (a domain dataclass, rendered by ``warble.http.render``)
+    or a pydantic model."""
     documented: dict[int, OpenAPIResponse] = {status: {"description": description}}
     if model is not None:
         documented[status]["content"] = {"application/json": {"model": model}}
