@@ -82,9 +82,9 @@ def blocks_group(run: Run) -> Iterator[Item]:
         timelines.rebuild(reader)
         pages[reader] = timelines.home(reader, PAGE, None)
         assert len(pages[reader].items) == PAGE, (reader, len(pages[reader].items))
-    assert [t["id"] for t in pages[plain_id].items] == [
-        t["id"] for t in pages[shielded_id].items
-    ], "both readers see the same page"
+    assert [t.id for t in pages[plain_id].items] == [t.id for t in pages[shielded_id].items], (
+        "both readers see the same page"
+    )
     held = raw.hlen(keys.memberships("blocks", shielded_id).value)
     assert held == MUTED + BLOCKED + 1, held  # the hash is loaded (its "*" marker too)
 

@@ -122,7 +122,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
     # ---- set-up: 500 likes, read back from the likes table's stream ---------------------------
     author_id = make_user("eng_author")
     tap = StreamTap([settings.likes_table])
-    liked = [int(tweets.post(author_id, f"liked tweet {n}", None, [])["id"]) for n in range(TWEETS)]
+    liked = [int(tweets.post(author_id, f"liked tweet {n}", None, []).id) for n in range(TWEETS)]
     likers = [ids.next_id() for _ in range(LIKERS)]
     for liker in likers:
         for tid in liked:
@@ -279,7 +279,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
     viewer_id = make_user("eng_viewer")
     viewer = accounts.login("eng_viewer", PASSWORD, "bench")
     tap = StreamTap([settings.likes_table])
-    page_ids = [int(tweets.post(author_id, f"page tweet {n}", None, [])["id"]) for n in range(25)]
+    page_ids = [int(tweets.post(author_id, f"page tweet {n}", None, []).id) for n in range(25)]
     for tid in page_ids[::2]:
         assert store.like(viewer_id, tid, author_id, ids.next_id())
     while drained := tap.drain():

@@ -80,7 +80,7 @@ def notifications_group(run: Run) -> Iterator[Item]:
     pool = [make_user(f"nb_f{i}") for i in range(max(FOLLOWEES))]
     celebrities = [make_user(f"nb_celeb{i}") for i in range(CELEBRITIES)]
     for celebrity in celebrities:
-        posted = [int(tweets.post(celebrity, "big news", None, [])["id"]) for _ in range(3)]
+        posted = [int(tweets.post(celebrity, "big news", None, []).id) for _ in range(3)]
         timelines.ensure_recent([celebrity])
         for tweet_id in posted:
             timelines.tweet_created(celebrity, tweet_id)
@@ -92,7 +92,7 @@ def notifications_group(run: Run) -> Iterator[Item]:
         timelines.rebuild(reader)
         notifications.counts(reader)  # builds the counts at the reader's signup position
         for i, followee in enumerate(pool[: min(n, 50)]):
-            tweet_id = int(tweets.post(followee, "hello", None, [])["id"])
+            tweet_id = int(tweets.post(followee, "hello", None, []).id)
             timelines.tweet_created(followee, tweet_id)
             notifications.notify(Liked(user_id=followee, tweet_id=i + 1, author_id=reader))
         raw.hset(keys.dm_unread(reader), mapping={"built": 0, "c1": 1, "c2": 4})
@@ -150,7 +150,7 @@ def notifications_group(run: Run) -> Iterator[Item]:
 
     # ---- consumer: fresh likes -> notifications -----------------------------------------------
     authors = [make_user(f"nb_author{i}") for i in range(10)]
-    liked = {a: int(tweets.post(a, "like me", None, [])["id"]) for a in authors}
+    liked = {a: int(tweets.post(a, "like me", None, []).id) for a in authors}
     fresh_ids = itertools.count(10**15)
     table = bench_stack.tables["NotificationsTable"]
 
@@ -193,7 +193,7 @@ def notifications_group(run: Run) -> Iterator[Item]:
 
     # ---- hot recipient: 1,000 likes of one tweet in one window ------------------------------
     celebrity = make_user("nb_hot")
-    hot_tweet = int(tweets.post(celebrity, "viral", None, [])["id"])
+    hot_tweet = int(tweets.post(celebrity, "viral", None, []).id)
     created = capped = 0
     with stack.trace_stores() as trace:
         started = time.perf_counter_ns()
@@ -307,7 +307,7 @@ def end_to_end(run: Run, bench_stack: stack.Stack) -> Precomputed:
     notifications, tweets, likes = services.notifications(), services.tweets(), services.likes()
     author = make_user("nb_e2e_author")
     fans = [make_user(f"nb_e2e_fan{i}") for i in range(12)]
-    tweet = int(tweets.post(author, "count me", None, [])["id"])
+    tweet = int(tweets.post(author, "count me", None, []).id)
     notifications.counts(author)
 
     def wait_for(count: int, deadline: float) -> int | None:

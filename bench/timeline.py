@@ -695,7 +695,7 @@ def end_to_end(
         started = time.perf_counter_ns()
         tweet = tweets.post(author, "fan me out", None, [])
         posted = time.perf_counter_ns()
-        entry = member(int(tweet["id"]), author)
+        entry = member(int(tweet.id), author)
         deadline = time.perf_counter() + timeout_s
         own = wait_for(keys.home_timeline(author), entry, deadline)
         last = wait_for(push_order[-1], entry, deadline) if own is not None else None
@@ -714,7 +714,7 @@ def end_to_end(
     timeouts = 0
     try:
         # The worker's cold start, with a small author (its own timeline is enough).
-        warm = member(int(tweets.post(warm_author, "warm up", None, [])["id"]), warm_author)
+        warm = member(int(tweets.post(warm_author, "warm up", None, []).id), warm_author)
         if wait_for(keys.home_timeline(warm_author), warm, time.perf_counter() + 60) is None:
             raise RuntimeError("the TimelineFunction never delivered the warm-up tweet")
         for _ in range(3):

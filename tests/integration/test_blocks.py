@@ -123,7 +123,7 @@ def test_a_block_ends_both_follows_and_refuses_new_ones(world):
     graph.follow(bob, alice)
     tweet = services.tweets().post(bob, "before the block", None, [])
     world.settle()
-    assert services.timelines().home(alice, 20, None).items[0]["id"] == tweet["id"]
+    assert services.timelines().home(alice, 20, None).items[0].id == tweet.id
     assert graph.counts([alice, bob])[alice] == {
         "followers_count": 1, "following_count": 1, "tweet_count": 0,
     }  # fmt: skip
@@ -199,8 +199,8 @@ def test_the_blocks_hashes_stay_exact_through_a_flush_and_the_streams_copies(wor
 def test_the_blocked_cannot_like_retweet_or_reply_to_the_blockers_tweets(world):
     alice, bob = world.user("alice"), world.user("bob")
     tweets, likes = services.tweets(), services.likes()
-    mine = int(tweets.post(alice, "alice's", None, [])["id"])
-    theirs = int(tweets.post(bob, "bob's", None, [])["id"])
+    mine = int(tweets.post(alice, "alice's", None, []).id)
+    theirs = int(tweets.post(bob, "bob's", None, []).id)
     services.blocks().block(alice, bob)
     with pytest.raises(Blocked):
         likes.like(bob, mine)
@@ -208,7 +208,7 @@ def test_the_blocked_cannot_like_retweet_or_reply_to_the_blockers_tweets(world):
         tweets.retweet(bob, mine)
     with pytest.raises(Blocked):
         tweets.post(bob, "a reply", mine, [])
-    assert tweets.get(alice, mine)["reply_count"] == 0
+    assert tweets.get(alice, mine).reply_count == 0
     assert tweets.replies(alice, mine, 20, None).items == []
     # The blocker is not refused (API.md: B cannot act on A's tweets).
     assert likes.like(alice, theirs) is True
@@ -219,8 +219,8 @@ def test_the_blocked_cannot_like_retweet_or_reply_to_the_blockers_tweets(world):
 def test_a_like_racing_a_block_lands_before_it_or_not_at_all(world):
     alice, bob = world.user("alice"), world.user("bob")
     tweets, likes, blocks = services.tweets(), services.likes(), services.blocks()
-    first = int(tweets.post(alice, "first", None, [])["id"])
-    second = int(tweets.post(alice, "second", None, [])["id"])
+    first = int(tweets.post(alice, "first", None, []).id)
+    second = int(tweets.post(alice, "second", None, []).id)
     likes.like(bob, first)  # lands before the block: it stays
     # The block is acknowledged between the like's read of the tweet and its transaction.
     world.ids.step = lambda: blocks.block(alice, bob)
@@ -282,9 +282,9 @@ def _kinds(user: int) -> list[tuple[str, int | None]]:
 def test_no_notification_crosses_a_block_or_comes_from_a_muted_user(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
     tweets, likes, blocks = services.tweets(), services.likes(), services.blocks()
-    bobs = int(tweets.post(bob, "bob's", None, [])["id"])
-    carols = int(tweets.post(carol, "carol's", None, [])["id"])
-    alices = int(tweets.post(alice, "alice's", None, [])["id"])
+    bobs = int(tweets.post(bob, "bob's", None, []).id)
+    carols = int(tweets.post(carol, "carol's", None, []).id)
+    alices = int(tweets.post(alice, "alice's", None, []).id)
     blocks.block(alice, bob)
     blocks.mute(alice, carol)
     _notified(world)
@@ -328,7 +328,7 @@ def test_discover_never_shows_the_pair_and_their_right_swipes_never_match(world)
 
 
 def _home(viewer: int, limit: int = 20, cursor: str | None = None) -> list[str]:
-    return [t["text"] for t in services.timelines().home(viewer, limit, cursor).items]
+    return [t.text for t in services.timelines().home(viewer, limit, cursor).items]
 
 
 def _round_trips(run: Callable[[], Any]) -> tuple[Any, int]:
@@ -372,10 +372,10 @@ def test_home_timeline_replies_and_home_count_leave_out_blocked_and_muted_users(
     graph.follow(bob, alice)
     world.settle()
     services.notifications().mark_read(alice, ["home"])
-    original = int(tweets.post(dave, "dave's", None, [])["id"])
+    original = int(tweets.post(dave, "dave's", None, []).id)
     tweets.post(bob, "bob's", None, [])
     tweets.post(carol, "carol's", None, [])
-    tweets.retweet(dave, int(tweets.post(bob, "bob's second", None, [])["id"]))
+    tweets.retweet(dave, int(tweets.post(bob, "bob's second", None, []).id))
     tweets.post(alice, "alice's", None, [])
     tweets.post(bob, "bob replies", original, [])
     tweets.post(carol, "carol replies", original, [])
@@ -392,9 +392,9 @@ def test_home_timeline_replies_and_home_count_leave_out_blocked_and_muted_users(
     assert _home(alice) == ["alice's", "dave's"]
     assert "alice's" not in _home(bob)
     assert services.notifications().counts(alice)["home"] == 2  # dave's, and his retweet
-    replies = [t["text"] for t in tweets.replies(alice, original, 20, None).items]
+    replies = [t.text for t in tweets.replies(alice, original, 20, None).items]
     assert replies == ["carol replies"]  # a mute leaves reply lists alone
-    assert [t["text"] for t in tweets.replies(bob, original, 20, None).items] == [
+    assert [t.text for t in tweets.replies(bob, original, 20, None).items] == [
         "carol replies",
         "bob replies",
     ]
@@ -419,7 +419,7 @@ def test_a_page_full_of_muted_entries_reads_on_below_them(world):
     world.settle()
     services.blocks().mute(alice, bob)
     page = services.timelines().home(alice, 2, None)
-    assert [t["text"] for t in page.items] == ["carol 2", "carol 1"]
+    assert [t.text for t in page.items] == ["carol 2", "carol 1"]
     assert _home(alice, 2, page.next_cursor) == ["carol 0"]
 
 

@@ -107,7 +107,7 @@ def test_thousands_of_random_operations_settle_to_exact_counters(soak_world):
     lock = threading.Lock()
     for user in users:
         for n in range(3):
-            live.append((user, int(tweets.post(user, f"seed {n}", None, [])["id"])))
+            live.append((user, int(tweets.post(user, f"seed {n}", None, []).id)))
 
     def pick() -> tuple[int, int]:
         with lock:
@@ -127,7 +127,7 @@ def test_thousands_of_random_operations_settle_to_exact_counters(soak_world):
             if roll < 0.75:
                 retweet, _ = tweets.retweet(user, tweet)
                 with lock:
-                    live.append((user, int(retweet["id"])))
+                    live.append((user, int(retweet.id)))
                 return "retweet"
             if roll < 0.83:
                 tweets.unretweet(user, tweet)
@@ -135,7 +135,7 @@ def test_thousands_of_random_operations_settle_to_exact_counters(soak_world):
             if roll < 0.95:
                 reply = tweets.post(user, f"re {n}", tweet, [])
                 with lock:
-                    live.append((user, int(reply["id"])))
+                    live.append((user, int(reply.id)))
                 return "reply"
             tweets.delete(author, tweet)
             with lock:

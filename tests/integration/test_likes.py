@@ -61,21 +61,21 @@ def _like_items(tweet_id: int) -> list[Any]:
 
 def test_like_and_unlike_are_idempotent_and_counted_once(world):
     alice, bob = world.user("alice"), world.user("bob")
-    tweet = int(world.tweets.post(alice, "like me", None, [])["id"])
+    tweet = int(world.tweets.post(alice, "like me", None, []).id)
 
     assert world.likes.like(bob, tweet) is True
     assert world.likes.like(bob, tweet) is True  # idempotent: one like
     world.settle()
     seen_by_bob = world.tweets.get(bob, tweet)
-    assert (seen_by_bob["like_count"], seen_by_bob["liked_by_me"]) == (1, True)
-    assert world.tweets.get(alice, tweet)["liked_by_me"] is False
+    assert (seen_by_bob.like_count, seen_by_bob.liked_by_me) == (1, True)
+    assert world.tweets.get(alice, tweet).liked_by_me is False
     assert len(_like_items(tweet)) == 1
 
     assert world.likes.unlike(bob, tweet) is False
     assert world.likes.unlike(bob, tweet) is False
     world.settle()
     seen_by_bob = world.tweets.get(bob, tweet)
-    assert (seen_by_bob["like_count"], seen_by_bob["liked_by_me"]) == (0, False)
+    assert (seen_by_bob.like_count, seen_by_bob.liked_by_me) == (0, False)
     assert _like_items(tweet) == []
 
 
@@ -83,7 +83,7 @@ def test_unknown_and_deleted_tweets_cannot_be_liked_and_nothing_is_written(world
     alice, bob = world.user("alice"), world.user("bob")
     with pytest.raises(NotFound):
         world.likes.like(bob, 123456789)
-    tweet = int(world.tweets.post(alice, "short-lived", None, [])["id"])
+    tweet = int(world.tweets.post(alice, "short-lived", None, []).id)
     world.tweets.delete(alice, tweet)
     with pytest.raises(NotFound):
         world.likes.like(bob, tweet)
@@ -97,7 +97,7 @@ def test_a_like_racing_the_delete_leaves_nothing_behind(world):
     """The like's condition check on the tweet's id item, and the delete's cleanup: whichever
     lands first, no like item of the deleted tweet survives."""
     alice, bob = world.user("alice"), world.user("bob")
-    tweet = int(world.tweets.post(alice, "going", None, [])["id"])
+    tweet = int(world.tweets.post(alice, "going", None, []).id)
     stored = world.tweets.load_one(tweet)
     assert stored is not None
     dal_tweets.TweetStore().delete(stored)  # deleted under the like; the cache still has it
@@ -110,7 +110,7 @@ def test_a_like_racing_the_delete_leaves_nothing_behind(world):
 
 def test_flags_of_a_page_come_from_memory_without_a_table_read(world):
     alice, bob = world.user("alice"), world.user("bob")
-    posted = [int(world.tweets.post(alice, f"t{i}", None, [])["id"]) for i in range(30)]
+    posted = [int(world.tweets.post(alice, f"t{i}", None, []).id) for i in range(30)]
     liked, retweeted = set(posted[::3]), set(posted[::5])
     for tweet in liked:
         world.likes.like(bob, tweet)
@@ -126,28 +126,28 @@ def test_flags_of_a_page_come_from_memory_without_a_table_read(world):
     # bob's recent likes and retweets are read into Redis (a Query each), and no tweet on the
     # page is older than the oldest of them: the flags need no BatchGetItem.
     assert calls == []
-    assert {int(t["id"]) for t in page.items if t["liked_by_me"]} == liked
-    assert {int(t["id"]) for t in page.items if t["retweeted_by_me"]} == retweeted
+    assert {int(t.id) for t in page.items if t.liked_by_me} == liked
+    assert {int(t.id) for t in page.items if t.retweeted_by_me} == retweeted
 
     # A retweet stands for its original: it carries the original's flags and counters.
     world.settle()
     mine = world.tweets.user_timeline(bob, bob, 30, None).items
-    assert {int(t["retweet_of"]["id"]) for t in mine} == retweeted
+    assert {int(t.retweet_of.id) for t in mine} == retweeted
     for rt in mine:
-        assert rt["retweeted_by_me"] is True and rt["retweet_count"] == 1
-        assert rt["liked_by_me"] == (int(rt["retweet_of"]["id"]) in liked)
+        assert rt.retweeted_by_me is True and rt.retweet_count == 1
+        assert rt.liked_by_me == (int(rt.retweet_of.id) in liked)
 
 
 def test_liked_tweets_and_likers_are_newest_first_with_cursors(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
-    posted = [int(world.tweets.post(alice, f"t{i}", None, [])["id"]) for i in range(5)]
+    posted = [int(world.tweets.post(alice, f"t{i}", None, []).id) for i in range(5)]
     order = [posted[3], posted[0], posted[4], posted[1]]
     for tweet in order:
         world.likes.like(bob, tweet)
 
     first = world.likes.liked_tweets(carol, bob, 3, None)
     rest = world.likes.liked_tweets(carol, bob, 3, first.next_cursor)
-    assert [int(t["id"]) for t in first.items + rest.items] == order[::-1]
+    assert [int(t.id) for t in first.items + rest.items] == order[::-1]
     assert rest.next_cursor is None
 
     world.likes.like(carol, posted[0])
@@ -162,14 +162,14 @@ def test_liked_tweets_and_likers_are_newest_first_with_cursors(world):
 @pytest.mark.redis  # also on the cluster
 def test_counters_follow_likes_retweets_replies_and_a_deleted_tweet(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
-    tweet = int(world.tweets.post(alice, "popular", None, [])["id"])
+    tweet = int(world.tweets.post(alice, "popular", None, []).id)
     world.likes.like(bob, tweet)
     world.likes.like(carol, tweet)
     world.tweets.retweet(bob, tweet)
     world.tweets.post(carol, "a reply", tweet, [])
     world.settle()
     shown = world.tweets.get(alice, tweet)
-    assert (shown["like_count"], shown["retweet_count"], shown["reply_count"]) == (2, 1, 1)
+    assert (shown.like_count, shown.retweet_count, shown.reply_count) == (2, 1, 1)
     counts = services.graph().counts([alice, bob, carol])
     assert [counts[u]["tweet_count"] for u in (alice, bob, carol)] == [1, 1, 1]
 
@@ -185,7 +185,7 @@ def test_counters_follow_likes_retweets_replies_and_a_deleted_tweet(world):
 
 def test_a_hot_tweet_takes_one_counter_write_per_transaction_not_per_like(world):
     alice = world.user("alice")
-    tweet = int(world.tweets.post(alice, "viral", None, [])["id"])
+    tweet = int(world.tweets.post(alice, "viral", None, []).id)
     world.settle()
     fans = random.sample(range(1 << 40, 1 << 41), 150)
     for fan in fans:
@@ -203,7 +203,7 @@ def test_a_hot_tweet_takes_one_counter_write_per_transaction_not_per_like(world)
 
 def test_reconciliation_repairs_a_corrupted_counter_and_reports_it(world):
     alice, bob = world.user("alice"), world.user("bob")
-    tweet = int(world.tweets.post(alice, "counted", None, [])["id"])
+    tweet = int(world.tweets.post(alice, "counted", None, []).id)
     world.likes.like(bob, tweet)
     world.settle()
     from warble.dal.graph import DynamoGraphStore
@@ -231,12 +231,12 @@ def test_reconciliation_repairs_a_corrupted_counter_and_reports_it(world):
         UpdateExpression="SET tweet_count = :v",
         ExpressionAttributeValues={":v": 99},
     )
-    assert world.tweets.get(bob, tweet)["like_count"] in (1, 7)  # cached or not yet
+    assert world.tweets.get(bob, tweet).like_count in (1, 7)  # cached or not yet
 
     repairs = {(r.key, r.field): (r.was, r.now) for r in reconciler.run()}
     assert repairs[(f"T#{tweet}", "like_count")] == (7, 1)
     assert repairs[(f"U#{alice}", "tweet_count")] == (99, 1)
-    assert world.tweets.get(bob, tweet)["like_count"] == 1  # the cache was dropped too
+    assert world.tweets.get(bob, tweet).like_count == 1  # the cache was dropped too
     assert services.graph().counts([alice])[alice]["tweet_count"] == 1
     assert [r for r in reconciler.run() if r.key in (f"T#{tweet}", f"U#{alice}")] == []
 
@@ -245,7 +245,7 @@ def test_a_poison_record_is_reported_alone_and_holds_no_good_record_back(world):
     """An unreadable record in the middle of a batch: the others are applied once; only it is
     reported (Lambda restarts from it; the claims make the redelivered ones no-ops)."""
     alice = world.user("alice")
-    tweet = int(world.tweets.post(alice, "counted around a poison", None, [])["id"])
+    tweet = int(world.tweets.post(alice, "counted around a poison", None, []).id)
     world.settle()
     settings = get_settings()
     tap = StreamTap([settings.likes_table])

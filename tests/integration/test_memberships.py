@@ -155,7 +155,7 @@ def test_a_rebuild_that_read_before_a_follow_cannot_store_what_it_read(world, re
 def test_viewer_flags_stay_exact_through_likes_retweets_and_a_flush(world, redis):
     author, viewer = world.user("author"), world.user("viewer")
     tweets, likes = services.tweets(), services.likes()
-    ids = [int(tweets.post(author, f"tweet {i}", None, [])["id"]) for i in range(4)]
+    ids = [int(tweets.post(author, f"tweet {i}", None, []).id) for i in range(4)]
 
     def check() -> None:
         assert world.flags(viewer, ids) == world.flags_truth(viewer, ids)
@@ -166,8 +166,8 @@ def test_viewer_flags_stay_exact_through_likes_retweets_and_a_flush(world, redis
     check()
     retweet = tweets.retweet(viewer, ids[1])[0]
     assert world.flags(viewer, ids)[ids[1]] == (False, True)
-    likes.like(viewer, int(retweet["id"]))  # a like of a retweet likes its original
-    tweets.retweet(viewer, int(retweet["id"]))  # and a retweet of it is the same retweet
+    likes.like(viewer, int(retweet.id))  # a like of a retweet likes its original
+    tweets.retweet(viewer, int(retweet.id))  # and a retweet of it is the same retweet
     assert world.flags(viewer, ids)[ids[1]] == (True, True)
     check()
     likes.unlike(viewer, ids[0])
@@ -181,7 +181,7 @@ def test_viewer_flags_stay_exact_through_likes_retweets_and_a_flush(world, redis
     likes.unlike(viewer, ids[0])
     check()
     # The page the viewer reads carries the same flags.
-    page = {t["id"]: (t["liked_by_me"], t["retweeted_by_me"]) for t in tweets_of(author, viewer)}
+    page = {t.id: (t.liked_by_me, t.retweeted_by_me) for t in tweets_of(author, viewer)}
     assert page == {str(t): flags for t, flags in world.flags_truth(viewer, ids).items()}
 
 
@@ -191,7 +191,7 @@ def tweets_of(author: int, viewer: int) -> list[dict[str, Any]]:
 
 def test_a_change_the_write_path_lost_comes_back_from_the_stream(world):
     author, viewer = world.user("author"), world.user("viewer")
-    tweet = int(services.tweets().post(author, "hello", None, [])["id"])
+    tweet = int(services.tweets().post(author, "hello", None, []).id)
     assert world.flags(viewer, [tweet])[tweet] == (False, False)  # the hash is loaded
     # The like is committed but its container dies before telling Redis.
     world.like_store.like(viewer, tweet, author, services.ids().next_id())
@@ -205,7 +205,7 @@ def test_likes_older_than_the_recent_ones_are_read_from_the_table(world, redis):
     services.use(Container(settings))
     author, viewer = world.user("author"), world.user("viewer")
     tweets, likes = services.tweets(), services.likes()
-    ids = [int(tweets.post(author, f"t{i}", None, [])["id"]) for i in range(6)]
+    ids = [int(tweets.post(author, f"t{i}", None, []).id) for i in range(6)]
     for tid in ids[:5]:  # likes in tweet order: the oldest tweets have the oldest likes
         likes.like(viewer, tid)
     _drop_memory(redis)

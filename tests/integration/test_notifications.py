@@ -61,10 +61,10 @@ def test_every_notification_once_and_counts_exact(tap, consumer, accounts, redis
 
     graph.follow(bob, alice)
     graph.follow(carol, alice)
-    original = int(tweets.post(alice, "hello @alice", None, [])["id"])  # self-mention: nothing
+    original = int(tweets.post(alice, "hello @alice", None, []).id)  # self-mention: nothing
     likes.like(bob, original)
     likes.like(alice, original)  # own like: nothing
-    reply = int(tweets.post(carol, "hi @Alice and @BOB and @nobody", original, [])["id"])
+    reply = int(tweets.post(carol, "hi @Alice and @BOB and @nobody", original, []).id)
     tweets.retweet(bob, original)
     likes.unlike(bob, original)
     likes.like(bob, original)  # a re-like notifies nobody again
@@ -166,7 +166,7 @@ def test_home_counts_followees_posts_since_read_celebrities_included(
     tweets = services.tweets()
     timelines.rebuild(me)
     assert notifications.counts(me)["home"] == 0
-    posted = [int(tweets.post(a, "news", None, [])["id"]) for a in (friend, celebrity, me)]
+    posted = [int(tweets.post(a, "news", None, []).id) for a in (friend, celebrity, me)]
     timelines.tweet_created(friend, posted[0])
     timelines.tweet_created(celebrity, posted[1])
     timelines.tweet_created(me, posted[2])
@@ -205,7 +205,7 @@ def test_a_hot_recipient_is_capped_per_window(tap, consumer, accounts, redis, mo
     configure(monkeypatch, NOTIFICATION_RECIPIENT_CAP="5", NOTIFICATION_CAP_WINDOW_SECONDS="3600")
     celebrity = user(services.accounts(), "celebrity")
     fans = [user(services.accounts(), f"fan{i}") for i in range(8)]
-    tweet = int(services.tweets().post(celebrity, "viral", None, [])["id"])
+    tweet = int(services.tweets().post(celebrity, "viral", None, []).id)
     tap.drain()
     for fan in fans:
         services.likes().like(fan, tweet)

@@ -95,11 +95,11 @@ def test_reads_degrade_writes_refuse_and_everything_recovers_without_a_restart(o
     assert (status, me["username"], me["email"]) == (200, "alice", "alice@example.com")
     status, other = call.http("accounts", "GET /v1/users/{user_id}", f"/v1/users/{uid}", alice)
     assert (status, other["username"]) == (200, "alice")
-    tweet_path, tweets_path = f"/v1/tweets/{tweet['id']}", f"/v1/users/{uid}/tweets"
+    tweet_path, tweets_path = f"/v1/tweets/{tweet.id}", f"/v1/users/{uid}/tweets"
     status, read = call.http("tweets", "GET /v1/tweets/{tweet_id}", tweet_path, alice)
     assert (status, read["text"]) == (200, "before the outage")
     status, mine = call.http("tweets", "GET /v1/users/{user_id}/tweets", tweets_path, alice)
-    assert (status, [t["id"] for t in mine["items"]]) == (200, [tweet["id"]])
+    assert (status, [t["id"] for t in mine["items"]]) == (200, [tweet.id])
     # A revoked session stays out: its row in PostgreSQL says so.
     status, body = call.http("accounts", "GET /v1/users/me", "/v1/users/me", phone)
     assert (status, body["error"]["code"]) == (401, "unauthorized")

@@ -72,7 +72,7 @@ def test_crashes_and_redelivery_lose_no_entry_and_duplicate_none(fanout, account
 
     # The poller crashes after several invocations while 30 tweets are fanned out ...
     fanout.inject_crash("TimelineFunction", times=4)
-    posted = [int(services.tweets().post(author, f"t{i}", None, [])["id"]) for i in range(30)]
+    posted = [int(services.tweets().post(author, f"t{i}", None, []).id) for i in range(30)]
     assert fanout.wait_idle(30)
     stored = redis.zrange(keys.home_timeline(reader), 0, -1)
     assert stored == [SENTINEL] + [member(t, author) for t in posted]
@@ -87,4 +87,4 @@ def test_crashes_and_redelivery_lose_no_entry_and_duplicate_none(fanout, account
         member(t, author) for t in kept
     ]
     page = timelines.home(reader, 100, None)
-    assert [int(t["id"]) for t in page.items] == kept[::-1]
+    assert [int(t.id) for t in page.items] == kept[::-1]

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 from warble import keys, services
+from warble.domain.shared import UserSummary
 from warble.errors import Forbidden, NotFound, ValidationFailed
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
@@ -28,11 +29,11 @@ def bob(accounts):
 
 def test_post_read_and_delete(tweets, alice, bob):
     posted = tweets.post(alice, "hello world", None, ["m1", "m2"])
-    assert posted["author"] == {"id": str(alice), "username": "alice", "display_name": "alice"}
-    assert posted["media_ids"] == ["m1", "m2"] and posted["retweet_of"] is None
-    assert posted["like_count"] == 0 and posted["liked_by_me"] is False
-    tweet_id = int(posted["id"])
-    assert tweets.get(bob, tweet_id)["text"] == "hello world"
+    assert posted.author == UserSummary(str(alice), "alice", "alice")
+    assert posted.media_ids == ["m1", "m2"] and posted.retweet_of is None
+    assert posted.like_count == 0 and posted.liked_by_me is False
+    tweet_id = int(posted.id)
+    assert tweets.get(bob, tweet_id).text == "hello world"
 
     with pytest.raises(Forbidden):
         tweets.delete(bob, tweet_id)
@@ -45,7 +46,7 @@ def test_post_read_and_delete(tweets, alice, bob):
 
 def test_text_rules_apply_after_nfc_normalisation(tweets, alice):
     decomposed = "e\u0301" * 280  # 560 code points, 280 characters once composed
-    assert len(tweets.post(alice, decomposed, None, [])["text"]) == 280
+    assert len(tweets.post(alice, decomposed, None, []).text) == 280
     for bad in ("", "   \n\t ", "x" * 281):
         with pytest.raises(ValidationFailed):
             tweets.post(alice, bad, None, [])
@@ -54,29 +55,29 @@ def test_text_rules_apply_after_nfc_normalisation(tweets, alice):
 def test_reply_to_must_exist_and_replies_list_newest_first(tweets, alice, bob):
     with pytest.raises(NotFound):
         tweets.post(bob, "to nowhere", 123456789, [])
-    parent = int(tweets.post(alice, "parent", None, [])["id"])
+    parent = int(tweets.post(alice, "parent", None, []).id)
     first = tweets.post(bob, "first reply", parent, [])
     second = tweets.post(alice, "second reply", parent, [])
     page = tweets.replies(bob, parent, 10, None)
-    assert [t["id"] for t in page.items] == [second["id"], first["id"]]
-    assert page.items[0]["reply_to"] == str(parent)
+    assert [t.id for t in page.items] == [second.id, first.id]
+    assert page.items[0].reply_to == str(parent)
 
-    tweets.delete(bob, int(first["id"]))
-    assert [t["id"] for t in tweets.replies(bob, parent, 10, None).items] == [second["id"]]
+    tweets.delete(bob, int(first.id))
+    assert [t.id for t in tweets.replies(bob, parent, 10, None).items] == [second.id]
     tweets.delete(alice, parent)
     with pytest.raises(NotFound):
         tweets.post(bob, "late reply", parent, [])
 
 
 def test_racing_retweets_create_one(tweets, alice, bob):
-    original = int(tweets.post(alice, "retweet me", None, [])["id"])
+    original = int(tweets.post(alice, "retweet me", None, []).id)
     created: list[bool] = []
     ids: set[str] = set()
 
     def attempt() -> None:
         tweet, was_created = tweets.retweet(bob, original)
         created.append(was_created)
-        ids.add(tweet["id"])
+        ids.add(tweet.id)
 
     threads = [threading.Thread(target=attempt) for _ in range(8)]
     for thread in threads:
@@ -85,8 +86,8 @@ def test_racing_retweets_create_one(tweets, alice, bob):
         thread.join()
     assert created.count(True) == 1 and len(ids) == 1
     retweet = tweets.get(alice, int(ids.pop()))
-    assert retweet["text"] == "" and retweet["retweet_of"]["id"] == str(original)
-    assert retweet["retweet_of"]["author"]["username"] == "alice"
+    assert retweet.text == "" and retweet.retweet_of.id == str(original)
+    assert retweet.retweet_of.author.username == "alice"
 
     # Undo is idempotent, and a retweet of a deleted original disappears with it
     tweets.unretweet(bob, original)
@@ -100,14 +101,14 @@ def test_racing_retweets_create_one(tweets, alice, bob):
 
 
 def test_user_timeline_pages_are_stable_while_new_tweets_arrive(tweets, alice):
-    posted = [tweets.post(alice, f"t{i}", None, [])["id"] for i in range(7)]
+    posted = [tweets.post(alice, f"t{i}", None, []).id for i in range(7)]
     first = tweets.user_timeline(alice, alice, 3, None)
-    assert [t["id"] for t in first.items] == posted[::-1][:3]
+    assert [t.id for t in first.items] == posted[::-1][:3]
     for i in range(3):  # new tweets arrive between the two page requests
         tweets.post(alice, f"new{i}", None, [])
     second = tweets.user_timeline(alice, alice, 3, first.next_cursor)
     third = tweets.user_timeline(alice, alice, 3, second.next_cursor)
-    seen = [t["id"] for t in first.items + second.items + third.items]
+    seen = [t.id for t in first.items + second.items + third.items]
     assert seen == posted[::-1]
     assert len(third.items) == 1 and third.next_cursor is None  # the end
 
@@ -126,7 +127,7 @@ def test_bad_cursors_are_refused(tweets, alice, bob):
 
 def test_a_deleted_tweet_cannot_be_brought_back_by_a_late_cache_fill(tweets, alice, bob):
     """The stale-set race on tweets: a reader loads, the tweet is deleted, the reader fills."""
-    tweet_id = int(tweets.post(alice, "ephemeral", None, [])["id"])
+    tweet_id = int(tweets.post(alice, "ephemeral", None, []).id)
     redis = services.container().redis
     redis.delete(keys.tweet(tweet_id).value)
     cache = tweets._cache
@@ -146,7 +147,7 @@ def test_a_reply_racing_its_parents_deletion_is_refused_by_the_transaction(tweet
     from warble.dal.tweets import TweetStore
     from warble.domain.tweets.ports import ParentMissing, StoredTweet
 
-    parent = int(tweets.post(alice, "parent", None, [])["id"])
+    parent = int(tweets.post(alice, "parent", None, []).id)
     store = TweetStore()
     stored = store.get(alice, parent)
     assert stored is not None

@@ -18,8 +18,8 @@ def populated(world: World) -> tuple[int, int, int]:
     alice, bob, carol = world.user(), world.user(), world.user()
     world.follow(bob, alice)
     world.follow(carol, alice)
-    original = int(world.tweets.post(alice, "hi", None, [])["id"])
-    reply = int(world.tweets.post(bob, "hello", original, [])["id"])
+    original = int(world.tweets.post(alice, "hi", None, []).id)
+    reply = int(world.tweets.post(bob, "hello", original, []).id)
     world.likes.like(carol, original)
     world.deliver(
         TweetPosted(original, alice),

@@ -21,13 +21,13 @@ def follow(world: World, follower: int, followee: int) -> None:
 
 
 def tweet(world: World, author: int, text: str = "hi") -> int:
-    tweet_id = int(world.tweets.post(author, text, None, [])["id"])
+    tweet_id = int(world.tweets.post(author, text, None, []).id)
     world.timelines.tweet_created(author, tweet_id)
     return tweet_id
 
 
 def home_ids(world: World, viewer: int, limit: int = 50, cursor: str | None = None) -> list[int]:
-    return [int(t["id"]) for t in world.timelines.home(viewer, limit, cursor).items]
+    return [int(t.id) for t in world.timelines.home(viewer, limit, cursor).items]
 
 
 def test_a_tweet_fans_out_to_its_followers_built_timelines_only(world: World):
@@ -59,7 +59,7 @@ def test_a_celebrity_is_not_fanned_out_but_merged_on_read_in_order():
     assert home_ids(world, bob) == posted[::-1]
     # and pages split the merged list without repeats or gaps
     first = world.timelines.home(bob, 2, None)
-    assert [int(t["id"]) for t in first.items] == posted[:-3:-1]
+    assert [int(t.id) for t in first.items] == posted[:-3:-1]
     rest = home_ids(world, bob, 10, first.next_cursor)
     assert rest == posted[-3::-1]
 

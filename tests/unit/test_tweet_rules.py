@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from warble import keys
+from warble.domain.shared import UserSummary
 from warble.domain.tweets.service import TOMBSTONE
 from warble.errors import Forbidden, NotFound, ValidationFailed
 from warble.events import Liked, TweetPosted
@@ -19,13 +20,13 @@ def test_a_posted_tweet_is_stored_and_rendered_for_its_author(world: World):
     # when
     tweet = world.tweets.post(alice, "hello\u0301 world", None, ["m1"])
     # then
-    stored = world.tweet_store.tweets[int(tweet["id"])]
+    stored = world.tweet_store.tweets[int(tweet.id)]
     assert stored.author_id == alice and stored.text == "hell\u00f3 world"  # NFC
-    assert tweet["author"] == {"id": str(alice), "username": "alice", "display_name": "alice"}
-    assert tweet["text"] == "hell\u00f3 world" and tweet["media_ids"] == ["m1"]
-    assert (tweet["reply_to"], tweet["retweet_of"]) == (None, None)
-    assert tweet["like_count"] == 0 and not tweet["liked_by_me"] and not tweet["retweeted_by_me"]
-    assert world.tweets.get(alice, int(tweet["id"])) == tweet
+    assert tweet.author == UserSummary(str(alice), "alice", "alice")
+    assert tweet.text == "hell\u00f3 world" and tweet.media_ids == ["m1"]
+    assert (tweet.reply_to, tweet.retweet_of) == (None, None)
+    assert tweet.like_count == 0 and not tweet.liked_by_me and not tweet.retweeted_by_me
+    assert world.tweets.get(alice, int(tweet.id)) == tweet
 
 
 @pytest.mark.parametrize("text", ["", "   \n", "x" * 281])
@@ -41,12 +42,12 @@ def test_a_reply_names_its_parent_and_its_author(world: World):
     alice, bob = world.user(), world.user()
     parent = world.tweets.post(alice, "first", None, [])
     # when
-    reply = world.tweets.post(bob, "answer", int(parent["id"]), [])
+    reply = world.tweets.post(bob, "answer", int(parent.id), [])
     # then
-    assert reply["reply_to"] == parent["id"]
-    assert world.tweet_store.tweets[int(reply["id"])].reply_to_author == alice
-    page = world.tweets.replies(alice, int(parent["id"]), 20, None)
-    assert [t["id"] for t in page.items] == [reply["id"]]
+    assert reply.reply_to == parent.id
+    assert world.tweet_store.tweets[int(reply.id)].reply_to_author == alice
+    page = world.tweets.replies(alice, int(parent.id), 20, None)
+    assert [t.id for t in page.items] == [reply.id]
 
 
 def test_a_reply_to_a_missing_parent_is_not_found_and_writes_nothing(world: World):
@@ -70,7 +71,7 @@ def test_a_reply_to_a_parent_deleted_after_the_read_is_not_found(world: World):
     world.tweet_store.author_of = author_then_delete  # type: ignore[method-assign]
     # when / then: the store's atomic parent check refuses it
     with pytest.raises(NotFound):
-        world.tweets.post(bob, "too late", int(parent["id"]), [])
+        world.tweets.post(bob, "too late", int(parent.id), [])
     assert world.tweet_store.tweets == {}
 
 
@@ -79,34 +80,34 @@ def test_retweeting_twice_gives_the_same_retweet(world: World):
     alice, bob = world.user(), world.user()
     original = world.tweets.post(alice, "worth sharing", None, [])
     # when
-    first, created = world.tweets.retweet(bob, int(original["id"]))
-    again, created_again = world.tweets.retweet(bob, int(original["id"]))
+    first, created = world.tweets.retweet(bob, int(original.id))
+    again, created_again = world.tweets.retweet(bob, int(original.id))
     # then
     assert (created, created_again) == (True, False)
-    assert again["id"] == first["id"]
-    assert first["retweet_of"]["id"] == original["id"] and first["retweeted_by_me"] is True
-    assert world.tweet_store.count_retweets(int(original["id"])) == 1
+    assert again.id == first.id
+    assert first.retweet_of.id == original.id and first.retweeted_by_me is True
+    assert world.tweet_store.count_retweets(int(original.id)) == 1
 
 
 def test_retweeting_a_retweet_retweets_its_original(world: World):
     alice, bob, carol = world.user(), world.user(), world.user()
     original = world.tweets.post(alice, "origin", None, [])
-    retweet, _ = world.tweets.retweet(bob, int(original["id"]))
-    mine, created = world.tweets.retweet(carol, int(retweet["id"]))
-    assert created and mine["retweet_of"]["id"] == original["id"]
+    retweet, _ = world.tweets.retweet(bob, int(original.id))
+    mine, created = world.tweets.retweet(carol, int(retweet.id))
+    assert created and mine.retweet_of.id == original.id
 
 
 def test_a_retweet_racing_another_returns_the_one_that_won(world: World):
     # given: bob's other request wrote its retweet between this one's read and its write
     alice, bob = world.user(), world.user()
     original = world.tweets.post(alice, "race", None, [])
-    other, _ = world.tweets.retweet(bob, int(original["id"]))
+    other, _ = world.tweets.retweet(bob, int(original.id))
     world.tweet_store.retweet_by = lambda user, tweet: None  # type: ignore[method-assign]
     # when
-    found, created = world.tweets.retweet(bob, int(original["id"]))
+    found, created = world.tweets.retweet(bob, int(original.id))
     # then: AlreadyRetweeted from the store's condition, answered with the existing one
-    assert (found["id"], created) == (other["id"], False)
-    assert world.tweet_store.count_retweets(int(original["id"])) == 1
+    assert (found.id, created) == (other.id, False)
+    assert world.tweet_store.count_retweets(int(original.id)) == 1
 
 
 def test_retweeting_a_missing_tweet_is_not_found(world: World):
@@ -120,18 +121,18 @@ def test_only_the_author_may_delete_a_tweet(world: World):
     tweet = world.tweets.post(alice, "mine", None, [])
     # when / then
     with pytest.raises(Forbidden):
-        world.tweets.delete(bob, int(tweet["id"]))
-    assert int(tweet["id"]) in world.tweet_store.tweets
-    world.tweets.delete(alice, int(tweet["id"]))
+        world.tweets.delete(bob, int(tweet.id))
+    assert int(tweet.id) in world.tweet_store.tweets
+    world.tweets.delete(alice, int(tweet.id))
     assert world.tweet_store.tweets == {}
     with pytest.raises(NotFound):
-        world.tweets.delete(alice, int(tweet["id"]))
+        world.tweets.delete(alice, int(tweet.id))
 
 
 def test_a_deleted_tweet_is_tombstoned_and_no_late_fill_brings_it_back(world: World):
     # given: a reader loaded the tweet into the cache
     alice = world.user()
-    tweet_id = int(world.tweets.post(alice, "soon gone", None, [])["id"])
+    tweet_id = int(world.tweets.post(alice, "soon gone", None, []).id)
     assert world.tweets.load_one(tweet_id) is not None
     stale = world.tweet_store.tweets[tweet_id]
     # when
@@ -146,7 +147,7 @@ def test_a_deleted_tweet_is_tombstoned_and_no_late_fill_brings_it_back(world: Wo
 
 def test_unretweet_is_idempotent_but_an_unknown_tweet_is_not_found(world: World):
     alice, bob = world.user(), world.user()
-    original = int(world.tweets.post(alice, "x", None, [])["id"])
+    original = int(world.tweets.post(alice, "x", None, []).id)
     world.tweets.retweet(bob, original)
     world.tweets.unretweet(bob, original)
     world.tweets.unretweet(bob, original)
@@ -158,11 +159,11 @@ def test_unretweet_is_idempotent_but_an_unknown_tweet_is_not_found(world: World)
 def test_purge_deletes_a_deleted_tweets_retweets_and_likes(world: World):
     # given: a tweet retweeted by two and liked by three, then deleted by its author
     alice, bob, carol, dave = (world.user() for _ in range(4))
-    original = int(world.tweets.post(alice, "viral", None, [])["id"])
-    retweets = [int(world.tweets.retweet(u, original)[0]["id"]) for u in (bob, carol)]
+    original = int(world.tweets.post(alice, "viral", None, []).id)
+    retweets = [int(world.tweets.retweet(u, original)[0].id) for u in (bob, carol)]
     for user in (bob, carol, dave):
         world.likes.like(user, original)
-    other = int(world.tweets.post(dave, "unrelated", None, [])["id"])
+    other = int(world.tweets.post(dave, "unrelated", None, []).id)
     world.likes.like(alice, other)
     world.tweets.delete(alice, original)
     # when: the cleanup consumer sees the deletion, twice (at-least-once delivery)
@@ -179,7 +180,7 @@ def test_purge_deletes_a_deleted_tweets_retweets_and_likes(world: World):
 
 def test_purge_deletes_likes_in_chunks(world: World):
     alice = world.user()
-    tweet = int(world.tweets.post(alice, "popular", None, [])["id"])
+    tweet = int(world.tweets.post(alice, "popular", None, []).id)
     fans = [world.user() for _ in range(250)]
     for fan in fans:
         world.likes.like(fan, tweet)
@@ -196,10 +197,10 @@ def test_purge_deletes_likes_in_chunks(world: World):
 def test_a_page_carries_counts_and_the_viewers_flags(world: World):
     # given: a like and a retweet, counted by the counter consumer
     alice, bob = world.user(), world.user()
-    tweet = int(world.tweets.post(alice, "count me", None, [])["id"])
-    assert world.tweets.get(bob, tweet)["like_count"] == 0  # cached now
+    tweet = int(world.tweets.post(alice, "count me", None, []).id)
+    assert world.tweets.get(bob, tweet).like_count == 0  # cached now
     world.likes.like(bob, tweet)
-    retweet = int(world.tweets.retweet(bob, tweet)[0]["id"])
+    retweet = int(world.tweets.retweet(bob, tweet)[0].id)
     world.deliver(
         Liked(user_id=bob, tweet_id=tweet, author_id=alice),
         TweetPosted(retweet, bob, retweet_of=tweet, retweet_of_author=alice),
@@ -208,6 +209,6 @@ def test_a_page_carries_counts_and_the_viewers_flags(world: World):
     seen_by_bob = world.tweets.get(bob, tweet)
     seen_by_alice = world.tweets.get(alice, tweet)
     # then
-    assert (seen_by_bob["like_count"], seen_by_bob["retweet_count"]) == (1, 1)
-    assert (seen_by_bob["liked_by_me"], seen_by_bob["retweeted_by_me"]) == (True, True)
-    assert (seen_by_alice["liked_by_me"], seen_by_alice["retweeted_by_me"]) == (False, False)
+    assert (seen_by_bob.like_count, seen_by_bob.retweet_count) == (1, 1)
+    assert (seen_by_bob.liked_by_me, seen_by_bob.retweeted_by_me) == (True, True)
+    assert (seen_by_alice.liked_by_me, seen_by_alice.retweeted_by_me) == (False, False)

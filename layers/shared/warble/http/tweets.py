@@ -9,22 +9,19 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
+from warble.domain.likes.ports import LikeAnswer
+from warble.domain.tweets.ports import Tweet, TweetPage
 from warble.http import views
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
 from warble.schemas.graph import UserPageOut
-from warble.schemas.tweets import CreateTweet, LikeOut, TweetOut, TweetPageOut
+from warble.schemas.tweets import CreateTweet
 
 if TYPE_CHECKING:
     from warble.domain.shared import Later, ReadBatch
-    from warble.domain.tweets.ports import TweetPage
 
 router = Router()
-
-
-def _page(page: TweetPage) -> dict[str, Any]:
-    return {"items": page.items, "next_cursor": page.next_cursor}
 
 
 @router.post(
@@ -32,7 +29,7 @@ def _page(page: TweetPage) -> dict[str, Any]:
     summary="Post a tweet or a reply",
     responses=responses(
         201,
-        TweetOut,
+        Tweet,
         "Created",
         e403="blocked",
         e404="reply_to does not exist",
@@ -47,9 +44,9 @@ def post_tweet(body: Annotated[CreateTweet, Body()]) -> Response[Any]:
 @router.get(
     "/v1/tweets/<tweet_id>",
     summary="A tweet",
-    responses=responses(200, TweetOut, "The tweet", e404="not_found"),
+    responses=responses(200, Tweet, "The tweet", e404="not_found"),
 )
-def get_tweet(tweet_id: Id) -> dict[str, Any]:
+def get_tweet(tweet_id: Id) -> Tweet:
     return services.tweets().get(principal().user_id, id_or_404(tweet_id, "tweet"))
 
 
@@ -66,31 +63,30 @@ def delete_tweet(tweet_id: Id) -> Response[Any]:
 @router.get(
     "/v1/tweets/<tweet_id>/replies",
     summary="Replies to a tweet, newest first",
-    responses=responses(200, TweetPageOut, "A page of replies", e404="not_found"),
+    responses=responses(200, TweetPage, "A page of replies", e404="not_found"),
 )
-def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
-    page = services.tweets().replies(
+def replies(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> TweetPage:
+    return services.tweets().replies(
         principal().user_id, id_or_404(tweet_id, "tweet"), limit, cursor
     )
-    return _page(page)
 
 
 @router.get(
     "/v1/users/<user_id>/tweets",
     summary="A user's tweets, replies and retweets, newest first",
-    responses=responses(200, TweetPageOut, "A page of tweets", e404="not_found"),
+    responses=responses(200, TweetPage, "A page of tweets", e404="not_found"),
 )
-def user_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+def user_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> TweetPage:
     me = principal().user_id
-    return _page(services.tweets().user_timeline(me, user_or_me(user_id, me), limit, cursor))
+    return services.tweets().user_timeline(me, user_or_me(user_id, me), limit, cursor)
 
 
 @router.post(
     "/v1/tweets/<tweet_id>/retweet",
     summary="Retweet (201), or get my existing retweet (200)",
     responses={
-        **responses(201, TweetOut, "Retweeted", e403="blocked", e404="not_found"),
-        **responses(200, TweetOut, "Retweeted before: my existing retweet"),
+        **responses(201, Tweet, "Retweeted", e403="blocked", e404="not_found"),
+        **responses(200, Tweet, "Retweeted before: my existing retweet"),
     },
 )
 def retweet(tweet_id: Id) -> Response[Any]:
@@ -117,31 +113,29 @@ def _home_reads(batch: ReadBatch, viewer: int, limit: int, cursor: str | None) -
 @router.get(
     "/v1/timeline/home",
     summary="My home timeline: me and everyone I follow, newest first",
-    responses=responses(200, TweetPageOut, "A page of tweets"),
+    responses=responses(200, TweetPage, "A page of tweets"),
 )
 @reads_first(_home_reads)
-def home_timeline(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
-    me = principal().user_id
-    return _page(first_reads(_home_reads, me, limit=limit, cursor=cursor))
+def home_timeline(limit: Limit = 20, cursor: Cursor = None) -> TweetPage:
+    return first_reads(_home_reads, principal().user_id, limit=limit, cursor=cursor)
 
 
 @router.put(
     "/v1/tweets/<tweet_id>/like",
     summary="Like a tweet (idempotent)",
-    responses=responses(200, LikeOut, "Liked", e403="blocked", e404="not_found"),
+    responses=responses(200, LikeAnswer, "Liked", e403="blocked", e404="not_found"),
 )
-def like(tweet_id: Id) -> dict[str, Any]:
-    return {"liked": services.likes().like(principal().user_id, id_or_404(tweet_id, "tweet"))}
+def like(tweet_id: Id) -> LikeAnswer:
+    return LikeAnswer(services.likes().like(principal().user_id, id_or_404(tweet_id, "tweet")))
 
 
 @router.delete(
     "/v1/tweets/<tweet_id>/like",
     summary="Undo my like (idempotent)",
-    responses=responses(200, LikeOut, "Not liked (any more)", e404="not_found"),
+    responses=responses(200, LikeAnswer, "Not liked (any more)", e404="not_found"),
 )
-def unlike(tweet_id: Id) -> dict[str, Any]:
-    me = principal().user_id
-    return {"liked": services.likes().unlike(me, id_or_404(tweet_id, "tweet"))}
+def unlike(tweet_id: Id) -> LikeAnswer:
+    return LikeAnswer(services.likes().unlike(principal().user_id, id_or_404(tweet_id, "tweet")))
 
 
 @router.get(
@@ -158,8 +152,8 @@ def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, 
 @router.get(
     "/v1/users/<user_id>/likes",
     summary="The tweets a user liked, most recent like first",
-    responses=responses(200, TweetPageOut, "A page of tweets", e404="not_found"),
+    responses=responses(200, TweetPage, "A page of tweets", e404="not_found"),
 )
-def liked_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+def liked_tweets(user_id: UserRef, limit: Limit = 20, cursor: Cursor = None) -> TweetPage:
     me = principal().user_id
-    return _page(services.likes().liked_tweets(me, user_or_me(user_id, me), limit, cursor))
+    return services.likes().liked_tweets(me, user_or_me(user_id, me), limit, cursor)

@@ -10,7 +10,7 @@ from pydantic import (
 )
 
 from warble.ids import SNOWFLAKE_PATTERN
-from warble.schemas.base import UserSummaryOut, _Model, _Request
+from warble.schemas.base import _Request
 
 
 class CreateTweet(_Request):
@@ -27,27 +27,3 @@ class CreateTweet(_Request):
     media_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
         default_factory=list, max_length=4, description="at most 4, each 1 to 64 characters"
     )
-
-
-class TweetOut(_Model):
-    id: str
-    author: UserSummaryOut
-    text: str
-    created_at: str
-    reply_to: str | None
-    retweet_of: TweetOut | None
-    media_ids: list[str]
-    like_count: int
-    retweet_count: int
-    reply_count: int
-    liked_by_me: bool
-    retweeted_by_me: bool
-
-
-class TweetPageOut(_Model):
-    items: list[TweetOut]
-    next_cursor: str | None
-
-
-class LikeOut(_Model):
-    liked: bool

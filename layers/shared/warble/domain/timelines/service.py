@@ -227,7 +227,7 @@ class TimelineService:
             tweet
             for tweet in self._tweets.show(pairs, viewer)
             # A retweet of a hidden user's tweet goes too.
-            if tweet["retweet_of"] is None or int(tweet["retweet_of"]["author"]["id"]) not in hidden
+            if tweet.retweet_of is None or int(tweet.retweet_of.author.id) not in hidden
         ]
         next_cursor = encode_cursor("home", pairs[-1][1]) if len(pairs) >= limit else None
         return TweetPage(rendered, next_cursor)

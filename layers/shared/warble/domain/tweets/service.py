@@ -31,11 +31,21 @@ from warble.domain.counters.ports import CounterStore
 from warble.domain.counters.service import Delta, owner_of, tweet_counter, user_counter
 from warble.domain.likes.ports import LikeStore
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import Cache, IdGenerator, Later, ObjectCache, ReadBatch, at_once
+from warble.domain.shared import (
+    Cache,
+    IdGenerator,
+    Later,
+    ObjectCache,
+    ReadBatch,
+    UserSummary,
+    at_once,
+    user_summary,
+)
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
     ParentMissing,
     StoredTweet,
+    Tweet,
     TweetGone,
     TweetPage,
     TweetStore,
@@ -115,9 +125,7 @@ class TweetService:
         self._likes = likes
 
     # ---- writes -------------------------------------------------------------------------
-    def post(
-        self, author_id: int, text: str, reply_to: int | None, media_ids: list[str]
-    ) -> dict[str, Any]:
+    def post(self, author_id: int, text: str, reply_to: int | None, media_ids: list[str]) -> Tweet:
         body = normalise_text(text)
         parent_author = None
         if reply_to is not None:
@@ -141,7 +149,7 @@ class TweetService:
             raise Blocked("The author of that tweet blocks you.") from None
         return self._render_one(tweet, author_id)
 
-    def retweet(self, user_id: int, original_id: int) -> tuple[dict[str, Any], bool]:
+    def retweet(self, user_id: int, original_id: int) -> tuple[Tweet, bool]:
         """The retweet, and whether it was created now (False: it existed already)."""
         original = self.load_one(original_id)
         if original is None:
@@ -225,13 +233,13 @@ class TweetService:
         return deleted
 
     # ---- reads --------------------------------------------------------------------------
-    def get(self, viewer: int, tweet_id: int) -> dict[str, Any]:
+    def get(self, viewer: int, tweet_id: int) -> Tweet:
         tweet = self.load_one(tweet_id)
         if tweet is None:
             raise NotFound("No such tweet.")
         return self._render_one(tweet, viewer)
 
-    def _render_one(self, tweet: StoredTweet, viewer: int) -> dict[str, Any]:
+    def _render_one(self, tweet: StoredTweet, viewer: int) -> Tweet:
         """One Tweet; 404 when it no longer shows (a retweet whose original was deleted, even
         a moment after the retweet itself was written)."""
         rendered = self.render([tweet], viewer=viewer)
@@ -321,7 +329,7 @@ class TweetService:
 
         return tweets
 
-    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[dict[str, Any]]:
+    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[Tweet]:
         """``render(load(pairs))`` in one round trip to Redis when warm: the tweets are read
         with their authors' profiles, counters and the viewer's flags, all known from the pairs
         (a second round trip only for retweets' originals)."""
@@ -382,7 +390,7 @@ class TweetService:
 
     def render(
         self, tweets: list[StoredTweet], viewer: int, ahead: Hydration | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[Tweet]:
         """API.md Tweets, with authors, retweeted originals, counters and the viewer's flags
         hydrated in batches (``ahead``: what was read already, by ``show``)."""
         if not tweets:
@@ -411,12 +419,30 @@ class TweetService:
         authors, counts = known.authors, known.counts
         liked, retweeted = known.liked, known.retweeted
 
-        def engagement(tweet_id: int) -> dict[str, Any]:
-            return {
-                **{name: counts.get(tweet_id, {}).get(name, 0) for name in TWEET_COUNTERS},
-                "liked_by_me": tweet_id in liked,
-                "retweeted_by_me": tweet_id in retweeted,
-            }
+        summaries: dict[int, UserSummary] = {}
+
+        def summary(author_id: int) -> UserSummary:
+            found = summaries.get(author_id)
+            if found is None:
+                found = summaries[author_id] = user_summary(authors[author_id])
+            return found
+
+        def view(tweet: StoredTweet, embedded: Tweet | None, subject_id: int) -> Tweet:
+            counted = counts.get(subject_id, {})
+            return Tweet(
+                id=str(tweet.id),
+                author=summary(tweet.author_id),
+                text=tweet.text,
+                created_at=clock.rfc3339(clock.from_ms(tweet.created_at_ms)),
+                reply_to=None if tweet.reply_to is None else str(tweet.reply_to),
+                retweet_of=embedded,
+                media_ids=list(tweet.media_ids),
+                like_count=counted.get("like_count", 0),
+                retweet_count=counted.get("retweet_count", 0),
+                reply_count=counted.get("reply_count", 0),
+                liked_by_me=subject_id in liked,
+                retweeted_by_me=subject_id in retweeted,
+            )
 
         rendered = []
         for tweet in tweets:
@@ -427,37 +453,9 @@ class TweetService:
                 original = originals.get(tweet.retweet_of)
                 if original is None or original.author_id not in authors:
                     continue  # the original was deleted: its retweets go with it
-                embedded = _tweet_view(
-                    original, authors[original.author_id], None, engagement(original.id)
-                )
-            rendered.append(
-                _tweet_view(
-                    tweet, authors[tweet.author_id], embedded, engagement(subject[tweet.id])
-                )
-            )
+                embedded = view(original, None, original.id)
+            rendered.append(view(tweet, embedded, subject[tweet.id]))
         return rendered
-
-
-def _tweet_view(
-    tweet: StoredTweet,
-    author: dict[str, Any],
-    retweet_of: dict[str, Any] | None,
-    engagement: dict[str, Any],
-) -> dict[str, Any]:
-    return {
-        "id": str(tweet.id),
-        "author": {
-            "id": str(author["id"]),
-            "username": author["username"],
-            "display_name": author["display_name"],
-        },
-        "text": tweet.text,
-        "created_at": clock.rfc3339(clock.from_ms(tweet.created_at_ms)),
-        "reply_to": None if tweet.reply_to is None else str(tweet.reply_to),
-        "retweet_of": retweet_of,
-        "media_ids": list(tweet.media_ids),
-        **engagement,
-    }
 
 
 def tweets_counted(event: TweetPosted | TweetDeleted) -> list[Delta]:
