@@ -55,7 +55,7 @@ e2e:
 	@scripts/bootstrap.sh --browser
 	$(PYTEST) tests/e2e
 
-## The browser tests alone, refreshing the README's screenshots in docs/screenshots/.
+## The browser tests alone, refreshing the screenshots in docs/screenshots/ (README, docs/web-client.md).
 screenshots:
 	@scripts/bootstrap.sh --browser
 	WARBLE_SCREENSHOTS=docs $(PYTEST) tests/e2e/test_web_client.py

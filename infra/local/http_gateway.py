@@ -382,9 +382,6 @@ class HttpGateway:
             await self._runner.cleanup()
             self._runner = None
 
-    def clear_authorizer_cache(self) -> None:
-        self._cache.clear()
-
     # ---------------------------------------------------------------- request handling
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:

@@ -1,6 +1,7 @@
-"""The README's walk-through, run as a newcomer pastes it: every ```bash block of the
-"Walk-through with curl" section and the feature sections after it, in order, in one shell,
-against a stack of its own, then once more after a restart (every `serve` starts empty).
+"""The README's walk-through, run as a newcomer pastes it: every ```bash block of the README's
+"Walk-through with curl" section, then of the "Walk-through" section of each feature page in
+docs/ that goes on from it, in order, in one shell, against a stack of its own, then once more
+after a restart (every `serve` starts empty).
 
 Each command's trailing comment is what the README promises, and is checked: a status (`# 204`,
 `# 401 unauthorized`), a JSON object (`# {"matched":false,...}`, `...` for any value) or a bare
@@ -30,8 +31,16 @@ from tests.support.local_stack import start_serve, stop_serve
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("readme_stack")]
 
 README = ROOT / "README.md"
-FIRST_SECTION = "## Walk-through with curl"
-AFTER_LAST_SECTION = "## The local runtime"
+# The walk-through in the order a newcomer follows it, each page going on with the variables the
+# ones before it set: (file, the heading of its section).
+WALKTHROUGH = (
+    (README, "## Walk-through with curl"),
+    (ROOT / "docs/accounts.md", "## Walk-through"),
+    (ROOT / "docs/notifications.md", "## Walk-through"),
+    (ROOT / "docs/discover.md", "## Walk-through"),
+    (ROOT / "docs/messages.md", "## Walk-through"),
+    (ROOT / "docs/blocks.md", "## Walk-through"),
+)
 DROPPED = ("AWS_", "DB_", "REDIS_", "POWERTOOLS_", "RATE_LIMIT_")
 SETTLE_SECONDS = 20.0  # how long a read of derived data may take to show what the README says
 
@@ -50,8 +59,32 @@ class Command:
         return reads and "/discover" not in self.text
 
 
-def walkthrough_commands(readme: str) -> list[Command]:
-    body = readme[readme.index(FIRST_SECTION) : readme.index(AFTER_LAST_SECTION)]
+def section(markdown: str, heading: str) -> str:
+    """The section under `heading` (a line of its own), up to the next heading of its level or
+    above; a `#` line inside a fenced block is a shell comment, not a heading."""
+    lines = markdown.splitlines(keepends=True)
+    start = lines.index(heading + "\n")  # a missing section fails here, by name
+    level = len(heading) - len(heading.lstrip("#"))
+    fenced = False
+    for end in range(start + 1, len(lines)):
+        line = lines[end]
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(rf"^#{{1,{level}}} ", line):
+            return "".join(lines[start:end])
+    return "".join(lines[start:])
+
+
+def walkthrough() -> list[Command]:
+    """Every command of the walk-through, across the README and the pages that go on from it."""
+    return [
+        command
+        for path, heading in WALKTHROUGH
+        for command in walkthrough_commands(section(path.read_text(encoding="utf-8"), heading))
+    ]
+
+
+def walkthrough_commands(body: str) -> list[Command]:
     commands: list[Command] = []
     for block in re.findall(r"^```bash\n(.*?)^```", body, flags=re.S | re.M):
         pending = ""
@@ -178,10 +211,10 @@ def walk_through(commands: list[Command], served: Any, env_file: Path, stack_nam
                 if problem is None or time.monotonic() > deadline:
                     break
                 time.sleep(0.5)
-            assert problem is None, f"README: {command.text}\n  # {command.expect}\n{problem}"
+            assert problem is None, f"walk-through: {command.text}\n  # {command.expect}\n{problem}"
             if command.assigns:
                 value = shell.run(f'printf "%s" "${command.assigns}"').strip()
-                assert value not in ("", "null"), f"README: {command.text} left it {value!r}"
+                assert value not in ("", "null"), f"walk-through: {command.text} left it {value!r}"
     finally:
         shell.close()
 
@@ -200,7 +233,7 @@ def readme_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
 
 
 def test_the_readme_walkthrough_answers_what_it_says_twice(readme_env):
-    commands = walkthrough_commands(README.read_text(encoding="utf-8"))
+    commands = walkthrough()
     assert len(commands) > 40 and any(c.expect for c in commands)
     env_file, env_vars = readme_env
     for _ in range(2):  # a second `make run` starts empty: the same names sign up again
@@ -219,12 +252,13 @@ def test_the_readme_walkthrough_answers_what_it_says_twice(readme_env):
 
 def test_the_walkthrough_parser_reads_commands_comments_and_continuations():
     readme = (
-        f'{FIRST_SECTION}\n```bash\nA=$(curl -s x \\\n  -d \'{{"a":"#"}}\' | jq -r .id)\n'
-        "curl -s y -w '%{http_code}\\n'  # 204\ncurl -s z\n"
+        '## Walk-through\n```bash\nA=$(curl -s x \\\n  -d \'{"a":"#"}\' | jq -r .id)\n'
+        "# a comment line\ncurl -s y -w '%{http_code}\\n'  # 204\ncurl -s z\n"
         '# {"total":4}\n```\n'
-        f"{AFTER_LAST_SECTION}\n"
+        "### A subsection\n```bash\n```\n"
+        "## The next section\n```bash\ncurl -s not-this-one\n```\n"
     )
-    first, second, third = walkthrough_commands(readme)
+    first, second, third = walkthrough_commands(section(readme, "## Walk-through"))
     assert first.assigns == "A" and first.expect == "" and '-d \'{"a":"#"}\'' in first.text
     assert second.expect == "204" and check(second, "204\n") is None
     assert check(second, "409\n") is not None

@@ -1,4 +1,4 @@
-"""While Redis is unreachable (README, "While Redis is down"): reads answer from the stores,
+"""While Redis is unreachable (docs/tweets.md, "While Redis is down"): reads answer from the stores,
 writes are refused with 503 before anything is stored, and everything recovers when Redis comes
 back, in the same warm handlers, without a restart.
 

@@ -207,8 +207,8 @@ def test_invoke_runs_one_function_with_an_event_file_like_sam_local_invoke():
 
 @pytest.mark.xdist_group("invoke_scratch")  # one scratch database and Redis index
 def test_invoke_answers_the_same_every_run_on_scratch_stores():
-    # given the README's sample, a signup of alice: without a running stack, invoke runs on a
-    # scratch database and Redis index beside its throwaway moto, emptied each run
+    # given docs/local-runtime.md's sample, a signup of alice: without a running stack, invoke
+    # runs on a scratch database and Redis index beside its throwaway moto, emptied each run
     for _ in range(2):
         answer, stderr = _invoke("AccountsFunction", "events/accounts/signup.json")
         # then the second run signs alice up again (it was 409 username_taken), quietly

@@ -35,8 +35,9 @@ VIEWPORT = {"width": 1100, "height": 760}
 
 def screenshot_dir(default: Path) -> Path:
     """Where screenshots go: `docs/screenshots` when WARBLE_SCREENSHOTS=docs (to refresh the
-    README's pictures), else the test's own temporary directory (taken all the same, so the
-    screens are rendered on every run without touching the work tree)."""
+    pictures of the README and docs/web-client.md), else the test's own temporary directory
+    (taken all the same, so the screens are rendered on every run without touching the work
+    tree)."""
     if os.environ.get("WARBLE_SCREENSHOTS") == "docs":
         target = ROOT / "docs" / "screenshots"
         target.mkdir(parents=True, exist_ok=True)

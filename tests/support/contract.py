@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 UNDOCUMENTED = {("get", "/v1/openapi.json"), ("get", "/v1/docs")}
 UNDOCUMENTED_UNDER = "/v1/docs/"  # Swagger UI's assets
 # API Gateway's own answer to a request with no Authorization header at all: it never reaches
-# the authorizer (docs/architecture.md, "The authorizer never denies").
+# the authorizer (docs/architecture.md, "The handler skeleton is the gate").
 GATEWAY_401 = {"message": "Unauthorized"}
 
 

@@ -14,7 +14,7 @@ import { MessagesPage } from "./messages.js";
 import { DiscoverPage, MatchModal } from "./discover.js";
 
 // The `home` count is not pushed: poll it (and resync the others) while the tab is visible. Every
-// 10 s is 30 requests of the user's 300 per 5 minutes (README, Rate limits).
+// 10 s is 30 requests of the user's 300 per 5 minutes (docs/accounts.md, Rate limits).
 const COUNTS_POLL_MS = 10_000;
 const ZERO = { follow: 0, like: 0, reply: 0, mention: 0, retweet: 0, match: 0, system: 0, message: 0, home: 0, total: 0 };
 

@@ -39,7 +39,7 @@ def burn_password_check(password: str, rounds: int) -> None:
 # only as a claim: the session found by the whole token's hash must agree, or it is refused.
 _TOKEN = re.compile(r"wbl_([1-9][0-9]{0,18})_[A-Za-z0-9_-]{43}")
 # Before the user id: ``wbl_<secret>``, accepted until the last such session expires (30 days
-# after the deploy that issued the new form; see README "Sessions").
+# after the deploy that issued the new form; see docs/accounts.md, "The gate is one round trip").
 _LEGACY_TOKEN = re.compile(r"wbl_[A-Za-z0-9_-]{43}")
 
 

@@ -210,7 +210,7 @@ def principal() -> Principal:
     return who
 
 
-# Reads answer from the stores while Redis is unreachable (README "While Redis is down").
+# Reads answer from the stores while Redis is unreachable (docs/tweets.md, "While Redis is down").
 # Writes do not: each one needs Redis after its commit (cache invalidation, idempotency
 # record), so with Redis down it is refused with 503 before anything is stored.
 DEGRADED_METHODS = frozenset({"GET", "HEAD"})
