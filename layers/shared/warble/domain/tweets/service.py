@@ -37,7 +37,6 @@ from warble.domain.shared import (
     Later,
     ObjectCache,
     ReadBatch,
-    UserSummary,
     at_once,
     user_summary,
 )
@@ -419,19 +418,13 @@ class TweetService:
         authors, counts = known.authors, known.counts
         liked, retweeted = known.liked, known.retweeted
 
-        summaries: dict[int, UserSummary] = {}
-
-        def summary(author_id: int) -> UserSummary:
-            found = summaries.get(author_id)
-            if found is None:
-                found = summaries[author_id] = user_summary(authors[author_id])
-            return found
+        summaries = {author_id: user_summary(profile) for author_id, profile in authors.items()}
 
         def view(tweet: StoredTweet, embedded: Tweet | None, subject_id: int) -> Tweet:
             counted = counts.get(subject_id, {})
             return Tweet(
                 id=str(tweet.id),
-                author=summary(tweet.author_id),
+                author=summaries[tweet.author_id],
                 text=tweet.text,
                 created_at=clock.rfc3339(clock.from_ms(tweet.created_at_ms)),
                 reply_to=None if tweet.reply_to is None else str(tweet.reply_to),
