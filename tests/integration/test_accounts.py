@@ -59,8 +59,8 @@ def test_login_by_username_or_email_opens_separate_sessions(accounts):
     assert by_name.session.id != by_mail.session.id
     me = Principal(by_name.user["id"], by_name.session.id)
     sessions = accounts.list_sessions(me)
-    assert len(sessions) == 3
-    assert [current for _, current in sessions].count(True) == 1
+    assert len(sessions.items) == 3
+    assert [session.current for session in sessions.items].count(True) == 1
 
 
 def test_unknown_login_and_wrong_password_are_indistinguishable(accounts):

@@ -74,36 +74,36 @@ def world(accounts, moto, redis) -> Iterator[World]:
 
 
 def _flags(viewer: int, other: int) -> tuple[str, Flags]:
-    [(_, status, flags)] = services.blocks().relationships(viewer, [other])
-    return status, flags
+    [item] = services.blocks().relationships(viewer, [str(other)]).items
+    return item.status, Flags(item.blocking, item.blocked_by, item.muting)
 
 
 @pytest.mark.redis
 def test_block_and_mute_are_idempotent_listed_and_flagged(world):
     alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
     blocks = services.blocks()
-    assert blocks.block(alice, bob) is True
-    assert blocks.block(alice, bob) is True
-    assert blocks.mute(alice, carol) is True
-    assert blocks.mute(alice, carol) is True
+    assert blocks.block(alice, bob).blocking is True
+    assert blocks.block(alice, bob).blocking is True
+    assert blocks.mute(alice, carol).muting is True
+    assert blocks.mute(alice, carol).muting is True
     blocks.block(alice, carol)
-    assert [str(u["id"]) for u in blocks.listed(alice, "blocks", 20, None).users] == [
+    assert [u.id for u in blocks.listed(alice, "blocks", 20, None).items] == [
         str(carol),
         str(bob),
     ]
-    assert [str(u["id"]) for u in blocks.listed(alice, "mutes", 20, None).users] == [str(carol)]
+    assert [u.id for u in blocks.listed(alice, "mutes", 20, None).items] == [str(carol)]
     assert _flags(alice, bob) == ("none", Flags(blocking=True))
     assert _flags(bob, alice) == ("none", Flags(blocked_by=True))
     assert _flags(alice, carol) == ("none", Flags(blocking=True, muting=True))
     assert _flags(carol, alice) == ("none", Flags(blocked_by=True))  # a mute is invisible
-    assert blocks.unblock(alice, bob) is False
-    assert blocks.unblock(alice, bob) is False
-    assert blocks.unmute(alice, carol) is False
+    assert blocks.unblock(alice, bob).blocking is False
+    assert blocks.unblock(alice, bob).blocking is False
+    assert blocks.unmute(alice, carol).muting is False
     assert _flags(alice, bob) == ("none", Flags())
     assert _flags(bob, alice) == ("none", Flags())
     assert _flags(alice, carol) == ("none", Flags(blocking=True))
     page = blocks.listed(alice, "blocks", 1, None)
-    assert [str(u["id"]) for u in page.users] == [str(carol)] and page.next_cursor is None
+    assert [u.id for u in page.items] == [str(carol)] and page.next_cursor is None
 
 
 def test_blocking_yourself_or_nobody_is_refused(world):
@@ -140,7 +140,7 @@ def test_a_block_ends_both_follows_and_refuses_new_ones(world):
     assert services.timelines().home(alice, 20, None).items == []
     services.blocks().unblock(alice, bob)
     assert not world.follows(alice, bob)  # unblocking restores no follow
-    assert graph.follow(bob, alice) == "following"
+    assert graph.follow(bob, alice).relationship == "following"
 
 
 def test_a_follow_racing_a_block_never_survives_it(world):

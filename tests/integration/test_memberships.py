@@ -19,6 +19,7 @@ from warble.dal.graph import DynamoGraphStore
 from warble.dal.likes import LikeStore
 from warble.dal.memberships import MembershipSets
 from warble.dal.redis import ReadBatch
+from warble.domain.accounts.ports import RelatedUser
 from warble.domain.graph.service import status_of
 from warble.entrypoints.streams import timeline
 from warble.services import Container
@@ -50,7 +51,9 @@ class World:
         return int(signed.user["id"])
 
     def relationship(self, viewer: int, other: int) -> str:
-        return str(services.graph().user(viewer, other)["relationship"])
+        seen = services.graph().user(viewer, other)
+        assert isinstance(seen, RelatedUser)
+        return seen.relationship
 
     def truth(self, viewer: int, others: list[int]) -> list[tuple[int, str]]:
         found = self.graph_store.statuses(viewer, others)

@@ -94,6 +94,7 @@ def test_the_most_specific_path_template_is_the_operation(contract):
         "followers_count": 0,
         "following_count": 0,
         "tweet_count": 0,
+        "email": "alice@example.com",
     }
     answering(contract, 200, me)("GET", "/v1/users/me")
     with pytest.raises(ContractViolation):

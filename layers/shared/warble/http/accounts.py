@@ -8,19 +8,12 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
-from warble import clock, services
-from warble.http import views
+from warble import services
+from warble.domain.accounts.ports import Auth, Me, SeenUser, Sessions
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Id, id_or_404
-from warble.schemas.accounts import (
-    AuthOut,
-    LoginRequest,
-    ProfilePatch,
-    SessionsOut,
-    SignupRequest,
-    UserOut,
-)
+from warble.schemas.accounts import LoginRequest, ProfilePatch, SignupRequest
 
 if TYPE_CHECKING:
     from warble.domain.accounts.service import IssuedSession
@@ -32,20 +25,15 @@ PUBLIC_ROUTES = ("POST /v1/auth/signup", "POST /v1/auth/login")
 
 
 def _issued(issued: IssuedSession, status: int) -> Response[Any]:
-    body = {
-        # With the counts, as every User carries them (a login is not a new account).
-        "user": views.user(services.graph().enrich(None, issued.user), me=True),
-        "token": issued.token,
-        "session_id": str(issued.session.id),
-        "expires_at": clock.rfc3339(issued.session.expires_at),
-    }
+    # With the counts, as every User carries them (a login is not a new account).
+    body = issued.answer(services.graph().me(issued.user))
     return Response(status_code=status, content_type="application/json", body=body)
 
 
 @router.post(
     "/v1/auth/signup",
     summary="Create an account and a first session",
-    responses=responses(201, AuthOut, "Created", e409="username_taken / email_taken"),
+    responses=responses(201, Auth, "Created", e409="username_taken / email_taken"),
 )
 def signup(body: Annotated[SignupRequest, Body()]) -> Response[Any]:
     issued = services.accounts().signup(
@@ -57,7 +45,7 @@ def signup(body: Annotated[SignupRequest, Body()]) -> Response[Any]:
 @router.post(
     "/v1/auth/login",
     summary="Log in with a username or email; each login is its own session",
-    responses=responses(200, AuthOut, "Logged in", e429="rate_limited"),
+    responses=responses(200, Auth, "Logged in", e429="rate_limited"),
 )
 def login(body: Annotated[LoginRequest, Body()]) -> Response[Any]:
     return _issued(services.accounts().login(body.login, body.password, body.device), 200)
@@ -75,11 +63,10 @@ def logout() -> Response[Any]:
 @router.get(
     "/v1/auth/sessions",
     summary="My live sessions",
-    responses=responses(200, SessionsOut, "Live sessions"),
+    responses=responses(200, Sessions, "Live sessions"),
 )
-def list_sessions() -> dict[str, Any]:
-    rows = services.accounts().list_sessions(principal())
-    return {"items": [views.session(row, current) for row, current in rows]}
+def list_sessions() -> Sessions:
+    return services.accounts().list_sessions(principal())
 
 
 @router.delete(
@@ -95,45 +82,40 @@ def revoke_session(session_id: Id) -> Response[Any]:
 @router.get(
     "/v1/users/me",
     summary="My profile, with email",
-    responses=responses(200, UserOut, "The user"),
+    responses=responses(200, Me, "The user"),
 )
-def get_me() -> dict[str, Any]:
-    record = services.accounts().profile(principal().user_id)
-    return views.user(services.graph().enrich(None, record), me=True)
+def get_me() -> Me:
+    return services.graph().me(services.accounts().profile(principal().user_id))
 
 
-@router.patch(
-    "/v1/users/me", summary="Edit my profile", responses=responses(200, UserOut, "The user")
-)
-def patch_me(body: Annotated[ProfilePatch, Body()]) -> dict[str, Any]:
+@router.patch("/v1/users/me", summary="Edit my profile", responses=responses(200, Me, "The user"))
+def patch_me(body: Annotated[ProfilePatch, Body()]) -> Me:
     changes = body.model_dump(exclude_unset=True)
-    record = services.accounts().update_profile(principal(), changes)
-    return views.user(services.graph().enrich(None, record), me=True)
+    return services.graph().me(services.accounts().update_profile(principal(), changes))
 
 
 @router.get(
     "/v1/users/by-username/<username>",
     summary="A user by username (case-insensitive)",
-    responses=responses(200, UserOut, "The user", e404="not_found"),
+    responses=responses(200, SeenUser, "The user", e404="not_found"),
 )
 def get_by_username(
     username: Annotated[str, Path(min_length=1, max_length=64, description="any case")],
-) -> dict[str, Any]:
-    me = principal()
-    record = services.accounts().profile_by_username(username)
-    return views.user(services.graph().enrich(me.user_id, record), viewer_id=me.user_id)
+) -> SeenUser:
+    me = principal().user_id
+    return services.graph().seen(me, services.accounts().profile_by_username(username))
 
 
-def _user_reads(batch: ReadBatch, viewer: int, user_id: str) -> Later[dict[str, Any]]:
+def _user_reads(batch: ReadBatch, viewer: int, user_id: str) -> Later[SeenUser]:
     return services.graph().user_later(batch, viewer, id_or_404(user_id, "user"))
 
 
 @router.get(
     "/v1/users/<user_id>",
     summary="A user by id",
-    responses=responses(200, UserOut, "The user", e404="not_found"),
+    responses=responses(200, SeenUser, "The user", e404="not_found"),
 )
 @reads_first(_user_reads)
-def get_user(user_id: Id) -> dict[str, Any]:
-    me = principal().user_id
-    return views.user(first_reads(_user_reads, me, user_id=user_id), viewer_id=me)
+def get_user(user_id: Id) -> SeenUser:
+    answer: SeenUser = first_reads(_user_reads, principal().user_id, user_id=user_id)
+    return answer

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import UnionType
+
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
@@ -9,11 +11,15 @@ from warble.schemas.errors import ErrorOut
 
 
 def responses(
-    status: int, model: type[BaseModel] | type | None, description: str, **errors: str
+    status: int,
+    model: type[BaseModel] | type | UnionType | None,
+    description: str,
+    **errors: str,
 ) -> dict[int, OpenAPIResponse]:
     """``responses(200, User, "The user", e404="not_found")``; 400 and 401 are implied. The model
     is the class the route answers with (a domain dataclass, rendered by ``warble.http.render``)
-    or a pydantic model."""
+    or a pydantic model; a union of classes (``User | RelatedUser``) for a route that answers
+    either."""
     documented: dict[int, OpenAPIResponse] = {status: {"description": description}}
     if model is not None:
         documented[status]["content"] = {"application/json": {"model": model}}

@@ -1,42 +1,24 @@
-"""JSON views of domain records, shaped as API.md's objects."""
+"""JSON views of user records for the answers not typed yet (Discover, a tweet's likers); the
+follow graph's are ``warble.domain.graph.service.user_seen``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import fields
+from typing import Any
 
-from warble import clock
+from warble.domain.accounts.ports import User
+from warble.domain.graph.service import user_values
 
-if TYPE_CHECKING:
-    from warble.domain.accounts.ports import Session
+_USER_FIELDS = tuple(field.name for field in fields(User))
 
 
 def user(record: dict[str, Any], *, viewer_id: int | None = None, me: bool = False) -> dict:
-    body: dict[str, Any] = {
-        "id": str(record["id"]),
-        "username": record["username"],
-        "display_name": record["display_name"],
-        "bio": record["bio"],
-        "created_at": record["created_at"],
-        "followers_count": record.get("followers_count", 0),
-        "following_count": record.get("following_count", 0),
-        "tweet_count": record.get("tweet_count", 0),
-    }
+    body = dict(zip(_USER_FIELDS, user_values(record), strict=True))
     if me:
         body["email"] = record["email"]
     elif viewer_id is not None and viewer_id != record["id"]:
         body["relationship"] = record.get("relationship", "none")
     return body
-
-
-def session(row: Session, current: bool) -> dict[str, Any]:
-    return {
-        "session_id": str(row.id),
-        "device": row.device,
-        "created_at": clock.rfc3339(row.created_at),
-        "last_seen_at": clock.rfc3339(row.last_seen_at),
-        "expires_at": clock.rfc3339(row.expires_at),
-        "current": current,
-    }
 
 
 def user_page(users: list[dict[str, Any]], next_cursor: str | None, viewer: int) -> dict[str, Any]:

@@ -57,6 +57,9 @@ Relationship = Literal["none", "following", "followed_by", "friends"]
 
 
 class UserOut(_Model):
+    """A User as Discover and a tweet's likers answer it, until they answer the domain's
+    ``warble.domain.accounts.ports.User`` classes."""
+
     id: str
     username: str
     display_name: str
@@ -69,26 +72,6 @@ class UserOut(_Model):
         default=None, description="The viewer's relation to this user; absent for the viewer"
     )
     email: str | None = Field(default=None, description="Only on GET /v1/users/me")
-
-
-class AuthOut(_Model):
-    user: UserOut
-    token: str
-    session_id: str
-    expires_at: str
-
-
-class SessionOut(_Model):
-    session_id: str
-    device: str
-    created_at: str
-    last_seen_at: str
-    expires_at: str
-    current: bool
-
-
-class SessionsOut(_Model):
-    items: list[SessionOut]
 
 
 class HealthOut(_Model):

@@ -15,11 +15,15 @@ from typing import Any
 
 from warble import clock, keys, security
 from warble.domain.accounts.ports import (
+    Auth,
     DuplicateAccount,
     GateAnswer,
+    LiveSession,
     LoginAttempts,
+    Me,
     Session,
     SessionLookups,
+    Sessions,
     SessionStore,
     UserStore,
 )
@@ -39,6 +43,15 @@ class IssuedSession:
     user: dict[str, Any]
     token: str
     session: Session
+
+    def answer(self, user: Me) -> Auth:
+        """What sign-up and login answer, with the user as its owner reads it (with counts)."""
+        return Auth(
+            user=user,
+            token=self.token,
+            session_id=str(self.session.id),
+            expires_at=clock.rfc3339(self.session.expires_at),
+        )
 
 
 @dataclass(frozen=True)
@@ -243,11 +256,20 @@ class AccountService:
             raise Unauthorized()
         return principal
 
-    def list_sessions(self, principal: Principal) -> list[tuple[Session, bool]]:
-        return [
-            (row, row.id == principal.session_id)
-            for row in self._sessions.live_for_user(principal.user_id)
-        ]
+    def list_sessions(self, principal: Principal) -> Sessions:
+        return Sessions(
+            [
+                LiveSession(
+                    session_id=str(row.id),
+                    device=row.device,
+                    created_at=clock.rfc3339(row.created_at),
+                    last_seen_at=clock.rfc3339(row.last_seen_at),
+                    expires_at=clock.rfc3339(row.expires_at),
+                    current=row.id == principal.session_id,
+                )
+                for row in self._sessions.live_for_user(principal.user_id)
+            ]
+        )
 
     def revoke(self, principal: Principal, session_id: int) -> None:
         row = self._sessions.revoke(session_id, principal.user_id)

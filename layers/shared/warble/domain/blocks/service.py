@@ -26,16 +26,22 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from warble.domain.accounts.ports import Profiles
-from warble.domain.blocks.ports import BlockSets, Shield
-from warble.domain.graph.ports import FollowRejected, GraphStore
+from warble.domain.accounts.ports import Profiles, UserPage
+from warble.domain.blocks.ports import Blocking, BlockSets, Muting, Shield
+from warble.domain.graph.ports import (
+    FollowRejected,
+    GraphStore,
+    RelationshipItem,
+    Relationships,
+)
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import IdGenerator, Later, Memberships, ReadBatch, at_once
 from warble.errors import FieldError, Unavailable, ValidationFailed
 from warble.events import Blocked, Muted, Unblocked, Unmuted
+from warble.ids import parse_id
 
 if TYPE_CHECKING:
-    from warble.domain.graph.service import GraphService, Page
+    from warble.domain.graph.service import GraphService
 
 MAX_ATTEMPTS = 12
 
@@ -47,6 +53,9 @@ class Flags:
     blocking: bool = False
     blocked_by: bool = False
     muting: bool = False
+
+
+NO_FLAGS = Flags()
 
 
 class Shields:
@@ -130,14 +139,14 @@ class BlockService:
         self._profiles.profile(target)  # 404 for an unknown user
 
     # ---- blocks ----------------------------------------------------------------------------
-    def block(self, viewer: int, target: int) -> bool:
+    def block(self, viewer: int, target: int) -> Blocking:
         """Block ``target``: ends both follows in the same transaction. Idempotent."""
         self._target(viewer, target)
         for attempt in range(MAX_ATTEMPTS):
             existing = self._store.restriction(viewer, target, "b")
             if existing is not None:
                 self._applied_block(viewer, target, existing, True)  # finish a lost apply
-                return True
+                return Blocking(True)
             out, into = self._store.pair(viewer, target)
             seq = self._ids.next_id()
             try:
@@ -151,28 +160,28 @@ class BlockService:
                 if edge is not None:
                     self._following.apply(follower, followee, edge.seq, present=False)
                     self._graph.changed(follower, followee)
-            return True
+            return Blocking(True)
         raise Unavailable("The follow graph is busy; try again.")
 
-    def unblock(self, viewer: int, target: int) -> bool:
+    def unblock(self, viewer: int, target: int) -> Blocking:
         self._target(viewer, target)
         self._toggle(viewer, target, "b", present=False)
-        return False
+        return Blocking(False)
 
     def _applied_block(self, blocker: int, blocked: int, seq: int, present: bool) -> None:
         self._shields.apply(blocker, "b", blocked, seq, present)
         self._shields.apply(blocked, "y", blocker, seq, present)
 
     # ---- mutes -----------------------------------------------------------------------------
-    def mute(self, viewer: int, target: int) -> bool:
+    def mute(self, viewer: int, target: int) -> Muting:
         self._target(viewer, target)
         self._toggle(viewer, target, "m", present=True)
-        return True
+        return Muting(True)
 
-    def unmute(self, viewer: int, target: int) -> bool:
+    def unmute(self, viewer: int, target: int) -> Muting:
         self._target(viewer, target)
         self._toggle(viewer, target, "m", present=False)
-        return False
+        return Muting(False)
 
     def _toggle(self, viewer: int, target: int, kind: str, present: bool) -> None:
         """Mute, unmute or unblock (a block also ends follows: ``block``): read the record,
@@ -207,26 +216,37 @@ class BlockService:
         raise Unavailable("The follow graph is busy; try again.")
 
     # ---- lists -----------------------------------------------------------------------------
-    def listed(self, viewer: int, which: str, limit: int, cursor: str | None) -> Page:
+    def listed(self, viewer: int, which: str, limit: int, cursor: str | None) -> UserPage:
         """``blocks`` or ``mutes``: the viewer's, most recent first, as Users."""
-        from warble.domain.graph.service import Page
-
         before = decode_cursor(which, cursor)
         rows, more = self._store.page(viewer, which, limit, before)
         next_cursor = encode_cursor(which, rows[-1][1]) if more and rows else None
-        return Page(self._graph.users(viewer, [uid for uid, _ in rows]), next_cursor)
+        return self._graph.user_page(viewer, [uid for uid, _ in rows], next_cursor)
 
     # ---- relationships ---------------------------------------------------------------------
-    def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str, Flags]]:
-        """The follow status and the three block / mute flags of each user, in order: the
-        following sets and the viewer's blocks hash in one round trip when warm."""
+    def relationships(self, viewer: int, asked: list[str]) -> Relationships:
+        """The follow status and the three block / mute flags of each user asked (decimal ids,
+        in the order asked): the following sets and the viewer's blocks hash in one round trip
+        when warm. An id no user can have (past 2**63 - 1) is answered as written, ``none``."""
+        parsed = [parse_id(raw) for raw in asked]
+        user_ids = [uid for uid in parsed if uid is not None]
         batch = self._shields.batch()
         statuses = self._graph.relationships_later(batch, viewer, user_ids)
         others = [uid for uid in dict.fromkeys(user_ids) if uid != viewer]
         flags = self.flags_later(batch, viewer, others) if others else (lambda: {})
         batch.run()
         found = flags()
-        return [(uid, status, found.get(uid, Flags())) for uid, status in statuses()]
+        status = dict(statuses())
+        items = []
+        for raw, uid in zip(asked, parsed, strict=True):
+            if uid is None:
+                items.append(RelationshipItem(raw, "none", False, False, False))
+                continue
+            held = found.get(uid, NO_FLAGS)
+            items.append(
+                RelationshipItem(str(uid), status[uid], held.blocking, held.blocked_by, held.muting)
+            )
+        return Relationships(items)
 
     def flags_later(
         self, batch: ReadBatch, viewer: int, others: list[int]
