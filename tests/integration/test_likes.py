@@ -153,10 +153,10 @@ def test_liked_tweets_and_likers_are_newest_first_with_cursors(world):
     world.likes.like(carol, posted[0])
     services.graph().follow(carol, bob)
     likers = world.likes.likers(carol, posted[0], 1, None)
-    assert [u["id"] for u in likers.users] == [carol]
+    assert [u.id for u in likers.items] == [str(carol)]
     more = world.likes.likers(carol, posted[0], 5, likers.next_cursor)
-    assert [u["id"] for u in more.users] == [bob]
-    assert more.users[0]["relationship"] == "following"
+    assert [u.id for u in more.items] == [str(bob)]
+    assert more.items[0].relationship == "following"
 
 
 @pytest.mark.redis  # also on the cluster

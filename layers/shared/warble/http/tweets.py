@@ -9,13 +9,12 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
+from warble.domain.accounts.ports import UserPage
 from warble.domain.likes.ports import LikeAnswer
 from warble.domain.tweets.ports import Tweet, TweetPage
-from warble.http import views
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
-from warble.schemas.graph import UserPageOut
 from warble.schemas.tweets import CreateTweet
 
 if TYPE_CHECKING:
@@ -141,12 +140,10 @@ def unlike(tweet_id: Id) -> LikeAnswer:
 @router.get(
     "/v1/tweets/<tweet_id>/likes",
     summary="Who liked a tweet, most recent like first",
-    responses=responses(200, UserPageOut, "A page of users", e404="not_found"),
+    responses=responses(200, UserPage, "A page of users", e404="not_found"),
 )
-def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
-    me = principal().user_id
-    page = services.likes().likers(me, id_or_404(tweet_id, "tweet"), limit, cursor)
-    return views.user_page(page.users, page.next_cursor, me)
+def likers(tweet_id: Id, limit: Limit = 20, cursor: Cursor = None) -> UserPage:
+    return services.likes().likers(principal().user_id, id_or_404(tweet_id, "tweet"), limit, cursor)
 
 
 @router.get(

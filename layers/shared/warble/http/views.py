@@ -19,11 +19,3 @@ def user(record: dict[str, Any], *, viewer_id: int | None = None, me: bool = Fal
     elif viewer_id is not None and viewer_id != record["id"]:
         body["relationship"] = record.get("relationship", "none")
     return body
-
-
-def user_page(users: list[dict[str, Any]], next_cursor: str | None, viewer: int) -> dict[str, Any]:
-    """A page of Users as API.md's lists answer it."""
-    return {
-        "items": [user(record, viewer_id=viewer) for record in users],
-        "next_cursor": next_cursor,
-    }

@@ -72,14 +72,6 @@ class GraphPolicy:
     big_account_followers: int = 10_000
 
 
-@dataclass(frozen=True)
-class Page:
-    """A page of hydrated user records (likes' likers, until that feature answers a UserPage)."""
-
-    users: list[dict[str, Any]]
-    next_cursor: str | None
-
-
 LABELS: dict[int | None, Literal["1st", "2nd", "3rd", "3rd+"]] = {
     1: "1st",
     2: "2nd",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from warble.domain.accounts.ports import UserPage
 from warble.domain.blocks.ports import BlockedByAuthor
 from warble.domain.counters.service import Delta, tweet_counter
-from warble.domain.graph.service import Page
 from warble.domain.likes.ports import LikeStore, TweetMissing
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import IdGenerator
@@ -88,14 +88,13 @@ class LikeService:
         next_cursor = encode_cursor(kind, rows[-1][0]) if len(rows) >= limit else None
         return TweetPage(rendered, next_cursor)
 
-    def likers(self, viewer: int, tweet_id: int, limit: int, cursor: str | None) -> Page:
+    def likers(self, viewer: int, tweet_id: int, limit: int, cursor: str | None) -> UserPage:
         """Who liked the tweet, newest first, as Users carrying the viewer's relationship."""
         tweet = self._subject(tweet_id)
         kind = f"likers{tweet.id}"
         rows = self._store.likers_page(tweet.id, decode_cursor(kind, cursor), limit)
-        users = self._graph.users(viewer, [uid for _, uid in rows])
         next_cursor = encode_cursor(kind, rows[-1][0]) if len(rows) >= limit else None
-        return Page(users, next_cursor)
+        return self._graph.user_page(viewer, [uid for _, uid in rows], next_cursor)
 
 
 def likes_counted(event: Liked | Unliked) -> list[Delta]:
