@@ -312,7 +312,7 @@ def end_to_end(run: Run, bench_stack: stack.Stack) -> Precomputed:
 
     def wait_for(count: int, deadline: float) -> int | None:
         while time.perf_counter() < deadline:
-            if notifications.counts(author)["like"] >= count:
+            if notifications.counts(author).like >= count:
                 return time.perf_counter_ns()
             time.sleep(0.002)
         return None

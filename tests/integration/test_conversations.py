@@ -273,7 +273,7 @@ def test_list_is_latest_activity_first_with_cursor(dms, make_users):
 
 # ---- the ``message`` unread count (API.md: from a new user's first message on) ---------------
 def _message_count(user_id: int) -> int:
-    return services.notifications().counts(user_id)["message"]
+    return services.notifications().counts(user_id).message
 
 
 @pytest.mark.redis  # also on the cluster
@@ -286,7 +286,7 @@ def test_message_count_rises_from_a_new_users_first_message(dms, make_users, red
     dms.send(a, ab, "one")
     dms.send(a, ab, "two")
     counts = services.notifications().counts(b)
-    assert counts["message"] == 2 and counts["total"] >= 2
+    assert counts.message == 2 and counts.total >= 2
     dms.send(c, cb, "three")  # the hash is built now: a message raises it
     assert _message_count(b) == 3
 

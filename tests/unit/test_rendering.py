@@ -1,0 +1,90 @@
+"""The domain's typed answers as the API writes them (``warble.http.render``): each class's JSON
+has API.md's field names, ids as strings, and an optional field absent where API.md says so;
+and the OpenAPI document names the class as its route's response."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from warble.domain.shared import UserSummary
+from warble.http.meta import openapi_document
+from warble.http.render import render
+
+pytestmark = pytest.mark.unit
+
+ALICE = UserSummary("7262946581234567168", "alice", "Alice")
+ALICE_JSON = {"id": "7262946581234567168", "username": "alice", "display_name": "Alice"}
+AT = "2026-11-22T06:00:00.000Z"
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    return json.loads(openapi_document())  # type: ignore[no-any-return]
+
+
+def response_schema(document: dict[str, Any], method: str, path: str, status: str) -> str:
+    """The component a route's answer names."""
+    content = document["paths"][path][method]["responses"][status]["content"]
+    return str(content["application/json"]["schema"]["$ref"]).rpartition("/")[2]
+
+
+def component(document: dict[str, Any], name: str) -> dict[str, Any]:
+    return document["components"]["schemas"][name]  # type: ignore[no-any-return]
+
+
+# ---- notifications ----------------------------------------------------------------------------
+def test_notifications_render_as_api_md_says():
+    from warble.domain.notifications.ports import (
+        Notification,
+        NotificationOfDeletedTweet,
+        NotificationPage,
+    )
+
+    liked = Notification("11", "like", ALICE, "12", None, None, AT, False)
+    system = Notification("13", "system", None, None, "Hello", "Everyone", AT, True)
+    gone = NotificationOfDeletedTweet("14", "reply", ALICE, None, None, None, AT, False, True)
+    common = {"title": None, "body": None, "created_at": AT, "read": False}
+    assert json.loads(render(liked)) == {
+        "id": "11", "type": "like", "actor": ALICE_JSON, "tweet_id": "12", **common,
+    }  # fmt: skip
+    assert json.loads(render(system)) == {
+        "id": "13", "type": "system", "actor": None, "tweet_id": None, "title": "Hello",
+        "body": "Everyone", "created_at": AT, "read": True,
+    }  # fmt: skip
+    page = json.loads(render(NotificationPage([liked, gone], "c")))
+    assert page["next_cursor"] == "c"
+    # ``tweet_deleted`` only where the tweet is gone, absent on the others.
+    assert "tweet_deleted" not in page["items"][0]
+    assert page["items"][1] == {
+        "id": "14", "type": "reply", "actor": ALICE_JSON, "tweet_id": None, **common,
+        "tweet_deleted": True,
+    }  # fmt: skip
+
+
+def test_unread_counts_render_as_api_md_says():
+    from warble.domain.notifications.ports import UnreadCounts
+
+    counts = UnreadCounts(1, 2, 3, 4, 5, 6, 7, 8, 9, 45)
+    assert json.loads(render(counts)) == {
+        "follow": 1, "like": 2, "reply": 3, "mention": 4, "retweet": 5, "message": 6,
+        "match": 7, "system": 8, "home": 9, "total": 45,
+    }  # fmt: skip
+
+
+def test_the_openapi_document_names_the_notification_classes(document):
+    assert response_schema(document, "get", "/v1/notifications", "200") == "NotificationPage"
+    assert (
+        response_schema(document, "get", "/v1/notifications/unread-counts", "200") == "UnreadCounts"
+    )
+    assert (
+        response_schema(document, "post", "/v1/admin/system-notifications", "201") == "Notification"
+    )
+    items = component(document, "NotificationPage")["properties"]["items"]["items"]
+    assert {ref["$ref"].rpartition("/")[2] for ref in items["anyOf"]} == {
+        "Notification",
+        "NotificationOfDeletedTweet",
+    }
+    actor = component(document, "Notification")["properties"]["actor"]
+    assert {"$ref": "#/components/schemas/UserSummary"} in actor["anyOf"]
