@@ -235,7 +235,7 @@ def _friends_with_a_conversation(world: World) -> tuple[int, int, int]:
     alice, bob = world.user("alice"), world.user("bob")
     services.conversations().match(alice, bob)  # matched: they may converse without a follow
     conversation = services.conversations().open(alice, bob)[0]
-    return alice, bob, int(conversation["id"])
+    return alice, bob, int(conversation.id)
 
 
 def test_no_message_crosses_a_block_and_the_history_stays(world):
@@ -249,7 +249,7 @@ def test_no_message_crosses_a_block_and_the_history_stays(world):
     with pytest.raises(NotAllowed):
         conversations.open(alice, bob)
     history = conversations.history(bob, conversation, 20, None)
-    assert [m["text"] for m in history.items] == ["hi bob"]
+    assert [m.text for m in history.items] == ["hi bob"]
     services.blocks().unblock(bob, alice)
     conversations.send(bob, conversation, "back")
 
@@ -263,7 +263,7 @@ def test_a_message_racing_a_block_lands_before_it_or_not_at_all(world):
     with pytest.raises(NotAllowed):
         conversations.send(alice, conversation, "after")
     history = conversations.history(bob, conversation, 20, None)
-    assert [m["text"] for m in history.items] == ["before"]
+    assert [m.text for m in history.items] == ["before"]
 
 
 def _notified(world: World) -> None:
