@@ -21,7 +21,7 @@ AT = "2026-11-22T06:00:00.000Z"
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
-    return json.loads(openapi_document())  # type: ignore[no-any-return]
+    return json.loads(openapi_document())
 
 
 def response_schema(document: dict[str, Any], method: str, path: str, status: str) -> str:
@@ -31,7 +31,7 @@ def response_schema(document: dict[str, Any], method: str, path: str, status: st
 
 
 def component(document: dict[str, Any], name: str) -> dict[str, Any]:
-    return document["components"]["schemas"][name]  # type: ignore[no-any-return]
+    return document["components"]["schemas"][name]
 
 
 # ---- notifications ----------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_a_message_frame_carries_the_message_as_the_http_answer_writes_it():
     from warble.domain.conversations.service import ConversationService, Sent
 
     pusher = RecordingPusher()
-    service = ConversationService(None, None, None, None, None, pusher, None)  # type: ignore[arg-type]
+    service = ConversationService(None, None, None, None, None, pusher, None)
     sent = Sent(StoredMessage.of(7262946581234567169, 5, 42, "héllo"), 43, created=True)
     service.announce(sent)
     (frame,) = pusher.frames
@@ -165,3 +165,53 @@ def test_the_openapi_document_names_the_conversation_classes(document):
         assert items == {"$ref": f"#/components/schemas/{item}"}
     participants = component(document, "Conversation")["properties"]["participants"]
     assert participants["items"] == {"$ref": "#/components/schemas/UserSummary"}
+
+
+# ---- discover ---------------------------------------------------------------------------------
+USER_JSON = {
+    "id": "43", "username": "bob", "display_name": "Bob", "bio": "", "created_at": AT,
+    "followers_count": 1, "following_count": 2, "tweet_count": 3, "relationship": "none",
+}  # fmt: skip
+
+
+def test_discover_renders_as_api_md_says():
+    from warble.domain.discover.ports import (
+        DiscoverUser,
+        Match,
+        MatchPage,
+        NearbyUser,
+        NearbyUsers,
+        SwipeAnswer,
+    )
+
+    fields = ("43", "bob", "Bob", "", AT, 1, 2, 3, "none")
+    nearby = NearbyUsers([NearbyUser(*fields, 1.25), NearbyUser(*fields, 12.0)])
+    # A User and its distance; a page of them has no cursor.
+    assert json.loads(render(nearby)) == {
+        "items": [{**USER_JSON, "distance_km": 1.25}, {**USER_JSON, "distance_km": 12.0}]
+    }
+    assert json.loads(render(SwipeAnswer(True, "77"))) == {"matched": True, "conversation_id": "77"}
+    assert json.loads(render(SwipeAnswer(False, None))) == {
+        "matched": False,
+        "conversation_id": None,
+    }
+    match = Match(DiscoverUser(*fields), "77", AT)
+    assert json.loads(render(MatchPage([match], "c"))) == {
+        "items": [{"user": USER_JSON, "conversation_id": "77", "matched_at": AT}],
+        "next_cursor": "c",
+    }
+
+
+def test_the_openapi_document_names_the_discover_classes(document):
+    assert response_schema(document, "get", "/v1/discover", "200") == "NearbyUsers"
+    assert response_schema(document, "post", "/v1/discover/swipes", "200") == "SwipeAnswer"
+    assert response_schema(document, "get", "/v1/discover/matches", "200") == "MatchPage"
+    nearby = component(document, "NearbyUsers")
+    assert nearby["required"] == ["items"]
+    assert nearby["properties"]["items"]["items"] == {"$ref": "#/components/schemas/NearbyUser"}
+    assert set(component(document, "NearbyUser")["required"]) == {*USER_JSON, "distance_km"}
+    matches = component(document, "MatchPage")["properties"]["items"]["items"]
+    assert matches == {"$ref": "#/components/schemas/Match"}
+    assert component(document, "Match")["properties"]["user"] == {
+        "$ref": "#/components/schemas/DiscoverUser"
+    }
