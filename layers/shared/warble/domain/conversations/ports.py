@@ -100,7 +100,7 @@ class DuplicateClientId(Exception):
 
 
 # ---- what the service answers (API.md's objects) ---------------------------------------------
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Message:
     """API.md's Message (also the data of the WebSocket ``message`` event)."""
 
@@ -111,7 +111,7 @@ class Message:
     created_at: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Conversation:
     """API.md's Conversation: both participants (by id), the newest message, and how many of
     the other participant's messages the viewer has not read."""
@@ -122,13 +122,11 @@ class Conversation:
     unread_count: int
 
 
-# The pages name their items again: pydantic does not carry a generic base's parameter into a
-# subclass's fields (the OpenAPI document would say nothing of the items).
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ConversationPage(Page[Conversation]):
     items: list[Conversation]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MessagePage(Page[Message]):
     items: list[Message]

@@ -40,7 +40,7 @@ from warble.domain.conversations.ports import (
 from warble.domain.counters.ports import TransactionRetry
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.push.ports import Pushes
-from warble.domain.shared import IdGenerator, UserSummary
+from warble.domain.shared import IdGenerator, user_summary
 from warble.domain.tweets.service import normalise_text as normalise_tweet_text
 from warble.errors import FieldError, NotAllowed, NotFound, Unavailable, ValidationFailed
 
@@ -170,10 +170,7 @@ class ConversationService:
 
     def _render(self, me: int, memberships: list[Membership]) -> list[Conversation]:
         people = self._profiles.profiles([me, *(m.other_id for m in memberships)])
-        summaries = {
-            uid: UserSummary(str(record["id"]), record["username"], record["display_name"])
-            for uid, record in people.items()
-        }
+        summaries = {uid: user_summary(record) for uid, record in people.items()}
         return [
             Conversation(
                 str(m.conversation_id),

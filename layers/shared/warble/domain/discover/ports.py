@@ -111,7 +111,7 @@ class ConversationOpener(Protocol):
 Relationship = Literal["none", "following", "followed_by", "friends"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DiscoverUser:
     """API.md's User as Discover shows it: never the viewer, so always with the viewer's
     ``relationship`` to them."""
@@ -127,14 +127,14 @@ class DiscoverUser:
     relationship: Relationship
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NearbyUser(DiscoverUser):
     """A discovered user and how far: the great-circle distance, rounded to 0.01 km."""
 
     distance_km: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NearbyUsers:
     """A Discover page: people never shown before, nearest first (no cursor: the next request
     continues where this one stopped; empty when everyone nearby has been shown)."""
@@ -142,7 +142,7 @@ class NearbyUsers:
     items: list[NearbyUser]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SwipeAnswer:
     """Whether this swipe made the match, and then the pair's conversation."""
 
@@ -150,15 +150,13 @@ class SwipeAnswer:
     conversation_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Match:
     user: DiscoverUser
     conversation_id: str
     matched_at: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MatchPage(Page[Match]):
-    # Named again: pydantic does not carry a generic base's parameter into a subclass's
-    # fields (the OpenAPI document would say nothing of the items).
     items: list[Match]

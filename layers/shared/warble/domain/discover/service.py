@@ -37,7 +37,7 @@ from warble.domain.discover.ports import (
     SwipeLedger,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import IdGenerator, UserSummary
+from warble.domain.shared import IdGenerator, user_summary
 from warble.errors import Conflict, FieldError, Unavailable, ValidationFailed
 
 if TYPE_CHECKING:
@@ -83,8 +83,10 @@ class Announcer:
             who = found.get(other)
             if who is None:
                 continue
-            summary = UserSummary(str(other), who["username"], who["display_name"])
-            data = {"user": dataclasses.asdict(summary), "conversation_id": conversation_id}
+            data = {
+                "user": dataclasses.asdict(user_summary(who)),
+                "conversation_id": conversation_id,
+            }
             frame = {"type": "match", "data": data}
             self._pusher.push([me], frame)
 

@@ -112,7 +112,7 @@ class MessageReads(Protocol):
 NotificationType = Literal["follow", "like", "reply", "mention", "retweet", "match", "system"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Notification:
     """API.md's Notification: ``actor`` null for a system one, ``title`` and ``body`` set only
     on those; ``read`` when it is at or below its type's read position."""
@@ -127,7 +127,7 @@ class Notification:
     read: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NotificationOfDeletedTweet(Notification):
     """A notification whose tweet is gone: ``tweet_id`` null and ``tweet_deleted`` true, so no
     client follows it to a 404 (the field is absent on every other notification)."""
@@ -135,14 +135,12 @@ class NotificationOfDeletedTweet(Notification):
     tweet_deleted: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NotificationPage(Page[Notification | NotificationOfDeletedTweet]):
-    # Named again: pydantic does not carry a generic base's parameter into a subclass's
-    # fields (the OpenAPI document would say nothing of the items, the serializer infer them).
     items: list[Notification | NotificationOfDeletedTweet]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UnreadCounts:
     """API.md's unread counts: per type, ``message`` (unread direct messages), ``home`` (new
     tweets of the people followed), and ``total``, the sum of the others."""

@@ -51,7 +51,7 @@ from warble.domain.notifications.ports import (
     UnreadStore,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import IdGenerator, UserSummary
+from warble.domain.shared import IdGenerator, user_summary
 from warble.errors import FieldError, Forbidden, ValidationFailed
 from warble.events import Followed, Liked, Matched, TweetPosted
 from warble.ids import decompose
@@ -398,9 +398,7 @@ class NotificationService:
         views: list[Notification | NotificationOfDeletedTweet] = []
         for n in items:
             actor = actors.get(n.actor) if n.actor is not None else None
-            who = None if actor is None else UserSummary(
-                str(actor["id"]), actor["username"], actor["display_name"]
-            )  # fmt: skip
+            who = None if actor is None else user_summary(actor)
             kind = cast(NotificationType, n.kind)
             common = (str(n.id), kind, who)
             at, read = created_at(n.id), n.id <= positions.get(n.kind, 0)
