@@ -18,13 +18,9 @@ from warble.domain.conversations.service import ConversationService, Sent
 from warble.domain.shared import UserSummary
 from warble.http.render import render
 
-from tests.support.documented import component, ref, response_component
+from tests.support.answers import ALICE, ALICE_JSON, AT, component, ref, response_component
 
 pytestmark = pytest.mark.unit
-
-ALICE = UserSummary("7262946581234567168", "alice", "Alice")
-ALICE_JSON = {"id": "7262946581234567168", "username": "alice", "display_name": "Alice"}
-AT = "2026-11-22T06:00:00.000Z"
 
 
 class RecordingPusher:

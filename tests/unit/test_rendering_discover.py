@@ -17,11 +17,10 @@ from warble.domain.discover.ports import (
 )
 from warble.http.render import render
 
-from tests.support.documented import component, ref, response_component
+from tests.support.answers import AT, component, ref, response_component
 
 pytestmark = pytest.mark.unit
 
-AT = "2026-11-22T06:00:00.000Z"
 USER_JSON = {
     "id": "43", "username": "bob", "display_name": "Bob", "bio": "", "created_at": AT,
     "followers_count": 1, "following_count": 2, "tweet_count": 3, "relationship": "none",

@@ -13,16 +13,11 @@ from warble.domain.notifications.ports import (
     NotificationPage,
     UnreadCounts,
 )
-from warble.domain.shared import UserSummary
 from warble.http.render import render
 
-from tests.support.documented import component, ref, response_component
+from tests.support.answers import ALICE, ALICE_JSON, AT, component, ref, response_component
 
 pytestmark = pytest.mark.unit
-
-ALICE = UserSummary("7262946581234567168", "alice", "Alice")
-ALICE_JSON = {"id": "7262946581234567168", "username": "alice", "display_name": "Alice"}
-AT = "2026-11-22T06:00:00.000Z"
 
 
 def test_notifications_render_as_api_md_says():

@@ -1,11 +1,17 @@
-"""What the OpenAPI document says of a route's answer, for the unit tests that check the typed
-answers are the classes it names (``tests/unit/test_rendering_*.py``)."""
+"""What the rendering tests share (``tests/unit/test_rendering_*.py``): a user summary and a
+time as API.md writes them, and what the OpenAPI document says of a route's answer."""
 
 from __future__ import annotations
 
 import json
 from functools import cache
 from typing import Any
+
+from warble.domain.shared import UserSummary
+
+ALICE = UserSummary("7262946581234567168", "alice", "Alice")
+ALICE_JSON = {"id": "7262946581234567168", "username": "alice", "display_name": "Alice"}
+AT = "2026-11-22T06:00:00.000Z"
 
 
 @cache
