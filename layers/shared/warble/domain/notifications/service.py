@@ -304,20 +304,14 @@ class NotificationService:
         snap = self._unread.snapshot(user_id)
         if self._warm_up(user_id, snap):
             snap = self._unread.snapshot(user_id)
-        stored = snap.counts
-        follow, like, reply = stored.get("follow", 0), stored.get("like", 0), stored.get("reply", 0)
-        mention, retweet, match = (
-            stored.get("mention", 0), stored.get("retweet", 0), stored.get("match", 0)
-        )  # fmt: skip
+        stored = {kind: snap.counts.get(kind, 0) for kind in STORED_TYPES}
         # dm_unread is built on its first read (a new user's first message finds it missing).
         message = snap.message
         if message is None:
             message = sum(self._messages.unread_counts(user_id).values())
         system, home = snap.system or 0, snap.home
-        total = follow + like + reply + mention + retweet + match + message + system + home
-        return UnreadCounts(
-            follow, like, reply, mention, retweet, message, match, system, home, total
-        )
+        total = sum(stored.values()) + message + system + home
+        return UnreadCounts(**stored, message=message, system=system, home=home, total=total)
 
     def _warm_up(self, user_id: int, snap: Snapshot) -> bool:
         """Rebuild what the snapshot found missing; True if anything was."""
