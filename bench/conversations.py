@@ -74,7 +74,7 @@ def conversations_group(run: Run) -> Iterator[Item]:
         graph.follow(viewer_id, friend)
         graph.follow(friend, viewer_id)
         body, _ = dms.open(viewer_id, friend)
-        conversation = int(body["id"])
+        conversation = int(body.id)
         conversation_ids.append(conversation)
         for m in range(MESSAGES if n == 0 else 2):
             dms.send(friend if m % 2 else viewer_id, conversation, f"message {m} of {n}")

@@ -126,7 +126,7 @@ def notifications_group(run: Run) -> Iterator[Item]:
             pipe.get(keys.home_read(reader))
             pipe.zrangebylex(keys.home_timeline(reader), f"({padded(reader)};", "+")
             pipe.get(celebs_key)
-            pipe.hgetall(keys.memberships("blocks", reader))  # blocks and mutes (home count)
+            pipe.hgetall(keys.memberships("blocks", reader).value)  # blocks and mutes (home count)
             answers = pipe.execute()
             pipe = raw.pipeline(transaction=False)
             pipe.zlexcount(keys.system_notifications(), f"({answers[1]}", "+")
@@ -312,7 +312,7 @@ def end_to_end(run: Run, bench_stack: stack.Stack) -> Precomputed:
 
     def wait_for(count: int, deadline: float) -> int | None:
         while time.perf_counter() < deadline:
-            if notifications.counts(author)["like"] >= count:
+            if notifications.counts(author).like >= count:
                 return time.perf_counter_ns()
             time.sleep(0.002)
         return None

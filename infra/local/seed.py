@@ -580,7 +580,7 @@ def write_population(
     service = container.conversations
     for a, b, messages in plan.conversations:
         view, _ = service.open(user_ids[a], user_ids[b])
-        conversation_id = int(view["id"])
+        conversation_id = int(view.id)
         written.conversation_ids.append(conversation_id)
         for k in range(messages):
             sender = user_ids[a] if k % 2 == 0 else user_ids[b]

@@ -235,7 +235,7 @@ def _friends_with_a_conversation(world: World) -> tuple[int, int, int]:
     alice, bob = world.user("alice"), world.user("bob")
     services.conversations().match(alice, bob)  # matched: they may converse without a follow
     conversation = services.conversations().open(alice, bob)[0]
-    return alice, bob, int(conversation["id"])
+    return alice, bob, int(conversation.id)
 
 
 def test_no_message_crosses_a_block_and_the_history_stays(world):
@@ -249,7 +249,7 @@ def test_no_message_crosses_a_block_and_the_history_stays(world):
     with pytest.raises(NotAllowed):
         conversations.open(alice, bob)
     history = conversations.history(bob, conversation, 20, None)
-    assert [m["text"] for m in history.items] == ["hi bob"]
+    assert [m.text for m in history.items] == ["hi bob"]
     services.blocks().unblock(bob, alice)
     conversations.send(bob, conversation, "back")
 
@@ -263,7 +263,7 @@ def test_a_message_racing_a_block_lands_before_it_or_not_at_all(world):
     with pytest.raises(NotAllowed):
         conversations.send(alice, conversation, "after")
     history = conversations.history(bob, conversation, 20, None)
-    assert [m["text"] for m in history.items] == ["before"]
+    assert [m.text for m in history.items] == ["before"]
 
 
 def _notified(world: World) -> None:
@@ -275,7 +275,7 @@ def _notified(world: World) -> None:
 
 def _kinds(user: int) -> list[tuple[str, int | None]]:
     items = services.notifications().page(user, None, 50, None).items
-    return sorted((n["type"], int(n["actor"]["id"]) if n["actor"] else None) for n in items)
+    return sorted((n.type, int(n.actor.id) if n.actor else None) for n in items)
 
 
 @pytest.mark.redis
@@ -384,14 +384,14 @@ def test_home_timeline_replies_and_home_count_leave_out_blocked_and_muted_users(
         "carol replies", "bob replies", "alice's", "", "bob's second", "carol's", "bob's",
         "dave's",
     ]  # fmt: skip
-    assert services.notifications().counts(alice)["home"] == 7
+    assert services.notifications().counts(alice).home == 7
     blocks.mute(alice, carol)
     blocks.block(alice, bob)
     # At once, before the streams end the follows: filtered at read (the retweet of bob's
     # tweet too), on both sides of the block.
     assert _home(alice) == ["alice's", "dave's"]
     assert "alice's" not in _home(bob)
-    assert services.notifications().counts(alice)["home"] == 2  # dave's, and his retweet
+    assert services.notifications().counts(alice).home == 2  # dave's, and his retweet
     replies = [t.text for t in tweets.replies(alice, original, 20, None).items]
     assert replies == ["carol replies"]  # a mute leaves reply lists alone
     assert [t.text for t in tweets.replies(bob, original, 20, None).items] == [
@@ -402,7 +402,7 @@ def test_home_timeline_replies_and_home_count_leave_out_blocked_and_muted_users(
     assert _home(alice) == ["alice's", "dave's"]
     blocks.unmute(alice, carol)
     assert _home(alice) == ["carol replies", "alice's", "carol's", "dave's"]
-    assert services.notifications().counts(alice)["home"] == 4
+    assert services.notifications().counts(alice).home == 4
 
 
 @pytest.mark.redis

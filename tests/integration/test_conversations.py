@@ -47,7 +47,7 @@ def befriend(a: int, b: int) -> None:
 
 def _conversation(dms: ConversationService, a: int, b: int) -> int:
     body, _ = dms.open(a, b)
-    return int(body["id"])
+    return int(body.id)
 
 
 # ---- the permission rule ----------------------------------------------------------------------
@@ -56,12 +56,12 @@ def test_friends_may_open_and_send(dms, make_users):
     befriend(a, b)
     body, created = dms.open(a, b)
     assert created is True
-    assert sorted(p["id"] for p in body["participants"]) == sorted([str(a), str(b)])
-    assert body["last_message"] is None and body["unread_count"] == 0
+    assert sorted(p.id for p in body.participants) == sorted([str(a), str(b)])
+    assert body.last_message is None and body.unread_count == 0
     again, created_again = dms.open(b, a)
-    assert created_again is False and again["id"] == body["id"]  # one per pair, either side
-    sent = dms.send(a, int(body["id"]), "hi")
-    assert sent.created and sent.view()["text"] == "hi"
+    assert created_again is False and again.id == body.id  # one per pair, either side
+    sent = dms.send(a, int(body.id), "hi")
+    assert sent.created and sent.view().text == "hi"
 
 
 def test_matched_users_may_converse(dms, make_users):
@@ -71,7 +71,7 @@ def test_matched_users_may_converse(dms, make_users):
     conversation = dms.match(a, b)  # what Discover calls on a match
     assert dms.match(b, a) == conversation  # idempotent, one conversation
     body, created = dms.open(b, a)
-    assert created is False and int(body["id"]) == conversation
+    assert created is False and int(body.id) == conversation
     assert dms.send(b, conversation, "we matched").created
 
 
@@ -93,7 +93,7 @@ def test_unfriending_stops_new_messages_but_keeps_history(dms, make_users):
     services.graph().unfollow(b, a)
     with pytest.raises(NotAllowed):
         dms.send(a, conversation, "after")
-    assert [m["text"] for m in dms.history(b, conversation, 20, None).items] == ["before"]
+    assert [m.text for m in dms.history(b, conversation, 20, None).items] == ["before"]
 
 
 def test_self_unknown_and_outsiders(dms, make_users):
@@ -130,7 +130,7 @@ def test_racing_opens_make_one_conversation(dms, make_users):
         thread.start()
     for thread in threads:
         thread.join()
-    assert len({body["id"] for body, _ in answers}) == 1
+    assert len({body.id for body, _ in answers}) == 1
     assert sum(created for _, created in answers) == 1
 
 
@@ -150,13 +150,13 @@ def test_unread_counts_follow_sends_and_reads(dms, make_users, redis):
     assert dms.unread_counts(b) == {ab: 3, cb: 1}
     # the seam the notifications feature reads: the sum of HVALS
     assert sum(int(v) for v in redis.hvals(keys.dm_unread(b))) == 4
-    listed = {item["id"]: item for item in dms.latest(b, 20, None).items}
-    assert listed[str(ab)]["unread_count"] == 3 and listed[str(cb)]["unread_count"] == 1
-    assert listed[str(ab)]["last_message"]["text"] == "three"
+    listed = {item.id: item for item in dms.latest(b, 20, None).items}
+    assert listed[str(ab)].unread_count == 3 and listed[str(cb)].unread_count == 1
+    assert listed[str(ab)].last_message.text == "three"
 
     dms.read(b, ab)
     assert dms.unread_counts(b) == {cb: 1}
-    assert dms.conversation(b, ab)["unread_count"] == 0
+    assert dms.conversation(b, ab).unread_count == 0
     # replying reads the conversation for its sender
     dms.send(b, cb, "hello back")
     assert dms.unread_counts(b) == {}
@@ -210,17 +210,17 @@ def test_concurrent_sends_are_all_counted_and_in_id_order(dms, make_users):
         thread.join()
     history = dms.history(a, ab, 100, None).items
     assert len(history) == 30
-    ids = [int(m["id"]) for m in history]
+    ids = [int(m.id) for m in history]
     assert ids == sorted(ids, reverse=True)
-    newest = dms.conversation(a, ab)["last_message"]
-    assert newest["id"] == history[0]["id"]
+    newest = dms.conversation(a, ab).last_message
+    assert newest.id == history[0].id
     # the memberships agree with the history: b's unread are a's messages since b last sent
     unread_b = 0
     for message in history:
-        if message["sender_id"] == str(b):
+        if message.sender_id == str(b):
             break
         unread_b += 1
-    assert dms.conversation(b, ab)["unread_count"] == unread_b
+    assert dms.conversation(b, ab).unread_count == unread_b
 
 
 # ---- resends and history ----------------------------------------------------------------------
@@ -248,7 +248,7 @@ def test_history_pages_newest_first_without_repeats(dms, make_users):
     cursor = None
     while True:
         page = dms.history(b, ab, 3, cursor)
-        seen += [m["text"] for m in page.items]
+        seen += [m.text for m in page.items]
         if page.next_cursor is None:
             break
         dms.send(b, ab, "written between pages")  # newer: never on a later page
@@ -266,14 +266,14 @@ def test_list_is_latest_activity_first_with_cursor(dms, make_users):
         ids.append(_conversation(dms, me, other))
     dms.send(others[0], ids[0], "oldest conversation, newest message")
     first = dms.latest(me, 2, None)
-    assert [c["id"] for c in first.items] == [str(ids[0]), str(ids[2])]
+    assert [c.id for c in first.items] == [str(ids[0]), str(ids[2])]
     rest = dms.latest(me, 2, first.next_cursor)
-    assert [c["id"] for c in rest.items] == [str(ids[1])] and rest.next_cursor is None
+    assert [c.id for c in rest.items] == [str(ids[1])] and rest.next_cursor is None
 
 
 # ---- the ``message`` unread count (API.md: from a new user's first message on) ---------------
 def _message_count(user_id: int) -> int:
-    return services.notifications().counts(user_id)["message"]
+    return services.notifications().counts(user_id).message
 
 
 @pytest.mark.redis  # also on the cluster
@@ -286,7 +286,7 @@ def test_message_count_rises_from_a_new_users_first_message(dms, make_users, red
     dms.send(a, ab, "one")
     dms.send(a, ab, "two")
     counts = services.notifications().counts(b)
-    assert counts["message"] == 2 and counts["total"] >= 2
+    assert counts.message == 2 and counts.total >= 2
     dms.send(c, cb, "three")  # the hash is built now: a message raises it
     assert _message_count(b) == 3
 

@@ -232,7 +232,9 @@ def test_a_match_is_one_durable_record_two_events_and_a_conversation(discover, m
     )
     for me, other in ((a, b), (b, a)):
         page = discover.matches(me, 20, None)
-        assert [(int(u["id"]), c) for u, c, _ in page.items] == [(other, answer.conversation_id)]
+        assert [(int(m.user.id), m.conversation_id) for m in page.items] == [
+            (other, answer.conversation_id)
+        ]
 
 
 def test_a_pending_right_swipe_survives_redis_losing_the_pair(discover, make_users, redis):

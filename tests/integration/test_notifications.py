@@ -50,14 +50,14 @@ def user(accounts, name: str) -> int:
 
 
 def kinds(page) -> Counter:
-    return Counter((n["type"], n["actor"]["username"] if n["actor"] else None) for n in page.items)
+    return Counter((n.type, n.actor.username if n.actor else None) for n in page.items)
 
 
 def test_every_notification_once_and_counts_exact(tap, consumer, accounts, redis):
     alice, bob, carol = (user(accounts, n) for n in ("alice", "bob", "carol"))
     graph, tweets, likes = services.graph(), services.tweets(), services.likes()
     notifications = services.notifications()
-    assert notifications.counts(alice)["total"] == 0  # warm: built before anything happened
+    assert notifications.counts(alice).total == 0  # warm: built before anything happened
 
     graph.follow(bob, alice)
     graph.follow(carol, alice)
@@ -78,24 +78,24 @@ def test_every_notification_once_and_counts_exact(tap, consumer, accounts, redis
         {("follow", "bob"): 1, ("follow", "carol"): 1, ("like", "bob"): 1, ("reply", "carol"): 1,
          ("retweet", "bob"): 1}
     )  # fmt: skip
-    ids = [int(n["id"]) for n in page.items]
-    assert ids == sorted(ids, reverse=True) and not any(n["read"] for n in page.items)
-    replied = next(n for n in page.items if n["type"] == "reply")
-    assert replied["tweet_id"] == str(reply)  # the reply; no second "mention" for alice
+    ids = [int(n.id) for n in page.items]
+    assert ids == sorted(ids, reverse=True) and not any(n.read for n in page.items)
+    replied = next(n for n in page.items if n.type == "reply")
+    assert replied.tweet_id == str(reply)  # the reply; no second "mention" for alice
     bob_page = notifications.page(bob, [], 100, None)
     assert kinds(bob_page) == Counter({("mention", "carol"): 1})
     counts = notifications.counts(alice)
-    assert {k: counts[k] for k in ("follow", "like", "reply", "mention", "retweet")} == {
+    assert {k: getattr(counts, k) for k in ("follow", "like", "reply", "mention", "retweet")} == {
         "follow": 2, "like": 1, "reply": 1, "mention": 0, "retweet": 1,
     }  # fmt: skip
-    assert counts["total"] == 5 + counts["home"] and counts["message"] == 0
+    assert counts.total == 5 + counts.home and counts.message == 0
 
     # Delivered a third time, after being read: nothing comes back unread.
     notifications.mark_read(alice, ["follow", "like"])
     deliver_twice_shuffled(consumer, records, seed=11)
     counts = notifications.counts(alice)
-    assert (counts["follow"], counts["like"], counts["reply"]) == (0, 0, 1)
-    read = {n["type"]: n["read"] for n in notifications.page(alice, [], 100, None).items}
+    assert (counts.follow, counts.like, counts.reply) == (0, 0, 1)
+    read = {n.type: n.read for n in notifications.page(alice, [], 100, None).items}
     assert read == {"follow": True, "like": True, "reply": False, "retweet": False}
 
     # Filtered pages with a cursor.
@@ -103,23 +103,23 @@ def test_every_notification_once_and_counts_exact(tap, consumer, accounts, redis
     assert len(first.items) == 2 and first.next_cursor
     rest = notifications.page(alice, ["follow", "reply"], 2, first.next_cursor)
     both = first.items + rest.items
-    assert sorted(n["type"] for n in both) == ["follow", "follow", "reply"]
-    assert [n["id"] for n in both] == [
-        n["id"] for n in page.items if n["type"] != "retweet" and n["type"] != "like"
+    assert sorted(n.type for n in both) == ["follow", "follow", "reply"]
+    assert [n.id for n in both] == [
+        n.id for n in page.items if n.type != "retweet" and n.type != "like"
     ]
 
     # A Redis flush: counts and read flags come back from the table and the durable positions.
     redis.flushdb()
     counts = notifications.counts(alice)
-    assert (counts["follow"], counts["like"], counts["reply"], counts["retweet"]) == (0, 0, 1, 1)
-    assert notifications.counts(bob)["mention"] == 1
+    assert (counts.follow, counts.like, counts.reply, counts.retweet) == (0, 0, 1, 1)
+    assert notifications.counts(bob).mention == 1
     deliver_twice_shuffled(consumer, records, seed=13)  # and redelivery after it adds nothing
-    assert notifications.counts(alice)["retweet"] == 1
+    assert notifications.counts(alice).retweet == 1
 
     # A deleted tweet: the notification stays, pointing at nothing.
     tweets.delete(carol, reply)
     replied = next(n for n in notifications.page(alice, ["reply"], 10, None).items)
-    assert replied["tweet_id"] is None and replied["tweet_deleted"] is True
+    assert replied.tweet_id is None and replied.tweet_deleted is True
 
 
 def test_unread_counts_take_two_redis_round_trips_when_warm(accounts, moto, redis):
@@ -145,7 +145,7 @@ def test_unread_counts_take_two_redis_round_trips_when_warm(accounts, moto, redi
     finally:
         client.pipeline = original  # type: ignore[method-assign]
     assert len(calls) == 2
-    assert counts["message"] == 5 and counts["total"] == 5
+    assert counts.message == 5 and counts.total == 5
 
 
 def test_home_counts_followees_posts_since_read_celebrities_included(
@@ -165,15 +165,15 @@ def test_home_counts_followees_posts_since_read_celebrities_included(
     notifications, timelines = services.notifications(), services.timelines()
     tweets = services.tweets()
     timelines.rebuild(me)
-    assert notifications.counts(me)["home"] == 0
+    assert notifications.counts(me).home == 0
     posted = [int(tweets.post(a, "news", None, []).id) for a in (friend, celebrity, me)]
     timelines.tweet_created(friend, posted[0])
     timelines.tweet_created(celebrity, posted[1])
     timelines.tweet_created(me, posted[2])
     redis.delete(keys.home_celebrities(me))
-    assert notifications.counts(me)["home"] == 2  # not my own
+    assert notifications.counts(me).home == 2  # not my own
     notifications.mark_read(me, ["home"])
-    assert notifications.counts(me)["home"] == 0
+    assert notifications.counts(me).home == 0
 
 
 def test_system_notifications_one_write_and_positions_start_at_signup(
@@ -188,16 +188,16 @@ def test_system_notifications_one_write_and_positions_start_at_signup(
     first = notifications.post_system(admin, "Hello", "Welcome to Warble")
     late = user(services.accounts(), "late")  # signed up after the first
     notifications.post_system(admin, "Again", "A second one")
-    assert notifications.counts(early)["system"] == 2
-    assert notifications.counts(late)["system"] == 1
+    assert notifications.counts(early).system == 2
+    assert notifications.counts(late).system == 1
     listed = notifications.page(late, ["system"], 10, None).items
-    assert [n["title"] for n in listed] == ["Again"] and listed[0]["actor"] is None
+    assert [n.title for n in listed] == ["Again"] and listed[0].actor is None
     notifications.mark_read(early, ["system"])
-    assert notifications.counts(early)["system"] == 0
-    assert first["type"] == "system" and first["read"] is False
+    assert notifications.counts(early).system == 0
+    assert first.type == "system" and first.read is False
     redis.flushdb()  # the shared list and the positions come back from the table
-    assert notifications.counts(early)["system"] == 0
-    assert notifications.counts(late)["system"] == 1
+    assert notifications.counts(early).system == 0
+    assert notifications.counts(late).system == 1
 
 
 def test_a_hot_recipient_is_capped_per_window(tap, consumer, accounts, redis, monkeypatch):
@@ -212,4 +212,4 @@ def test_a_hot_recipient_is_capped_per_window(tap, consumer, accounts, redis, mo
     deliver_twice_shuffled(consumer, tap.drain())
     stored = services.notifications().page(celebrity, ["like"], 100, None).items
     assert len(stored) == 5  # the rest of this window's were dropped
-    assert services.notifications().counts(celebrity)["like"] == 5
+    assert services.notifications().counts(celebrity).like == 5

@@ -262,4 +262,4 @@ def test_conversation_samples_through_the_handlers(accounts, session, moto):
     for _ in range(2):  # the resend (same client_id) stores nothing new
         assert ws(send, Context())["statusCode"] == 200
     history = services.conversations().history(bob.user["id"], int(conversation), 20, None)
-    assert [m["text"] for m in history.items] == [body["text"]]
+    assert [m.text for m in history.items] == [body["text"]]

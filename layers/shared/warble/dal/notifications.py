@@ -36,7 +36,7 @@ from warble import keys
 from warble.dal.blocks import HIDDEN_SCRIPT, hidden_answer
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes
 from warble.dal.redis import RedisClient, eval_scripts
-from warble.domain.notifications.ports import Notification, Snapshot
+from warble.domain.notifications.ports import Snapshot, StoredNotification
 from warble.settings import Settings, get_settings
 
 STORED_TYPES = ("follow", "like", "reply", "mention", "retweet", "match")
@@ -75,8 +75,8 @@ class NotificationItem(Model):
     pos_home = NumberAttribute(null=True)
 
 
-def _notification(item: NotificationItem, recipient: int) -> Notification:
-    return Notification(
+def _notification(item: NotificationItem, recipient: int) -> StoredNotification:
+    return StoredNotification(
         id=int(item.sk[2:]),
         recipient=recipient,
         kind=str(item.kind),
@@ -98,7 +98,7 @@ class NotificationTable:
             settings.aws_region, [(NotificationItem, settings.notifications_table)]
         )
 
-    def create(self, notification: Notification, dedupe: str) -> tuple[int, bool]:
+    def create(self, notification: StoredNotification, dedupe: str) -> tuple[int, bool]:
         pk = f"U#{notification.recipient}"
         cause = NotificationItem(pk, f"D#{dedupe}", notification_id=notification.id)
         cause.expires_at = self._ttl
@@ -129,7 +129,7 @@ class NotificationTable:
 
     def page(
         self, recipient: int, kinds: list[str], before_id: int | None, limit: int
-    ) -> list[Notification]:
+    ) -> list[StoredNotification]:
         upper = TOP if before_id is None else f"N#{padded(before_id - 1)}"
         condition = NotificationItem.sk.between("N#", upper)
         wanted = None if set(STORED_TYPES) <= set(kinds) else NotificationItem.kind.is_in(*kinds)
@@ -139,7 +139,9 @@ class NotificationTable:
         )  # fmt: skip
         return [_notification(item, recipient) for item in items]
 
-    def system_page(self, before_id: int | None, after_id: int, limit: int) -> list[Notification]:
+    def system_page(
+        self, before_id: int | None, after_id: int, limit: int
+    ) -> list[StoredNotification]:
         upper = TOP if before_id is None else f"N#{padded(before_id - 1)}"
         if before_id is not None and before_id <= after_id + 1:
             return []
@@ -147,7 +149,7 @@ class NotificationTable:
         items = NotificationItem.query(SYSTEM, condition, scan_index_forward=False, limit=limit)
         return [_notification(item, 0) for item in items]
 
-    def post_system(self, notification: Notification) -> None:
+    def post_system(self, notification: StoredNotification) -> None:
         item = NotificationItem(
             SYSTEM, f"N#{padded(notification.id)}", kind="system", title=notification.title,
             body=notification.body,

@@ -8,6 +8,7 @@ frame (not JSON, unknown action, invalid fields, not a participant) is answered 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -116,7 +117,9 @@ def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
         logger.warning("store unavailable", exc_info=True)
         _reply(event, _error_frame(Unavailable(), client_id))
         return {"statusCode": 200}
-    _reply(event, {"type": "message_ack", "data": {"client_id": client_id, "message": sent.view()}})
+    # The message as the HTTP answer writes it (the Message's fields, in order).
+    message = dataclasses.asdict(sent.view())
+    _reply(event, {"type": "message_ack", "data": {"client_id": client_id, "message": message}})
     service.announce(sent, skip=connection_id)
     return {"statusCode": 200}
 

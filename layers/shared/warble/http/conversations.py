@@ -2,41 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
+from warble.domain.conversations.ports import (
+    Conversation,
+    ConversationPage,
+    Message,
+    MessagePage,
+)
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, id_or_404
-from warble.schemas.conversations import (
-    ConversationOut,
-    ConversationPageOut,
-    MessageOut,
-    MessagePageOut,
-    OpenConversation,
-    SendMessage,
-)
-
-if TYPE_CHECKING:
-    from warble.domain.conversations.service import Page
+from warble.schemas.conversations import OpenConversation, SendMessage
 
 router = Router()
-
-
-def _page(page: Page) -> dict[str, Any]:
-    return {"items": page.items, "next_cursor": page.next_cursor}
 
 
 @router.post(
     "/v1/conversations",
     summary="Open the conversation with a friend or a match (201), or get it (200)",
     responses={
-        **responses(201, ConversationOut, "Created", e403="not_allowed", e404="not_found"),
-        **responses(200, ConversationOut, "It existed: the pair's one conversation"),
+        **responses(201, Conversation, "Created", e403="not_allowed", e404="not_found"),
+        **responses(200, Conversation, "It existed: the pair's one conversation"),
     },
 )
 def open_conversation(body: Annotated[OpenConversation, Body()]) -> Response[Any]:
@@ -51,26 +43,26 @@ def open_conversation(body: Annotated[OpenConversation, Body()]) -> Response[Any
 @router.get(
     "/v1/conversations",
     summary="My conversations, latest activity first",
-    responses=responses(200, ConversationPageOut, "A page of conversations"),
+    responses=responses(200, ConversationPage, "A page of conversations"),
 )
-def list_conversations(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
-    return _page(services.conversations().latest(principal().user_id, limit, cursor))
+def list_conversations(limit: Limit = 20, cursor: Cursor = None) -> ConversationPage:
+    return services.conversations().latest(principal().user_id, limit, cursor)
 
 
 @router.get(
     "/v1/conversations/<conversation_id>/messages",
     summary="A conversation's messages, newest first",
-    responses=responses(200, MessagePageOut, "A page of messages", e404="not_found"),
+    responses=responses(200, MessagePage, "A page of messages", e404="not_found"),
 )
-def messages(conversation_id: Id, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+def messages(conversation_id: Id, limit: Limit = 20, cursor: Cursor = None) -> MessagePage:
     cid = id_or_404(conversation_id, "conversation")
-    return _page(services.conversations().history(principal().user_id, cid, limit, cursor))
+    return services.conversations().history(principal().user_id, cid, limit, cursor)
 
 
 @router.post(
     "/v1/conversations/<conversation_id>/messages",
     summary="Send a message (pushed to the recipient's and my other WebSocket connections)",
-    responses=responses(201, MessageOut, "Sent", e403="not_allowed", e404="not_found"),
+    responses=responses(201, Message, "Sent", e403="not_allowed", e404="not_found"),
 )
 def send_message(conversation_id: Id, body: Annotated[SendMessage, Body()]) -> Response[Any]:
     service = services.conversations()

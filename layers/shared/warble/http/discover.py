@@ -9,12 +9,12 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from warble import clock, services
-from warble.http import views
+from warble import services
+from warble.domain.discover.ports import MatchPage, NearbyUsers, SwipeAnswer
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit
-from warble.schemas.discover import DiscoverOut, LocationIn, MatchPageOut, SwipeIn, SwipeOut
+from warble.schemas.discover import LocationIn, SwipeIn
 
 router = Router()
 
@@ -34,45 +34,25 @@ def put_location(body: Annotated[LocationIn, Body()]) -> Response[Any]:
 @router.get(
     "/v1/discover",
     summary="People nearby never shown to me before, nearest first",
-    responses=responses(200, DiscoverOut, "A page of people", e409="location_required"),
+    responses=responses(200, NearbyUsers, "A page of people", e409="location_required"),
 )
-def discover(radius_km: RadiusKm = 10, limit: Limit = 20) -> dict[str, Any]:
-    me = principal().user_id
-    found = services.discover().page(me, radius_km, limit)
-    return {
-        "items": [
-            {**views.user(record, viewer_id=me), "distance_km": record["distance_km"]}
-            for record in found
-        ]
-    }
+def discover(radius_km: RadiusKm = 10, limit: Limit = 20) -> NearbyUsers:
+    return services.discover().page(principal().user_id, radius_km, limit)
 
 
 @router.post(
     "/v1/discover/swipes",
     summary="Swipe left or right on someone (the first swipe on a person stands)",
-    responses=responses(200, SwipeOut, "Whether this swipe made a match", e404="not_found"),
+    responses=responses(200, SwipeAnswer, "Whether this swipe made a match", e404="not_found"),
 )
-def swipe(body: Annotated[SwipeIn, Body()]) -> dict[str, Any]:
-    answer = services.discover().swipe(principal().user_id, int(body.user_id), body.direction)
-    return {"matched": answer.matched, "conversation_id": answer.conversation_id}
+def swipe(body: Annotated[SwipeIn, Body()]) -> SwipeAnswer:
+    return services.discover().swipe(principal().user_id, int(body.user_id), body.direction)
 
 
 @router.get(
     "/v1/discover/matches",
     summary="My matches, newest first",
-    responses=responses(200, MatchPageOut, "A page of matches"),
+    responses=responses(200, MatchPage, "A page of matches"),
 )
-def matches(limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
-    me = principal().user_id
-    page = services.discover().matches(me, limit, cursor)
-    return {
-        "items": [
-            {
-                "user": views.user(user, viewer_id=me),
-                "conversation_id": conversation_id,
-                "matched_at": clock.rfc3339(clock.from_ms(matched_at)),
-            }
-            for user, conversation_id, matched_at in page.items
-        ],
-        "next_cursor": page.next_cursor,
-    }
+def matches(limit: Limit = 20, cursor: Cursor = None) -> MatchPage:
+    return services.discover().matches(principal().user_id, limit, cursor)

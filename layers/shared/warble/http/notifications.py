@@ -9,17 +9,12 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from warble import services
+from warble.domain.notifications.ports import Notification, NotificationPage, UnreadCounts
 from warble.domain.notifications.service import COUNT_TYPES, LIST_TYPES, parse_types
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit
-from warble.schemas.notifications import (
-    MarkRead,
-    NotificationOut,
-    NotificationPageOut,
-    SystemNotificationIn,
-    UnreadCountsOut,
-)
+from warble.schemas.notifications import MarkRead, SystemNotificationIn
 
 router = Router()
 
@@ -37,20 +32,21 @@ Types = Annotated[
 @router.get(
     "/v1/notifications",
     summary="My notifications, newest first",
-    responses=responses(200, NotificationPageOut, "A page of notifications"),
+    responses=responses(200, NotificationPage, "A page of notifications"),
 )
-def list_notifications(types: Types = None, limit: Limit = 20, cursor: Cursor = None) -> dict:
+def list_notifications(
+    types: Types = None, limit: Limit = 20, cursor: Cursor = None
+) -> NotificationPage:
     kinds = parse_types(types, LIST_TYPES)
-    page = services.notifications().page(principal().user_id, kinds, limit, cursor)
-    return {"items": page.items, "next_cursor": page.next_cursor}
+    return services.notifications().page(principal().user_id, kinds, limit, cursor)
 
 
 @router.get(
     "/v1/notifications/unread-counts",
     summary="My unread counts per type, and their total",
-    responses=responses(200, UnreadCountsOut, "The counts"),
+    responses=responses(200, UnreadCounts, "The counts"),
 )
-def unread_counts() -> dict[str, int]:
+def unread_counts() -> UnreadCounts:
     return services.notifications().counts(principal().user_id)
 
 
@@ -68,7 +64,7 @@ def mark_read(body: Annotated[MarkRead, Body()]) -> Response[Any]:
 @router.post(
     "/v1/admin/system-notifications",
     summary="Send a system notification to every user (admins only)",
-    responses=responses(201, NotificationOut, "Sent", e403="forbidden"),
+    responses=responses(201, Notification, "Sent", e403="forbidden"),
 )
 def post_system(body: Annotated[SystemNotificationIn, Body()]) -> Response[Any]:
     sent = services.notifications().post_system(principal().user_id, body.title, body.body)

@@ -57,9 +57,3 @@ def _password(value: str) -> str:
     if size < 8 or size > 72:
         raise ValueError("must be 8 to 72 bytes of UTF-8")
     return value
-
-
-class UserSummaryOut(_Model):
-    id: str
-    username: str
-    display_name: str

@@ -9,7 +9,7 @@ from pydantic import (
 )
 
 from warble.ids import SNOWFLAKE_PATTERN
-from warble.schemas.base import UserSummaryOut, _Model, _Request
+from warble.schemas.base import _Request
 
 
 class OpenConversation(_Request):
@@ -31,28 +31,3 @@ class SendMessageFrame(SendMessage):
     action: Literal["sendMessage"]
     conversation_id: str = Field(pattern=SNOWFLAKE_PATTERN)
     client_id: str | None = Field(default=None, min_length=1, max_length=64)
-
-
-class MessageOut(_Model):
-    id: str
-    conversation_id: str
-    sender_id: str
-    text: str
-    created_at: str
-
-
-class ConversationOut(_Model):
-    id: str
-    participants: list[UserSummaryOut]
-    last_message: MessageOut | None
-    unread_count: int
-
-
-class ConversationPageOut(_Model):
-    items: list[ConversationOut]
-    next_cursor: str | None
-
-
-class MessagePageOut(_Model):
-    items: list[MessageOut]
-    next_cursor: str | None

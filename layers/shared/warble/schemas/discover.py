@@ -11,8 +11,7 @@ from pydantic import (
 )
 
 from warble.ids import SNOWFLAKE_PATTERN
-from warble.schemas.accounts import UserOut
-from warble.schemas.base import _Model, _Request
+from warble.schemas.base import _Request
 
 
 class LocationIn(_Request):
@@ -32,27 +31,3 @@ class LocationIn(_Request):
 class SwipeIn(_Request):
     user_id: str = Field(pattern=SNOWFLAKE_PATTERN, description="the user swiped on")
     direction: Literal["left", "right"]
-
-
-class NearbyUserOut(UserOut):
-    distance_km: float = Field(description="great-circle distance, rounded to 0.01 km")
-
-
-class DiscoverOut(_Model):
-    items: list[NearbyUserOut]
-
-
-class SwipeOut(_Model):
-    matched: bool
-    conversation_id: str | None
-
-
-class MatchOut(_Model):
-    user: UserOut
-    conversation_id: str
-    matched_at: str
-
-
-class MatchPageOut(_Model):
-    items: list[MatchOut]
-    next_cursor: str | None

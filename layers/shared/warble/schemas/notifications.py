@@ -11,10 +11,7 @@ from pydantic import (
     model_validator,
 )
 
-from warble.schemas.base import UserSummaryOut, _Model, _Request
-
-NotificationType = Literal["follow", "like", "reply", "mention", "retweet", "match", "system"]
-
+from warble.schemas.base import _Request
 
 CountType = Literal[
     "follow", "like", "reply", "mention", "retweet", "match", "system", "message", "home"
@@ -48,33 +45,3 @@ class SystemNotificationIn(_Request):
         if not value.strip():
             raise ValueError("must not be only white space")
         return value
-
-
-class NotificationOut(_Model):
-    id: str
-    type: NotificationType
-    actor: UserSummaryOut | None
-    tweet_id: str | None
-    title: str | None
-    body: str | None
-    created_at: str
-    read: bool
-    tweet_deleted: bool | None = Field(default=None, description="set when the tweet is gone")
-
-
-class NotificationPageOut(_Model):
-    items: list[NotificationOut]
-    next_cursor: str | None
-
-
-class UnreadCountsOut(_Model):
-    follow: int
-    like: int
-    reply: int
-    mention: int
-    retweet: int
-    message: int
-    match: int
-    system: int
-    home: int
-    total: int

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from warble import clock
+from warble.domain.shared import Page, UserSummary
 from warble.ids import decompose
 
 
@@ -23,6 +25,16 @@ class StoredMessage:
     @classmethod
     def of(cls, message_id: int, conversation_id: int, sender_id: int, text: str) -> StoredMessage:
         return cls(message_id, conversation_id, sender_id, text, decompose(message_id)[0])
+
+    def answer(self) -> Message:
+        """API.md's Message."""
+        return Message(
+            str(self.id),
+            str(self.conversation_id),
+            str(self.sender_id),
+            self.text,
+            clock.rfc3339(clock.from_ms(self.created_at_ms)),
+        )
 
     def record(self) -> dict[str, Any]:
         return {
@@ -85,3 +97,36 @@ class MessageRaced(Exception):
 
 class DuplicateClientId(Exception):
     """The sender's ``client_id`` already names a message in this conversation."""
+
+
+# ---- what the service answers (API.md's objects) ---------------------------------------------
+@dataclass(slots=True)
+class Message:
+    """API.md's Message (also the data of the WebSocket ``message`` event)."""
+
+    id: str
+    conversation_id: str
+    sender_id: str
+    text: str
+    created_at: str
+
+
+@dataclass(slots=True)
+class Conversation:
+    """API.md's Conversation: both participants (by id), the newest message, and how many of
+    the other participant's messages the viewer has not read."""
+
+    id: str
+    participants: list[UserSummary]
+    last_message: Message | None
+    unread_count: int
+
+
+@dataclass(slots=True)
+class ConversationPage(Page[Conversation]):
+    items: list[Conversation]
+
+
+@dataclass(slots=True)
+class MessagePage(Page[Message]):
+    items: list[Message]

@@ -18,16 +18,21 @@ conversation is next read or the hash rebuilt: it is a cache, the memberships ar
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from warble import clock
 from warble.domain.accounts.ports import Profiles
 from warble.domain.blocks.ports import PairBlocked
 from warble.domain.conversations.ports import (
+    Conversation,
+    ConversationPage,
     ConversationStore,
     DuplicateClientId,
     Membership,
+    Message,
+    MessagePage,
     MessageRaced,
     StoredMessage,
     UnreadMessages,
@@ -35,7 +40,7 @@ from warble.domain.conversations.ports import (
 from warble.domain.counters.ports import TransactionRetry
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.push.ports import Pushes
-from warble.domain.shared import IdGenerator
+from warble.domain.shared import IdGenerator, user_summary
 from warble.domain.tweets.service import normalise_text as normalise_tweet_text
 from warble.errors import FieldError, NotAllowed, NotFound, Unavailable, ValidationFailed
 
@@ -61,31 +66,6 @@ def normalise_text(text: str) -> str:
     return normalise_tweet_text(text, MAX_TEXT)
 
 
-def message_view(message: StoredMessage) -> dict[str, Any]:
-    """API.md's Message."""
-    return {
-        "id": str(message.id),
-        "conversation_id": str(message.conversation_id),
-        "sender_id": str(message.sender_id),
-        "text": message.text,
-        "created_at": clock.rfc3339(clock.from_ms(message.created_at_ms)),
-    }
-
-
-def summary(record: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": str(record["id"]),
-        "username": record["username"],
-        "display_name": record["display_name"],
-    }
-
-
-@dataclass(frozen=True)
-class Page:
-    items: list[dict[str, Any]]
-    next_cursor: str | None
-
-
 @dataclass(frozen=True)
 class Sent:
     """A stored message; ``created`` is False for a resend answered with the first one."""
@@ -94,8 +74,8 @@ class Sent:
     recipient: int
     created: bool
 
-    def view(self) -> dict[str, Any]:
-        return message_view(self.message)
+    def view(self) -> Message:
+        return self.message.answer()
 
 
 class ConversationService:
@@ -139,7 +119,7 @@ class ConversationService:
         return membership
 
     # ---- conversations -------------------------------------------------------------------
-    def open(self, me: int, other: int) -> tuple[dict[str, Any], bool]:
+    def open(self, me: int, other: int) -> tuple[Conversation, bool]:
         """The pair's conversation, and whether it was created now."""
         if other == me:
             raise ValidationFailed(
@@ -175,10 +155,10 @@ class ConversationService:
         """``ConversationOpener`` for Discover: the match's conversation id."""
         return str(self.match(a, b))
 
-    def conversation(self, me: int, conversation_id: int) -> dict[str, Any]:
+    def conversation(self, me: int, conversation_id: int) -> Conversation:
         return self._render(me, [self._member(me, conversation_id)])[0]
 
-    def latest(self, me: int, limit: int, cursor: str | None) -> Page:
+    def latest(self, me: int, limit: int, cursor: str | None) -> ConversationPage:
         """Latest activity first. The cursor pins the last activity seen: a conversation that
         gets a message meanwhile moves to the top, where the client finds it on a refresh."""
         before = decode_cursor("conversations", cursor)
@@ -186,26 +166,22 @@ class ConversationService:
         page = found[:limit]
         more = len(found) > limit
         next_cursor = encode_cursor("conversations", page[-1].last_id) if more else None
-        return Page(self._render(me, page), next_cursor)
+        return ConversationPage(self._render(me, page), next_cursor)
 
-    def _render(self, me: int, memberships: list[Membership]) -> list[dict[str, Any]]:
+    def _render(self, me: int, memberships: list[Membership]) -> list[Conversation]:
         people = self._profiles.profiles([me, *(m.other_id for m in memberships)])
-        items = []
-        for m in memberships:
-            pair = sorted((me, m.other_id))
-            items.append(
-                {
-                    "id": str(m.conversation_id),
-                    "participants": [summary(people[uid]) for uid in pair if uid in people],
-                    "last_message": None
-                    if m.last_message is None
-                    else message_view(m.last_message),
-                    "unread_count": m.unread,
-                }
+        summaries = {uid: user_summary(record) for uid, record in people.items()}
+        return [
+            Conversation(
+                str(m.conversation_id),
+                [summaries[uid] for uid in sorted((me, m.other_id)) if uid in summaries],
+                None if m.last_message is None else m.last_message.answer(),
+                m.unread,
             )
-        return items
+            for m in memberships
+        ]
 
-    def history(self, me: int, conversation_id: int, limit: int, cursor: str | None) -> Page:
+    def history(self, me: int, conversation_id: int, limit: int, cursor: str | None) -> MessagePage:
         """Messages newest first; the cursor pins the last message seen."""
         self._member(me, conversation_id)
         before = decode_cursor("messages", cursor)
@@ -213,7 +189,7 @@ class ConversationService:
         page = found[:limit]
         more = len(found) > limit
         next_cursor = encode_cursor("messages", page[-1].id) if more else None
-        return Page([message_view(m) for m in page], next_cursor)
+        return MessagePage([m.answer() for m in page], next_cursor)
 
     # ---- messages ------------------------------------------------------------------------
     def send(self, me: int, conversation_id: int, text: str, client_id: str | None = None) -> Sent:
@@ -250,7 +226,8 @@ class ConversationService:
         A resend is not pushed again: its first send was."""
         if not sent.created:
             return
-        frame = {"type": "message", "data": sent.view()}
+        # The frame's data is the Message as the HTTP answer writes it (its fields, in order).
+        frame = {"type": "message", "data": dataclasses.asdict(sent.view())}
         self._pusher.push([sent.recipient, sent.message.sender_id], frame, skip=skip)
 
     # ---- reading -------------------------------------------------------------------------

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
+
+from warble.domain.shared import Page
 
 
 @dataclass(frozen=True)
@@ -103,3 +105,58 @@ class ConversationOpener(Protocol):
     (``ConversationService.open_for_match``)."""
 
     def open_for_match(self, a: int, b: int) -> str: ...
+
+
+# ---- what the service answers (API.md's objects) ---------------------------------------------
+Relationship = Literal["none", "following", "followed_by", "friends"]
+
+
+@dataclass(slots=True)
+class DiscoverUser:
+    """API.md's User as Discover shows it: never the viewer, so always with the viewer's
+    ``relationship`` to them."""
+
+    id: str
+    username: str
+    display_name: str
+    bio: str
+    created_at: str
+    followers_count: int
+    following_count: int
+    tweet_count: int
+    relationship: Relationship
+
+
+@dataclass(slots=True)
+class NearbyUser(DiscoverUser):
+    """A discovered user and how far: the great-circle distance, rounded to 0.01 km."""
+
+    distance_km: float
+
+
+@dataclass(slots=True)
+class NearbyUsers:
+    """A Discover page: people never shown before, nearest first (no cursor: the next request
+    continues where this one stopped; empty when everyone nearby has been shown)."""
+
+    items: list[NearbyUser]
+
+
+@dataclass(slots=True)
+class SwipeAnswer:
+    """Whether this swipe made the match, and then the pair's conversation."""
+
+    matched: bool
+    conversation_id: str | None
+
+
+@dataclass(slots=True)
+class Match:
+    user: DiscoverUser
+    conversation_id: str
+    matched_at: str
+
+
+@dataclass(slots=True)
+class MatchPage(Page[Match]):
+    items: list[Match]

@@ -14,6 +14,7 @@ the conversation's announcement (``match`` pushed to both users).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,13 +24,20 @@ from warble.domain.discover.geo import cell_of, cells_covering
 from warble.domain.discover.ports import (
     ConversationOpener,
     DiscoverStore,
+    DiscoverUser,
     FeedTake,
     GeoIndex,
+    Match,
+    MatchPage,
+    NearbyUser,
+    NearbyUsers,
+    Relationship,
     SeenFilter,
+    SwipeAnswer,
     SwipeLedger,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import IdGenerator
+from warble.domain.shared import IdGenerator, user_summary
 from warble.errors import Conflict, FieldError, Unavailable, ValidationFailed
 
 if TYPE_CHECKING:
@@ -50,16 +58,15 @@ class Nearby:
     distance_km: float
 
 
-@dataclass(frozen=True)
-class SwipeAnswer:
-    matched: bool
-    conversation_id: str | None
-
-
-@dataclass(frozen=True)
-class MatchPage:
-    items: list[tuple[dict[str, Any], str, int]]  # (other User, conversation id, matched_at ms)
-    next_cursor: str | None
+def _user_fields(
+    record: dict[str, Any],
+) -> tuple[str, str, str, str, str, int, int, int, Relationship]:
+    """A hydrated User record (``GraphService.users``) as DiscoverUser's fields, in order."""
+    return (
+        str(record["id"]), record["username"], record["display_name"], record["bio"],
+        record["created_at"], record.get("followers_count", 0), record.get("following_count", 0),
+        record.get("tweet_count", 0), record.get("relationship", "none"),
+    )  # fmt: skip
 
 
 class Announcer:
@@ -76,9 +83,11 @@ class Announcer:
             who = found.get(other)
             if who is None:
                 continue
-            summary = {"id": str(other), "username": who["username"],
-                       "display_name": who["display_name"]}  # fmt: skip
-            frame = {"type": "match", "data": {"user": summary, "conversation_id": conversation_id}}
+            data = {
+                "user": dataclasses.asdict(user_summary(who)),
+                "conversation_id": conversation_id,
+            }
+            frame = {"type": "match", "data": data}
             self._pusher.push([me], frame)
 
 
@@ -195,15 +204,17 @@ class DiscoverService:
             user_id, query, reached, ordered, horizon if full else radius_km + 1, count, exhausted
         )
 
-    def page(self, user_id: int, radius_km: float, limit: int) -> list[dict[str, Any]]:
-        """``discover`` as API.md's items: hydrated User records with ``distance_km``."""
+    def page(self, user_id: int, radius_km: float, limit: int) -> NearbyUsers:
+        """``discover`` as API.md's answer: hydrated Users with ``distance_km``."""
         found = self.discover(user_id, radius_km, limit)
         records = {int(r["id"]): r for r in self._people.users(user_id, [n.user_id for n in found])}
-        return [
-            {**records[n.user_id], "distance_km": n.distance_km}
-            for n in found
-            if n.user_id in records
-        ]
+        return NearbyUsers(
+            [
+                NearbyUser(*_user_fields(records[n.user_id]), n.distance_km)
+                for n in found
+                if n.user_id in records
+            ]
+        )
 
     # ---- swipes and matches -------------------------------------------------------------
     def swipe(self, me: int, other: int, direction: str) -> SwipeAnswer:
@@ -246,7 +257,11 @@ class DiscoverService:
         next_cursor = encode_cursor("matches", rows[-1].seq) if more and rows else None
         users = {int(r["id"]): r for r in self._people.users(user_id, [row.b for row in rows])}
         items = [
-            (users[row.b], str(row.conversation_id), row.matched_at_ms)
+            Match(
+                DiscoverUser(*_user_fields(users[row.b])),
+                str(row.conversation_id),
+                clock.rfc3339(clock.from_ms(row.matched_at_ms)),
+            )
             for row in rows
             if row.b in users
         ]

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
+
+from warble.domain.shared import Page, UserSummary
 
 
 @dataclass(frozen=True)
-class Notification:
+class StoredNotification:
     """As stored. ``recipient`` 0 is the shared system list."""
 
     id: int
@@ -43,18 +45,18 @@ class Snapshot:
 class NotificationStore(Protocol):
     """Stored notifications, their dedupe items, the system list and durable read positions."""
 
-    def create(self, notification: Notification, dedupe: str) -> tuple[int, bool]:
+    def create(self, notification: StoredNotification, dedupe: str) -> tuple[int, bool]:
         """Store it unless ``dedupe`` was stored: (the stored id, whether it was stored now)."""
         ...
 
     def existing(self, recipient: int, dedupe: str) -> int | None: ...
     def page(
         self, recipient: int, kinds: list[str], before_id: int | None, limit: int
-    ) -> list[Notification]: ...
+    ) -> list[StoredNotification]: ...
     def system_page(
         self, before_id: int | None, after_id: int, limit: int
-    ) -> list[Notification]: ...
-    def post_system(self, notification: Notification) -> None: ...
+    ) -> list[StoredNotification]: ...
+    def post_system(self, notification: StoredNotification) -> None: ...
     def system_ids(self) -> list[int]: ...
     def unread_ids(
         self, recipient: int, positions: dict[str, int], cap: int
@@ -104,3 +106,52 @@ class MessageReads(Protocol):
 
     def unread_counts(self, me: int) -> dict[int, int]: ...
     def read_all(self, user_id: int) -> None: ...
+
+
+# ---- what the service answers (API.md's objects) ---------------------------------------------
+NotificationType = Literal["follow", "like", "reply", "mention", "retweet", "match", "system"]
+
+
+@dataclass(slots=True)
+class Notification:
+    """API.md's Notification: ``actor`` null for a system one, ``title`` and ``body`` set only
+    on those; ``read`` when it is at or below its type's read position."""
+
+    id: str
+    type: NotificationType
+    actor: UserSummary | None
+    tweet_id: str | None
+    title: str | None
+    body: str | None
+    created_at: str
+    read: bool
+
+
+@dataclass(slots=True)
+class NotificationOfDeletedTweet(Notification):
+    """A notification whose tweet is gone: ``tweet_id`` null and ``tweet_deleted`` true, so no
+    client follows it to a 404 (the field is absent on every other notification)."""
+
+    tweet_deleted: bool
+
+
+@dataclass(slots=True)
+class NotificationPage(Page[Notification | NotificationOfDeletedTweet]):
+    items: list[Notification | NotificationOfDeletedTweet]
+
+
+@dataclass(slots=True)
+class UnreadCounts:
+    """API.md's unread counts: per type, ``message`` (unread direct messages), ``home`` (new
+    tweets of the people followed), and ``total``, the sum of the others."""
+
+    follow: int
+    like: int
+    reply: int
+    mention: int
+    retweet: int
+    message: int
+    match: int
+    system: int
+    home: int
+    total: int

@@ -29,10 +29,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from warble import clock
 from warble.domain.accounts.ports import Profiles
@@ -40,12 +41,17 @@ from warble.domain.notifications.ports import (
     HomeTimelines,
     MessageReads,
     Notification,
+    NotificationOfDeletedTweet,
+    NotificationPage,
     NotificationStore,
+    NotificationType,
     Snapshot,
+    StoredNotification,
+    UnreadCounts,
     UnreadStore,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import IdGenerator
+from warble.domain.shared import IdGenerator, user_summary
 from warble.errors import FieldError, Forbidden, ValidationFailed
 from warble.events import Followed, Liked, Matched, TweetPosted
 from warble.ids import decompose
@@ -169,12 +175,6 @@ class NotificationPolicy:
     cap_window_seconds: int = 60
 
 
-@dataclass(frozen=True)
-class NotificationPage:
-    items: list[dict[str, Any]]
-    next_cursor: str | None
-
-
 @dataclass
 class Delivery:
     """What one event did (for the consumer's metrics)."""
@@ -269,7 +269,7 @@ class NotificationService:
         created = False
         window = clock.epoch_ms() // (self._policy.cap_window_seconds * 1000)
         if self._unread.admit(draft.recipient, window, self._policy.cap_per_window):
-            notification = Notification(
+            notification = StoredNotification(
                 self._ids.next_id(), draft.recipient, draft.kind, draft.actor, draft.tweet_id,
                 draft.tweet_author,
             )  # fmt: skip
@@ -285,33 +285,33 @@ class NotificationService:
         counted = self._unread.add(draft.recipient, draft.kind, stored_id)
         # Pushed by the delivery that first stored or counted it (a redelivery pushes nothing).
         if counted == 1 or (counted < 0 and created):
-            stored = Notification(stored_id, draft.recipient, draft.kind, draft.actor,
+            stored = StoredNotification(stored_id, draft.recipient, draft.kind, draft.actor,
                                   draft.tweet_id, draft.tweet_author)  # fmt: skip
             view = self._render([stored], positions={})[0]
             self._push_counts(draft.recipient, view)
         return "created" if created else "repeated"
 
-    def _push_counts(self, user_id: int, notification: dict[str, Any] | None = None) -> None:
-        data = dict(notification or {})
-        data["unread_counts"] = self.counts(user_id)
+    def _push_counts(self, user_id: int, notification: Notification | None = None) -> None:
+        """The ``notification`` frame: the Notification's fields (as the HTTP answer writes
+        them) and the recipient's ``unread_counts``; the counts alone after a mark-read."""
+        data = dataclasses.asdict(notification) if notification is not None else {}
+        data["unread_counts"] = dataclasses.asdict(self.counts(user_id))
         self._push([user_id], {"type": "notification", "data": data})
 
     # ---- unread counts ----------------------------------------------------------------------
-    def counts(self, user_id: int) -> dict[str, int]:
+    def counts(self, user_id: int) -> UnreadCounts:
         """API.md's unread counts: two Redis round trips when warm; warmed up when not."""
         snap = self._unread.snapshot(user_id)
         if self._warm_up(user_id, snap):
             snap = self._unread.snapshot(user_id)
-        answer = {kind: snap.counts.get(kind, 0) for kind in STORED_TYPES}
+        stored = {kind: snap.counts.get(kind, 0) for kind in STORED_TYPES}
         # dm_unread is built on its first read (a new user's first message finds it missing).
         message = snap.message
         if message is None:
             message = sum(self._messages.unread_counts(user_id).values())
-        answer["message"] = message
-        answer["system"] = snap.system or 0
-        answer["home"] = snap.home
-        answer["total"] = sum(answer.values())
-        return answer
+        system, home = snap.system or 0, snap.home
+        total = sum(stored.values()) + message + system + home
+        return UnreadCounts(**stored, message=message, system=system, home=home, total=total)
 
     def _warm_up(self, user_id: int, snap: Snapshot) -> bool:
         """Rebuild what the snapshot found missing; True if anything was."""
@@ -383,39 +383,36 @@ class NotificationService:
         next_cursor = encode_cursor("notifications", items[-1].id) if len(items) >= limit else None
         return NotificationPage(self._render(items, positions), next_cursor)
 
-    def _render(self, items: list[Notification], positions: dict[str, int]) -> list[dict]:
+    def _render(
+        self, items: list[StoredNotification], positions: dict[str, int]
+    ) -> list[Notification | NotificationOfDeletedTweet]:
         actors = self._profiles.profiles([n.actor for n in items if n.actor is not None])
         pointed = [(n.tweet_author, n.tweet_id) for n in items if n.tweet_id and n.tweet_author]
         alive = self._existing_tweets(pointed) if pointed else set()
-        views = []
+        views: list[Notification | NotificationOfDeletedTweet] = []
         for n in items:
             actor = actors.get(n.actor) if n.actor is not None else None
-            gone = n.tweet_id is not None and n.tweet_id not in alive
-            views.append(
-                {
-                    "id": str(n.id),
-                    "type": n.kind,
-                    "actor": None if actor is None else {
-                        "id": str(actor["id"]), "username": actor["username"],
-                        "display_name": actor["display_name"],
-                    },
-                    "tweet_id": None if n.tweet_id is None or gone else str(n.tweet_id),
-                    "title": n.title,
-                    "body": n.body,
-                    "created_at": created_at(n.id),
-                    "read": n.id <= positions.get(n.kind, 0),
-                    **({"tweet_deleted": True} if gone else {}),
-                }
-            )  # fmt: skip
+            who = None if actor is None else user_summary(actor)
+            kind = cast(NotificationType, n.kind)
+            common = (str(n.id), kind, who)
+            at, read = created_at(n.id), n.id <= positions.get(n.kind, 0)
+            if n.tweet_id is None:
+                views.append(Notification(*common, None, n.title, n.body, at, read))
+            elif n.tweet_id in alive:
+                views.append(Notification(*common, str(n.tweet_id), n.title, n.body, at, read))
+            else:  # the tweet is gone: pointing at nothing
+                views.append(
+                    NotificationOfDeletedTweet(*common, None, n.title, n.body, at, read, True)
+                )
         return views
 
     # ---- system notifications ---------------------------------------------------------------
-    def post_system(self, user_id: int, title: str, body: str) -> dict[str, Any]:
+    def post_system(self, user_id: int, title: str, body: str) -> Notification:
         """One item in the shared list, whatever the number of users (admins only)."""
         username = str(self._profiles.profile(user_id)["username"]).lower()
         if username not in self._policy.admins:
             raise Forbidden("Only admins may post system notifications.")
-        notification = Notification(self._ids.next_id(), 0, "system", title=title, body=body)
+        notification = StoredNotification(self._ids.next_id(), 0, "system", title=title, body=body)
         self._store.post_system(notification)
         self._unread.add_system(notification.id)
         return self._render([notification], positions={})[0]
