@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from warble.domain.accounts.ports import RelatedUser
 from warble.domain.discover.ports import (
-    DiscoverUser,
     Match,
     MatchPage,
     NearbyUser,
@@ -39,7 +39,7 @@ def test_discover_renders_as_api_md_says():
         "matched": False,
         "conversation_id": None,
     }
-    match = Match(DiscoverUser(*fields), "77", AT)
+    match = Match(RelatedUser(*fields), "77", AT)
     assert json.loads(render(MatchPage([match], "c"))) == {
         "items": [{"user": USER_JSON, "conversation_id": "77", "matched_at": AT}],
         "next_cursor": "c",
@@ -56,4 +56,4 @@ def test_the_openapi_document_names_the_discover_classes():
     assert set(component("NearbyUser")["required"]) == {*USER_JSON, "distance_km"}
     matches = component("MatchPage")["properties"]["items"]["items"]
     assert matches == ref("Match")
-    assert component("Match")["properties"]["user"] == {"$ref": "#/components/schemas/DiscoverUser"}
+    assert component("Match")["properties"]["user"] == {"$ref": "#/components/schemas/RelatedUser"}

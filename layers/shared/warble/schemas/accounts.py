@@ -53,26 +53,5 @@ class ProfilePatch(_Request):
     bio: str = Field(default="", max_length=160)
 
 
-Relationship = Literal["none", "following", "followed_by", "friends"]
-
-
-class UserOut(_Model):
-    """A User as Discover and a tweet's likers answer it, until they answer the domain's
-    ``warble.domain.accounts.ports.User`` classes."""
-
-    id: str
-    username: str
-    display_name: str
-    bio: str
-    created_at: str
-    followers_count: int
-    following_count: int
-    tweet_count: int
-    relationship: Relationship | None = Field(
-        default=None, description="The viewer's relation to this user; absent for the viewer"
-    )
-    email: str | None = Field(default=None, description="Only on GET /v1/users/me")
-
-
 class HealthOut(_Model):
     status: Literal["ok"]

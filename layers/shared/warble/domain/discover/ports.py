@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
+from warble.domain.accounts.ports import RelatedUser
 from warble.domain.shared import Page
 
 
@@ -108,27 +109,8 @@ class ConversationOpener(Protocol):
 
 
 # ---- what the service answers (API.md's objects) ---------------------------------------------
-Relationship = Literal["none", "following", "followed_by", "friends"]
-
-
 @dataclass(slots=True)
-class DiscoverUser:
-    """API.md's User as Discover shows it: never the viewer, so always with the viewer's
-    ``relationship`` to them."""
-
-    id: str
-    username: str
-    display_name: str
-    bio: str
-    created_at: str
-    followers_count: int
-    following_count: int
-    tweet_count: int
-    relationship: Relationship
-
-
-@dataclass(slots=True)
-class NearbyUser(DiscoverUser):
+class NearbyUser(RelatedUser):
     """A discovered user and how far: the great-circle distance, rounded to 0.01 km."""
 
     distance_km: float
@@ -152,7 +134,7 @@ class SwipeAnswer:
 
 @dataclass(slots=True)
 class Match:
-    user: DiscoverUser
+    user: RelatedUser  # never the viewer: always with the viewer's relationship
     conversation_id: str
     matched_at: str
 

@@ -20,22 +20,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from warble import clock
+from warble.domain.accounts.ports import RelatedUser, Relationship
 from warble.domain.discover.geo import cell_of, cells_covering
 from warble.domain.discover.ports import (
     ConversationOpener,
     DiscoverStore,
-    DiscoverUser,
     FeedTake,
     GeoIndex,
     Match,
     MatchPage,
     NearbyUser,
     NearbyUsers,
-    Relationship,
     SeenFilter,
     SwipeAnswer,
     SwipeLedger,
 )
+from warble.domain.graph.service import user_values
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import IdGenerator, user_summary
 from warble.errors import Conflict, FieldError, Unavailable, ValidationFailed
@@ -61,12 +61,9 @@ class Nearby:
 def _user_fields(
     record: dict[str, Any],
 ) -> tuple[str, str, str, str, str, int, int, int, Relationship]:
-    """A hydrated User record (``GraphService.users``) as DiscoverUser's fields, in order."""
-    return (
-        str(record["id"]), record["username"], record["display_name"], record["bio"],
-        record["created_at"], record.get("followers_count", 0), record.get("following_count", 0),
-        record.get("tweet_count", 0), record.get("relationship", "none"),
-    )  # fmt: skip
+    """A hydrated User record (``GraphService.users``) as RelatedUser's fields, in order:
+    Discover never shows the viewer, so always with the viewer's relationship."""
+    return (*user_values(record), record.get("relationship", "none"))
 
 
 class Announcer:
@@ -258,7 +255,7 @@ class DiscoverService:
         users = {int(r["id"]): r for r in self._people.users(user_id, [row.b for row in rows])}
         items = [
             Match(
-                DiscoverUser(*_user_fields(users[row.b])),
+                RelatedUser(*_user_fields(users[row.b])),
                 str(row.conversation_id),
                 clock.rfc3339(clock.from_ms(row.matched_at_ms)),
             )
