@@ -126,7 +126,7 @@ def notifications_group(run: Run) -> Iterator[Item]:
             pipe.get(keys.home_read(reader))
             pipe.zrangebylex(keys.home_timeline(reader), f"({padded(reader)};", "+")
             pipe.get(celebs_key)
-            pipe.hgetall(keys.memberships("blocks", reader))  # blocks and mutes (home count)
+            pipe.hgetall(keys.memberships("blocks", reader).value)  # blocks and mutes (home count)
             answers = pipe.execute()
             pipe = raw.pipeline(transaction=False)
             pipe.zlexcount(keys.system_notifications(), f"({answers[1]}", "+")

@@ -487,9 +487,11 @@ class Container:
 
         s = self.settings
         tweets = self.tweets
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        unread: Any = RedisUnread(self.redis, s.notification_unread_cap)
         return NotificationService(
             store=NotificationTable(s.notification_ttl_days, s),
-            unread=RedisUnread(self.redis, s.notification_unread_cap),
+            unread=unread,
             producers=self.notification_producers,
             directory=UserRepository(self.database),
             profiles=self.accounts,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
@@ -35,7 +36,7 @@ from pynamodb.transactions import TransactWrite
 from warble import keys
 from warble.dal.blocks import HIDDEN_SCRIPT, hidden_answer
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes
-from warble.dal.redis import RedisClient, eval_scripts
+from warble.dal.redis import ReadBatch, RedisClient, scripted
 from warble.domain.ports import Notification, Snapshot
 from warble.settings import Settings, get_settings
 
@@ -351,25 +352,35 @@ class RedisUnread:
         """Round trip 1: the user's own counts, the DM hash, the home count and the followed
         celebrities. Round trip 2 (one pipeline): the system list above the user's position and
         each celebrity's recent tweets above the home position."""
-        mine, home, shield = eval_scripts(
-            self._redis,
-            [
-                (
-                    self._user_counts,
-                    [keys.notif_positions(user_id)]
-                    + [keys.notif_unread(user_id, kind) for kind in STORED_TYPES]
-                    + [keys.dm_unread(user_id)],
-                    [],
-                ),
-                (
-                    self._home_count,
-                    [keys.home_timeline(user_id), keys.home_read(user_id),
-                     keys.home_celebrities(user_id)],
-                    [user_id],
-                ),
-                (self._hidden, [keys.memberships("blocks", user_id).value], []),
-            ],
-        )  # fmt: skip
+        batch = ReadBatch(self._redis)
+        read = self.snapshot_later(batch, user_id)
+        batch.run()
+        return read()
+
+    def snapshot_later(self, batch: ReadBatch, user_id: int) -> Callable[[], Snapshot]:
+        """``snapshot`` with round trip 1 queued in ``batch`` (three read-only scripts: in the
+        gate's round trip when the HTTP skeleton sends them with it); its reader sends round
+        trip 2."""
+        calls = [
+            (
+                self._user_counts,
+                [keys.notif_positions(user_id)]
+                + [keys.notif_unread(user_id, kind) for kind in STORED_TYPES]
+                + [keys.dm_unread(user_id)],
+                [],
+            ),
+            (
+                self._home_count,
+                [keys.home_timeline(user_id), keys.home_read(user_id),
+                 keys.home_celebrities(user_id)],
+                [user_id],
+            ),
+            (self._hidden, [keys.memberships("blocks", user_id).value], []),
+        ]  # fmt: skip
+        readers = [scripted(batch, script, call_keys, args) for script, call_keys, args in calls]
+        return lambda: self._snapshot(user_id, *(read() for read in readers))
+
+    def _snapshot(self, user_id: int, mine: Any, home: Any, shield: Any) -> Snapshot:
         snap = Snapshot(
             built=mine[0] is not None,
             counts={kind: int(n) for kind, n in zip(STORED_TYPES, mine[2:-1], strict=True)},

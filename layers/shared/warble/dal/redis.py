@@ -85,6 +85,23 @@ def eval_scripts(
     raise NoScriptError(f"{len(pending)} script calls kept finding their script gone")
 
 
+def scripted(
+    batch: ReadBatch, script: Script, keys: Sequence[str], args: Sequence[Any]
+) -> Callable[[], Any]:
+    """``script`` queued in ``batch`` as an EVALSHA; its reader gives the script's answer. A
+    node that finds the script gone (flushed, restarted, failed over) did not run it: the reader
+    then runs it once more on its own, loading it."""
+    read = batch.add("EVALSHA", script.sha, len(keys), *keys, *args)
+
+    def answer() -> Any:
+        try:
+            return read()
+        except NoScriptError:
+            return script(keys=keys, args=args)
+
+    return answer
+
+
 class ReadBatch:
     """Reads of several stores sent in one round trip (one per node on a cluster).
 

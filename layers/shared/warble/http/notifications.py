@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -11,9 +11,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from warble import services
 from warble.domain.notifications import COUNT_TYPES, LIST_TYPES, parse_types
 from warble.http import schemas
-from warble.http.app import principal
+from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit
+
+if TYPE_CHECKING:
+    from warble.domain.ports import Later, ReadBatch
 
 router = Router()
 
@@ -39,13 +42,19 @@ def list_notifications(types: Types = None, limit: Limit = 20, cursor: Cursor = 
     return {"items": page.items, "next_cursor": page.next_cursor}
 
 
+def _counts_reads(batch: ReadBatch, viewer: int) -> Later[dict[str, int]]:
+    return services.notifications().counts_later(batch, viewer)
+
+
 @router.get(
     "/v1/notifications/unread-counts",
     summary="My unread counts per type, and their total",
     responses=responses(200, schemas.UnreadCountsOut, "The counts"),
 )
+@reads_first(_counts_reads)
 def unread_counts() -> dict[str, int]:
-    return services.notifications().counts(principal().user_id)
+    result: dict[str, int] = first_reads(_counts_reads, principal().user_id)
+    return result
 
 
 @router.post(
