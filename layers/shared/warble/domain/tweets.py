@@ -494,7 +494,7 @@ def _tweet_view(
             "display_name": author["display_name"],
         },
         "text": tweet.text,
-        "created_at": clock.rfc3339(clock.from_ms(tweet.created_at_ms)),
+        "created_at": clock.rfc3339_ms(tweet.created_at_ms),
         "reply_to": None if tweet.reply_to is None else str(tweet.reply_to),
         "retweet_of": retweet_of,
         "media_ids": list(tweet.media_ids),
