@@ -3,6 +3,9 @@ reused while the container is warm."""
 
 from __future__ import annotations
 
+import os
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
@@ -102,14 +105,31 @@ def scripted(
     return answer
 
 
+# Each thread's connection for batches, per client (pool): see ``send_pipelined``.
+_held = threading.local()
+
+
+def _batch_connection(client: redis.Redis) -> Any:
+    pool = client.connection_pool
+    held: weakref.WeakKeyDictionary[Any, Any] | None = getattr(_held, "connections", None)
+    if held is None:
+        held = _held.connections = weakref.WeakKeyDictionary()
+    conn = held.get(pool)
+    if conn is None or conn.pid != os.getpid():
+        conn = held[pool] = pool.get_connection()
+    return conn
+
+
 def send_pipelined(client: redis.Redis, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
     """``commands`` in one round trip on a single node, as a non-transactional redis-py pipeline
-    sends them (one connection of the pool, the client's retries on a connection error, its
-    reply parsing), without the pipeline's per-command bookkeeping, which cost a warm read
-    more than its own code (a fifth of a profile read's handler). Each answer is the command's
-    reply or the ResponseError it got."""
-    pool = client.connection_pool
-    conn = pool.get_connection()
+    sends them (the client's retries on a connection error, its reply parsing), without the
+    pipeline's per-command bookkeeping and the pool's checks around every use, which together
+    cost a warm read more than its own code (a fifth of a profile read's handler). The
+    connection is this thread's own, taken from the client's pool once and kept: nothing else
+    uses it, so nothing else can leave a reply unread on it, and any failure disconnects it
+    (the next batch reconnects). Each answer is the command's reply or the ResponseError it
+    got."""
+    conn = _batch_connection(client)
 
     def send() -> list[Any]:
         conn.send_packed_command(conn.pack_commands(commands))
@@ -123,9 +143,10 @@ def send_pipelined(client: redis.Redis, commands: Sequence[tuple[Any, ...]]) -> 
 
     try:
         answers: list[Any] = conn.retry.call_with_retry(send, lambda _: conn.disconnect())
-        return answers
-    finally:
-        pool.release(conn)
+    except BaseException:
+        conn.disconnect()  # whatever was left unread goes with the socket
+        raise
+    return answers
 
 
 class ReadBatch:
