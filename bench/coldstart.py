@@ -105,13 +105,18 @@ def _child(
     event_file: str = "",
     no_pyc: bool = False,
     code: tuple[Path, str] | None = None,
+    script: str = _CHILD,
+    options: tuple[str, ...] = (),
+    extra: tuple[str, ...] = (),
 ) -> dict:
+    """One fresh process (``script``, the child above unless bench.profile's; ``options`` go to
+    the interpreter, e.g. ``-X importtime``; ``extra`` arguments to the script)."""
     fn_dir, module = code or (stack.FUNCTIONS / target, "app")
-    command = [sys.executable, "-I"]
+    command = [sys.executable, "-I", *options]
     if no_pyc:
         command.append("-B")  # and write none either
-    command += ["-c", _CHILD, target, str(fn_dir), str(stack.SHARED), event_file, str(int(no_pyc)),
-                module]  # fmt: skip
+    command += ["-c", script, target, str(fn_dir), str(stack.SHARED), event_file, str(int(no_pyc)),
+                module, *extra]  # fmt: skip
     started = time.perf_counter_ns()
     lambda_env = {
         # What Lambda sets. LAMBDA_TASK_ROOT matters: without it aws_xray_sdk (imported by
@@ -142,6 +147,7 @@ def _child(
         raise RuntimeError(f"cold-start child {target} failed:\n{proc.stderr[-3000:]}")
     out: dict[str, Any] = json.loads(lines[-1].removeprefix("BENCH "))
     out["wall_ns"] = wall
+    out["stderr"] = proc.stderr
     return out
 
 

@@ -284,6 +284,7 @@ def trace_stores() -> Iterator[StoreTrace]:
     import psycopg
     import redis
     import redis.client
+    from warble.dal import redis as redis_dal
 
     trace = StoreTrace()
     originals: list[tuple[Any, str, Any]] = []
@@ -334,8 +335,17 @@ def trace_stores() -> Iterator[StoreTrace]:
 
         return wrapped
 
+    def batch_send(original: Any) -> Any:  # a ReadBatch's round trip on a single node
+        def wrapped(client: Any, commands: Any) -> Any:
+            names = " ".join(str(c[0]).upper() for c in commands)
+            trace.calls.append(f"redis pipeline({names})")
+            return original(client, commands)
+
+        return wrapped
+
     patch(redis.Redis, "execute_command", redis_command)
     patch(redis.client.Pipeline, "execute", redis_pipeline)
+    patch(redis_dal, "send_pipelined", batch_send)
     patch(psycopg.Cursor, "execute", pg_execute)
     patch(botocore.client.BaseClient, "_make_api_call", aws_call)
     try:

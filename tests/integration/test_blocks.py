@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from redis.cluster import RedisCluster
 from warble import services
+from warble.dal import redis as redis_dal
 from warble.dal.graph import DynamoGraphStore
 from warble.dal.likes import LikeStore
 from warble.domain.blocks.service import Flags
@@ -333,10 +334,15 @@ def _home(viewer: int, limit: int = 20, cursor: str | None = None) -> list[str]:
 
 def _round_trips(run: Callable[[], Any]) -> tuple[Any, int]:
     """What ``run`` answers, and how many Redis round trips it made: pipelines sent (one per
-    node on a cluster counts once) and single commands."""
+    node on a cluster counts once; a ReadBatch's on a single node) and single commands."""
     client = services.container().redis
     original_pipeline, original_command = client.pipeline, client.execute_command
+    original_send = redis_dal.send_pipelined
     sent = []
+
+    def send(*args: Any, **kwargs: Any) -> Any:
+        sent.append("pipeline")
+        return original_send(*args, **kwargs)
 
     def pipeline(*args: Any, **kwargs: Any) -> Any:
         pipe = original_pipeline(*args, **kwargs)
@@ -356,11 +362,13 @@ def _round_trips(run: Callable[[], Any]) -> tuple[Any, int]:
 
     client.pipeline = pipeline  # type: ignore[method-assign]
     client.execute_command = command  # type: ignore[method-assign]
+    redis_dal.send_pipelined = send
     try:
         return run(), len(sent)
     finally:
         client.pipeline = original_pipeline  # type: ignore[method-assign]
         client.execute_command = original_command  # type: ignore[method-assign]
+        redis_dal.send_pipelined = original_send
 
 
 @pytest.mark.redis

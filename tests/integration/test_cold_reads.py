@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_gate import _get_user
-from tests.integration.test_sample_events import _event, _load_function
+from tests.integration.test_sample_events import Context, _event, _load_function
 
 pytestmark = pytest.mark.integration
 
@@ -48,6 +48,50 @@ def test_a_cached_profile_read_in_a_fresh_process_imports_no_dynamodb_client(acc
     function = ROOT / "functions" / "accounts"
     # As on AWS: traced (the Tracer imports the X-Ray SDK, which off Lambda builds a botocore
     # client of its own).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_TRACE")}
+    env["LAMBDA_TASK_ROOT"] = str(function)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(function), str(ROOT / "layers" / "shared"),
+         json.dumps(event)],
+        capture_output=True, text=True, env=env,
+        cwd=function, check=True, timeout=120,
+    )  # fmt: skip
+    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    assert answer == {"status": 200, "loaded": []}
+
+
+def test_cached_unread_counts_in_a_fresh_process_import_no_dynamodb_client(accounts):
+    """The unread counts' store in Redis is built without the notifications table's."""
+    from tests.integration.test_gate import _unread_counts_event
+
+    alice = accounts.signup("alice", "alice@example.com", "correct horse", None, "phone")
+    event = _unread_counts_event(alice.token)
+    handler = _load_function("notifications").handler
+    for _ in range(2):  # the first builds the counts (reads the table), the second is all cached
+        assert handler(json.loads(json.dumps(event)), Context())["statusCode"] == 200
+    function = ROOT / "functions" / "notifications"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_TRACE")}
+    env["LAMBDA_TASK_ROOT"] = str(function)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(function), str(ROOT / "layers" / "shared"),
+         json.dumps(event)],
+        capture_output=True, text=True, env=env,
+        cwd=function, check=True, timeout=120,
+    )  # fmt: skip
+    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    assert answer == {"status": 200, "loaded": []}
+
+
+def test_a_cached_home_page_in_a_fresh_process_imports_no_dynamodb_client(accounts):
+    """The home page's blocks and mutes come from Redis: the graph table's store behind them is
+    built only for a miss."""
+    alice = accounts.signup("alice", "alice@example.com", "correct horse", None, "phone")
+    event = _event("tweets/home.json")
+    event["headers"]["authorization"] = f"Bearer {alice.token}"
+    handler = _load_function("tweets").handler
+    for _ in range(2):  # the first builds the timeline and the hashes, the second is cached
+        assert handler(json.loads(json.dumps(event)), Context())["statusCode"] == 200
+    function = ROOT / "functions" / "tweets"
     env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_TRACE")}
     env["LAMBDA_TASK_ROOT"] = str(function)
     out = subprocess.run(

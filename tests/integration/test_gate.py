@@ -100,6 +100,56 @@ def test_a_forged_token_does_not_rebuild_the_named_users_home_timeline(accounts,
     assert redis.exists(keys.home_timeline(alice_id)) == 1  # rebuilt for the admitted caller
 
 
+def _unread_counts_event(token: str) -> dict:
+    event = _event("graph/followers.json")
+    path = "/v1/notifications/unread-counts"
+    event["routeKey"] = event["requestContext"]["routeKey"] = f"GET {path}"
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    event["rawQueryString"] = ""
+    event.pop("queryStringParameters", None)
+    event.pop("pathParameters", None)
+    event["headers"]["authorization"] = f"Bearer {token}"
+    return event
+
+
+@pytest.mark.parametrize("kind", ["revoked", "forged", "malformed"])
+def test_a_refused_token_does_not_build_the_named_users_unread_counts(accounts, redis, kind):
+    """The unread counts' first round trip goes with the gate; what it finds missing (the
+    unread sets, the home timeline, the DM hash: rebuilds, which write) is built only for a
+    caller the gate admitted, and only the admitted caller gets the counts."""
+    alice = accounts.signup("alice", "alice@example.com", "correct horse", None, "phone")
+    alice_id = alice.user["id"]
+    handler = _load_function("notifications").handler
+    secret = alice.token.rsplit("_", 1)[1]
+    token = {
+        "revoked": alice.token,
+        "forged": f"wbl_{alice_id}_{'B' * 43}",
+        "malformed": f"wbl_{alice_id}_{secret[:20]}",
+    }[kind]
+    if kind == "revoked":
+        accounts.revoke(accounts.require_token(alice.token), alice.session.id)
+        redis.delete(keys.user_budget(alice_id))
+    built = (
+        keys.notif_positions(alice_id),
+        keys.home_timeline(alice_id),
+        keys.dm_unread(alice_id),
+        keys.user_budget(alice_id),
+    )
+    present = lambda: sum(redis.exists(key) for key in built)  # noqa: E731 (one slot each)
+    assert present() == 0
+
+    answer = handler(_unread_counts_event(token), Context())
+
+    assert answer["statusCode"] == 401
+    assert "total" not in answer["body"]
+    assert present() == 0
+    if kind == "revoked":
+        return
+    live = handler(_unread_counts_event(alice.token), Context())
+    assert live["statusCode"] == 200 and json.loads(live["body"])["total"] == 0
+    assert present() == len(built)  # the check can see what a read builds
+
+
 def test_a_token_of_the_old_form_is_still_admitted(accounts):
     """Sessions issued before tokens named their user keep working until they expire."""
     alice = accounts.signup("alice", "alice@example.com", "correct horse", None, "phone")

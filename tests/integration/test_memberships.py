@@ -9,6 +9,7 @@ their copies of the changes again, twice and in reverse order.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -204,7 +205,7 @@ def test_a_change_the_write_path_lost_comes_back_from_the_stream(world):
 
 
 def test_likes_older_than_the_recent_ones_are_read_from_the_table(world, redis):
-    settings = services.container().settings.model_copy(update={"recent_actions": 3})
+    settings = dataclasses.replace(services.container().settings, recent_actions=3)
     services.use(Container(settings))
     author, viewer = world.user("author"), world.user("viewer")
     tweets, likes = services.tweets(), services.likes()

@@ -20,5 +20,12 @@ def rfc3339(moment: datetime) -> str:
     )
 
 
+def rfc3339_ms(epoch_milliseconds: int) -> str:
+    """``rfc3339(from_ms(epoch_milliseconds))`` in integers, without building a datetime (a
+    page renders one per item: a fifth of the time of the datetime round trip)."""
+    seconds, milliseconds = divmod(epoch_milliseconds, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{milliseconds:03d}Z"
+
+
 def from_ms(epoch_milliseconds: int) -> datetime:
     return datetime.fromtimestamp(epoch_milliseconds / 1000, UTC)

@@ -77,6 +77,12 @@ def _like_store(settings: Settings) -> Any:
     return LikeStore(settings)
 
 
+def _notification_table(settings: Settings) -> Any:
+    from warble.dal.notifications import NotificationTable
+
+    return NotificationTable(settings.notification_ttl_days, settings)
+
+
 def _decoder(store: str) -> Callable[[dict[str, Any]], Any]:
     """``warble.dal.<store>.decode_record``, imported on its first record."""
     found: list[Callable[[dict[str, Any]], Any]] = []
@@ -254,12 +260,11 @@ class Container:
     def shields(self) -> Shields:
         """Every user's blocks and mutes from memory: the reader each feature filters with."""
         from warble.dal.blocks import BlockSets
-        from warble.dal.graph import DynamoGraphStore
         from warble.domain.blocks.service import Shields
 
         s = self.settings
         sets: Any = BlockSets(self.redis, s.membership_ttl_seconds)
-        return Shields(sets, DynamoGraphStore(s))
+        return Shields(sets, Deferred(lambda: _graph_store(s)))
 
     @cached_property
     def blocks(self) -> BlockService:
@@ -482,22 +487,26 @@ class Container:
     @cached_property
     def notifications(self) -> NotificationService:
         from warble.dal.accounts import UserRepository
-        from warble.dal.notifications import NotificationTable, RedisUnread
+        from warble.dal.unread import RedisUnread
         from warble.domain.notifications.service import NotificationPolicy, NotificationService
 
         s = self.settings
         tweets = self.tweets
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        unread: Any = RedisUnread(self.redis, s.notification_unread_cap)
         return NotificationService(
-            store=NotificationTable(s.notification_ttl_days, s),
-            unread=RedisUnread(self.redis, s.notification_unread_cap),
+            store=Deferred(lambda: _notification_table(s)),
+            unread=unread,
             producers=self.notification_producers,
             directory=UserRepository(self.database),
             profiles=self.accounts,
             existing_tweets=lambda pairs: {t.id for t in tweets.load(pairs)},
             home=self.timelines,
-            messages=self.message_reads,
+            # Built on first use: an all-cached unread-counts read needs neither the
+            # conversations' table nor the WebSocket pusher (pynamodb, botocore).
+            messages=Deferred(lambda: self.message_reads),
             ids=self.ids,
-            push=self.pusher.push,
+            push=lambda user_ids, message: self.pusher.push(user_ids, message),
             shields=self.shields,
             policy=NotificationPolicy(
                 cap_per_window=s.notification_recipient_cap,

@@ -3,38 +3,78 @@
 Domain code never reads ``os.environ``: it receives values from here. Nothing is parsed at import
 time, so tests set the environment before the first call and need no module reloads.
 
-A pydantic model read from the environment as pydantic-settings reads it (a field from the
-variable of its name or alias, in any case), without pydantic-settings: every field is a
-scalar, and that library cost a cold start about a fifth of an ``import boto3`` to import.
+A frozen dataclass read from the environment as pydantic-settings reads it (a field from the
+variable of its name, or of its ``env`` name, in any case), converted as pydantic converts a
+scalar from text (``int``, ``float``, ``bool``'s words), with its bounds (``ge``, ``le``)
+checked. Not a pydantic model: a stream consumer imports pydantic for nothing else, and that
+import and the model's build were about a quarter of an ``import boto3`` of its cold start.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+# pydantic's words for a bool given as text.
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+class SettingsError(ValueError):
+    """A setting the environment (or an override) gives that its field cannot take."""
 
+
+def _convert(name: str, kind: str, value: Any) -> Any:
+    if kind == "str":
+        if not isinstance(value, str):
+            raise SettingsError(f"{name}: expected text, got {value!r}")
+        return value
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        word = str(value).strip().lower()
+        if word in _TRUE or word in _FALSE:
+            return word in _TRUE
+        raise SettingsError(f"{name}: expected a boolean, got {value!r}")
+    if isinstance(value, bool):
+        raise SettingsError(f"{name}: expected a number, got {value!r}")
+    try:
+        if kind == "int":
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise ValueError
+                return int(value)
+            return int(str(value).strip())
+        return float(str(value).strip()) if isinstance(value, str) else float(value)
+    except ValueError:
+        raise SettingsError(f"{name}: expected {kind}, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class Settings:
     @classmethod
     def from_environment(cls, **overrides: Any) -> Settings:
         """The settings the environment gives, with ``overrides`` (field names) on top."""
         environment = {name.lower(): value for name, value in os.environ.items()}
         values: dict[str, Any] = {}
-        for name, field in cls.model_fields.items():
-            alias = field.validation_alias if isinstance(field.validation_alias, str) else None
-            found = environment.get((alias or name).lower())
-            if found is not None:
-                values[alias or name] = found
-        for name, value in overrides.items():
-            field = cls.model_fields[name]
-            alias = field.validation_alias if isinstance(field.validation_alias, str) else None
-            values[alias or name] = value
-        return cls.model_validate(values)
+        for spec in fields(cls):
+            found = overrides.get(spec.name)
+            if spec.name not in overrides:
+                found = environment.get(spec.metadata.get("env", spec.name).lower())
+                if found is None:
+                    continue
+            value = _convert(spec.name, str(spec.type), found)
+            if "ge" in spec.metadata and value < spec.metadata["ge"]:
+                raise SettingsError(f"{spec.name}: must be at least {spec.metadata['ge']}")
+            if "le" in spec.metadata and value > spec.metadata["le"]:
+                raise SettingsError(f"{spec.name}: must be at most {spec.metadata['le']}")
+            values[spec.name] = value
+        unknown = set(overrides) - set(values)
+        if unknown:
+            raise SettingsError(f"no such settings: {', '.join(sorted(unknown))}")
+        return cls(**values)
 
     # PostgreSQL (Aurora behind RDS Proxy on AWS). Credentials come from the secret when set.
     db_secret_arn: str = ""
@@ -49,7 +89,7 @@ class Settings(BaseModel):
     redis_url: str = "redis://127.0.0.1:6379/0"
     redis_cluster: bool = False
 
-    aws_region: str = Field(default="us-east-1", validation_alias="AWS_REGION")
+    aws_region: str = field(default="us-east-1", metadata={"env": "AWS_REGION"})
     connections_table: str = "warble-local-connections"
     # Follow graph (warble.dal.graph), stream-maintained counters (warble.domain.counters) and the
     # precomputed second-degree sets (warble.domain.graph).
@@ -78,7 +118,7 @@ class Settings(BaseModel):
     follow_backfill: int = 100
     websocket_callback_url: str = ""
 
-    password_hash_rounds: int = Field(default=12, ge=4, le=31)
+    password_hash_rounds: int = field(default=12, metadata={"ge": 4, "le": 31})
     session_ttl_days: int = 30
     profile_cache_ttl_seconds: int = 3600
     session_cache_ttl_seconds: int = 300
@@ -87,12 +127,12 @@ class Settings(BaseModel):
     # Request budgets (API.md 429 rate_limited), Mastodon's numbers: every authenticated request
     # spends its user's budget, signup and login their client address's (see
     # warble.domain.rate_limits). Locally infra/local/env.json raises them; so do the tests.
-    rate_limit_user_requests: int = Field(default=300, ge=1)
-    rate_limit_user_window_seconds: int = Field(default=300, ge=1)
-    rate_limit_signup_ip_requests: int = Field(default=5, ge=1)
-    rate_limit_signup_ip_window_seconds: int = Field(default=1800, ge=1)
-    rate_limit_login_ip_requests: int = Field(default=25, ge=1)
-    rate_limit_login_ip_window_seconds: int = Field(default=300, ge=1)
+    rate_limit_user_requests: int = field(default=300, metadata={"ge": 1})
+    rate_limit_user_window_seconds: int = field(default=300, metadata={"ge": 1})
+    rate_limit_signup_ip_requests: int = field(default=5, metadata={"ge": 1})
+    rate_limit_signup_ip_window_seconds: int = field(default=1800, metadata={"ge": 1})
+    rate_limit_login_ip_requests: int = field(default=25, metadata={"ge": 1})
+    rate_limit_login_ip_window_seconds: int = field(default=300, metadata={"ge": 1})
     max_body_bytes: int = 64 * 1024
     # API.md: a repeated POST with the same Idempotency-Key within 24 h gets the first answer.
     idempotency_ttl_seconds: int = 24 * 3600

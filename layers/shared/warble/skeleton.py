@@ -33,8 +33,23 @@ warnings.filterwarnings("ignore", "No application metrics to publish", UserWarni
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
+def _publish_metrics(handler: Handler) -> Handler:
+    """``metrics.log_metrics`` without its cost on a request that recorded no metric (most: a
+    read): it flushed the empty set only to warn, each time, that there was nothing to publish."""
+
+    @functools.wraps(handler)
+    def publishing(event: dict[str, Any], context: LambdaContext) -> Any:
+        try:
+            return handler(event, context)
+        finally:
+            if metrics.metric_set:
+                metrics.flush_metrics()
+
+    return publishing
+
+
 def entry_point(correlation_id_path: str | None = None) -> Callable[[Handler], Handler]:
-    """The skeleton. Two choices keep it cheap on a warm request (every millisecond is billed):
+    """The skeleton. Its choices keep it cheap on a warm request (every millisecond is billed):
     a correlation path of plain field names (all of Powertools' ``correlation_paths`` we use)
     is read as dictionary lookups rather than as a JMESPath query on every invocation, and the
     Tracer records no response (it would encode every answer, a whole page, into the trace)."""
@@ -57,9 +72,15 @@ def entry_point(correlation_id_path: str | None = None) -> Callable[[Handler], H
                 logger.set_correlation_id(found)
                 return handler(event, context)
 
-        observed = logger.inject_lambda_context(correlation_id_path=query)(
-            tracer.capture_lambda_handler(metrics.log_metrics(inner), capture_response=False)
+        published = _publish_metrics(inner)
+        # With tracing off, the Tracer's decorator still builds a dummy segment and subsegment
+        # per request (about 35 µs, more than the route of a cached read): only when on.
+        traced = (
+            published
+            if tracer.disabled
+            else tracer.capture_lambda_handler(published, capture_response=False)
         )
+        observed = logger.inject_lambda_context(correlation_id_path=query)(traced)
         return observed
 
     return wrap

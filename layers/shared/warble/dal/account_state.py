@@ -6,11 +6,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from redis.exceptions import NoScriptError
-
 from warble import keys
 from warble.dal.rate_limit import TAKE_FUNCTION, RedisWindowCounter
-from warble.dal.redis import ReadBatch, RedisClient
+from warble.dal.redis import ReadBatch, RedisClient, scripted
 from warble.domain.accounts.ports import GateAnswer
 
 
@@ -96,13 +94,10 @@ class SessionLookups:
             keys.user_budget(user_id),
         ]
         args = [keys.SEEN_THROTTLE_SECONDS, now_ms, limit, window_ms]
-        read = batch.add("EVALSHA", self._gate.sha, len(call_keys), *call_keys, *args)
+        read = scripted(batch, self._gate, call_keys, args)
 
         def answer() -> GateAnswer | None:
-            try:
-                found = read()
-            except NoScriptError:  # a flushed or failed-over node: once more, loading it
-                found = self._gate(keys=call_keys, args=args)
+            found = read()
             if not found:
                 return None
             record = json.loads(found[0])

@@ -1,4 +1,4 @@
-"""Notifications: the table (pynamodb) and the unread counts in Redis.
+"""Notifications: the table (pynamodb); the unread counts in Redis are warble.dal.unread's.
 
 Table items (all with ``expires_at``, DynamoDB TTL, ``notification_ttl_days`` after creation,
 except the read positions):
@@ -13,17 +13,10 @@ except the read positions):
 A user's notifications share one partition: the list is one Query, newest first. The partition's
 write rate is bounded by the hot-recipient cap (``warble.domain.notifications``).
 
-Redis (``warble.keys``): per user, a hash of read positions (and the ``built`` marker), one
-sorted set of unread ids per type, and a rebuild lease, all under the user's tag ``{u:<id>}``,
-the DM feature's ``dm_unread`` hash too; the home read position under ``{h:<id>}``; the shared
-system list ``{sys}:notifications``. Ids are 19-digit zero-padded strings in Redis, so string
-order is id order (a double score cannot hold a 63-bit id).
 """
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Callable
 from datetime import timedelta
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
@@ -32,21 +25,17 @@ from pynamodb.expressions.update import Action
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
-from warble import keys
-from warble.dal.blocks import HIDDEN_SCRIPT, hidden_answer
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes
-from warble.dal.redis import RedisClient, eval_scripts
-from warble.domain.notifications.ports import Snapshot, StoredNotification
+
+# The counts in Redis live in warble.dal.unread (no pynamodb there); named here as before.
+from warble.dal.unread import POSITION_TYPES, STORED_TYPES, RedisUnread, padded
+from warble.domain.notifications.ports import StoredNotification
 from warble.settings import Settings, get_settings
 
-STORED_TYPES = ("follow", "like", "reply", "mention", "retweet", "match")
-POSITION_TYPES = (*STORED_TYPES, "system", "home")
+__all__ = ["POSITION_TYPES", "STORED_TYPES", "NotificationTable", "RedisUnread", "padded"]
+
 SYSTEM = "SYSTEM"
 TOP = "N#9999999999999999999"
-
-
-def padded(value: int) -> str:
-    return f"{value:019d}"
 
 
 class NotificationItem(Model):
@@ -199,265 +188,3 @@ class NotificationTable:
             attributes[f"pos_{kind}"].set(value) for kind, value in positions.items()
         ]
         NotificationItem(f"U#{user_id}", "READ").update(actions=actions)
-
-
-# ---- Redis ------------------------------------------------------------------------------------
-# KEYS: positions hash, one unread set per stored type, dm_unread. One call: every count of the
-# user's own tag; the DM sum is false (nil) when dm_unread is not built.
-_USER_COUNTS = """
-local out = {redis.call('HGET', KEYS[1], 'built') or false,
-             redis.call('HGET', KEYS[1], 'system') or false}
-for i = 2, #KEYS - 1 do out[#out + 1] = redis.call('ZCARD', KEYS[i]) end
-local sum = false
-if redis.call('HEXISTS', KEYS[#KEYS], 'built') == 1 then
-  sum = 0
-  for _, v in ipairs(redis.call('HVALS', KEYS[#KEYS])) do sum = sum + (tonumber(v) or 0) end
-end
-out[#out + 1] = sum
-return out
-"""
-
-# KEYS: home timeline, home read position, followed celebrities; ARGV: the user's id. Counts the
-# timeline's entries above the position that are not the user's own, and how many of them each
-# author has (flat: author, n, ...), so the reader can take out the blocked and muted ones.
-_HOME_COUNT = """
-local pos = redis.call('GET', KEYS[2])
-local built = redis.call('EXISTS', KEYS[1])
-local celebs = redis.call('GET', KEYS[3])
-local count = 0
-local per = {}
-local authors = {}
-if pos and built == 1 then
-  local suffix = ':' .. ARGV[1]
-  for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], '(' .. pos .. ';', '+')) do
-    if string.sub(m, -#suffix) ~= suffix then
-      count = count + 1
-      local author = string.match(m, ':(%d+)$')
-      if per[author] == nil then
-        per[author] = 0
-        authors[#authors + 1] = author
-      end
-      per[author] = per[author] + 1
-    end
-  end
-end
-local flat = {}
-for _, a in ipairs(authors) do
-  flat[#flat + 1] = a
-  flat[#flat + 1] = per[a]
-end
-return {pos or false, built, count, celebs or false, flat}
-"""
-
-# KEYS: positions hash, the type's unread set, the rebuild lease; ARGV: type, id, cap.
-_ADD = """
-if redis.call('HEXISTS', KEYS[1], 'built') == 0 then
-  redis.call('DEL', KEYS[3])
-  return -1
-end
-local pos = redis.call('HGET', KEYS[1], ARGV[1])
-if pos and pos >= ARGV[2] then return 0 end
-local added = redis.call('ZADD', KEYS[2], 0, ARGV[2])
-if added == 1 then redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[3]) + 1)) end
-return added
-"""
-
-# KEYS: positions hash, one unread set per type in ARGV[2..]; ARGV[1]: the new position. Each
-# position moves to the newest id counted if that is higher (so nothing counted stays unread
-# behind a zero count), never backwards.
-_MARK_READ = """
-if redis.call('HEXISTS', KEYS[1], 'built') == 0 then return false end
-local out = {}
-for i = 2, #ARGV do
-  local pos = ARGV[1]
-  local top = redis.call('ZREVRANGEBYLEX', KEYS[i], '+', '-', 'LIMIT', 0, 1)[1]
-  if top and top > pos then pos = top end
-  local old = redis.call('HGET', KEYS[1], ARGV[i])
-  if old and old > pos then pos = old end
-  redis.call('HSET', KEYS[1], ARGV[i], pos)
-  redis.call('DEL', KEYS[i])
-  out[#out + 1] = pos
-end
-return out
-"""
-
-# KEYS: positions hash, lease, one unread set per type; ARGV: token, then per type:
-# name, position, n, n ids. Fills only while the lease is held.
-_FILL = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[2])
-local a = 2
-for k = 3, #KEYS do
-  redis.call('HSET', KEYS[1], ARGV[a], ARGV[a + 1])
-  redis.call('DEL', KEYS[k])
-  local n = tonumber(ARGV[a + 2])
-  for j = 1, n do redis.call('ZADD', KEYS[k], 0, ARGV[a + 2 + j]) end
-  a = a + 3 + n
-end
-while a <= #ARGV do
-  redis.call('HSET', KEYS[1], ARGV[a], ARGV[a + 1])
-  a = a + 2
-end
-redis.call('HSET', KEYS[1], 'built', '1')
-return 1
-"""
-
-# KEYS: the system list; ARGV: an id. Only a built list takes it (a rebuild reads the table).
-_ADD_SYSTEM = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-return redis.call('ZADD', KEYS[1], 0, ARGV[1])
-"""
-
-SENTINEL = "0"
-RATE_KEY_SECONDS = 2 * 3600  # outlives any window (a minute by default)
-
-
-class RedisUnread:
-    """``warble.domain.ports.UnreadStore``: the counts, read in at most two round trips."""
-
-    def __init__(self, redis: RedisClient, cap: int, lease_ms: int = keys.LEASE_MS) -> None:
-        self._redis = redis
-        self.cap = cap
-        self._lease_ms = lease_ms
-        self._user_counts = redis.register_script(_USER_COUNTS)
-        self._home_count = redis.register_script(_HOME_COUNT)
-        self._hidden = redis.register_script(HIDDEN_SCRIPT)
-        self._add = redis.register_script(_ADD)
-        self._mark = redis.register_script(_MARK_READ)
-        self._fill = redis.register_script(_FILL)
-        self._add_system = redis.register_script(_ADD_SYSTEM)
-
-    # ---- the consumer ---------------------------------------------------------------------
-    def admit(self, recipient: int, window: int, cap: int) -> bool:
-        key = keys.notif_rate(recipient, window)
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.incr(key)
-        pipe.expire(key, RATE_KEY_SECONDS)
-        stored, _ = pipe.execute()
-        return int(stored) <= cap
-
-    def release(self, recipient: int, window: int) -> None:
-        self._redis.decr(keys.notif_rate(recipient, window))
-
-    def add(self, recipient: int, kind: str, notification_id: int) -> int:
-        return int(
-            self._add(
-                keys=[keys.notif_positions(recipient), keys.notif_unread(recipient, kind),
-                      keys.notif_lease(recipient)],
-                args=[kind, padded(notification_id), self.cap],
-            )
-        )  # fmt: skip
-
-    # ---- reading the counts ---------------------------------------------------------------
-    def snapshot(self, user_id: int) -> Snapshot:
-        """Round trip 1: the user's own counts, the DM hash, the home count and the followed
-        celebrities. Round trip 2 (one pipeline): the system list above the user's position and
-        each celebrity's recent tweets above the home position."""
-        mine, home, shield = eval_scripts(
-            self._redis,
-            [
-                (
-                    self._user_counts,
-                    [keys.notif_positions(user_id)]
-                    + [keys.notif_unread(user_id, kind) for kind in STORED_TYPES]
-                    + [keys.dm_unread(user_id)],
-                    [],
-                ),
-                (
-                    self._home_count,
-                    [keys.home_timeline(user_id), keys.home_read(user_id),
-                     keys.home_celebrities(user_id)],
-                    [user_id],
-                ),
-                (self._hidden, [keys.memberships("blocks", user_id).value], []),
-            ],
-        )  # fmt: skip
-        snap = Snapshot(
-            built=mine[0] is not None,
-            counts={kind: int(n) for kind, n in zip(STORED_TYPES, mine[2:-1], strict=True)},
-            system_position=None if mine[1] is None else int(mine[1]),
-            message=None if mine[-1] is None else int(mine[-1]),
-            home_position=None if home[0] is None else int(home[0]),
-            home_built=bool(home[1]),
-            home=int(home[2]),
-            celebrities=None if home[3] is None else [int(x) for x in str(home[3]).split(",") if x],
-        )
-        held = hidden_answer(shield)
-        if held is not None:
-            snap.hidden = held.hidden
-            per_author = home[4] or []
-            snap.home -= sum(
-                int(n)
-                for author, n in zip(per_author[::2], per_author[1::2], strict=True)
-                if int(author) in held.hidden
-            )
-        system_from = snap.system_position if snap.system_position is not None else user_id
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.exists(keys.system_notifications())
-        pipe.zlexcount(keys.system_notifications(), f"({padded(system_from)}", "+")
-        celebrities = snap.celebrities or [] if snap.home_position is not None else []
-        celebrities = [c for c in celebrities if c not in (snap.hidden or ())]
-        for celebrity in celebrities:
-            pipe.exists(keys.author_recent(celebrity))
-            pipe.zlexcount(
-                keys.author_recent(celebrity), f"({padded(snap.home_position or 0)};", "+"
-            )
-        answers = pipe.execute()
-        snap.system = int(answers[1]) if answers[0] else None
-        built, counted = answers[2::2], answers[3::2]
-        snap.home += sum(int(n) for n in counted)
-        snap.celebrities_unbuilt = [c for c, b in zip(celebrities, built, strict=True) if not b]
-        return snap
-
-    def positions(self, user_id: int) -> dict[str, int] | None:
-        raw = self._redis.hgetall(keys.notif_positions(user_id))
-        if not raw or "built" not in raw:
-            return None
-        return {k: int(v) for k, v in raw.items() if k in POSITION_TYPES}
-
-    # ---- rebuilding after a flush ---------------------------------------------------------
-    def lease(self, user_id: int) -> str | None:
-        token = secrets.token_hex(8)
-        taken = self._redis.set(keys.notif_lease(user_id), token, nx=True, px=self._lease_ms)
-        return token if taken else None
-
-    def fill(
-        self, user_id: int, token: str, positions: dict[str, int], unread: dict[str, list[int]]
-    ) -> bool:
-        args: list[str | int] = [token]
-        for kind in STORED_TYPES:
-            ids = unread.get(kind, [])
-            args += [kind, padded(positions[kind]), len(ids), *(padded(i) for i in ids)]
-        args += ["system", padded(positions["system"])]
-        filled = self._fill(
-            keys=[keys.notif_positions(user_id), keys.notif_lease(user_id)]
-            + [keys.notif_unread(user_id, kind) for kind in STORED_TYPES],
-            args=args,
-        )
-        self._redis.set(keys.home_read(user_id), padded(positions["home"]))
-        return bool(filled)
-
-    def rebuild_system(self, load: Callable[[], list[int]]) -> None:
-        """Create the list (sentinel) before reading the table, so a notification posted
-        meanwhile lands in it; adding an id twice is a no-op."""
-        key = keys.system_notifications()
-        self._redis.zadd(key, {SENTINEL: 0})
-        ids = load()
-        if ids:
-            self._redis.zadd(key, {padded(i): 0 for i in ids})
-
-    # ---- writes from requests -------------------------------------------------------------
-    def mark_read(self, user_id: int, kinds: list[str], position: int) -> dict[str, int] | None:
-        moved = self._mark(
-            keys=[keys.notif_positions(user_id)] + [keys.notif_unread(user_id, k) for k in kinds],
-            args=[padded(position), *kinds],
-        )
-        if moved is None:
-            return None
-        return {kind: int(value) for kind, value in zip(kinds, moved, strict=True)}
-
-    def set_home_position(self, user_id: int, position: int) -> None:
-        self._redis.set(keys.home_read(user_id), padded(position))
-
-    def add_system(self, notification_id: int) -> None:
-        self._add_system(keys=[keys.system_notifications()], args=[padded(notification_id)])

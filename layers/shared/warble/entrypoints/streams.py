@@ -11,11 +11,12 @@ records (``services.container().stream_decoder``), so no consumer reads a raw re
 
     handler = fanout.handler   # functions/<name>/app.py exports it; template.yaml wires the stream
 
-Records run one by one through a Powertools ``BatchProcessor`` with partial batch failures: a
-record that cannot be decoded, or whose handler raises, is reported and retried by Lambda (then
-sent to the function's on-failure queue); the others are done. Handlers must be idempotent (a
-record can come twice). The counter consumer is the exception to per-record work: it sums a
-whole batch into few transactions (``warble.domain.counters``), so it has a handler of its own.
+Records run one by one with partial batch failures, as Powertools' ``BatchProcessor`` runs them
+(``partial_response``): a record that cannot be decoded, or whose handler raises, is reported and
+retried by Lambda (then sent to the function's on-failure queue); the others are done. Handlers
+must be idempotent (a record can come twice). The counter consumer is the exception to
+per-record work: it sums a whole batch into few transactions (``warble.domain.counters``), so it
+has a handler of its own.
 """
 
 from __future__ import annotations
@@ -24,12 +25,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
-from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import services
@@ -53,13 +48,49 @@ from warble.skeleton import entry_point, logger, metrics
 E = TypeVar("E")
 
 
+class BatchFailed(Exception):
+    """No record of a batch was done: the invocation fails, and Lambda retries the batch (as
+    Powertools' BatchProcessor raises BatchProcessingError)."""
+
+    def __init__(self, message: str, errors: list[BaseException]) -> None:
+        details = "; ".join(f"{type(error).__name__}: {error}" for error in errors)
+        super().__init__(f"{message} {details}".strip())
+        self.errors = errors
+
+
+def partial_response(
+    event: dict[str, Any], record_handler: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """Powertools' ``process_partial_response`` for DynamoDB Streams, without importing its
+    batch utility and event data classes at a cold start: each record through
+    ``record_handler``; the ones that raise are reported by sequence number (Lambda retries
+    them); a batch with no record done raises; an event without records is refused."""
+    records = event.get("Records", [])
+    if not records or not isinstance(records, list):
+        raise BatchFailed("Invalid DynamoDB Streams event: no records.", [])
+    failed: list[dict[str, Any]] = []
+    errors: list[BaseException] = []
+    for record in records:
+        try:
+            record_handler(record)
+        except Exception as exc:  # reported, retried by Lambda, then its on-failure queue
+            errors.append(exc)
+            failed.append(record)
+    if failed and len(failed) == len(records):
+        raise BatchFailed(f"All records failed processing. {len(errors)} errors:", errors)
+    return {
+        "batchItemFailures": [
+            {"itemIdentifier": record["dynamodb"]["SequenceNumber"]} for record in failed
+        ]
+    }
+
+
 class Consumer:
     """Event subscriptions of one stream-consuming function, and its Lambda handler."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._subscribers: dict[type, list[Callable[[Any], None]]] = {}
-        self._processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
         self.handler = entry_point()(self._handle)
 
     def on(self, event_type: type[E]) -> Callable[[Callable[[E], None]], Callable[[E], None]]:
@@ -73,8 +104,8 @@ class Consumer:
         for function in self._subscribers.get(type(event), ()):
             function(event)
 
-    def _record(self, record: DynamoDBRecord) -> None:
-        change = services.container().stream_decoder.decode(record.raw_event)
+    def _record(self, record: dict[str, Any]) -> None:
+        change = services.container().stream_decoder.decode(record)
         logger.set_correlation_id(change.event_id)
         if not change.readable:
             raise UnreadableRecord(change.sequence)
@@ -82,10 +113,8 @@ class Consumer:
             self.deliver(event)
 
     def _handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        answer = process_partial_response(
-            event=event, record_handler=self._record, processor=self._processor, context=context
-        )
-        failures = len(answer.get("batchItemFailures", []))
+        answer = partial_response(event, self._record)
+        failures = len(answer["batchItemFailures"])
         metrics.add_metric(f"{self.name}Records", MetricUnit.Count, len(event.get("Records", [])))
         if failures:
             metrics.add_metric(f"{self.name}Failures", MetricUnit.Count, failures)

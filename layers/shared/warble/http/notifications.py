@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -11,10 +11,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from warble import services
 from warble.domain.notifications.ports import Notification, NotificationPage, UnreadCounts
 from warble.domain.notifications.service import COUNT_TYPES, LIST_TYPES, parse_types
-from warble.http.app import principal
+from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit
 from warble.schemas.notifications import MarkRead, SystemNotificationIn
+
+if TYPE_CHECKING:
+    from warble.domain.shared import Later, ReadBatch
 
 router = Router()
 
@@ -41,13 +44,19 @@ def list_notifications(
     return services.notifications().page(principal().user_id, kinds, limit, cursor)
 
 
+def _counts_reads(batch: ReadBatch, viewer: int) -> Later[UnreadCounts]:
+    return services.notifications().counts_later(batch, viewer)
+
+
 @router.get(
     "/v1/notifications/unread-counts",
     summary="My unread counts per type, and their total",
     responses=responses(200, UnreadCounts, "The counts"),
 )
+@reads_first(_counts_reads)
 def unread_counts() -> UnreadCounts:
-    return services.notifications().counts(principal().user_id)
+    result: UnreadCounts = first_reads(_counts_reads, principal().user_id)
+    return result
 
 
 @router.post(

@@ -33,7 +33,7 @@ class StoredMessage:
             str(self.conversation_id),
             str(self.sender_id),
             self.text,
-            clock.rfc3339(clock.from_ms(self.created_at_ms)),
+            clock.rfc3339_ms(self.created_at_ms),
         )
 
     def record(self) -> dict[str, Any]:

@@ -257,7 +257,7 @@ class DiscoverService:
             Match(
                 RelatedUser(*_user_fields(users[row.b])),
                 str(row.conversation_id),
-                clock.rfc3339(clock.from_ms(row.matched_at_ms)),
+                clock.rfc3339_ms(row.matched_at_ms),
             )
             for row in rows
             if row.b in users

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from warble.domain.shared import Page, UserSummary
+from warble.domain.shared import Later, Page, ReadBatch, UserSummary
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,10 @@ class UnreadStore(Protocol):
         ...
 
     def snapshot(self, user_id: int) -> Snapshot: ...
+    def snapshot_later(self, batch: ReadBatch, user_id: int) -> Later[Snapshot]:
+        """``snapshot``'s first round trip queued in ``batch`` (the HTTP gate's)."""
+        ...
+
     def lease(self, user_id: int) -> str | None: ...
     def fill(
         self, user_id: int, token: str, positions: dict[str, int], unread: dict[str, list[int]]

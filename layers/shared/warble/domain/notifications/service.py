@@ -51,7 +51,7 @@ from warble.domain.notifications.ports import (
     UnreadStore,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import IdGenerator, user_summary
+from warble.domain.shared import IdGenerator, Later, ReadBatch, user_summary
 from warble.errors import FieldError, Forbidden, ValidationFailed
 from warble.events import Followed, Liked, Matched, TweetPosted
 from warble.ids import decompose
@@ -204,7 +204,7 @@ def validate_types(kinds: list[str], allowed: Iterable[str], name: str = "types"
 
 def created_at(notification_id: int) -> str:
     timestamp_ms, _, _ = decompose(notification_id)
-    return clock.rfc3339(clock.from_ms(timestamp_ms))
+    return clock.rfc3339_ms(timestamp_ms)
 
 
 class Separations(Protocol):
@@ -301,7 +301,14 @@ class NotificationService:
     # ---- unread counts ----------------------------------------------------------------------
     def counts(self, user_id: int) -> UnreadCounts:
         """API.md's unread counts: two Redis round trips when warm; warmed up when not."""
-        snap = self._unread.snapshot(user_id)
+        return self._counts(user_id, self._unread.snapshot(user_id))
+
+    def counts_later(self, batch: ReadBatch, user_id: int) -> Later[UnreadCounts]:
+        """``counts`` with its first round trip queued in ``batch`` (the gate's)."""
+        snap = self._unread.snapshot_later(batch, user_id)
+        return lambda: self._counts(user_id, snap())
+
+    def _counts(self, user_id: int, snap: Snapshot) -> UnreadCounts:
         if self._warm_up(user_id, snap):
             snap = self._unread.snapshot(user_id)
         stored = {kind: snap.counts.get(kind, 0) for kind in STORED_TYPES}

@@ -426,7 +426,7 @@ class TweetService:
                 id=str(tweet.id),
                 author=summaries[tweet.author_id],
                 text=tweet.text,
-                created_at=clock.rfc3339(clock.from_ms(tweet.created_at_ms)),
+                created_at=clock.rfc3339_ms(tweet.created_at_ms),
                 reply_to=None if tweet.reply_to is None else str(tweet.reply_to),
                 retweet_of=embedded,
                 media_ids=list(tweet.media_ids),
