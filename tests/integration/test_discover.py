@@ -18,7 +18,7 @@ from warble.dal.discover import FEED_DRY_RETRY_SECONDS, SeenFilter
 from warble.dal.discover_table import MatchItem
 from warble.domain.discover.geo import cell_of, cells_covering, distance_km
 from warble.domain.discover.service import DiscoverService, LocationRequired
-from warble.errors import NotFound, ValidationFailed
+from warble.errors import NotFound, Unavailable, ValidationFailed
 from warble.events import Matched
 
 from tests.support.streams import StreamTap, decoded
@@ -274,3 +274,44 @@ def test_a_thousand_pairs_swiping_right_at_once_make_a_thousand_matches(discover
     mine = {f"M#{min(p)}#{max(p)}" for p in pairs}
     records = [i.pk for i in MatchItem.scan(MatchItem.pk.startswith("M#")) if i.pk in mine]
     assert len(records) == len(set(records)) == 1000
+
+
+# ---- the blocks hash the seen script reads --------------------------------------------------
+def test_a_page_waits_for_a_slow_rebuild_of_the_blocks_hash_elsewhere(discover, redis):
+    # Given a user whose blocks hash is not in Redis, and another function's rebuild that holds
+    # its fill lease (its store still starting up) and fills half a second later,
+    here, there = next_ids(2)
+    discover.place_many([(there, *PARIS)])
+    discover.set_location(here, *PARIS)
+    blocks = keys.memberships("blocks", here)
+    redis.delete(blocks.value)
+    redis.set(blocks.lease, "another rebuild", px=keys.LEASE_MS)
+
+    def the_other_rebuild_fills() -> None:
+        redis.delete(blocks.lease)
+        services.container().shields.rebuild(here)
+
+    filler = threading.Timer(0.5, the_other_rebuild_fills)
+    filler.start()
+    try:
+        # when the user asks for a page, then it waits for that fill instead of answering 503
+        page = discover.discover(here, 10, 20)
+    finally:
+        filler.cancel()
+    assert [n.user_id for n in page] == [there]
+
+
+def test_a_lease_that_is_never_filled_is_a_503_not_a_wrong_page(discover, redis):
+    # Given a fill lease on the user's blocks hash that nobody fills (its holder died)
+    here, there = next_ids(2)
+    discover.place_many([(there, *PARIS)])
+    discover.set_location(here, *PARIS)
+    blocks = keys.memberships("blocks", here)
+    redis.delete(blocks.value)
+    redis.set(blocks.lease, "a rebuild that died", px=keys.LEASE_MS)
+    # then a page answers 503 (Discover busy) rather than a page the blocks were not checked for
+    with pytest.raises(Unavailable):
+        discover.discover(here, 10, 20)
+    # and it marked no one as shown: once the lease is gone, the next page has them
+    redis.delete(blocks.lease)
+    assert [n.user_id for n in discover.discover(here, 10, 20)] == [there]

@@ -110,7 +110,11 @@ class Shields:
         return {(r, a) for r, a in pairs if a in hidden[r]}
 
     def rebuild(self, owner: int) -> Shield:
-        return self._sets.rebuild(owner, lambda: self._store.restrictions(owner))
+        # The store's method is looked up before the rebuild takes its fill lease: a store built
+        # on first use (services.Deferred) then imports and connects outside the lease, which
+        # every other reader of the hash waits on.
+        restrictions = self._store.restrictions
+        return self._sets.rebuild(owner, lambda: restrictions(owner))
 
     def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
         self._sets.apply(owner, kind, other, seq, present)

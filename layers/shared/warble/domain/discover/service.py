@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,9 @@ if TYPE_CHECKING:
     from warble.domain.blocks.service import Shields
 
 FIRST_FETCH = 200  # candidates per cell in a feed's first fetch; each later one 4x more
-MAX_SHIELD_REBUILDS = 3  # a page that keeps finding the blocks hash missing answers 503
+# A page that keeps finding the blocks hash missing (another rebuild holds the fill lease and
+# has not filled yet) waits for it, about 1.5 s in all, then answers 503.
+MAX_SHIELD_REBUILDS = 6
 
 
 class LocationRequired(Conflict):
@@ -171,6 +174,8 @@ class DiscoverService:
                 shield_rebuilds += 1
                 if shield_rebuilds > MAX_SHIELD_REBUILDS:  # another rebuild holds its lease
                     raise Unavailable("Discover is busy; try again.")
+                if shield_rebuilds > 1:  # another rebuild holds the lease: give it time to fill
+                    time.sleep(min(0.4, 0.025 * 2**shield_rebuilds))
                 self._shields.rebuild(user_id)
                 continue
             taken += [Nearby(uid, round(km, 2)) for uid, km in got.entries if uid != user_id]
