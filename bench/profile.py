@@ -1,7 +1,9 @@
 """``python -m bench.profile GROUP --only TEXT [--calls N] [--top N] [--sort KEY]``,
 ``python -m bench.profile --cold FUNCTION [--importtime] [--top N] [--sort KEY]``.
 
-Warm: profiles one benchmark's path, as the group builds it (same stores, same data, warm): the
+Warm: ``--cpu`` gives the CPU time (process_time) a call of the path and of each of its
+baselines takes, which other work on the machine disturbs far less than wall time; otherwise it
+profiles one benchmark's path, as the group builds it (same stores, same data, warm): the
 path is called ``--calls`` times under cProfile and the top entries are printed, with the Python
 calls per request. ``--out FILE`` also writes the raw profile (for ``snakeviz``, ``pstats``).
 
@@ -22,6 +24,7 @@ import os
 import pstats
 import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -104,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--sort", default="tottime", help="pstats sort key (tottime, cumtime)")
     parser.add_argument("--out", type=Path, help="write the raw profile here too")
+    parser.add_argument(
+        "--cpu", action="store_true", help="CPU time a call of the path and its baselines instead"
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     if args.cold:
@@ -113,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
 
     for module in GROUP_MODULES:
         importlib.import_module(module)
+    cpu = args.cpu
     run = Run(scale=1.0, only=[args.only])
     try:
         for item in GROUPS[args.group].build(run):
@@ -120,6 +127,18 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for _ in range(50):  # warm: caches filled, scripts loaded, clients connected
                 item.fn()
+            if cpu:
+                ops = [("path", item.fn)]
+                if item.baseline_fn is not None:
+                    ops.append((item.baseline, item.baseline_fn))
+                ops += list(item.breakdown)
+                for label, fn in ops:
+                    started = time.process_time_ns()
+                    for _ in range(args.calls):
+                        fn()
+                    spent = (time.process_time_ns() - started) / args.calls / 1000
+                    print(f"{spent:8.1f} µs CPU a call  {label}")
+                return 0
             profiler = cProfile.Profile()
             profiler.enable()
             for _ in range(args.calls):

@@ -1,4 +1,4 @@
-"""In-memory fakes of the ports in ``warble.domain.ports``, for the unit tier.
+"""In-memory fakes of the ports in ``warble.domain.<feature>.ports``, for the unit tier.
 
 Each fake keeps the documented behaviour of its real store in ``warble.dal`` (ordering, paging,
 idempotency, the conditional failures it raises in the domain's words) and nothing of its

@@ -54,7 +54,7 @@ def hidden_answer(answer: list[str | int]) -> Shield | None:
 
 
 class BlockSets(VersionedHashes):
-    """The blocks hashes of every user (``warble.domain.ports.BlockSets``)."""
+    """The blocks hashes of every user (``warble.domain.blocks.ports.BlockSets``)."""
 
     def __init__(self, redis: RedisClient, ttl_seconds: int) -> None:
         super().__init__(redis, ttl_seconds)

@@ -137,7 +137,7 @@ def _membership(item: ConversationItem) -> Membership:
 
 
 class ConversationStore:
-    """The store behind ``warble.domain.ports.ConversationStore``."""
+    """The store behind ``warble.domain.conversations.ports.ConversationStore``."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         settings = settings or get_settings()

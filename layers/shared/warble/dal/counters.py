@@ -58,7 +58,7 @@ COUNTER_FIELDS = frozenset(
 
 
 class DynamoCounterStore:
-    """``warble.domain.ports.CounterStore`` on DynamoDB."""
+    """``warble.domain.counters.ports.CounterStore`` on DynamoDB."""
 
     def __init__(self, claim_ttl_seconds: int, settings: Settings | None = None) -> None:
         settings = settings or get_settings()

@@ -51,7 +51,7 @@ return 1
 
 
 class UnreadMessageCache:
-    """The store behind ``warble.domain.ports.UnreadMessages``."""
+    """The store behind ``warble.domain.conversations.ports.UnreadMessages``."""
 
     def __init__(self, redis: RedisClient) -> None:
         self._redis = redis

@@ -98,7 +98,7 @@ def _below(prefix: str, before_seq: int | None) -> Any:
 
 
 class LikeStore:
-    """The like store behind ``warble.domain.ports.LikeStore``."""
+    """The like store behind ``warble.domain.likes.ports.LikeStore``."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         settings = settings or get_settings()

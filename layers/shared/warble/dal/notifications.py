@@ -78,7 +78,7 @@ def _notification(item: NotificationItem, recipient: int) -> StoredNotification:
 
 
 class NotificationTable:
-    """``warble.domain.ports.NotificationStore`` on DynamoDB."""
+    """``warble.domain.notifications.ports.NotificationStore`` on DynamoDB."""
 
     def __init__(self, ttl_days: int, settings: Settings | None = None) -> None:
         settings = settings or get_settings()

@@ -98,7 +98,7 @@ def _stored(item: TweetItem) -> StoredTweet:
 
 
 class TweetStore:
-    """The tweet store behind ``warble.domain.ports.TweetStore``."""
+    """The tweet store behind ``warble.domain.tweets.ports.TweetStore``."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         settings = settings or get_settings()

@@ -1,6 +1,6 @@
-"""Unread notification counts in Redis (``warble.domain.ports.UnreadStore``), apart from the
-table (``warble.dal.notifications``): a warm unread-counts read builds this store and not the
-table's, so a cold container does not import pynamodb and botocore to answer it.
+"""Unread notification counts in Redis (``warble.domain.notifications.ports.UnreadStore``),
+apart from the table (``warble.dal.notifications``): a warm unread-counts read builds this store
+and not the table's, so a cold container does not import pynamodb and botocore to answer it.
 
 Redis (``warble.keys``): per user, a hash of read positions (and the ``built`` marker), one
 sorted set of unread ids per type, and a rebuild lease, all under the user's tag ``{u:<id>}``,
@@ -140,7 +140,7 @@ RATE_KEY_SECONDS = 2 * 3600  # outlives any window (a minute by default)
 
 
 class RedisUnread:
-    """``warble.domain.ports.UnreadStore``: the counts, read in at most two round trips."""
+    """``warble.domain.notifications.ports.UnreadStore``: the counts, in at most two round trips."""
 
     def __init__(self, redis: RedisClient, cap: int, lease_ms: int = keys.LEASE_MS) -> None:
         self._redis = redis
