@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,9 +31,24 @@ class Context:
 event = json.loads(sys.argv[3])
 answer = app.handler(event, Context())
 loaded = [name for name in ("pynamodb", "botocore.client") if name in sys.modules]
-import traceback
 print(json.dumps({"status": answer["statusCode"], "loaded": loaded}))
 """
+
+
+def _in_a_fresh_process(name: str, event: dict[str, Any]) -> dict[str, Any]:
+    """One invocation of the function in a fresh interpreter, as on AWS: traced (the Tracer
+    imports the X-Ray SDK, which off Lambda builds a botocore client of its own). Its status,
+    and the store libraries it loaded (``_CHILD``)."""
+    function = ROOT / "functions" / name
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_TRACE")}
+    env["LAMBDA_TASK_ROOT"] = str(function)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(function), str(ROOT / "layers" / "shared"),
+         json.dumps(event)],
+        capture_output=True, text=True, env=env,
+        cwd=function, check=True, timeout=120,
+    )  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 def test_a_cached_profile_read_in_a_fresh_process_imports_no_dynamodb_client(accounts):
@@ -45,18 +61,7 @@ def test_a_cached_profile_read_in_a_fresh_process_imports_no_dynamodb_client(acc
     old = event["pathParameters"]["user_id"]
     event["pathParameters"]["user_id"] = str(bob.user["id"])
     event["rawPath"] = event["rawPath"].replace(old, str(bob.user["id"]))
-    function = ROOT / "functions" / "accounts"
-    # As on AWS: traced (the Tracer imports the X-Ray SDK, which off Lambda builds a botocore
-    # client of its own).
-    env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_TRACE")}
-    env["LAMBDA_TASK_ROOT"] = str(function)
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(function), str(ROOT / "layers" / "shared"),
-         json.dumps(event)],
-        capture_output=True, text=True, env=env,
-        cwd=function, check=True, timeout=120,
-    )  # fmt: skip
-    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    answer = _in_a_fresh_process("accounts", event)
     assert answer == {"status": 200, "loaded": []}
 
 
@@ -69,16 +74,7 @@ def test_cached_unread_counts_in_a_fresh_process_import_no_dynamodb_client(accou
     handler = _load_function("notifications").handler
     for _ in range(2):  # the first builds the counts (reads the table), the second is all cached
         assert handler(json.loads(json.dumps(event)), Context())["statusCode"] == 200
-    function = ROOT / "functions" / "notifications"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_TRACE")}
-    env["LAMBDA_TASK_ROOT"] = str(function)
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(function), str(ROOT / "layers" / "shared"),
-         json.dumps(event)],
-        capture_output=True, text=True, env=env,
-        cwd=function, check=True, timeout=120,
-    )  # fmt: skip
-    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    answer = _in_a_fresh_process("notifications", event)
     assert answer == {"status": 200, "loaded": []}
 
 
@@ -91,14 +87,5 @@ def test_a_cached_home_page_in_a_fresh_process_imports_no_dynamodb_client(accoun
     handler = _load_function("tweets").handler
     for _ in range(2):  # the first builds the timeline and the hashes, the second is cached
         assert handler(json.loads(json.dumps(event)), Context())["statusCode"] == 200
-    function = ROOT / "functions" / "tweets"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_TRACE")}
-    env["LAMBDA_TASK_ROOT"] = str(function)
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(function), str(ROOT / "layers" / "shared"),
-         json.dumps(event)],
-        capture_output=True, text=True, env=env,
-        cwd=function, check=True, timeout=120,
-    )  # fmt: skip
-    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    answer = _in_a_fresh_process("tweets", event)
     assert answer == {"status": 200, "loaded": []}

@@ -9,8 +9,9 @@ import pytest
 from warble.domain.likes.ports import LikeAnswer
 from warble.domain.shared import UserSummary
 from warble.domain.tweets.ports import Tweet, TweetPage
-from warble.http.meta import openapi_document
 from warble.http.render import render
+
+from tests.support.answers import component, ref, response_component
 
 pytestmark = pytest.mark.unit
 
@@ -86,18 +87,11 @@ def test_a_dict_answer_still_renders_as_before() -> None:
 
 
 def test_the_document_names_the_rendered_classes_as_the_responses() -> None:
-    document = json.loads(openapi_document())
-
-    def answer(path: str, method: str, status: str = "200") -> str:
-        content = document["paths"][path][method]["responses"][status]["content"]
-        return str(content["application/json"]["schema"]["$ref"]).rsplit("/", 1)[-1]
-
-    assert answer("/v1/tweets/{tweet_id}", "get") == "Tweet"
-    assert answer("/v1/tweets", "post", "201") == "Tweet"
-    assert answer("/v1/timeline/home", "get") == "TweetPage"
-    assert answer("/v1/tweets/{tweet_id}/like", "put") == "LikeAnswer"
-    schemas = document["components"]["schemas"]
+    assert response_component("get", "/v1/tweets/{tweet_id}", "200") == "Tweet"
+    assert response_component("post", "/v1/tweets", "201") == "Tweet"
+    assert response_component("get", "/v1/timeline/home", "200") == "TweetPage"
+    assert response_component("put", "/v1/tweets/{tweet_id}/like", "200") == "LikeAnswer"
     # What the serializer writes for each field is what the document promises.
-    assert set(schemas["Tweet"]["required"]) == set(Tweet.__dataclass_fields__)
-    assert schemas["Tweet"]["properties"]["id"]["type"] == "string"
-    assert schemas["TweetPage"]["properties"]["items"]["items"]["$ref"].endswith("/Tweet")
+    assert set(component("Tweet")["required"]) == set(Tweet.__dataclass_fields__)
+    assert component("Tweet")["properties"]["id"]["type"] == "string"
+    assert component("TweetPage")["properties"]["items"]["items"] == ref("Tweet")

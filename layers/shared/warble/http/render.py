@@ -15,6 +15,8 @@ import dataclasses
 import json
 from typing import Any
 
+from aws_lambda_powertools.shared.json_encoder import Encoder
+
 _SERIALIZERS: dict[type, Any] = {}
 
 
@@ -31,6 +33,4 @@ def render(value: Any) -> str:
     """The JSON text of a route's answer (the resolver's serializer)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _serializer(type(value)).to_json(value).decode()  # type: ignore[no-any-return]
-    from aws_lambda_powertools.shared.json_encoder import Encoder
-
     return json.dumps(value, separators=(",", ":"), cls=Encoder)
