@@ -3,7 +3,8 @@
 #   1. sam validate --lint           SAM-aware cfn-lint on the SAM template itself
 #   2. SAM transform (samtranslator) the template -> plain CloudFormation JSON, then cfn-lint on that,
 #      which checks the resources SAM generates (roles, permissions, routes, the HTTP API body).
-#   3. --build: sam build (python3.13/arm64 layers and functions; wheels from PyPI, no container).
+#   3. --build: sam build (python3.13/arm64 layers and functions; wheels from PyPI, no container),
+#      then a check that the layers ship their bytecode (scripts/check_layer_bytecode.py).
 # Exits non-zero on the first failing step. Usage: scripts/validate-template.sh [--build]
 #
 # Tools: SAM CLI from .venv-sam (or SAM=/path/to/sam); samtranslator is taken from the same
@@ -136,6 +137,9 @@ if [[ "$build" == true ]]; then
   started=$SECONDS
   "$SAM" build -t "$template" --parallel --cached
   echo "sam build: $((SECONDS - started)) s"
+
+  step "layer bytecode: every module of the built layers has its Python 3.13 pyc"
+  python3.13 scripts/check_layer_bytecode.py .aws-sam/build
 fi
 
 step "template OK"

@@ -1,5 +1,6 @@
 """AccountsFunction: sign-up, login, sessions and profiles."""
 
+import warble.startup  # noqa: F401  first: the cold start runs without the cyclic collector
 from warble.http import accounts
 from warble.http.app import http_handler
 

@@ -1,5 +1,6 @@
 """MetaFunction: health, OpenAPI document, Swagger UI, and the $default route (404/405)."""
 
+import warble.startup  # noqa: F401  first: the cold start runs without the cyclic collector
 from warble.http import meta
 from warble.http.app import http_handler
 

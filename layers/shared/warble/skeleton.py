@@ -17,6 +17,8 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from warble import startup
+
 Handler = Callable[[dict[str, Any], LambdaContext], Any]
 
 # Powertools shares one configuration per service name (POWERTOOLS_SERVICE_NAME): every module
@@ -35,7 +37,8 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 def _publish_metrics(handler: Handler) -> Handler:
     """``metrics.log_metrics`` without its cost on a request that recorded no metric (most: a
-    read): it flushed the empty set only to warn, each time, that there was nothing to publish."""
+    read): it flushed the empty set only to warn, each time, that there was nothing to publish.
+    After the first invocation it also ends the start-up (``warble.startup``)."""
 
     @functools.wraps(handler)
     def publishing(event: dict[str, Any], context: LambdaContext) -> Any:
@@ -44,6 +47,7 @@ def _publish_metrics(handler: Handler) -> Handler:
         finally:
             if metrics.metric_set:
                 metrics.flush_metrics()
+            startup.finished()
 
     return publishing
 

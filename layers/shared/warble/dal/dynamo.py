@@ -5,6 +5,13 @@ pynamodb keeps a model's table name and connection on the class. ``bind`` is the
 sets them, from the table names a store is built with (``warble.services``), so a test or a
 benchmark that builds stores for other tables gets models bound to those, without resetting
 private caches.
+
+Every connection ``bind`` makes shares the process's one botocore session (``_Session``).
+pynamodb gives each model a session of its own, and a session's first client loads the DynamoDB
+service model, the endpoint rules and the partitions again: about 150 ms here for each model a
+container first touches (a stream consumer touched two in its first batch; a graph function's
+first follow after its first read paid it again), against about 10 ms for another client of a
+session that has loaded them.
 """
 
 from __future__ import annotations
@@ -12,8 +19,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+import botocore.session
 from pynamodb.connection import Connection
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
@@ -23,6 +32,32 @@ from warble.events import UnreadableRecord
 CONDITION_FAILED = "ConditionalCheckFailed"
 _lock = threading.Lock()
 _bound: dict[type[Model], tuple[str, str, str | None]] = {}
+
+
+class _Session(botocore.session.Session):
+    """The process's botocore session. botocore does not make clients of one session safely
+    from several threads at once (pynamodb's issue 153): one at a time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._making = threading.Lock()
+
+    def create_client(self, *args: Any, **kwargs: Any) -> Any:
+        with self._making:
+            return super().create_client(*args, **kwargs)
+
+
+@cache
+def _session() -> _Session:
+    return _Session()
+
+
+class SharedConnection(Connection):
+    """pynamodb's connection, on the process's botocore session (its client is its own)."""
+
+    @property
+    def session(self) -> botocore.session.Session:
+        return _session()
 
 
 def bind(region: str, tables: Iterable[tuple[type[Model], str]]) -> Connection:
@@ -41,10 +76,15 @@ def bind(region: str, tables: Iterable[tuple[type[Model], str]]) -> Connection:
             if _bound.get(model) != wanted:
                 model.Meta.table_name = table
                 model.Meta.region = region
-                # The class-level connection caches region and endpoint: rebuild it.
+                # The class-level connection caches region and endpoint: rebuild it, with the
+                # key schema pynamodb reads from the model, on the shared session.
                 model._connection = None
+                own = model._get_connection()
+                shared = SharedConnection(region=region)
+                shared.add_meta_table(own.get_meta_table())
+                own.connection = shared
                 _bound[model] = wanted
-    return Connection(region=region)
+    return SharedConnection(region=region)
 
 
 def cancellation_codes(exc: TransactWriteError) -> list[str | None]:
