@@ -82,7 +82,32 @@ if event_file:
         out[name + "_cpu_ns"] = time.process_time_ns() - cpu
         answers.append(answer)
     out["answers"] = answers
+# The third-party modules the cold request loaded (site-packages: Lambda's layer), in the order
+# they were first imported, for the "its libraries alone" baseline.
+site = tuple(path for path in sys.path if path.endswith("site-packages"))
+out["libraries"] = [name for name, found in list(sys.modules.items())
+                    if (getattr(found, "__file__", None) or "").startswith(site)]
 print("BENCH " + json.dumps(out))
+"""
+
+# A fresh process that imports, in the same order, the third-party modules a function's cold
+# request loaded (the list is a JSON file, the last argument), and nothing of Warble: what the
+# cold request would cost if our own code cost nothing. The collector is off while it imports,
+# as it is during a function's start-up (warble.startup).
+_LIBRARIES = r"""
+import gc, importlib, json, sys, time
+gc.disable()
+names = json.load(open(sys.argv[-1]))
+start, cpu = time.perf_counter_ns(), time.process_time_ns()
+failed = []
+for name in names:
+    try:
+        importlib.import_module(name)
+    except Exception:
+        failed.append(name)
+print("BENCH " + json.dumps({"import_ns": time.perf_counter_ns() - start,
+                             "import_cpu_ns": time.process_time_ns() - cpu,
+                             "modules": len(sys.modules), "failed": failed}))
 """
 
 
@@ -280,6 +305,13 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
                     if not _ok(answer):
                         raise RuntimeError(f"{target} answered {answer}")
                 samples.setdefault(target + (" no-pyc" if no_pyc else ""), []).append(out)
+                if event_file:  # and its libraries alone, right after it
+                    listed = Path(tmp) / f"{target}.libraries.json"
+                    if not listed.exists():
+                        listed.write_text(json.dumps(out["libraries"]))
+                    alone = _child(target, env, script=_LIBRARIES, extra=(str(listed),),
+                                   code=every.get(target))  # fmt: skip
+                    samples.setdefault(f"{target} libraries", []).append(alone)
 
     def series(key: str, field: str) -> list[int]:
         return [int(s[field]) for s in samples[key]]
@@ -333,14 +365,26 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
     )
     for name in first:
         totals = [s["import_ns"] + s["first_ns"] for s in samples[name]]
+        libraries = f"{name} libraries"
+        failed = samples[libraries][0]["failed"]
+        named = ": " + ", ".join(failed[:5]) if failed else ""
         yield Precomputed(
             f"cold request: import + init + 1st invocation of {name}, traced ({reps} fresh "
             "processes)",
             ("import + init + 1st invocation", totals),
-            [(boto3_label, series("boto3", "import_ns"))],
+            [
+                (boto3_label, series("boto3", "import_ns")),
+                (
+                    f"its {len(samples[name][0]['libraries'])} third-party modules imported "
+                    "alone (fresh process)",
+                    series(libraries, "import_ns"),
+                ),
+            ],
             notes=[
                 cpu_note(name, "first_cpu_ns", "boto3", "import_cpu_ns", "import boto3")
-                + " (the 1st invocation alone)"
+                + " (the 1st invocation alone)",
+                f"the libraries alone cover no client, connection or call; {len(failed)} of "
+                f"their modules would not import alone{named}",
             ],
         )
     for name, (_, what) in first.items():
