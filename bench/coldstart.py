@@ -363,6 +363,12 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
             "read-only; the stdlib keeps its .pyc as in the Lambda runtime"
         ],
     )
+
+    def per_round(totals: list[int], baseline: str) -> float:
+        # samples[baseline][i] ran in the same round as totals[i]
+        rounds = zip(totals, series(baseline, "import_ns"), strict=True)
+        return float(statistics.median(total / base for total, base in rounds))
+
     for name in first:
         totals = [s["import_ns"] + s["first_ns"] for s in samples[name]]
         libraries = f"{name} libraries"
@@ -385,6 +391,10 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
                 + " (the 1st invocation alone)",
                 f"the libraries alone cover no client, connection or call; {len(failed)} of "
                 f"their modules would not import alone{named}",
+                # This machine's speed drifts between rounds more than between the children of
+                # one round: each round's own ratio, then their median, cancels the drift.
+                f"median of the rounds' own ratios: {per_round(totals, 'boto3'):.2f}x import "
+                f"boto3, {per_round(totals, libraries):.2f}x its libraries alone",
             ],
         )
     for name, (_, what) in first.items():
