@@ -133,15 +133,17 @@ def _child(
     script: str = _CHILD,
     options: tuple[str, ...] = (),
     extra: tuple[str, ...] = (),
+    shared: Path | None = None,
 ) -> dict:
     """One fresh process (``script``, the child above unless bench.profile's; ``options`` go to
-    the interpreter, e.g. ``-X importtime``; ``extra`` arguments to the script)."""
+    the interpreter, e.g. ``-X importtime``; ``extra`` arguments to the script; ``shared``, the
+    shared layer of another tree, bench.cold_ab's)."""
     fn_dir, module = code or (stack.FUNCTIONS / target, "app")
     command = [sys.executable, "-I", *options]
     if no_pyc:
         command.append("-B")  # and write none either
-    command += ["-c", script, target, str(fn_dir), str(stack.SHARED), event_file, str(int(no_pyc)),
-                module, *extra]  # fmt: skip
+    command += ["-c", script, target, str(fn_dir), str(shared or stack.SHARED), event_file,
+                str(int(no_pyc)), module, *extra]  # fmt: skip
     started = time.perf_counter_ns()
     lambda_env = {
         # What Lambda sets. LAMBDA_TASK_ROOT matters: without it aws_xray_sdk (imported by
