@@ -11,10 +11,11 @@ Children run traced, as on AWS (``LAMBDA_TASK_ROOT`` and a trace header set, tra
 disabled); the "cold request" rows add import, init and the first invocation: what the first
 request of a new container waits for.
 
-``sam build`` ships no .pyc files (aws-lambda-builders excludes ``*.pyc``/``__pycache__`` and
-unpacks wheels without compiling) and /var/task and /opt are read-only, so on Lambda every
-module outside the runtime's standard library is compiled from source at each cold start. The
-"no .pyc" rows imitate that: the child refuses cached bytecode for anything outside the stdlib.
+SAM's Python builder ships no .pyc files (aws-lambda-builders excludes ``*.pyc``/``__pycache__``
+and unpacks wheels without compiling) and /var/task and /opt are read-only, so on Lambda every
+module it packaged was compiled from source at each cold start; the layers are now built by
+their Makefiles, with their bytecode. The "no .pyc" rows imitate what they cost before: the child
+refuses cached bytecode for anything outside the stdlib.
 """
 
 from __future__ import annotations
@@ -353,7 +354,8 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
         )
     no_pyc_runs = len(samples["accounts no-pyc"])
     yield Precomputed(
-        f"cold start without .pyc (as sam build ships code and layers): accounts "
+        f"cold start without .pyc (as SAM's Python builder ships code; the layers now ship "
+        f"theirs): accounts "
         f"({no_pyc_runs} fresh processes)",
         ("import app, compiling every non-stdlib module", series("accounts no-pyc", "import_ns")),
         [
