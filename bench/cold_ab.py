@@ -18,8 +18,6 @@ Makefiles), against this tree's children with it.
 from __future__ import annotations
 
 import argparse
-import copy
-import json
 import os
 import statistics
 import sys
@@ -29,7 +27,14 @@ from pathlib import Path
 
 from bench import stack
 from bench.accounts import people
-from bench.coldstart import _child, _ok, first_requests, template_functions
+from bench.coldstart import (
+    _child,
+    _ok,
+    first_requests,
+    seen_key,
+    template_functions,
+    warmed_event_files,
+)
 from bench.harness import Run
 
 
@@ -43,7 +48,6 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
 
     import redis
-    from warble import keys, security
 
     run = Run(scale=1.0, only=[])
     try:
@@ -52,17 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         first = first_requests(who)
         raw = redis.Redis.from_url(stack.BENCH_REDIS_URL)
         run.cleanups.append(raw.close)
-        token = who.alice.token
-        seen = keys.session_seen(security.token_hash(token).hex(), security.token_user(token))
-        files = {}
+        seen = seen_key(who)
         tmp = Path(tempfile.mkdtemp(prefix="warble-cold-ab-"))
-        for name, (evt, _) in first.items():
-            code, module = every[name]
-            handler = stack.load_function(name, code / f"{module}.py").handler
-            if not _ok(handler(copy.deepcopy(evt), stack.Context())):  # warm the stores
-                raise RuntimeError(f"{name} did not answer its first request")
-            files[name] = str(tmp / f"{name}.json")
-            Path(files[name]).write_text(json.dumps(evt))
+        files = warmed_event_files(first, every, tmp)
 
         env = dict(os.environ)
 

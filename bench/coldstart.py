@@ -258,42 +258,57 @@ def first_requests(who: People) -> dict[str, tuple[dict[str, Any], str]]:
     }
 
 
-@group("coldstart", "import + initialisation in a fresh process, and the first invocation")
-def coldstart_group(run: Run) -> Iterator[Precomputed]:
-    import redis
+def seen_key(who: People) -> str:
+    """alice's session "seen" key: deleted before each accounts child, so that its first request
+    also touches the session row (opens PostgreSQL), as a cold container's would."""
     from warble import keys, security
 
-    who = people(run)
-    raw = redis.Redis.from_url(stack.BENCH_REDIS_URL)
-    run.cleanups.append(raw.close)
-    seen_key = keys.session_seen(
-        security.token_hash(who.alice.token).hex(), security.token_user(who.alice.token)
-    )
-    every = template_functions()
-    first = first_requests(who)
-    unknown = set(first) - set(every)
-    if unknown:
-        raise RuntimeError(f"first requests for functions not in template.yaml: {unknown}")
+    token = who.alice.token
+    return keys.session_seen(security.token_hash(token).hex(), security.token_user(token))
 
-    # Warm the shared caches the first invocations read (session, profile, counts, the home
-    # timeline), as a cold container of a live service would find them; this also checks that
-    # every sample gets a good answer before the fresh processes start.
+
+def warmed_event_files(
+    first: dict[str, tuple[dict[str, Any], str]],
+    every: dict[str, tuple[Path, str]],
+    directory: Path,
+) -> dict[str, str]:
+    """Each function's first request, invoked once here and written to a file for the children.
+
+    The invocation warms the shared caches the children's first invocations read (session,
+    profile, counts, the home timeline), as a cold container of a live service would find them,
+    and checks that every sample gets a good answer before the fresh processes start."""
+    files = {}
     for name, (evt, _) in first.items():
         code, module = every[name]
         handler = stack.load_function(name, code / f"{module}.py").handler
         answer = handler(copy.deepcopy(evt), stack.Context())
         if not _ok(answer):
             raise RuntimeError(f"{name} answered {answer}")
+        path = directory / f"{name}.json"
+        path.write_text(json.dumps(evt))
+        files[name] = str(path)
+    return files
+
+
+@group("coldstart", "import + initialisation in a fresh process, and the first invocation")
+def coldstart_group(run: Run) -> Iterator[Precomputed]:
+    import redis
+
+    who = people(run)
+    raw = redis.Redis.from_url(stack.BENCH_REDIS_URL)
+    run.cleanups.append(raw.close)
+    seen = seen_key(who)
+    every = template_functions()
+    first = first_requests(who)
+    unknown = set(first) - set(every)
+    if unknown:
+        raise RuntimeError(f"first requests for functions not in template.yaml: {unknown}")
 
     env = dict(os.environ)
     reps = max(3, round(REPS * run.scale))
     samples: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="warble-bench-") as tmp:
-        files = {}
-        for name, (evt, _) in first.items():
-            path = Path(tmp) / f"{name}.json"
-            path.write_text(json.dumps(evt))
-            files[name] = str(path)
+        files = warmed_event_files(first, every, Path(tmp))
         _child("boto3", env)  # the first child of a run pays for cold OS caches: not counted
         for rep in range(reps):
             order: list[tuple[str, str, bool]] = [("boto3", "", False)]
@@ -302,7 +317,7 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
                 order += [("boto3", "", True), ("accounts", "", True)]
             for target, event_file, no_pyc in order:
                 if target == "accounts" and event_file:
-                    raw.delete(seen_key)  # so the first request also opens PostgreSQL
+                    raw.delete(seen)  # so the first request also opens PostgreSQL
                 out = _child(target, env, event_file, no_pyc, code=every.get(target))
                 for answer in out.get("answers", []):
                     if not _ok(answer):

@@ -15,11 +15,9 @@ as on AWS), with its import, initialisation and first invocation under cProfile;
 from __future__ import annotations
 
 import argparse
-import copy
 import cProfile
 import importlib
 import io
-import json
 import os
 import pstats
 import sys
@@ -30,7 +28,14 @@ from pathlib import Path
 
 from bench import GROUP_MODULES, stack
 from bench.accounts import people
-from bench.coldstart import _CHILD, _child, first_requests, template_functions
+from bench.coldstart import (
+    _CHILD,
+    _child,
+    first_requests,
+    seen_key,
+    template_functions,
+    warmed_event_files,
+)
 from bench.harness import GROUPS, Benchmark, Run
 
 # The coldstart group's child, profiled from before the import to after the first invocation
@@ -57,22 +62,14 @@ def cold(
     try:
         every = template_functions()
         first = first_requests(people(run))
-        code, module = every[name]
         event_file = ""
         if name in first:  # warm the stores' caches, as the coldstart group does
-            evt = first[name][0]
-            stack.load_function(name, code / f"{module}.py").handler(
-                copy.deepcopy(evt), stack.Context()
-            )
-            event_file = str(Path(tempfile.mkdtemp(prefix="warble-profile-")) / "event.json")
-            Path(event_file).write_text(json.dumps(evt))
+            directory = Path(tempfile.mkdtemp(prefix="warble-profile-"))
+            event_file = warmed_event_files({name: first[name]}, every, directory)[name]
         if name == "accounts":  # as the coldstart group: the first request opens PostgreSQL
             import redis
-            from warble import keys, security
 
-            token = people(run).alice.token
-            seen = keys.session_seen(security.token_hash(token).hex(), security.token_user(token))
-            redis.Redis.from_url(stack.BENCH_REDIS_URL).delete(seen)
+            redis.Redis.from_url(stack.BENCH_REDIS_URL).delete(seen_key(people(run)))
         env = dict(os.environ)
         _child("boto3", env)  # the first child pays for cold OS caches
         if importtime:

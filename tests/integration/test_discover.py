@@ -277,15 +277,24 @@ def test_a_thousand_pairs_swiping_right_at_once_make_a_thousand_matches(discover
 
 
 # ---- the blocks hash the seen script reads --------------------------------------------------
-def test_a_page_waits_for_a_slow_rebuild_of_the_blocks_hash_elsewhere(discover, redis):
-    # Given a user whose blocks hash is not in Redis, and another function's rebuild that holds
-    # its fill lease (its store still starting up) and fills half a second later,
+def _a_pair_whose_blocks_hash_is_being_filled(discover, redis, holder: str):
+    """Two users in Paris; the first's blocks hash is not in Redis and ``holder`` holds its fill
+    lease. Returns (the first, the second, the first's blocks keys)."""
     here, there = next_ids(2)
     discover.place_many([(there, *PARIS)])
     discover.set_location(here, *PARIS)
     blocks = keys.memberships("blocks", here)
     redis.delete(blocks.value)
-    redis.set(blocks.lease, "another rebuild", px=keys.LEASE_MS)
+    redis.set(blocks.lease, holder, px=keys.LEASE_MS)
+    return here, there, blocks
+
+
+def test_a_page_waits_for_a_slow_rebuild_of_the_blocks_hash_elsewhere(discover, redis):
+    # Given a user whose blocks hash is not in Redis, and another function's rebuild that holds
+    # its fill lease (its store still starting up) and fills half a second later,
+    here, there, blocks = _a_pair_whose_blocks_hash_is_being_filled(
+        discover, redis, "another rebuild"
+    )
 
     def the_other_rebuild_fills() -> None:
         redis.delete(blocks.lease)
@@ -303,12 +312,9 @@ def test_a_page_waits_for_a_slow_rebuild_of_the_blocks_hash_elsewhere(discover, 
 
 def test_a_lease_that_is_never_filled_is_a_503_not_a_wrong_page(discover, redis):
     # Given a fill lease on the user's blocks hash that nobody fills (its holder died)
-    here, there = next_ids(2)
-    discover.place_many([(there, *PARIS)])
-    discover.set_location(here, *PARIS)
-    blocks = keys.memberships("blocks", here)
-    redis.delete(blocks.value)
-    redis.set(blocks.lease, "a rebuild that died", px=keys.LEASE_MS)
+    here, there, blocks = _a_pair_whose_blocks_hash_is_being_filled(
+        discover, redis, "a rebuild that died"
+    )
     # then a page answers 503 (Discover busy) rather than a page the blocks were not checked for
     with pytest.raises(Unavailable):
         discover.discover(here, 10, 20)
