@@ -432,12 +432,15 @@ def _context() -> Any:
 
 
 def measure_websocket(handlers: Handlers, world: World, rounds: int) -> Ops:
-    """sendMessage over the WebSocket API: $connect once, then messages."""
+    """sendMessage over the WebSocket API: the authorizer and $connect once, then messages."""
     from infra.local.events import (
         WebSocketConnection,
+        websocket_authorizer_event,
         websocket_connect_event,
         websocket_message_event,
     )
+    from infra.local.lambdas import InvokeResult
+    from infra.local.ws_gateway import authorizer_decision
 
     handler = handlers.handler("WebSocketFunction")
     ops = Ops()
@@ -449,6 +452,11 @@ def measure_websocket(handlers: Handlers, world: World, rounds: int) -> Ops:
             domain_name="127.0.0.1", source_ip="127.0.0.1", user_agent=None,
             connected_at_ms=int(time.time() * 1000), raw_query_string=f"token={token}",
         )  # fmt: skip
+        authorize = websocket_authorizer_event(connection)
+        allowed = InvokeResult(True, handler(authorize, _context()), None, 0.0, False)
+        refused, connection.authorizer = authorizer_decision(allowed, authorize["methodArn"], 0)
+        if refused is not None:
+            raise RuntimeError(f"$connect authorizer: {refused}")
         _answer_ok(handler(websocket_connect_event(connection), _context()), "$connect")
         frame = {"action": "sendMessage", "conversation_id": str(conversation),
                  "text": f"capacity {index}", "client_id": uuid.uuid4().hex}  # fmt: skip

@@ -180,7 +180,10 @@ def _child(
 
 
 def _ok(answer: dict[str, Any]) -> bool:
-    """An HTTP or WebSocket 200, a stream batch with no failed record, or the migrations run."""
+    """An HTTP or WebSocket 200, an authorizer's Allow, a stream batch with no failed record, or
+    the migrations run."""
+    if "policyDocument" in answer:
+        return bool(answer["policyDocument"]["Statement"][0]["Effect"] == "Allow")
     if "statusCode" in answer:
         return bool(answer["statusCode"] == 200)
     return answer == {"batchItemFailures": []} or "applied" in answer
@@ -206,8 +209,8 @@ def first_requests(who: People) -> dict[str, tuple[dict[str, Any], str]]:
 
     alice = who.alice
     prefix = who.stack.tables["GraphTable"].removesuffix("graph")
-    connect = stack.event("websocket/connect.json")
-    connect["queryStringParameters"]["token"] = alice.token
+    authorize = stack.event("websocket/authorize.json")
+    authorize["queryStringParameters"]["token"] = alice.token
     return {
         "accounts": (
             who.get_user_event(),
@@ -216,7 +219,11 @@ def first_requests(who: People) -> dict[str, tuple[dict[str, Any], str]]:
             "also touches the session row), imports pynamodb/botocore and builds the DynamoDB "
             "client (the relationship lookup)",
         ),
-        "websocket": (connect, "$connect with a real token: session lookup, TransactWriteItems"),
+        "websocket": (
+            authorize,
+            "the $connect authorizer with a real token: the session and its budget (one Redis "
+            "script)",
+        ),
         "meta": (stack.event("meta/health.json"), "GET /v1/health: no store"),
         "graph": (
             stack.as_session(stack.event("graph/following.json"), alice),

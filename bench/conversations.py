@@ -319,8 +319,9 @@ def push_group(run: Run) -> Iterator[Item]:
         [("raw @connections post -> frame, same gateway and connection", posts)],
         notes=[
             "the path: gateway routes the frame, a WebSocketFunction worker checks the "
-            "connection's owner and the permission, stores the message (one TransactWriteItems "
-            "on moto), acks, then posts to the recipient; the sender's ack is not waited for"
+            "connection's session (one Redis script) and the permission, stores the message "
+            "(one TransactWriteItems on moto), acks, then posts to the recipient; the sender's "
+            "ack is not waited for"
         ],
         throughput=False,
     )

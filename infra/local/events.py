@@ -8,6 +8,7 @@ a realistic event without a running gateway. Pure functions: the caller supplies
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import time
@@ -27,6 +28,7 @@ __all__ = [
     "is_text_content_type",
     "scheduled_event",
     "trace_id",
+    "websocket_authorizer_event",
     "websocket_connect_event",
     "websocket_disconnect_event",
     "websocket_message_event",
@@ -273,6 +275,9 @@ class WebSocketConnection:
     connected_at_ms: int
     headers: list[tuple[str, str]] = field(default_factory=list)
     raw_query_string: str = ""
+    # What the $connect route's authorizer allowed it with (requestContext.authorizer of every
+    # event of the connection), None without an authorizer.
+    authorizer: dict[str, Any] | None = None
 
 
 def _ws_request_context(
@@ -286,8 +291,10 @@ def _ws_request_context(
     identity: dict[str, Any] = {"sourceIp": connection.source_ip}
     if connection.user_agent is not None:
         identity["userAgent"] = connection.user_agent
-    return {
-        "routeKey": route_key,
+    context: dict[str, Any] = {"routeKey": route_key}
+    if connection.authorizer is not None:
+        context["authorizer"] = dict(connection.authorizer)
+    return context | {
         "eventType": event_type,
         "extendedRequestId": request_id,
         "requestTime": apigw_time(now),
@@ -327,6 +334,33 @@ def websocket_connect_event(
     )
     event["isBase64Encoded"] = False
     return event
+
+
+def websocket_authorizer_event(
+    connection: WebSocketConnection,
+    region: str = "us-east-1",
+    account_id: str = "123456789012",
+    epoch_ms: int | None = None,
+) -> dict[str, Any]:
+    """The REQUEST event of the $connect route's Lambda authorizer: the upgrade request's
+    headers and query string, the $connect route's ARN, and the connection's request context
+    (without an authorizer, which it is)."""
+    headers, multi_headers = _multi(connection.headers)
+    query, multi_query = _multi(parse_qsl(connection.raw_query_string, keep_blank_values=True))
+    unauthorized = dataclasses.replace(connection, authorizer=None)
+    return {
+        "type": "REQUEST",
+        "methodArn": f"arn:aws:execute-api:{region}:{account_id}:{connection.api_id}/"
+        f"{connection.stage}/$connect",
+        "headers": headers,
+        "multiValueHeaders": multi_headers,
+        "queryStringParameters": query,
+        "multiValueQueryStringParameters": multi_query,
+        "stageVariables": {},
+        "requestContext": _ws_request_context(
+            unauthorized, "$connect", "CONNECT", epoch_ms or connection.connected_at_ms
+        ),
+    }
 
 
 def websocket_message_event(

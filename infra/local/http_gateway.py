@@ -39,6 +39,7 @@ __all__ = [
     "HttpRoute",
     "load_http_apis",
     "match_route",
+    "policy_allows",
 ]
 
 log = logging.getLogger("infra.local.http")
@@ -575,10 +576,10 @@ def _authorizer_decision(
     policy = payload.get("policyDocument")
     if not isinstance(policy, dict):
         return None
-    return _policy_allows(policy, route_arn), payload.get("context")
+    return policy_allows(policy, route_arn), payload.get("context")
 
 
-def _policy_allows(policy: Mapping[str, Any], route_arn: str) -> bool:
+def policy_allows(policy: Mapping[str, Any], route_arn: str) -> bool:
     statements = policy.get("Statement") or []
     if isinstance(statements, dict):
         statements = [statements]

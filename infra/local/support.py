@@ -36,6 +36,7 @@ _EMULATED = frozenset(
         "AWS::Serverless::Function",
         "AWS::Serverless::HttpApi",
         "AWS::ApiGatewayV2::Api",
+        "AWS::ApiGatewayV2::Authorizer",
         "AWS::ApiGatewayV2::Integration",
         "AWS::ApiGatewayV2::Route",
         "AWS::ApiGatewayV2::RouteResponse",
@@ -144,11 +145,38 @@ def _resource_problems(template: Template, logical_id: str, resource: dict[str, 
     if "Condition" in resource and rtype not in _NOT_NEEDED_LOCALLY | _WEB_HOSTING:
         # The local runtime creates every resource: a conditional one would exist regardless.
         problems.append(f"{where}: Condition {resource['Condition']!r} is not supported")
+    if rtype == "AWS::ApiGatewayV2::Authorizer":
+        problems += _ws_authorizer_problems(where, resource.get("Properties") or {})
+    if rtype == "AWS::ApiGatewayV2::Route":
+        kind = (resource.get("Properties") or {}).get("AuthorizationType", "NONE")
+        if kind not in ("NONE", "CUSTOM"):
+            problems.append(f"{where}: AuthorizationType {kind!r} is not supported")
     if rtype == "AWS::ApiGatewayV2::Api":
         protocol = (resource.get("Properties") or {}).get("ProtocolType")
         if protocol != "WEBSOCKET":
             problems.append(f"{where}: ProtocolType {protocol!r} is not supported (only "
                             "WEBSOCKET; HTTP APIs are AWS::Serverless::HttpApi)")  # fmt: skip
+    return problems
+
+
+# What the WebSocket gateway reads of a Lambda REQUEST authorizer (infra/local/ws_gateway.py).
+_WS_AUTHORIZER_PROPERTIES = frozenset(
+    {"ApiId", "AuthorizerType", "AuthorizerUri", "IdentitySource", "Name"}
+)
+_WS_IDENTITY_SOURCES = ("route.request.querystring.", "route.request.header.")
+
+
+def _ws_authorizer_problems(where: str, props: dict[str, Any]) -> list[str]:
+    problems = [
+        f"{where}: property {key} is not supported"
+        for key in sorted(set(props) - _WS_AUTHORIZER_PROPERTIES)
+    ]
+    if props.get("AuthorizerType") != "REQUEST":
+        problems.append(f"{where}: AuthorizerType {props.get('AuthorizerType')!r} is not "
+                        "supported (only REQUEST)")  # fmt: skip
+    for source in props.get("IdentitySource") or []:
+        if not isinstance(source, str) or not source.startswith(_WS_IDENTITY_SOURCES):
+            problems.append(f"{where}: IdentitySource {source!r} is not supported")
     return problems
 
 

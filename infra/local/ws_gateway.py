@@ -1,9 +1,14 @@
 """Local stand-in for an API Gateway WebSocket API and its @connections management API.
 
-The API, its routes, integrations, route responses and stage come from the template's
-AWS::ApiGatewayV2::* resources. Upgrades run `$connect` first (a non-2xx answer refuses the
-handshake), frames are routed by the RouteSelectionExpression, closes run `$disconnect`, and
-`POST|GET|DELETE /<stage>/@connections/{id}` works through boto3's `apigatewaymanagementapi`.
+The API, its routes, integrations, route responses, stage and the `$connect` route's Lambda
+REQUEST authorizer come from the template's AWS::ApiGatewayV2::* resources. Upgrades run the
+authorizer (a missing identity source is refused with 401 without it; `Unauthorized` raised is
+401, a Deny 403, anything else 500) and then `$connect` (a non-2xx answer refuses the
+handshake); the authorizer's context reaches every later event of the connection as
+`requestContext.authorizer`. Frames are routed by the RouteSelectionExpression, closes run
+`$disconnect`, and `POST|GET|DELETE /<stage>/@connections/{id}` works through boto3's
+`apigatewaymanagementapi` (DELETE: 204, the socket closed with 1000, `$disconnect` told
+"Connection Closed Normally"; 410 GoneException for a connection that is not open).
 """
 
 from __future__ import annotations
@@ -25,15 +30,24 @@ from infra.local.events import (
     WebSocketConnection,
     aws_id,
     trace_id,
+    websocket_authorizer_event,
     websocket_connect_event,
     websocket_disconnect_event,
     websocket_message_event,
 )
-from infra.local.lambdas import LambdaRuntime
+from infra.local.http_gateway import policy_allows
+from infra.local.lambdas import InvokeResult, LambdaRuntime
 from infra.local.quotas import PARSER_LIMITS, over_quota
 from infra.local.template import ResolveContext, Template
 
-__all__ = ["WebSocketApiSpec", "WebSocketGateway", "WsRoute", "load_websocket_api"]
+__all__ = [
+    "WebSocketApiSpec",
+    "WebSocketGateway",
+    "WsAuthorizer",
+    "WsRoute",
+    "authorizer_decision",
+    "load_websocket_api",
+]
 
 log = logging.getLogger("infra.local.ws")
 
@@ -55,12 +69,23 @@ DISCONNECT_ROUTE = "$disconnect"
 
 
 @dataclass
+class WsAuthorizer:
+    """An AWS::ApiGatewayV2::Authorizer of type REQUEST (only `$connect` may have one)."""
+
+    name: str
+    function: str
+    query_strings: tuple[str, ...] = ()  # route.request.querystring.<name>
+    headers: tuple[str, ...] = ()  # route.request.header.<name>
+
+
+@dataclass
 class WsRoute:
     """One AWS::ApiGatewayV2::Route of the WebSocket API."""
 
     key: str
     function: str | None  # None: a route without a Lambda integration (answered with an error)
     two_way: bool = False  # has an AWS::ApiGatewayV2::RouteResponse: the answer's body is sent
+    authorizer: WsAuthorizer | None = None
 
 
 @dataclass
@@ -109,6 +134,7 @@ def load_websocket_api(template: Template, context: ResolveContext) -> WebSocket
             "AWS::ApiGatewayV2::Integration",
             "AWS::ApiGatewayV2::RouteResponse",
             "AWS::ApiGatewayV2::Stage",
+            "AWS::ApiGatewayV2::Authorizer",
         )
     }
     integrations: dict[str, str | None] = {}
@@ -121,6 +147,10 @@ def load_websocket_api(template: Template, context: ResolveContext) -> WebSocket
     two_way = {
         _ref_target((resource.get("Properties") or {}).get("RouteId"))
         for resource in of_type["AWS::ApiGatewayV2::RouteResponse"].values()
+    }
+    authorizers = {
+        logical_id: _authorizer(template, logical_id, resource, context)
+        for logical_id, resource in of_type["AWS::ApiGatewayV2::Authorizer"].items()
     }
     spec = WebSocketApiSpec(
         logical_id=api_id,
@@ -141,8 +171,33 @@ def load_websocket_api(template: Template, context: ResolveContext) -> WebSocket
             function = integrations.get(integration)
         if function is None:
             log.warning("WebSocket route %s has no Lambda integration locally", key)
-        spec.routes[key] = WsRoute(key=key, function=function, two_way=logical_id in two_way)
+        authorizer = None
+        if route_props.get("AuthorizationType") == "CUSTOM":
+            authorizer = authorizers[str(_ref_target(route_props.get("AuthorizerId")))]
+        spec.routes[key] = WsRoute(
+            key=key, function=function, two_way=logical_id in two_way, authorizer=authorizer
+        )
     return spec
+
+
+def _authorizer(
+    template: Template, logical_id: str, resource: dict[str, Any], context: ResolveContext
+) -> WsAuthorizer:
+    props = resource.get("Properties") or {}
+    uri = props.get("AuthorizerUri")
+    function = template.function_id_for(uri) or template.function_id_for(
+        template.resolve(uri, context), context
+    )
+    if function is None:
+        raise ValueError(f"{logical_id}: AuthorizerUri is not a function of the template")
+    queries: list[str] = []
+    headers: list[str] = []
+    for source in props.get("IdentitySource") or []:
+        where, _, name = str(source).rpartition(".")
+        (queries if where == "route.request.querystring" else headers).append(name)
+    return WsAuthorizer(
+        str(props.get("Name", logical_id)), function, tuple(queries), tuple(headers)
+    )
 
 
 def _stage_name(
@@ -187,6 +242,10 @@ class _Connection:
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     # Set when the server ends the connection (DELETE @connections, shutdown).
     server_close: tuple[int, str] | None = None
+
+
+# What API Gateway tells $disconnect when DeleteConnection closed the connection.
+DELETED = (1000, "Connection Closed Normally")
 
 
 def _size(data: str | bytes) -> int:
@@ -300,8 +359,8 @@ class WebSocketGateway:
                 },
             )
         if request.method == "DELETE":
-            connection.server_close = (1000, "")
-            await connection.socket.close(code=1000)
+            connection.server_close = DELETED
+            await connection.socket.close(code=DELETED[0])
             return web.Response(status=204)
         try:
             data = await request.read()
@@ -345,6 +404,11 @@ class WebSocketGateway:
         )
         protocols: tuple[str, ...] = ()
         connect = spec.routes.get(CONNECT_ROUTE)
+        if connect is not None and connect.authorizer is not None:
+            refused, info.authorizer = await self._authorize(connect.authorizer, info)
+            if refused is not None:
+                log.info("WebSocket connect refused by its authorizer with %s", refused)
+                return _json(refused, {"message": _REASONS.get(refused, "Forbidden")})
         if connect is not None and connect.function is not None:
             result = await self.runtime.ainvoke(connect.function, websocket_connect_event(info))
             status, protocols = _connect_decision(result.ok, result.payload)
@@ -376,6 +440,22 @@ class WebSocketGateway:
             self._disconnects.add(task)
             task.add_done_callback(self._disconnects.discard)
         return socket
+
+    async def _authorize(
+        self, authorizer: WsAuthorizer, info: WebSocketConnection
+    ) -> tuple[int | None, dict[str, Any] | None]:
+        """(status refusing the handshake, or None; requestContext.authorizer when allowed)."""
+        query = dict(_query_pairs(info.raw_query_string))
+        headers = {name.lower(): value for name, value in info.headers}
+        if any(not query.get(name) for name in authorizer.query_strings) or any(
+            not headers.get(name.lower()) for name in authorizer.headers
+        ):
+            return 401, None  # a missing identity source: refused without calling it (AWS)
+        event = websocket_authorizer_event(info, self.context.region, self.context.account_id)
+        started = time.monotonic()
+        result = await self.runtime.ainvoke(authorizer.function, event)
+        latency_ms = int((time.monotonic() - started) * 1000)
+        return authorizer_decision(result, event["methodArn"], latency_ms)
 
     def _close_reason(self, connection: _Connection) -> tuple[int, str]:
         if connection.server_close is not None:
@@ -470,6 +550,42 @@ _REASONS = {
     429: "Too Many Requests",
     500: "Internal server error",
 }
+
+
+def _query_pairs(raw_query_string: str) -> list[tuple[str, str]]:
+    from urllib.parse import parse_qsl
+
+    return parse_qsl(raw_query_string, keep_blank_values=True)
+
+
+def authorizer_decision(
+    result: InvokeResult, method_arn: str, latency_ms: int
+) -> tuple[int | None, dict[str, Any] | None]:
+    """What API Gateway makes of a WebSocket authorizer's answer: an error whose message is
+    "Unauthorized" is 401, any other error or a malformed answer 500, a policy that does not
+    allow the $connect ARN 403; allowed, the principal and the context (values stringified,
+    as `$context.authorizer.<key>` gives them) for requestContext.authorizer."""
+    if not result.ok:
+        message = (result.error or {}).get("errorMessage")
+        return (401 if message == "Unauthorized" else 500), None
+    payload = result.payload
+    if not isinstance(payload, dict) or not isinstance(payload.get("policyDocument"), dict):
+        return 500, None
+    if not policy_allows(payload["policyDocument"], method_arn):
+        return 403, None
+    context = payload.get("context") or {}
+    if not isinstance(context, dict):
+        return 500, None
+    found: dict[str, Any] = {"principalId": str(payload.get("principalId", ""))}
+    for key, value in context.items():
+        if isinstance(value, bool):
+            found[str(key)] = "true" if value else "false"
+        elif isinstance(value, str | int | float):
+            found[str(key)] = str(value)
+        else:
+            return 500, None  # API Gateway takes strings, numbers and booleans only
+    found["integrationLatency"] = latency_ms
+    return None, found
 
 
 def _connect_decision(ok: bool, payload: Any) -> tuple[int, tuple[str, ...]]:

@@ -74,7 +74,7 @@ def send_frame(conversation: str, text: str, client_id: str | None = None) -> st
     return json.dumps(frame)
 
 
-def registered(stack, user_id: str) -> set[str]:
+def registrations(stack, user_id: str) -> list[dict[str, Any]]:
     """The user's connections in the registry (ConnectionsTable, read like the Pusher does)."""
     table = boto3.resource("dynamodb", endpoint_url=stack.moto, region_name="us-east-1").Table(
         f"{stack.stack_name}-connections"
@@ -84,7 +84,12 @@ def registered(stack, user_id: str) -> set[str]:
         ExpressionAttributeValues={":pk": f"USER#{user_id}"},
         ConsistentRead=True,
     )
-    return {item["connection_id"] for item in answer["Items"]}
+    items: list[dict[str, Any]] = answer["Items"]
+    return items
+
+
+def registered(stack, user_id: str) -> set[str]:
+    return {item["connection_id"] for item in registrations(stack, user_id)}
 
 
 # ---- HTTP ---------------------------------------------------------------------------------------
@@ -352,3 +357,94 @@ def test_connect_without_a_valid_token_is_refused(stack):
         with pytest.raises(InvalidStatus) as refused:
             connect(url, open_timeout=WAIT)
         assert refused.value.response.status_code in (401, 403)
+
+
+# ---- a session's end ends its connections (issue 33, item 1) -------------------------------
+def _login(stack, username: str, device_name: str) -> dict[str, Any]:
+    with stack.client() as anonymous:
+        answer = anonymous.post(
+            "/v1/auth/login",
+            json={"login": username, "password": "password1", "device": device_name},
+        )
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def closed_by_server(ws: ClientConnection) -> ConnectionClosed:
+    """The close of ``ws`` (frames before it are skipped), waited for as long as a frame."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        try:
+            ws.recv(timeout=max(0.1, deadline - time.monotonic()))
+        except ConnectionClosed as closed:
+            return closed
+        except TimeoutError:
+            pytest.fail("the connection of an ended session is still open")
+
+
+def test_a_revoked_sessions_socket_is_closed_and_its_token_opens_no_other(stack, pair):
+    me, mine, _, theirs = pair
+    conversation = befriend(pair)
+    stolen = _login(stack, me["username"], "stolen")
+    with (
+        device(stack, stolen["token"]) as theirs_now,
+        device(stack, mine.headers["Authorization"][7:]) as my_ws,
+    ):
+        # when the first session revokes the second
+        assert mine.delete(f"/v1/auth/sessions/{stolen['session_id']}").status_code == 204
+        # then the server closes the second session's socket (DeleteConnection: 1000) ...
+        closed = closed_by_server(theirs_now)
+        assert closed.rcvd is not None and closed.rcvd.code == 1000
+        # ... and the first one's keeps its pushes
+        sent = theirs.post(f"/v1/conversations/{conversation}/messages", json={"text": "still"})
+        assert next_frame(my_ws) == {"type": "message", "data": sent.json()}
+    assert stolen["session_id"] not in {i.get("session_id") for i in registrations(stack, me["id"])}
+    from websockets.exceptions import InvalidStatus
+
+    with pytest.raises(InvalidStatus):
+        connect(f"{stack.ws}/?token={stolen['token']}", open_timeout=WAIT)
+
+
+def test_logout_closes_the_sessions_sockets(stack, new_user):
+    user, token = new_user("out")
+    with device(stack, token) as first, device(stack, token) as second:
+        with stack.client(token) as client:
+            assert client.post("/v1/auth/logout").status_code == 204
+        for ws in (first, second):
+            assert closed_by_server(ws).rcvd is not None
+    assert registered(stack, user["user"]["id"]) == set()
+
+
+def test_a_frame_of_an_ended_session_is_refused_and_its_connection_closed(stack, pair):
+    """A connection that the session's end could not find (its registration names another
+    session here): its next frame is checked against its session, refused, and the
+    connection closed."""
+    me, mine, _, theirs = pair
+    conversation = befriend(pair)
+    stolen = _login(stack, me["username"], "stolen")
+    before = registered(stack, me["id"])
+    with device(stack, stolen["token"]) as ws:
+        (connection_id,) = registered(stack, me["id"]) - before
+        _misattribute(stack, me["id"], connection_id)
+        assert mine.delete(f"/v1/auth/sessions/{stolen['session_id']}").status_code == 204
+        ws.send(send_frame(conversation, "sent with an ended session", "late"))
+        refused = next_frame(ws)
+        assert (refused["type"], refused["data"]["code"]) == ("error", "unauthorized")
+        closed_by_server(ws)
+    assert theirs.get(f"/v1/conversations/{conversation}/messages").json()["items"] == []
+
+
+def _misattribute(stack, user_id: str, connection_id: str) -> None:
+    """The connection's registration names a session that never ends."""
+    table = boto3.resource("dynamodb", endpoint_url=stack.moto, region_name="us-east-1").Table(
+        f"{stack.stack_name}-connections"
+    )
+    for key in (
+        {"pk": f"USER#{user_id}", "sk": f"CONN#{connection_id}"},
+        {"pk": f"CONN#{connection_id}", "sk": "META"},
+    ):
+        table.update_item(
+            Key=key,
+            UpdateExpression="SET session_id = :other",
+            ExpressionAttributeValues={":other": "1"},
+        )

@@ -335,6 +335,58 @@ def test_messages_route_by_action_and_management_api_works(served: FixtureStack)
         client.get_connection(ConnectionId=connection_id)
 
 
+def test_connect_runs_its_authorizer_whose_context_reaches_every_event(
+    served: FixtureStack,
+) -> None:
+    """The $connect route's Lambda REQUEST authorizer, as API Gateway runs it: a missing
+    identity source is 401 without a call, "Unauthorized" raised 401, another error 500; the
+    allowed context (values as strings) is in requestContext.authorizer of $connect, of every
+    frame and of $disconnect. DeleteConnection closes with 1000, "Connection Closed Normally"."""
+    client = served.management()
+
+    async def refused(query: str) -> int:
+        with pytest.raises(websockets.InvalidStatus) as refusal:
+            async with websockets.connect(served.ws + query):
+                pass
+        return refusal.value.response.status_code
+
+    async def scenario() -> str:
+        assert await refused("/") == 401
+        assert await refused("/?token=unauthorized") == 401
+        assert await refused("/?token=explode") == 500
+        assert await refused("/?token=bad") == 403
+        async with websockets.connect(served.ws + "/?token=alice") as socket:
+            await socket.send(json.dumps({"action": "anything"}))
+            echo = json.loads(await asyncio.wait_for(socket.recv(), 10))
+            connect = next(
+                json.loads(p.read_text())
+                for p in served.markers.glob("connect-*.json")
+                if json.loads(p.read_text())["queryStringParameters"] == {"token": "alice"}
+            )
+            connection_id = connect["requestContext"]["connectionId"]
+            for seen in (connect["requestContext"]["authorizer"], echo["authorizer"]):
+                latency = seen.pop("integrationLatency")
+                assert isinstance(latency, int) and latency >= 0
+                assert seen == {
+                    "principalId": "user-alice", "token": "alice", "number": "7", "flag": "true"
+                }  # fmt: skip
+            await asyncio.to_thread(client.delete_connection, ConnectionId=connection_id)
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(socket.recv(), 10)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1000
+            return connection_id
+
+    connection_id = asyncio.run(scenario())
+    context = _wait_for(served.markers / f"disconnect-{connection_id}.json")["requestContext"]
+    assert context["authorizer"]["principalId"] == "user-alice"
+    assert (context["disconnectStatusCode"], context["disconnectReason"]) == (
+        1000,
+        "Connection Closed Normally",
+    )
+    with pytest.raises(client.exceptions.GoneException):
+        client.delete_connection(ConnectionId=connection_id)
+
+
 def test_client_close_invokes_disconnect(served: FixtureStack) -> None:
     async def scenario() -> None:
         async with websockets.connect(served.ws + "/fixture?token=ok") as socket:

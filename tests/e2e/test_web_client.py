@@ -311,6 +311,7 @@ def test_failure_paths_wrong_password_taken_username_and_revoked_session(
     body, _ = new_user("sam")
     name = body["user"]["username"]
     laptop, phone = person(), person()
+    in_flight = track_requests(phone)
 
     laptop.log_in(name, "wrong password")
     wrong = laptop.page.get_by_role("alert").filter(has_text="The login or the password is wrong.")
@@ -329,7 +330,15 @@ def test_failure_paths_wrong_password_taken_username_and_revoked_session(
     phone.log_in(name)
     phone.page.get_by_role("heading", name="Home").wait_for()
 
-    # The laptop revokes the phone's session: the phone is back at the login screen.
+    # The laptop revokes the phone's session: the phone is back at the login screen. Its tab is
+    # hidden, so it does not poll: only its WebSocket, closed by the server, can tell it (once
+    # the page has settled: its first requests, if still under way, would see the 401 too).
+    phone.live().filter(has_text="Live").wait_for()
+    settled(phone, in_flight)
+    phone.page.evaluate(
+        "Object.defineProperty(document, 'hidden', {configurable: true, get: () => true});"
+        "document.dispatchEvent(new Event('visibilitychange'))"
+    )
     laptop.go("sessions")
     others = laptop.page.locator("ul.sessions li:not(.current)", has_text="(web)")
     others.first.wait_for()
@@ -338,12 +347,30 @@ def test_failure_paths_wrong_password_taken_username_and_revoked_session(
     laptop.shot(shots, "sessions")
     others.first.get_by_role("button", name="Revoke").click()
     laptop.page.get_by_text("The session was revoked").wait_for()
-    phone.page.get_by_text("Your session has ended").wait_for(timeout=30_000)  # the next poll
+    phone.page.get_by_text("Your session has ended").wait_for(timeout=30_000)
     phone.page.get_by_role("button", name="Log in").wait_for()
 
     # Logging out ends the laptop's own session.
     laptop.page.get_by_role("button", name="Log out").first.click()
     laptop.page.get_by_text("You are logged out.").wait_for()
+
+
+def track_requests(user: WebUser) -> set[object]:
+    """The page's HTTP requests still under way (a set the page's events keep)."""
+    in_flight: set[object] = set()
+    user.page.on("request", lambda request: in_flight.add(request))
+    user.page.on("requestfinished", lambda request: in_flight.discard(request))
+    user.page.on("requestfailed", lambda request: in_flight.discard(request))
+    return in_flight
+
+
+def settled(user: WebUser, in_flight: set[object]) -> None:
+    """Wait until none of the page's requests is under way (cold functions answer late)."""
+    for _ in range(300):
+        if not in_flight:
+            return
+        user.page.wait_for_timeout(100)
+    pytest.fail(f"the page's requests never finished: {in_flight}")
 
 
 def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:

@@ -115,6 +115,34 @@ def test_revoked_session_is_refused_on_the_next_request(accounts):
     assert accounts.require_token(other.token).session_id == other.session.id
 
 
+def test_ending_every_session_but_one_ends_their_tokens_and_registrations(accounts):
+    """``end_sessions``, as a password change uses it (keep the current one) and a reset or an
+    account's deletion (all): tokens refused from its return, the connections of the ended
+    sessions forgotten (their closes go to @connections), the kept one's untouched."""
+    from warble import services
+
+    phone = accounts.signup("lena", "lena@example.com", "password1", None, "phone")
+    laptop = accounts.login("lena", "password1", "laptop")
+    tablet = accounts.login("lena", "password1", "tablet")
+    user = phone.user["id"]
+    registry = services.container().connections
+    for connection, session in (("c-phone", phone), ("c-laptop", laptop), ("c-tablet", tablet)):
+        registry.add(user, connection, 0, 3600, session.session.id)
+    for issued in (phone, laptop, tablet):
+        accounts.require_token(issued.token)  # cached
+    ended = accounts.end_sessions(user, keep=phone.session.id)
+    assert sorted(ended) == sorted([laptop.session.id, tablet.session.id])
+    for issued in (laptop, tablet):
+        with pytest.raises(Unauthorized):
+            accounts.require_token(issued.token)
+    assert accounts.require_token(phone.token).session_id == phone.session.id
+    assert registry.for_user(user) == ["c-phone"]
+    # ending them again ends nothing; ending all ends the last one
+    assert accounts.end_sessions(user, [laptop.session.id]) == []
+    assert accounts.end_sessions(user) == [phone.session.id]
+    assert registry.for_user(user) == []
+
+
 def test_a_revocation_whose_cache_drop_was_lost_is_caught_by_the_next_touch(accounts, pg, redis):
     issued = accounts.signup("kira", "kira@example.com", "password1", None, "")
     assert accounts.require_token(issued.token).session_id == issued.session.id  # cached, touched
@@ -190,6 +218,7 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
         lookups=live._lookups,
         ids=services.ids(),
         policy=live._policy,
+        connections=live._connections,
     )
     verdict = degraded.authenticate(issued.token)
     assert verdict is not None and verdict[0].user_id == issued.user["id"]

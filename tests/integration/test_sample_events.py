@@ -25,23 +25,11 @@ from aws_lambda_powertools.utilities.parser.models import (
 )
 
 from tests.conftest import ROOT, TEST_REDIS_URL
+from tests.support.lambda_context import Context
 
 pytestmark = pytest.mark.integration
 EVENTS = ROOT / "events"
 SAM = ROOT / ".venv-sam/bin/sam"
-
-
-class Context:
-    function_name = "test"
-    function_version = "$LATEST"
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
-    memory_limit_in_mb = 256
-    aws_request_id = "c6af9ac6-7b61-11e6-9a41-93e812345678"
-    log_group_name = "/aws/lambda/test"
-    log_stream_name = "stream"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 10_000
 
 
 def _load_function(name: str) -> ModuleType:
@@ -75,6 +63,8 @@ def test_http_samples_match_the_payload_2_0_model(name):
 
 
 def test_websocket_samples_match_the_models():
+    authorize = _event("websocket/authorize.json")
+    assert authorize["type"] == "REQUEST" and authorize["methodArn"].endswith("/$connect")
     APIGatewayWebSocketConnectEventModel.model_validate(_event("websocket/connect.json"))
     APIGatewayWebSocketDisconnectEventModel.model_validate(_event("websocket/disconnect.json"))
     APIGatewayWebSocketMessageEventModel.model_validate(_event("websocket/ping.json"))
@@ -150,18 +140,52 @@ def test_meta_samples(accounts):
     assert handler(_event("meta/wrong-method.json"), Context())["statusCode"] == 405
 
 
+def _effect(answer: dict) -> str:
+    (statement,) = answer["policyDocument"]["Statement"]
+    assert statement["Action"] == "execute-api:Invoke"
+    return str(statement["Effect"])
+
+
+def _authorized(issued) -> dict:
+    """requestContext.authorizer of the events of a connection opened with this session's
+    token: what the $connect authorizer allowed it with, as API Gateway hands it on."""
+    handler = _load_function("websocket").handler
+    authorize = _event("websocket/authorize.json")
+    authorize["queryStringParameters"]["token"] = issued.token
+    answer = handler(authorize, Context())
+    assert _effect(answer) == "Allow"
+    assert answer["policyDocument"]["Statement"][0]["Resource"] == authorize["methodArn"]
+    context = {
+        key: ("true" if value else "false") if isinstance(value, bool) else str(value)
+        for key, value in answer["context"].items()
+    }
+    return {"principalId": answer["principalId"], **context, "integrationLatency": 3}
+
+
+def _on(event: dict, authorizer: dict) -> dict:
+    event = copy.deepcopy(event)
+    event["requestContext"]["authorizer"] = authorizer
+    return event
+
+
 def test_websocket_samples(accounts, session, moto):
     handler = _load_function("websocket").handler
-    connect = _event("websocket/connect.json")
-    assert handler(connect, Context())["statusCode"] == 401  # the sample's token is not real
-    connect["queryStringParameters"]["token"] = session.token
-    assert handler(connect, Context())["statusCode"] == 200
+    authorize = _event("websocket/authorize.json")
+    assert _effect(handler(authorize, Context())) == "Deny"  # the sample's token is not real
+    # the samples' session is not real either: registered, looked at again, refused
+    assert handler(_event("websocket/connect.json"), Context())["statusCode"] == 401
     from warble.dal.connections import ConnectionRegistry
 
+    assert ConnectionRegistry().for_user(382808519700000001) == []
+    authorizer = _authorized(session)
+    assert authorizer["user_id"] == authorizer["principalId"] == str(session.user["id"])
+    assert (
+        handler(_on(_event("websocket/connect.json"), authorizer), Context())["statusCode"] == 200
+    )
     assert ConnectionRegistry().for_user(session.user["id"]) == ["L0SM9cOFvHcCIhw="]
-    assert handler(_event("websocket/ping.json"), Context())["statusCode"] == 200
-    assert handler(_event("websocket/default.json"), Context())["statusCode"] == 200
-    assert handler(_event("websocket/disconnect.json"), Context())["statusCode"] == 200
+    for name in ("ping.json", "default.json", "disconnect.json"):
+        event = _on(_event(f"websocket/{name}"), authorizer)
+        assert handler(event, Context())["statusCode"] == 200
     assert ConnectionRegistry().for_user(session.user["id"]) == []
 
 
@@ -181,9 +205,9 @@ def test_an_expired_session_is_refused_everywhere(accounts, session, pg, moto):
     assert answer["statusCode"] == 401
     with pytest.raises(Unauthorized):
         accounts.require_token(session.token)
-    connect = _event("websocket/connect.json")
-    connect["queryStringParameters"]["token"] = session.token
-    assert _load_function("websocket").handler(connect, Context())["statusCode"] == 401
+    authorize = _event("websocket/authorize.json")
+    authorize["queryStringParameters"]["token"] = session.token
+    assert _effect(_load_function("websocket").handler(authorize, Context())) == "Deny"
     fresh = accounts.login("alice", "correct horse", "laptop")
     lifetime = fresh.session.expires_at - fresh.session.created_at
     assert round(lifetime.total_seconds() / 86400) == 30
@@ -251,10 +275,9 @@ def test_conversation_samples_through_the_handlers(accounts, session, moto):
 
     # sendMessage, as API Gateway delivers it, on a connection of alice's
     ws = _load_function("websocket").handler
-    connect = _event("websocket/connect.json")
-    connect["queryStringParameters"]["token"] = session.token
-    assert ws(connect, Context())["statusCode"] == 200
-    send = _event("websocket/send-message.json")
+    authorizer = _authorized(session)
+    assert ws(_on(_event("websocket/connect.json"), authorizer), Context())["statusCode"] == 200
+    send = _on(_event("websocket/send-message.json"), authorizer)
     APIGatewayWebSocketMessageEventModel.model_validate(send)
     body = json.loads(send["body"])
     assert body["action"] == "sendMessage" and body["client_id"]

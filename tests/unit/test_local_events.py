@@ -31,6 +31,7 @@ from infra.local.events import (
     http_api_authorizer_event,
     http_api_event,
     scheduled_event,
+    websocket_authorizer_event,
     websocket_connect_event,
     websocket_disconnect_event,
     websocket_message_event,
@@ -39,9 +40,9 @@ from infra.local.http_gateway import (
     AuthorizerSpec,
     HttpRoute,
     _lambda_response,
-    _policy_allows,
     load_http_apis,
     match_route,
+    policy_allows,
 )
 from infra.local.lambdas import InvokeResult
 from infra.local.template import ResolveContext, load_template
@@ -368,16 +369,16 @@ def test_errors_and_malformed_answers_are_500(result: InvokeResult) -> None:
 def test_iam_policy_responses() -> None:
     arn = "arn:aws:execute-api:us-east-1:1:api/$default/GET/v1/x"
     allow = {"Statement": [{"Effect": "Allow", "Action": "execute-api:Invoke", "Resource": "*"}]}
-    assert _policy_allows(allow, arn)
+    assert policy_allows(allow, arn)
     deny = {
         "Statement": [
             allow["Statement"][0],
             {"Effect": "Deny", "Action": "execute-api:*", "Resource": arn},
         ]
     }
-    assert not _policy_allows(deny, arn)
+    assert not policy_allows(deny, arn)
     other = {"Statement": {"Effect": "Allow", "Action": "execute-api:Invoke", "Resource": "x"}}
-    assert not _policy_allows(other, arn)
+    assert not policy_allows(other, arn)
 
 
 # --------------------------------------------------------------------------------------------
@@ -385,7 +386,11 @@ def test_iam_policy_responses() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _connection() -> WebSocketConnection:
+# requestContext.authorizer of a connection whose $connect route has an authorizer (Warble's).
+AUTHORIZED = {"principalId": "7", "user_id": "7", "integrationLatency": 3}
+
+
+def _connection(authorizer: dict[str, Any] | None = None) -> WebSocketConnection:
     return WebSocketConnection(
         connection_id="L0SM9cOFvHcCIhw=",
         api_id="abcdef1234",
@@ -396,11 +401,31 @@ def _connection() -> WebSocketConnection:
         connected_at_ms=1795327200000,
         headers=[("Host", "127.0.0.1:3001"), ("Sec-WebSocket-Version", "13")],
         raw_query_string="token=abc&x=1&x=2",
+        authorizer=authorizer,
     )
 
 
+def test_websocket_authorizer_event() -> None:
+    """The $connect route's REQUEST authorizer event, as AWS documents it (no authorizer in its
+    own request context); the sample has the same keys."""
+    event = websocket_authorizer_event(_connection(AUTHORIZED), "eu-west-1", "111122223333")
+    assert event["type"] == "REQUEST"
+    assert (
+        event["methodArn"] == "arn:aws:execute-api:eu-west-1:111122223333:abcdef1234/live/$connect"
+    )
+    assert event["queryStringParameters"] == {"token": "abc", "x": "2"}
+    assert event["multiValueQueryStringParameters"] == {"token": ["abc"], "x": ["1", "2"]}
+    assert "authorizer" not in event["requestContext"]
+    assert event["requestContext"]["eventType"] == "CONNECT"
+    sample = json.loads((ROOT / "events" / "websocket" / "authorize.json").read_text())
+    assert set(sample) == set(event)
+    assert set(sample["requestContext"]) == set(event["requestContext"])
+
+
 def test_websocket_connect_event() -> None:
-    event = websocket_connect_event(_connection())
+    assert "authorizer" not in websocket_connect_event(_connection())["requestContext"]
+    event = websocket_connect_event(_connection(AUTHORIZED))
+    assert event["requestContext"]["authorizer"] == AUTHORIZED
     APIGatewayWebSocketConnectEventModel.model_validate(event)
     assert event["queryStringParameters"] == {"token": "abc", "x": "2"}
     assert event["multiValueQueryStringParameters"] == {"token": ["abc"], "x": ["1", "2"]}
@@ -419,7 +444,7 @@ def test_websocket_connect_event() -> None:
 
 
 def test_websocket_message_and_disconnect_events() -> None:
-    message = websocket_message_event(_connection(), "ping", '{"action":"ping"}')
+    message = websocket_message_event(_connection(AUTHORIZED), "ping", '{"action":"ping"}')
     APIGatewayWebSocketMessageEventModel.model_validate(message)
     assert message["body"] == '{"action":"ping"}'
     assert message["requestContext"]["eventType"] == "MESSAGE"
@@ -427,7 +452,7 @@ def test_websocket_message_and_disconnect_events() -> None:
     binary = websocket_message_event(_connection(), "$default", b"\x00")
     assert (binary["body"], binary["isBase64Encoded"]) == ("AA==", True)
 
-    disconnect = websocket_disconnect_event(_connection(), 1001, "Going away")
+    disconnect = websocket_disconnect_event(_connection(AUTHORIZED), 1001, "Going away")
     APIGatewayWebSocketDisconnectEventModel.model_validate(disconnect)
     context = disconnect["requestContext"]
     assert (context["disconnectStatusCode"], context["disconnectReason"]) == (1001, "Going away")

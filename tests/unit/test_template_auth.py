@@ -56,8 +56,11 @@ def test_the_http_api_has_no_authorizer(resources):
         auth = api["Properties"].get("Auth") or {}
         assert not auth.get("Authorizers"), f"{name}: an authorizer answers 401/403 itself"
         assert not auth.get("DefaultAuthorizer"), name
-    # Nor one added as a raw resource, nor on a route.
-    assert not [k for k, v in resources.items() if v["Type"] == "AWS::ApiGatewayV2::Authorizer"]
+    # Nor one added as a raw resource (the WebSocket API's is its own), nor on a route.
+    raw = [k for k, v in resources.items() if v["Type"] == "AWS::ApiGatewayV2::Authorizer"]
+    assert [resources[k]["Properties"]["ApiId"] for k in raw] == [{"Ref": "WebSocketApi"}] * len(
+        raw
+    )
     for function, event in _http_events(resources):
         assert "Auth" not in event, f"{function} {event.get('Path')}: routes carry no auth"
 
@@ -81,3 +84,18 @@ def test_only_the_routes_api_md_names_skip_the_session_check(resources):
     }
     # Every public route exists; the skeleton (warble.http.app) checks every route not listed.
     assert public <= routes
+
+
+def test_the_websocket_connect_route_alone_has_the_session_authorizer(resources):
+    """Its context (the token's session) reaches every later event of the connection, which is
+    how each frame is checked against its session (warble.entrypoints.websocket)."""
+    routes = {
+        v["Properties"]["RouteKey"]: v["Properties"]
+        for v in resources.values()
+        if v["Type"] == "AWS::ApiGatewayV2::Route"
+    }
+    authorized = {key for key, route in routes.items() if route["AuthorizationType"] != "NONE"}
+    assert authorized == {"$connect"}
+    authorizer = resources[routes["$connect"]["AuthorizerId"]["Ref"]]["Properties"]
+    assert authorizer["IdentitySource"] == ["route.request.querystring.token"]
+    assert "WebSocketFunction.Arn" in authorizer["AuthorizerUri"]["Fn::Sub"]

@@ -94,6 +94,12 @@ function App({ config }) {
       }
       if (event === "message" || event === "reconnected") refreshCounts();
       if (event === "match") setMatch(data);
+      // The server closes the connections of a session that ended (logout elsewhere, a
+      // revocation, a password change): is ours still live? A 401 ends it here through
+      // onUnauthorized, at once, not at the next poll (a hidden tab does not poll).
+      if (event === "dropped" || (event === "error" && data.code === "unauthorized")) {
+        api.me().catch(() => { /* a 401 has ended the session; anything else: still in */ });
+      }
     });
     const onMatch = (e) => setMatch(e.detail);
     addEventListener("warble:match", onMatch);

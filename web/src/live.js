@@ -1,5 +1,7 @@
 // The WebSocket API: one connection per signed-in tab, reconnected with backoff when it drops,
-// a ping now and then so idle proxies keep it open, and `sendMessage` answered by its ack.
+// a ping now and then so idle proxies keep it open, and `sendMessage` answered by its ack. A
+// drop is announced ("dropped"): the server closes the connections of a session that ended, and
+// the shell then asks the HTTP API whether this tab's session still stands.
 
 const PING_EVERY_MS = 60_000;
 const ACK_TIMEOUT_MS = 15_000;
@@ -61,9 +63,10 @@ export class Live {
       }
       this.emit(frame.type, data);
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       clearInterval(this.pinger);
       if (this.socket !== socket || this.closed) return;
+      this.emit("dropped", { code: event.code });
       for (const [id, waiting] of this.pending) {
         clearTimeout(waiting.timer);
         waiting.reject({ code: "disconnected", message: "The connection dropped before the message was sent.", client_id: id });

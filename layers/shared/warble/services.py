@@ -236,6 +236,9 @@ class Container:
                 password_hash_rounds=s.password_hash_rounds,
                 session_ttl=timedelta(days=s.session_ttl_days),
             ),
+            # Built when a session first ends: the gate of every request needs neither the
+            # connections' table nor the @connections sender (pynamodb, botocore).
+            connections=Deferred(lambda: self.pusher),
         )
 
     @cached_property

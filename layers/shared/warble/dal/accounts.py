@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -173,16 +174,25 @@ class SessionRepository:
         )
         return [SessionRow(**row) for row in rows]
 
-    def revoke(self, session_id: int, user_id: int) -> SessionRow | None:
-        """Revoke one live session of this user; None when there is no such live session."""
-        row = self._db.run(
+    def end(
+        self, user_id: int, session_ids: Collection[int] | None, keep: int | None
+    ) -> list[SessionRow]:
+        """Revoke live sessions of this user, in one statement: those named (None: every one)
+        but ``keep``; the rows it revoked."""
+        rows = self._db.run(
             lambda conn: conn.execute(
-                "UPDATE sessions SET revoked_at = now() WHERE id = %s AND user_id = %s"
-                " AND revoked_at IS NULL AND expires_at > now() RETURNING *",
-                (session_id, user_id),
-            ).fetchone()
+                "UPDATE sessions SET revoked_at = now() WHERE user_id = %(user)s"
+                " AND revoked_at IS NULL AND expires_at > now()"
+                " AND (%(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s::bigint[]))"
+                " AND (%(keep)s::bigint IS NULL OR id <> %(keep)s::bigint) RETURNING *",
+                {
+                    "user": user_id,
+                    "ids": None if session_ids is None else list(session_ids),
+                    "keep": keep,
+                },
+            ).fetchall()
         )
-        return None if row is None else SessionRow(**row)
+        return [SessionRow(**row) for row in rows]
 
     def touch(self, session_id: int) -> bool:
         """Record activity on a live session; False when it is revoked, expired or gone."""

@@ -1,4 +1,5 @@
-"""Posting to WebSocket clients through API Gateway's @connections management API.
+"""Posting to WebSocket clients through API Gateway's @connections management API, and closing
+them (DeleteConnection: ``DELETE {endpoint}/@connections/{id}``).
 
 PostToConnection is one SigV4-signed ``POST {endpoint}/@connections/{id}`` carrying the frame:
 it is signed here with botocore's signer and sent over botocore's HTTP session, without a boto3
@@ -93,11 +94,17 @@ class WebSocketSender:
         self._credentials = credentials or _aws().get_credentials()
 
     def send(self, connection_id: str, frame: dict[str, Any]) -> None:
-        data = json.dumps(frame, separators=(",", ":")).encode()
+        self._call("POST", connection_id, json.dumps(frame, separators=(",", ":")).encode())
+
+    def close(self, connection_id: str) -> None:
+        """DeleteConnection: API Gateway closes the socket (code 1000) and runs $disconnect."""
+        self._call("DELETE", connection_id, b"")
+
+    def _call(self, method: str, connection_id: str, data: bytes) -> None:
         url = f"{self._endpoint_url}/@connections/{percent_encode(connection_id)}"
         for attempt in range(1, _ATTEMPTS + 1):
             try:
-                status = self._transport.send(self.signed(url, data)).status_code
+                status = self._transport.send(self.signed(url, data, method)).status_code
             except BotoCoreError as exc:  # unreachable, timed out, no credentials
                 if attempt < _ATTEMPTS:
                     continue
@@ -109,9 +116,10 @@ class WebSocketSender:
             if status not in _RETRY_STATUSES or attempt == _ATTEMPTS:
                 raise PushFailed(connection_id, status)
 
-    def signed(self, url: str, data: bytes) -> AWSPreparedRequest:
-        """The request a boto3 ``post_to_connection`` would send, signed now."""
-        request = AWSRequest(method="POST", url=url, data=data)
+    def signed(self, url: str, data: bytes, method: str = "POST") -> AWSPreparedRequest:
+        """The request a boto3 ``post_to_connection`` (``delete_connection``) would send,
+        signed now."""
+        request = AWSRequest(method=method, url=url, data=data)
         # Refreshable credentials (a container's role) renew here; none: NoCredentialsError.
         credentials = self._credentials.get_frozen_credentials() if self._credentials else None
         SigV4Auth(credentials, SIGNING_NAME, self._region).add_auth(request)

@@ -1,5 +1,11 @@
-"""WebSocket routes: $connect (token from the query string), $disconnect, ping, sendMessage,
-$default.
+"""WebSocket routes: the ``$connect`` authorizer (token from the query string), $connect,
+$disconnect, ping, sendMessage, $default.
+
+A connection belongs to the session its token opened (API.md "WebSocket"). The authorizer finds
+that session and hands it to every later event of the connection (API Gateway passes an
+authorizer's context to each route), so each frame is checked against its session, and spends
+its user's budget, in one Redis script (``AccountService.session_gate_later``) without reading
+the connection registry. A frame of an ended session is refused and its connection closed.
 
 Frames follow API.md: client ``{"action": ...}``, server ``{"type": ..., "data": {...}}``. A bad
 frame (not JSON, unknown action, invalid fields, not a participant) is answered with an
@@ -9,42 +15,138 @@ frame (not JSON, unknown action, invalid fields, not a participant) is answered 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import clock, jsonbody, services
 from warble.dal import store_unavailable
+from warble.domain import rate_limits as rate_limit_rules
 from warble.domain.push.ports import ConnectionGone, PushFailed
-from warble.errors import Unauthorized, Unavailable, ValidationFailed, WarbleError
+from warble.errors import RateLimited, Unauthorized, Unavailable, ValidationFailed, WarbleError
 from warble.skeleton import entry_point, logger
+
+if TYPE_CHECKING:
+    from warble.domain.accounts.service import Principal
+
+
+@dataclasses.dataclass(frozen=True)
+class Caller:
+    """The session a connection's token opened, as its authorizer found it."""
+
+    user_id: int
+    session_id: int
+    digest: str  # the token's SHA-256, which keys its cached session
+    names_user: bool  # a token of the current form (``wbl_<user>_...``)
+
+    def context(self) -> dict[str, Any]:
+        """The authorizer's context (API Gateway allows strings, numbers and booleans)."""
+        return {
+            "user_id": str(self.user_id),
+            "session_id": str(self.session_id),
+            "session": self.digest,
+            "names_user": self.names_user,
+        }
+
+
+def _caller(event: dict[str, Any]) -> Caller | None:
+    found = event.get("requestContext", {}).get("authorizer") or {}
+    try:
+        return Caller(
+            int(found["user_id"]),
+            int(found["session_id"]),
+            str(found["session"]),
+            found.get("names_user") in (True, "true"),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _sender(event: dict[str, Any]) -> Any:
+    ctx = event["requestContext"]
+    return services.container().sender(ctx.get("domainName", ""), ctx.get("stage", ""))
 
 
 def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
     """Answer on the connection the frame came from."""
-    ctx = event["requestContext"]
-    sender = services.container().sender(ctx.get("domainName", ""), ctx.get("stage", ""))
     try:
-        sender.send(ctx["connectionId"], frame)
+        _sender(event).send(event["requestContext"]["connectionId"], frame)
     except ConnectionGone:
-        services.container().connections.remove(ctx["connectionId"])
+        services.container().connections.remove(event["requestContext"]["connectionId"])
     except PushFailed:
         logger.warning("reply not delivered", exc_info=True)
 
 
-def on_connect(event: dict[str, Any]) -> dict[str, Any]:
+def authorize(event: dict[str, Any]) -> dict[str, Any]:
+    """The ``$connect`` route's Lambda REQUEST authorizer: the session of the ``token`` query
+    parameter, checked as the HTTP gate checks a bearer token (and spending its user's budget).
+    Allowed, its context names the session for every later event of the connection."""
+    from warble.security import token_hash, token_user
+
     token = (event.get("queryStringParameters") or {}).get("token", "")
-    verdict = services.accounts().authenticate(token) if token else None
-    if verdict is None:
+    accounts = services.accounts()
+    try:
+        batch = accounts.batch()
+        gate = accounts.gate_later(batch, token, services.rate_limits().per_user)
+        batch.run()
+        who, spent = gate()
+    except WarbleError:
+        return _policy("anonymous", "Deny", event["methodArn"])
+    if not _within_budget(who, spent):
+        return _policy(str(who.user_id), "Deny", event["methodArn"])
+    caller = Caller(
+        who.user_id, who.session_id, token_hash(token).hex(), token_user(token) is not None
+    )
+    return _policy(str(who.user_id), "Allow", event["methodArn"], caller.context())
+
+
+def _within_budget(who: Principal, spent: tuple[bool, int, int] | None) -> bool:
+    limits = services.rate_limits()
+    verdict = (
+        limits.user(who.user_id)
+        if spent is None
+        else rate_limit_rules.verdict(limits.per_user, *spent)
+    )
+    return verdict.allowed
+
+
+def _policy(
+    principal: str, effect: str, resource: str, context: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "principalId": principal,
+        "policyDocument": {
+            "Version": "2012-10-17",
+            "Statement": [{"Action": "execute-api:Invoke", "Effect": effect, "Resource": resource}],
+        },
+    }
+    if context is not None:
+        answer["context"] = context
+    return answer
+
+
+def on_connect(event: dict[str, Any]) -> dict[str, Any]:
+    caller = _caller(event)
+    if caller is None:
         return {"statusCode": 401, "body": "unauthorized"}
-    who, _ = verdict
     ctx = event["requestContext"]
-    services.container().connections.add(
-        who.user_id,
+    container = services.container()
+    container.connections.add(
+        caller.user_id,
         ctx["connectionId"],
         int(ctx.get("connectedAt") or clock.epoch_ms()),
-        services.container().settings.websocket_connection_ttl_seconds,
+        container.settings.websocket_connection_ttl_seconds,
+        caller.session_id,
     )
+    # A session that ended after the authorizer looked, but before this registration was
+    # written, could not find it: looked at again now that it is written, it refuses.
+    try:
+        services.accounts().require_session(
+            caller.digest, caller.user_id if caller.names_user else None
+        )
+    except Unauthorized:
+        container.connections.remove(ctx["connectionId"])
+        return {"statusCode": 401, "body": "unauthorized"}
     return {"statusCode": 200}
 
 
@@ -53,8 +155,59 @@ def on_disconnect(event: dict[str, Any]) -> dict[str, Any]:
     return {"statusCode": 200}
 
 
+def _admitted(event: dict[str, Any], client_id: Any = None) -> Principal | None:
+    """The frame's caller, when its session is live and its budget not spent (one script when
+    warm). An ended session's connection is told, forgotten and closed; a spent budget is
+    answered with ``rate_limited`` and the frame dropped. None: the frame is not to be run."""
+    caller = _caller(event)
+    accounts = services.accounts()
+    limits = services.rate_limits()
+    try:
+        if caller is None:
+            raise Unauthorized()
+        batch = accounts.batch()
+        gate = accounts.session_gate_later(
+            batch, caller.digest, caller.user_id if caller.names_user else None, limits.per_user
+        )
+        batch.run()
+        who, spent = gate()
+        if who.user_id != caller.user_id or who.session_id != caller.session_id:
+            raise Unauthorized()
+        verdict = (
+            limits.user(who.user_id)
+            if spent is None
+            else rate_limit_rules.verdict(limits.per_user, *spent)
+        )
+    except Unauthorized:
+        _end_connection(event)
+        return None
+    except store_unavailable():
+        logger.warning("store unavailable", exc_info=True)
+        _reply(event, _error_frame(Unavailable(), client_id))
+        return None
+    if not verdict.allowed:
+        refused = RateLimited(verdict.retry_after, "Too many requests; try again later.")
+        _reply(event, _error_frame(refused, client_id))
+        return None
+    return who
+
+
+def _end_connection(event: dict[str, Any]) -> None:
+    """A frame of a session that has ended: say so, forget the connection, close it."""
+    connection_id = event["requestContext"]["connectionId"]
+    _reply(event, _error_frame(Unauthorized("This session has ended.")))
+    services.container().connections.remove(connection_id)
+    try:
+        _sender(event).close(connection_id)
+    except ConnectionGone:
+        pass
+    except PushFailed:
+        logger.warning("close of an ended session's connection failed", exc_info=True)
+
+
 def on_ping(event: dict[str, Any]) -> dict[str, Any]:
-    _reply(event, {"type": "pong", "data": {}})
+    if _admitted(event) is not None:
+        _reply(event, {"type": "pong", "data": {}})
     return {"statusCode": 200}
 
 
@@ -62,12 +215,16 @@ def _error_frame(exc: WarbleError, client_id: Any = None) -> dict[str, Any]:
     data: dict[str, Any] = {"code": exc.code, "message": exc.message}
     if isinstance(exc, ValidationFailed) and exc.details:
         data["details"] = [{"field": d.field, "message": d.message} for d in exc.details]
+    if isinstance(exc, RateLimited):
+        data["retry_after"] = exc.retry_after
     if isinstance(client_id, str):
         data["client_id"] = client_id
     return {"type": "error", "data": data}
 
 
 def on_default(event: dict[str, Any]) -> dict[str, Any]:
+    if _admitted(event) is None:
+        return {"statusCode": 200}
     try:
         action = jsonbody.loads(event.get("body") or "")
     except ValidationFailed as exc:
@@ -98,12 +255,17 @@ def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
     try:
         raw = jsonbody.loads(event.get("body") or "")
         client_id = raw.get("client_id") if isinstance(raw, dict) else None
+    except ValidationFailed:
+        raw = None
+    who = _admitted(event, client_id)
+    if who is None:
+        return {"statusCode": 200}
+    try:
+        if raw is None:
+            raw = jsonbody.loads(event.get("body") or "")
         frame = SendMessageFrame.model_validate(raw)
-        user_id = services.container().connections.owner(connection_id)
-        if user_id is None:
-            raise Unauthorized("This connection is not registered.")
         service = services.conversations()
-        sent = service.send(user_id, int(frame.conversation_id), frame.text, frame.client_id)
+        sent = service.send(who.user_id, int(frame.conversation_id), frame.text, frame.client_id)
     except ValidationError as exc:
         from warble.schemas.errors import validation_details
 
@@ -134,5 +296,7 @@ ROUTES = {
 
 @entry_point("requestContext.requestId")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if event.get("type") == "REQUEST" and "methodArn" in event:
+        return authorize(event)
     route = event.get("requestContext", {}).get("routeKey", "$default")
     return ROUTES.get(route, on_default)(event)

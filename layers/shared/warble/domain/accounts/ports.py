@@ -3,7 +3,7 @@ and the errors those raise."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -60,8 +60,17 @@ class SessionStore(Protocol):
     def by_token_hash(self, token_hash: bytes) -> Session | None: ...
     def by_id(self, session_id: int) -> Session | None: ...
     def live_for_user(self, user_id: int) -> Sequence[Session]: ...
-    def revoke(self, session_id: int, user_id: int) -> Session | None: ...
+    def end(
+        self, user_id: int, session_ids: Collection[int] | None, keep: int | None
+    ) -> Sequence[Session]: ...
     def touch(self, session_id: int) -> bool: ...
+
+
+class SessionConnections(Protocol):
+    """The WebSocket connections of sessions (``warble.domain.push.Pusher``): closed, and
+    forgotten so that no push reaches them, when their session ends."""
+
+    def close_sessions(self, user_id: int, session_ids: Collection[int]) -> int: ...
 
 
 class LoginAttempts(Protocol):

@@ -2,13 +2,19 @@
 
 Profiles are read through a lease-guarded cache-aside cache and written database-first, then
 invalidated. Sessions live in PostgreSQL (tokens stored only as SHA-256 hashes); every request's
-session check reads them through the same kind of cache. A revocation deletes the cached session
-and leaves a short-lived marker that the check also reads (in the round trip that throttles
-``last_seen_at`` writes), so a session-cache fill racing the revocation cannot reopen it.
+session check reads them through the same kind of cache, whose fill lease a revocation voids,
+so a session-cache fill racing the revocation cannot reopen it.
+
+A session ends in one way only, ``end_sessions`` (logout, revocation, and whatever else ends
+sessions: a password change or reset, an account's deletion): revoked in PostgreSQL, dropped
+from the cache, and its WebSocket connections forgotten and closed, all before the caller
+answers. A connection's every frame is checked against its session too (``session_gate_later``
+with the session its token opened), so a frame racing the end is refused as well.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -22,6 +28,7 @@ from warble.domain.accounts.ports import (
     LoginAttempts,
     Me,
     Session,
+    SessionConnections,
     SessionLookups,
     Sessions,
     SessionStore,
@@ -100,6 +107,7 @@ class AccountService:
         lookups: SessionLookups,
         ids: IdGenerator,
         policy: AccountPolicy,
+        connections: SessionConnections,
     ) -> None:
         self._users = users
         self._sessions = sessions
@@ -109,6 +117,7 @@ class AccountService:
         self._lookups = lookups
         self._ids = ids
         self._policy = policy
+        self._connections = connections
 
     # ---- sign-up and login -------------------------------------------------------------
     def signup(
@@ -183,17 +192,22 @@ class AccountService:
         this bearer token, and the user budget's answer when it was spent in the same call
         (else None: the caller spends it). 401 (Unauthorized) for a malformed token at once,
         with nothing sent; for a missing, revoked or expired session when read, so a route's
-        reads queued in the same batch are never used for such a caller.
-
-        A token that names its user (``security.token_user``) costs one script in ``batch``
-        when its session is cached: the session, its last-seen throttle and the budget, all
-        under the user's tag. A token of the old form is checked as before, on its own."""
+        reads queued in the same batch are never used for such a caller."""
         if not security.looks_like_token(token):
             raise Unauthorized()
-        user_id = security.token_user(token)
-        if user_id is None:
-            return lambda: (self.require_token(token), None)
         digest = security.token_hash(token).hex()
+        return self.session_gate_later(batch, digest, security.token_user(token), budget)
+
+    def session_gate_later(
+        self, batch: ReadBatch, digest: str, user_id: int | None, budget: Budget
+    ) -> Later[tuple[Principal, tuple[bool, int, int] | None]]:
+        """``gate_later`` for the session of a token known by its hash and the user it names
+        (None: a token of the old form): a WebSocket frame's session, which the connection's
+        authorizer found. A token that names its user costs one script in ``batch`` when its
+        session is cached: the session, its last-seen throttle and the budget, all under the
+        user's tag. A token of the old form is checked as before, on its own."""
+        if user_id is None:
+            return lambda: (self._require(digest, None), None)
         read = self._lookups.gate_later(
             batch, user_id, digest, clock.epoch_ms(), budget.limit, budget.window_seconds * 1000
         )
@@ -214,8 +228,13 @@ class AccountService:
         budget. Warm, one Redis call: the cached session and its last-seen throttle."""
         if not security.looks_like_token(token):
             raise Unauthorized()
-        user_id = security.token_user(token)
-        digest = security.token_hash(token).hex()
+        return self._require(security.token_hash(token).hex(), security.token_user(token))
+
+    def require_session(self, digest: str, user_id: int | None) -> Principal:
+        """``require_token`` for a token known by its hash and the user it names."""
+        return self._require(digest, user_id)
+
+    def _require(self, digest: str, user_id: int | None) -> Principal:
         hit = self._lookups.cached(digest, user_id)
         if hit is None:
             record = self._session(digest, user_id)
@@ -272,16 +291,37 @@ class AccountService:
         )
 
     def revoke(self, principal: Principal, session_id: int) -> None:
-        row = self._sessions.revoke(session_id, principal.user_id)
-        if row is None:
+        """Logout (its own session) or the revocation of another of the caller's sessions."""
+        if not self.end_sessions(principal.user_id, [session_id]):
             raise NotFound("No such session.")
-        # PostgreSQL first, then the cache: the lease makes any in-flight fill of the live
-        # session fail, so the next check reads the revoked row.
-        # Where either form of token keeps its session (only the hash is stored, not the form).
-        digest = row.token_hash.hex()
+
+    def end_sessions(
+        self, user_id: int, session_ids: Collection[int] | None = None, *, keep: int | None = None
+    ) -> list[int]:
+        """End live sessions of a user: those named, or every one (None), but ``keep``. The one
+        way a session ends (logout, revocation, a password change or reset, an account's
+        deletion). When it returns, their tokens are refused, their WebSocket connections are
+        forgotten (no push reaches them) and closed, and any frame they still send is refused.
+        Returns the ids of the sessions it ended (those already ended are left out)."""
+        rows = self._sessions.end(user_id, session_ids, keep)
+        if not rows:
+            return []
+        # PostgreSQL first, then the cache: dropping the lease makes any in-flight fill of the
+        # live session fail, so the next check reads the revoked row. Both forms of a token's
+        # key (only the hash is stored, not the form the token had).
         self._session_cache.invalidate_many(
-            [keys.session(digest, principal.user_id), keys.session(digest)]
+            [
+                key
+                for row in rows
+                for key in (
+                    keys.session(row.token_hash.hex(), user_id),
+                    keys.session(row.token_hash.hex()),
+                )
+            ]
         )
+        ended = [row.id for row in rows]
+        self._connections.close_sessions(user_id, ended)
+        return ended
 
     # ---- profiles ----------------------------------------------------------------------
     def profile(self, user_id: int) -> dict[str, Any]:
