@@ -212,21 +212,21 @@ def accounts_group(run: Run) -> Iterator[Benchmark]:
     settings_max, settings_window = settings.login_max_failures, settings.login_window_seconds
     login_address = client_network(login_event("alice")["requestContext"]["http"]["sourceIp"])
     address_budget = stack.budget_spend(raw, keys.rate_limit("login", login_address))
-    for name in ("alice", "carol"):
-        raw.delete(keys.login_failures(name))
 
     def login_store_ops(login: str, user_id: int) -> Callable[[], None]:
-        failures = keys.login_failures(login)
+        failures = keys.login_failures(f"user:{user_id}")
+        raw.delete(failures)
         profile = keys.profile(user_id).value
         counts = keys.counts(user_id).value
         expires = datetime.now(UTC) + timedelta(days=30)
 
         def ops() -> None:
             address_budget()
-            reserve(keys=[failures], args=[settings_max, settings_window * 1000])
             pg.execute(
-                "SELECT id, password_hash FROM users WHERE lower(username) = lower(%s)", (login,)
+                'SELECT id, password_hash FROM users WHERE lower(username COLLATE "C") = %s',
+                (login.lower(),),
             ).fetchone()
+            reserve(keys=[failures], args=[settings_max, settings_window * 1000])
             release(keys=[failures])
             raw.get(profile)
             pg.execute(

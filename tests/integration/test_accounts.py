@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
 import pytest
 from warble import keys, security
 from warble.domain.accounts.service import Principal
@@ -73,7 +74,7 @@ def test_unknown_login_and_wrong_password_are_indistinguishable(accounts):
 
 
 def test_five_failures_lock_the_login_even_when_attempts_race(accounts, redis):
-    accounts.signup("gina", "gina@example.com", "password1", None, "")
+    gina = accounts.signup("gina", "gina@example.com", "password1", None, "")
     results: list[str] = []
 
     def attempt() -> None:
@@ -94,8 +95,88 @@ def test_five_failures_lock_the_login_even_when_attempts_race(accounts, redis):
     with pytest.raises(RateLimited) as limited:
         accounts.login("GINA", "password1", "")
     assert 1 <= limited.value.retry_after <= 900
-    redis.delete(keys.login_failures("gina"))
+    redis.delete(keys.login_failures(f"user:{gina.user['id']}"))
     assert accounts.login("gina", "password1", "").user["username"] == "gina"
+
+
+@pytest.fixture(params=["libc", "icu"])
+def collated_accounts(request, accounts, database, pg):
+    """The accounts service on a database of each collation provider: this tier's (libc,
+    C.UTF-8, whose lower() folds 'İ' to 'i' like Aurora PostgreSQL's default en_US.UTF-8: both
+    take their case mapping from glibc), and one created with ICU's en-US, which folds it to
+    'i̇' as Python does."""
+    if request.param == "libc":
+        yield accounts
+        return
+    import os
+
+    from psycopg import sql
+    from warble import services
+
+    from infra.local.database import drop_database, prepare_database
+
+    name = f"{database}_icu"
+    drop_database(name)
+    with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as conn:
+        conn.execute(
+            sql.SQL(
+                "CREATE DATABASE {} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"
+                " LOCALE 'C.UTF-8'"
+            ).format(sql.Identifier(name))
+        )
+    prepare_database(name)
+    saved = os.environ["DB_NAME"]
+    os.environ["DB_NAME"] = name
+    services.reset()
+    try:
+        yield services.accounts()
+    finally:
+        os.environ["DB_NAME"] = saved
+        services.reset()
+        drop_database(name)
+
+
+def test_failures_count_per_account_whichever_spelling_named_it(collated_accounts):
+    """Issue 33 item 2: the throttle counted Python's ``login.lower()`` while the lookup used
+    PostgreSQL's ``lower()``: after five failures on ``sxiuser``, ``sxİuser`` (U+0130) logged
+    in with the right password, and username and email were two buckets of five."""
+    accounts = collated_accounts
+    user = accounts.signup("sxiuser", "sxiuser@example.com", "password1", None, "")
+    for login in ("sxiuser", "SXIUSER", "sxiuser@example.com", "SxiUser@Example.COM", "sxIUSER"):
+        with pytest.raises(InvalidCredentials):
+            accounts.login(login, "wrong password", "")
+    # every name of the account is locked, the right password too
+    for login in ("sxiuser", "SXIUSER@EXAMPLE.COM"):
+        with pytest.raises(RateLimited):
+            accounts.login(login, "password1", "")
+    # a spelling that some collation's lower() folds to it opens nothing either
+    for login in ("sxİuser", "SXİUSER", "sxİuser@example.com"):
+        with pytest.raises((RateLimited, InvalidCredentials)):
+            accounts.login(login, "password1", "")
+    # and the lookups go by the same rule
+    assert accounts.profile_by_username("SxIuSeR")["id"] == user.user["id"]
+    with pytest.raises(NotFound):
+        accounts.profile_by_username("sxİuser")
+
+
+def test_a_unicode_spelling_does_not_unlock_a_locked_account(collated_accounts):
+    # given five failures by the username (one bucket even before the fix)
+    accounts = collated_accounts
+    accounts.signup("sxiuser", "sxiuser@example.com", "password1", None, "")
+    for _ in range(5):
+        with pytest.raises(InvalidCredentials):
+            accounts.login("sxiuser", "wrong password", "")
+    # then 'İ' (U+0130), which glibc's lower() folds to 'i', does not log in
+    with pytest.raises((RateLimited, InvalidCredentials)):
+        accounts.login("sxİuser", "password1", "")
+
+
+def test_a_login_that_names_no_account_is_throttled_alike(accounts):
+    for _ in range(5):
+        with pytest.raises(InvalidCredentials):
+            accounts.login("nobody_here", "password1", "")
+    with pytest.raises(RateLimited):
+        accounts.login("NOBODY_HERE", "password1", "")
 
 
 def test_revoked_session_is_refused_on_the_next_request(accounts):

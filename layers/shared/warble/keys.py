@@ -31,7 +31,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {t:<token sha256>}:session       | string | SESSION_CACHE_TTL_SECONDS | old-form token's (*)  |
 | {t:<token sha256>}:session:lease | string | LEASE_MS                  | fill lease (*)        |
 | {t:<token sha256>}:seen          | string | 60 s                      | its throttle (*)      |
-| {login:<lower login>}:failures   | string | LOGIN_WINDOW_SECONDS      | failed logins         |
+| {login:<subject>}:failures       | string | LOGIN_WINDOW_SECONDS      | failed logins (**)    |
 | {rl:signup:<client ip or /64>}   | string | RATE_LIMIT_SIGNUP_IP_W.S. | signups from an IP    |
 | {rl:login:<client ip or /64>}    | string | RATE_LIMIT_LOGIN_IP_W.S.  | logins from an IP     |
 | {idem:<user_id>}:<sha256 of key> | string | 24 h (pending: 60 s)      | a POST's first answer |
@@ -55,6 +55,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {sw:<low id>:<high id>}          | hash   | SWIPE_PAIR_TTL_SECONDS    | a pair's two swipes   |
 
 (*) sessions of tokens of the old form (``wbl_<secret>``, no user id), until the last expires.
+(**) per account (``user:<id>``), or per folded login naming no account (``name:<login>``).
 """
 
 from __future__ import annotations
@@ -162,8 +163,10 @@ def user_budget(user_id: int) -> str:
     return f"{{u:{user_id}}}:budget"
 
 
-def login_failures(login: str) -> str:
-    return f"{{login:{login.lower()}}}:failures"
+def login_failures(subject: str) -> str:
+    """Failed logins of one subject: ``user:<id>`` (an account, whichever spelling named it),
+    or ``name:<folded login>`` for a login that names no account."""
+    return f"{{login:{subject}}}:failures"
 
 
 def rate_limit(budget: str, subject: str) -> str:

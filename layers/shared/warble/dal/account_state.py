@@ -13,23 +13,24 @@ from warble.domain.accounts.ports import GateAnswer
 
 
 class LoginThrottle:
-    """Failed logins per login name: a window counter (warble.dal.rate_limit) whose attempt is
-    taken before the password check, so racing wrong passwords cannot get past the limit, and
-    given back when the password was right, so only failures count."""
+    """Failed logins per subject (an account, or the folded login of one that names no account;
+    warble.domain.accounts): a window counter (warble.dal.rate_limit) whose attempt is taken
+    before the password check, so racing wrong passwords cannot get past the limit, and given
+    back when the password was right, so only failures count."""
 
     def __init__(self, redis: RedisClient, max_failures: int, window_seconds: int) -> None:
         self._counter = RedisWindowCounter(redis)
         self._max = max_failures
         self._window_ms = window_seconds * 1000
 
-    def reserve(self, login: str) -> int:
+    def reserve(self, subject: str) -> int:
         """Take an attempt; 0 when allowed, else the seconds until the window passes."""
-        taken = self._counter.take(keys.login_failures(login), self._max, self._window_ms)
+        taken = self._counter.take(keys.login_failures(subject), self._max, self._window_ms)
         return 0 if taken.allowed else max(1, -(-taken.reset_ms // 1000))
 
-    def release(self, login: str) -> None:
+    def release(self, subject: str) -> None:
         """A successful attempt gives back its reservation: only failures count."""
-        self._counter.give_back(keys.login_failures(login))
+        self._counter.give_back(keys.login_failures(subject))
 
 
 # The session cached for a token, and whether its last_seen_at is due for a touch (at most once

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from warble.dal.postgres import Database
+from warble.domain.accounts.logins import login_key
 from warble.domain.accounts.ports import DuplicateAccount
 
 if TYPE_CHECKING:
@@ -16,7 +17,16 @@ if TYPE_CHECKING:
 _USER_COLUMNS = "id, username, email, display_name, bio, created_at"
 
 # Which unique index a violation names, and what that means to a client.
-_UNIQUE_INDEXES = {"users_username_ci_key": "username", "users_email_ci_key": "email"}
+_UNIQUE_INDEXES = {
+    "users_username_ci_key": "username",
+    "users_email_ci_key": "email",
+    "users_username_key_c": "username",
+    "users_email_key_c": "email",
+}
+# A username or email as the login rule folds it (warble.domain.accounts.logins), in SQL; the
+# indexes of migration 0010 serve exactly these expressions.
+_USERNAME_KEY = 'lower(username COLLATE "C")'
+_EMAIL_KEY = 'lower(email COLLATE "C")'
 
 
 @dataclass(frozen=True)
@@ -84,28 +94,27 @@ class UserRepository:
     def id_by_username(self, username: str) -> int | None:
         row = self._db.run(
             lambda conn: conn.execute(
-                "SELECT id FROM users WHERE lower(username) = lower(%s)", (username,)
+                f"SELECT id FROM users WHERE {_USERNAME_KEY} = %s", (login_key(username),)
             ).fetchone()
         )
         return None if row is None else int(row["id"])
 
     def ids_by_usernames(self, usernames: list[str]) -> dict[str, int]:
         """Lower-cased username -> id, for those that exist (mentions); one query."""
-        lowered = [name.lower() for name in usernames]
+        lowered = [login_key(name) for name in usernames]
         rows = self._db.run(
             lambda conn: conn.execute(
-                "SELECT id, lower(username) AS name FROM users WHERE lower(username) = ANY(%s)",
+                f"SELECT id, {_USERNAME_KEY} AS name FROM users WHERE {_USERNAME_KEY} = ANY(%s)",
                 (lowered,),
             ).fetchall()
         )
         return {str(row["name"]): int(row["id"]) for row in rows}
 
     def credentials_by_login(self, login: str) -> dict[str, Any] | None:
-        column = "email" if "@" in login else "username"
+        key = _EMAIL_KEY if "@" in login else _USERNAME_KEY
         return self._db.run(
             lambda conn: conn.execute(
-                f"SELECT id, password_hash FROM users WHERE lower({column}) = lower(%s)",
-                (login,),
+                f"SELECT id, password_hash FROM users WHERE {key} = %s", (login_key(login),)
             ).fetchone()
         )
 

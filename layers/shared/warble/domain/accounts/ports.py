@@ -74,10 +74,11 @@ class SessionConnections(Protocol):
 
 
 class LoginAttempts(Protocol):
-    """Failed-login throttle: attempts reserved before the password check."""
+    """Failed-login throttle: attempts reserved before the password check, per subject (an
+    account, or the folded login of one that names no account)."""
 
-    def reserve(self, login: str) -> int: ...
-    def release(self, login: str) -> None: ...
+    def reserve(self, subject: str) -> int: ...
+    def release(self, subject: str) -> None: ...
 
 
 @dataclass(frozen=True)

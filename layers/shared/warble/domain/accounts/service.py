@@ -20,6 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 from warble import clock, keys, security
+from warble.domain.accounts.logins import login_key
 from warble.domain.accounts.ports import (
     Auth,
     DuplicateAccount,
@@ -139,16 +140,26 @@ class AccountService:
         return self._open_session(profile_record(row), device)
 
     def login(self, login: str, password: str, device: str) -> IssuedSession:
-        wait = self._throttle.reserve(login)
+        """Failures count per account, whichever spelling named it (its username in any case,
+        its email): the attempt is reserved on the account the lookup found, before the password
+        check, so racing attempts cannot get past the limit. A login that names no account
+        counts under its folded self, so that it too is refused after as many tries (a 429
+        only for real accounts would tell which exist)."""
+        credentials = self._users.credentials_by_login(login)
+        subject = (
+            f"user:{int(credentials['id'])}"
+            if credentials is not None
+            else f"name:{login_key(login)}"
+        )
+        wait = self._throttle.reserve(subject)
         if wait:
             raise RateLimited(wait)
-        credentials = self._users.credentials_by_login(login)
         if credentials is None:
             security.burn_password_check(password, self._policy.password_hash_rounds)
             raise InvalidCredentials()
         if not security.verify_password(password, credentials["password_hash"]):
             raise InvalidCredentials()
-        self._throttle.release(login)
+        self._throttle.release(subject)
         return self._open_session(self.profile(int(credentials["id"])), device)
 
     def _open_session(self, user: dict[str, Any], device: str) -> IssuedSession:
