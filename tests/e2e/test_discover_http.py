@@ -26,6 +26,43 @@ def client_of(stack, token: str):
     return stack.client(token)
 
 
+def test_moving_within_ones_cell_changes_no_answer_so_trilateration_ends_at_the_cell(
+    stack, new_user
+):
+    """Issue 33 item 3: three accounts a few km apart located a target to 5.8 m from its
+    distances (rounded to 10 m, from exact positions). Now the target moves 200 m and every
+    viewer is told exactly what they were told before; each answer is whole km, at least one,
+    within 1.5 km of the great-circle distance."""
+    from warble.domain.discover.geo import distance_km, snap
+
+    centre = snap(*somewhere())  # the target's cell, around its centre
+    here = (centre[0] + 0.0009, centre[1])  # 100 m north of the centre ...
+    there = (centre[0] - 0.0009, centre[1])  # ... then 100 m south: same cell
+    assert snap(*here) == snap(*there) == centre
+    viewers = [(centre[0] + dlat, centre[1] + dlon) for dlat, dlon in
+               ((0.021, 0.0), (-0.013, 0.027), (0.004, -0.035))]  # fmt: skip
+    target, target_token = new_user("tr")
+
+    def told(spot: tuple[float, float]) -> list[int]:
+        with stack.client(target_token) as me:
+            moved = me.put("/v1/users/me/location", json={"lat": spot[0], "lon": spot[1]})
+            assert moved.status_code == 204
+        answers = []
+        for viewer in viewers:
+            _, token = new_user("tv")  # a fresh viewer each time: nobody is shown twice
+            with stack.client(token) as client:
+                put = client.put("/v1/users/me/location", json={"lat": viewer[0], "lon": viewer[1]})
+                assert put.status_code == 204
+                items = client.get("/v1/discover", params={"radius_km": 10, "limit": 100}).json()
+                (found,) = [u for u in items["items"] if u["id"] == target["user"]["id"]]
+                assert isinstance(found["distance_km"], int) and found["distance_km"] >= 1
+                assert abs(found["distance_km"] - distance_km(*viewer, *spot)) <= 1.5
+                answers.append(found["distance_km"])
+        return answers
+
+    assert told(here) == told(there)
+
+
 def test_location_feed_swipes_matches_and_match_events(stack, new_user):
     (a, a_token), (b, b_token), (c, c_token) = new_user("da"), new_user("db"), new_user("dc")
     a, b, c = a["user"], b["user"], c["user"]
@@ -48,7 +85,9 @@ def test_location_feed_swipes_matches_and_match_events(stack, new_user):
         assert page.status_code == 200, page.text
         items = page.json()["items"]
         assert [u["id"] for u in items] == [b["id"], c["id"]]  # nearest first, never me
-        assert [u["distance_km"] for u in items] == pytest.approx([2.0, 5.0], abs=0.02)
+        # whole km, at least one, within 1.5 km of the truth (API.md)
+        assert [type(u["distance_km"]) for u in items] == [int, int]
+        assert abs(items[0]["distance_km"] - 2) <= 1.5 and abs(items[1]["distance_km"] - 5) <= 1.5
         assert items[0]["username"] == b["username"] and items[0]["relationship"] == "none"
         assert alice.get("/v1/discover").json() == {"items": []}  # never shown twice
 

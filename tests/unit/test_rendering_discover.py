@@ -29,10 +29,10 @@ USER_JSON = {
 
 def test_discover_renders_as_api_md_says():
     fields = ("43", "bob", "Bob", "", AT, 1, 2, 3, "none")
-    nearby = NearbyUsers([NearbyUser(*fields, 1.25), NearbyUser(*fields, 12.0)])
-    # A User and its distance; a page of them has no cursor.
+    nearby = NearbyUsers([NearbyUser(*fields, 1), NearbyUser(*fields, 12)])
+    # A User and its distance in whole kilometres; a page of them has no cursor.
     assert json.loads(render(nearby)) == {
-        "items": [{**USER_JSON, "distance_km": 1.25}, {**USER_JSON, "distance_km": 12.0}]
+        "items": [{**USER_JSON, "distance_km": 1}, {**USER_JSON, "distance_km": 12}]
     }
     assert json.loads(render(SwipeAnswer(True, "77"))) == {"matched": True, "conversation_id": "77"}
     assert json.loads(render(SwipeAnswer(False, None))) == {
@@ -54,6 +54,7 @@ def test_the_openapi_document_names_the_discover_classes():
     assert nearby["required"] == ["items"]
     assert nearby["properties"]["items"]["items"] == ref("NearbyUser")
     assert set(component("NearbyUser")["required"]) == {*USER_JSON, "distance_km"}
+    assert component("NearbyUser")["properties"]["distance_km"]["type"] == "integer"
     matches = component("MatchPage")["properties"]["items"]["items"]
     assert matches == ref("Match")
     assert component("Match")["properties"]["user"] == {"$ref": "#/components/schemas/RelatedUser"}

@@ -161,4 +161,5 @@ export function MatchModal({ match, onClose }) {
 }
 
 const round = (x) => Math.round(x * 1e5) / 1e5;
-const formatKm = (km) => (km < 1 ? `${Math.round(km * 1000)} m` : `${km.toFixed(km < 10 ? 2 : 1)} km`);
+// Whole kilometres, at least 1 (API.md: nobody is placed closer than about a kilometre).
+const formatKm = (km) => `${km} km`;

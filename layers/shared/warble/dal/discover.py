@@ -203,14 +203,23 @@ class GeoIndex:
     def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
 
-    def place(self, user_id: int, lat: float, lon: float, cell: str, old_cell: str | None) -> None:
-        """Add to the new cell, then leave the old one (a reader in between may see both: the
-        query keeps one per id), and cache the location."""
+    def place(
+        self,
+        user_id: int,
+        lat: float,
+        lon: float,
+        cell: str,
+        old_cell: str | None,
+        own: tuple[float, float],
+    ) -> None:
+        """Add to the new cell at (lat, lon), then leave the old one (a reader in between may
+        see both: the query keeps one per id), and cache the user's ``own`` location (where
+        their own queries start)."""
         pipe = self._redis.pipeline(transaction=False)
         pipe.geoadd(keys.geo_cell(cell), (lon, _geo_lat(lat), str(user_id)))
         if old_cell is not None and old_cell != cell:
             pipe.zrem(keys.geo_cell(old_cell), str(user_id))
-        pipe.set(keys.location(user_id), f"{lat},{lon}", ex=keys.LOCATION_CACHE_SECONDS)
+        pipe.set(keys.location(user_id), f"{own[0]},{own[1]}", ex=keys.LOCATION_CACHE_SECONDS)
         pipe.execute()
 
     def place_many(self, entries: Iterable[tuple[int, float, float, str]]) -> None:

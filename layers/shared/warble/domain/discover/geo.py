@@ -1,4 +1,6 @@
-"""Cells of the Discover geo index: which cell a point is in, and which cells a radius covers.
+"""Cells of the Discover geo index: which cell a point is in, and which cells a radius covers;
+and the privacy grid: where a located person is shown to be, and how far away they are said to
+be.
 
 The index is split by cell so that a Redis Cluster spreads it over its nodes and a query reads
 only the cells its circle can reach (``warble.dal.discover``). A cell is a geohash of precision 3:
@@ -14,6 +16,7 @@ from __future__ import annotations
 import math
 
 EARTH_RADIUS_KM = 6372.797560856  # the radius Redis' GEO commands use
+KM_PER_DEGREE = EARTH_RADIUS_KM * math.pi / 180
 CELL_DEGREES = 360 / 256  # geohash precision 3: 8 longitude bits, 7 latitude bits
 LON_CELLS = 256
 LAT_CELLS = 128
@@ -69,3 +72,32 @@ def distance_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
     dp, dl = p2 - p1, math.radians(lon2 - lon1)
     a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
     return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(a)))
+
+
+# ---- the privacy grid (API.md: nobody's position is revealed closer than about a kilometre) --
+# Rows of GRID_KM of latitude; each row cut into as many columns as fit GRID_KM wide at its
+# middle (at least one), so every cell is about GRID_KM square, nearer the poles too. A person
+# is indexed at the centre of their cell, and a distance is told in whole kilometres, at least
+# one: measured from a viewer to that centre, it is off the true great-circle distance by at
+# most the cell's half-diagonal (0.71 km) plus the rounding (0.5 km), within API.md's 1.5 km.
+# Moving inside one's cell changes nothing anyone is told, and trilateration from any number
+# of places ends at the cell's centre.
+GRID_KM = 1.0
+_GRID_LAT = GRID_KM / KM_PER_DEGREE
+_GRID_ROWS = math.ceil(180 / _GRID_LAT)
+
+
+def snap(lat: float, lon: float) -> tuple[float, float]:
+    """The centre of the ~1 km grid cell of a point (where Discover shows that person to be)."""
+    row = min(_GRID_ROWS - 1, max(0, math.floor((lat + 90) / _GRID_LAT)))
+    centre_lat = min(90.0, -90 + (row + 0.5) * _GRID_LAT)
+    width = 360 * math.cos(math.radians(centre_lat)) * KM_PER_DEGREE
+    columns = max(1, math.floor(width / GRID_KM))
+    grid_lon = 360 / columns
+    column = math.floor((lon + 180) / grid_lon) % columns
+    return centre_lat, -180 + (column + 0.5) * grid_lon
+
+
+def whole_km(km: float) -> int:
+    """A distance as Discover tells it: whole kilometres (halves up), at least one."""
+    return max(1, math.floor(km + 0.5))

@@ -67,7 +67,13 @@ class GeoIndex(Protocol):
     """Located users by cell in Redis (``warble.dal.discover``)."""
 
     def place(
-        self, user_id: int, lat: float, lon: float, cell: str, old_cell: str | None
+        self,
+        user_id: int,
+        lat: float,
+        lon: float,
+        cell: str,
+        old_cell: str | None,
+        own: tuple[float, float],
     ) -> None: ...
     def place_many(self, entries: Iterable[tuple[int, float, float, str]]) -> None: ...
     def cached_location(self, user_id: int) -> tuple[float, float] | None: ...
@@ -111,9 +117,10 @@ class ConversationOpener(Protocol):
 # ---- what the service answers (API.md's objects) ---------------------------------------------
 @dataclass(slots=True)
 class NearbyUser(RelatedUser):
-    """A discovered user and how far: the great-circle distance, rounded to 0.01 km."""
+    """A discovered user and how far: whole kilometres, at least one, from the viewer to the
+    user's ~1 km grid cell (``warble.domain.discover.geo``)."""
 
-    distance_km: float
+    distance_km: int
 
 
 @dataclass(slots=True)

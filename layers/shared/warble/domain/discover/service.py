@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from warble import clock
 from warble.domain.accounts.ports import RelatedUser, Relationship
-from warble.domain.discover.geo import cell_of, cells_covering
+from warble.domain.discover.geo import cell_of, cells_covering, snap, whole_km
 from warble.domain.discover.ports import (
     ConversationOpener,
     DiscoverStore,
@@ -58,7 +58,7 @@ class LocationRequired(Conflict):
 @dataclass(frozen=True)
 class Nearby:
     user_id: int
-    distance_km: float
+    distance_km: int  # whole km, from the viewer to the person's grid cell (geo.whole_km)
 
 
 def _user_fields(
@@ -117,25 +117,47 @@ class DiscoverService:
         self._ids = ids
 
     # ---- locations ----------------------------------------------------------------------
+    # A person is indexed at the centre of their ~1 km grid cell (geo.snap), never where they
+    # are: the index answers others' queries. Their own position stays theirs (the durable
+    # record and the location cache), for their own queries.
     def set_location(self, user_id: int, lat: float, lon: float) -> None:
-        cell = cell_of(lat, lon)
+        shown_lat, shown_lon = snap(lat, lon)
+        cell = cell_of(shown_lat, shown_lon)
         old = self._store.save_location(user_id, lat, lon, cell, clock.epoch_ms())
-        self._index.place(user_id, lat, lon, cell, old)
+        self._index.place(user_id, shown_lat, shown_lon, cell, old, own=(lat, lon))
 
     def place_many(self, entries: list[tuple[int, float, float]]) -> None:
         """Seeding: many users placed at once (batch writes, one pipeline)."""
-        located = [(uid, lat, lon, cell_of(lat, lon)) for uid, lat, lon in entries]
-        self._store.save_locations(located, clock.epoch_ms())
-        self._index.place_many(located)
-        for uid, lat, lon, _ in located:
+        shown = [(uid, *snap(lat, lon)) for uid, lat, lon in entries]
+        cells = [cell_of(lat, lon) for _, lat, lon in shown]
+        self._store.save_locations(
+            [(uid, lat, lon, cell) for (uid, lat, lon), cell in zip(entries, cells, strict=True)],
+            clock.epoch_ms(),
+        )
+        self._index.place_many(
+            [(uid, lat, lon, cell) for (uid, lat, lon), cell in zip(shown, cells, strict=True)]
+        )
+        for uid, lat, lon in entries:
             self._index.cache_location(uid, lat, lon)
 
     def rebuild_index(self) -> int:
-        """Re-add every stored location to the geo index (after Redis lost it); how many."""
+        """Re-add every stored location to the geo index, each at its grid cell's centre (after
+        Redis lost the index, or to move entries indexed where their people were, before the
+        grid); how many. An entry whose cell changes leaves its old cell, and its record names
+        the new one (the next move leaves the right cell)."""
         batch: list[tuple[int, float, float, str]] = []
         total = 0
         for loc in self._store.all_locations():
-            batch.append((loc.user_id, loc.lat, loc.lon, loc.cell))
+            shown_lat, shown_lon = snap(loc.lat, loc.lon)
+            cell = cell_of(shown_lat, shown_lon)
+            if cell != loc.cell:
+                self._store.save_location(loc.user_id, loc.lat, loc.lon, cell, clock.epoch_ms())
+                self._index.place(
+                    loc.user_id, shown_lat, shown_lon, cell, loc.cell, own=(loc.lat, loc.lon)
+                )
+                total += 1
+                continue
+            batch.append((loc.user_id, shown_lat, shown_lon, cell))
             if len(batch) >= 1000:
                 self._index.place_many(batch)
                 total, batch = total + len(batch), []
@@ -178,7 +200,7 @@ class DiscoverService:
                     time.sleep(min(0.4, 0.025 * 2**shield_rebuilds))
                 self._shields.rebuild(user_id)
                 continue
-            taken += [Nearby(uid, round(km, 2)) for uid, km in got.entries if uid != user_id]
+            taken += [Nearby(uid, whole_km(km)) for uid, km in got.entries if uid != user_id]
             if len(taken) >= limit or got.exhausted:
                 return sorted(taken, key=lambda n: (n.distance_km, n.user_id))
             self._refill(user_id, query, lat, lon, radius_km, got.reached_km, got.count)
