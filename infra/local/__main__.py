@@ -39,6 +39,9 @@ DEFAULT_ENV_VARS = Path("infra/local/env.json")
 # moto accepts any credentials; fixed dummy ones keep a developer's real profile out of reach.
 DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 SCRATCH_REDIS_INDEX = 15  # `invoke` and `schedule` without a running stack (_scratch_stores)
+# The local admins' password (API.md): WARBLE_ADMIN_PASSWORD says another.
+LOCAL_ADMIN_PASSWORD = "warble-admin-local"
+OPERATOR_FUNCTION = "OperatorFunction"
 _RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
 _UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 
@@ -261,6 +264,8 @@ async def serve(args: argparse.Namespace) -> int:
             )
         stack.pollers = StreamPollers(template, runtime, moto.url, context)
         await asyncio.to_thread(stack.pollers.start)
+        if not args.no_database:
+            await _create_admins(template, context, overrides, runtime)
         if not args.no_schedules:
             for function_id, rule, props in schedule_rules(template, context):
                 stack.schedules.append(
@@ -283,6 +288,33 @@ async def serve(args: argparse.Namespace) -> int:
     finally:
         await _shutdown(stack, moto)
     return 0
+
+
+async def _create_admins(
+    template: Template,
+    context: ResolveContext,
+    overrides: dict[str, dict[str, Any]],
+    runtime: LambdaRuntime,
+) -> None:
+    """Each of ADMIN_USERNAMES' accounts, as the operator creates them on AWS (the API refuses
+    to sign them up): through OperatorFunction, with the password of WARBLE_ADMIN_PASSWORD or
+    warble-admin-local, and the email <name>@example.com. An account kept from an earlier run
+    (--keep-data) is left as it is."""
+    import os
+
+    if OPERATOR_FUNCTION not in template.functions:
+        return
+    names = _declared_value(template, context, overrides, "ADMIN_USERNAMES") or ""
+    password = os.environ.get("WARBLE_ADMIN_PASSWORD") or LOCAL_ADMIN_PASSWORD
+    for name in (n.strip() for n in names.split(",") if n.strip()):
+        event = {"task": "create_admin", "username": name, "email": f"{name}@example.com",
+                 "password": password}  # fmt: skip
+        result = await runtime.ainvoke(OPERATOR_FUNCTION, event)
+        answer = result.payload if result.ok else result.error
+        if not result.ok or not isinstance(answer, dict) or "error" in answer:
+            log.warning("admin %s not created: %s", name, answer)
+        else:
+            log.info("admin %s: %s", name, "created" if answer["created"] else "kept")
 
 
 async def _shutdown(stack: Stack | None, moto: Any) -> None:

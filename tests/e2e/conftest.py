@@ -95,7 +95,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             # The suite signs up many users from 127.0.0.1 (test_rate_limits_http.py runs its own
             # stack with low budgets).
             **UNLIMITED,
-            # The local default: the e2e tier signs up this admin.
+            # The local default: the stack creates this admin (password warble-admin-local).
             "ADMIN_USERNAMES": "warble_admin",
         }
     }

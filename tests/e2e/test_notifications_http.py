@@ -106,18 +106,20 @@ def test_home_count_and_system_notifications(stack, pair, new_user):
     refused = mine.post("/v1/admin/system-notifications", json={"title": "t", "body": "b"})
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
     with stack.client() as anonymous:
-        answer = anonymous.post(
-            "/v1/auth/signup",
-            json={"username": "warble_admin", "email": "admin@example.com",
-                  "password": "password1"},
-        )  # fmt: skip
-    if answer.status_code == 201:
-        admin_token = answer.json()["token"]
-    else:  # signed up by an earlier test of this session
-        with stack.client() as anonymous:
-            admin_token = anonymous.post(
-                "/v1/auth/login", json={"login": "warble_admin", "password": "password1"}
-            ).json()["token"]
+        # an admin's username cannot be signed up, in any case (API.md) ...
+        for name in ("warble_admin", "WARBLE_Admin"):
+            taken = anonymous.post(
+                "/v1/auth/signup",
+                json={"username": name, "email": f"{name}@example.net", "password": "password1"},
+            )
+            assert taken.status_code == 409, taken.text
+            assert taken.json()["error"]["code"] == "username_taken"
+        # ... the local stack created it, with the local password
+        logged_in = anonymous.post(
+            "/v1/auth/login", json={"login": "warble_admin", "password": "warble-admin-local"}
+        )
+        assert logged_in.status_code == 200, logged_in.text
+        admin_token = logged_in.json()["token"]
     with stack.client(admin_token) as admin:
         sent = admin.post(
             "/v1/admin/system-notifications", json={"title": "Hello", "body": "Welcome"}

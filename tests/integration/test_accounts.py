@@ -305,3 +305,25 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
     assert verdict is not None and verdict[0].user_id == issued.user["id"]
     assert degraded.profile(issued.user["id"])["username"] == "outage"
     assert degraded.profiles([issued.user["id"]])[issued.user["id"]]["username"] == "outage"
+
+
+def test_an_admin_username_is_never_signed_up_only_created_by_the_operator(
+    monkeypatch, pg, redis, moto
+):
+    """Issue 33 item 4: AdminUsernames was checked by username only, so whoever signed up a
+    listed name that did not exist yet became an admin."""
+    from warble import services
+
+    monkeypatch.setenv("ADMIN_USERNAMES", "someone, Warble_Admin")
+    services.reset()
+    accounts = services.accounts()
+    for spelling in ("warble_admin", "WARBLE_ADMIN", "Warble_Admin", "someone"):
+        with pytest.raises(Conflict) as taken:
+            accounts.signup(spelling, f"{spelling}@example.com", "password1", None, "")
+        assert taken.value.code == "username_taken"
+    admin_id, created = accounts.create_admin("warble_admin", "ops@example.com", "password1")
+    assert created and accounts.login("WARBLE_ADMIN", "password1", "").user["id"] == admin_id
+    assert accounts.create_admin("Warble_Admin", "other@example.com", "x" * 8) == (admin_id, False)
+    with pytest.raises(ValueError):
+        accounts.create_admin("mallory", "mallory@example.com", "password1")
+    services.reset()

@@ -188,7 +188,7 @@ def test_system_notifications_one_write_and_positions_start_at_signup(
 ):
     configure(monkeypatch, ADMIN_USERNAMES="someone, Warble_Admin")
     early = user(services.accounts(), "early")
-    admin = user(services.accounts(), "warble_admin")
+    admin, _ = services.accounts().create_admin("warble_admin", "ops@example.com", "password1")
     notifications = services.notifications()
     with pytest.raises(Forbidden):
         notifications.post_system(early, "t", "b")

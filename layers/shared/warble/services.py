@@ -216,6 +216,14 @@ class Container:
 
     # ---- services ---------------------------------------------------------------------------
     @cached_property
+    def admin_usernames(self) -> frozenset[str]:
+        """ADMIN_USERNAMES, each folded as a login is (``domain.accounts.logins``)."""
+        from warble.domain.accounts.logins import login_key
+
+        names = self.settings.admin_usernames.split(",")
+        return frozenset(login_key(name.strip()) for name in names if name.strip())
+
+    @cached_property
     def accounts(self) -> AccountService:
         from warble.dal.account_state import LoginThrottle, SessionLookups
         from warble.dal.accounts import SessionRepository, UserRepository
@@ -235,6 +243,7 @@ class Container:
             policy=AccountPolicy(
                 password_hash_rounds=s.password_hash_rounds,
                 session_ttl=timedelta(days=s.session_ttl_days),
+                admin_usernames=self.admin_usernames,
             ),
             # Built when a session first ends: the gate of every request needs neither the
             # connections' table nor the @connections sender (pynamodb, botocore).
@@ -514,9 +523,7 @@ class Container:
             policy=NotificationPolicy(
                 cap_per_window=s.notification_recipient_cap,
                 cap_window_seconds=s.notification_cap_window_seconds,
-                admins=frozenset(
-                    name.strip().lower() for name in s.admin_usernames.split(",") if name.strip()
-                ),
+                admins=self.admin_usernames,
             ),
         )
 

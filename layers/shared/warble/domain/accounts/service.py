@@ -66,6 +66,9 @@ class IssuedSession:
 class AccountPolicy:
     password_hash_rounds: int
     session_ttl: timedelta
+    # The admins' usernames (folded, ``logins.login_key``): never signed up through the API,
+    # only created by the operator (``create_admin``), so nobody can claim one first.
+    admin_usernames: frozenset[str] = frozenset()
 
 
 def profile_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -124,9 +127,33 @@ class AccountService:
     def signup(
         self, username: str, email: str, password: str, display_name: str | None, device: str
     ) -> IssuedSession:
+        if login_key(username) in self._policy.admin_usernames:
+            # API.md: an admin's username is taken, whether or not the operator created it yet.
+            raise Conflict("That username is already taken.", code="username_taken")
+        row = self._insert_user(username, email, password, display_name)
+        return self._open_session(profile_record(row), device)
+
+    def create_admin(self, username: str, email: str, password: str) -> tuple[int, bool]:
+        """The operator's way to an admin account (an admin's username cannot be signed up):
+        (its id, whether it was created now). An account already holding the name is left as
+        it is and reported as not created; the operator decides whether it is theirs."""
+        if login_key(username) not in self._policy.admin_usernames:
+            raise ValueError(f"{username!r} is not one of the admin usernames (AdminUsernames)")
+        try:
+            row = self._insert_user(username, email, password, None)
+        except Conflict:
+            existing = self._users.id_by_username(username)
+            if existing is None:  # the email is the one taken
+                raise
+            return existing, False
+        return int(row["id"]), True
+
+    def _insert_user(
+        self, username: str, email: str, password: str, display_name: str | None
+    ) -> dict[str, Any]:
         password_hash = security.hash_password(password, self._policy.password_hash_rounds)
         try:
-            row = self._users.insert(
+            return self._users.insert(
                 self._ids.next_id(),
                 username,
                 email,
@@ -137,7 +164,6 @@ class AccountService:
             raise Conflict(
                 f"That {exc.field} is already taken.", code=f"{exc.field}_taken"
             ) from exc
-        return self._open_session(profile_record(row), device)
 
     def login(self, login: str, password: str, device: str) -> IssuedSession:
         """Failures count per account, whichever spelling named it (its username in any case,

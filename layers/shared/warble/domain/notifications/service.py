@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
 from warble import clock
+from warble.domain.accounts.logins import login_key
 from warble.domain.accounts.ports import Profiles
 from warble.domain.notifications.ports import (
     HomeTimelines,
@@ -416,7 +417,7 @@ class NotificationService:
     # ---- system notifications ---------------------------------------------------------------
     def post_system(self, user_id: int, title: str, body: str) -> Notification:
         """One item in the shared list, whatever the number of users (admins only)."""
-        username = str(self._profiles.profile(user_id)["username"]).lower()
+        username = login_key(str(self._profiles.profile(user_id)["username"]))
         if username not in self._policy.admins:
             raise Forbidden("Only admins may post system notifications.")
         notification = StoredNotification(self._ids.next_id(), 0, "system", title=title, body=body)

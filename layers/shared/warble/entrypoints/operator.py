@@ -1,0 +1,49 @@
+"""The operator's tasks, run by OperatorFunction when infra/operator.py invokes it (locally the
+stack runs ``create_admin`` as it starts): nothing triggers it otherwise.
+
+- ``{"task": "create_admin", "username", "email", "password"}``: an admin's account (its
+  username is one of ADMIN_USERNAMES, which the API refuses to sign up);
+- ``{"task": "rebuild_discover_index"}``: every stored location back into Discover's index at
+  its grid cell's centre.
+
+The password arrives in the invocation's payload, which Lambda does not log, and is never
+logged here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from warble import services
+from warble.errors import Conflict
+from warble.skeleton import entry_point, logger
+
+
+def create_admin(event: dict[str, Any]) -> dict[str, Any]:
+    username = str(event["username"])
+    try:
+        user_id, created = services.accounts().create_admin(
+            username, str(event["email"]), str(event["password"])
+        )
+    except Conflict as exc:
+        return {"task": "create_admin", "username": username, "error": exc.code}
+    logger.info("admin account", extra={"username": username, "created": created})
+    return {"task": "create_admin", "username": username, "user_id": str(user_id),
+            "created": created}  # fmt: skip
+
+
+def rebuild_discover_index(event: dict[str, Any]) -> dict[str, Any]:
+    return {"task": "rebuild_discover_index", "placed": services.discover().rebuild_index()}
+
+
+TASKS = {"create_admin": create_admin, "rebuild_discover_index": rebuild_discover_index}
+
+
+@entry_point()
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    task = TASKS.get(str(event.get("task")))
+    if task is None:
+        raise ValueError(f"unknown task {event.get('task')!r}; known: {', '.join(TASKS)}")
+    return task(event)
