@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("rate_limits_stack")]
 
 USER_BUDGET = 20
 SIGNUP_BUDGET = 3
+AUTH_FAILURE_BUDGET = 5
 LIMITED_DB = f"{DB_PREFIX}_e2e_limits_{_worker_index()}"
 # An index of its own: the signup and login budgets are per address, and every stack here
 # sees its clients at 127.0.0.1.
@@ -40,6 +41,7 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             # How a tester lowers a budget: the setting's environment variable in the env file.
             "RATE_LIMIT_USER_REQUESTS": str(USER_BUDGET),
             "RATE_LIMIT_SIGNUP_IP_REQUESTS": str(SIGNUP_BUDGET),
+            "RATE_LIMIT_AUTH_FAILURES_IP_REQUESTS": str(AUTH_FAILURE_BUDGET),
         }
     }
     served = start_serve(
@@ -150,3 +152,46 @@ def test_fifty_racing_requests_of_one_user_get_exactly_the_budget(limited):
         limit, _, reset = _rate_headers(answer)
         assert limit == USER_BUDGET
         assert before < reset <= after + 301
+
+
+def test_socket_frames_and_connects_spend_the_users_budget(limited):
+    """Issue 33 item 6: the WebSocket spent no budget. Now its $connect (the authorizer) and
+    every frame spend one request of the user's budget: past it a frame is answered with
+    `rate_limited` (and not run) and a new connection is refused."""
+    import json
+
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    with httpx.Client(base_url=limited.http, timeout=30) as anon:
+        name = f"w{uuid.uuid4().hex[:8]}"
+        signup = anon.post(
+            "/v1/auth/signup",
+            json={"username": name, "email": f"{name}@example.com", "password": "pw123456"},
+        )
+    assert signup.status_code == 201, signup.text
+    token = signup.json()["token"]
+    with connect(f"{limited.ws}/?token={token}", open_timeout=30) as ws:  # spends one
+        for _ in range(USER_BUDGET + 3):
+            ws.send(json.dumps({"action": "ping"}))
+        answers = [json.loads(ws.recv(timeout=30)) for _ in range(USER_BUDGET + 3)]
+    pongs = [a for a in answers if a["type"] == "pong"]
+    refused = [a["data"] for a in answers if a["type"] == "error"]
+    assert len(pongs) == USER_BUDGET - 1 and len(refused) == 4
+    assert {r["code"] for r in refused} == {"rate_limited"}
+    assert all(1 <= r["retry_after"] <= 300 for r in refused)
+    with pytest.raises(InvalidStatus):
+        connect(f"{limited.ws}/?token={token}", open_timeout=30)
+
+
+def test_unknown_tokens_from_one_address_are_refused_before_a_lookup(limited):
+    """Issue 33 item 6: past the address's budget of tokens of no session (5 here), such a
+    token is answered 429 with Retry-After, before any lookup."""
+    forged = "wbl_1234567890_" + "x" * 43  # names a user, and is nobody's
+    with _client_from(limited, "127.0.0.9") as client:
+        client.headers["Authorization"] = f"Bearer {forged}"
+        answers = [client.get("/v1/users/me") for _ in range(AUTH_FAILURE_BUDGET + 1)]
+    assert [a.status_code for a in answers] == [401] * AUTH_FAILURE_BUDGET + [429]
+    refused = answers[-1]
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert 1 <= int(refused.headers["Retry-After"]) <= 300

@@ -300,6 +300,7 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
         ids=services.ids(),
         policy=live._policy,
         connections=live._connections,
+        failures=live._failures,
     )
     verdict = degraded.authenticate(issued.token)
     assert verdict is not None and verdict[0].user_id == issued.user["id"]

@@ -84,6 +84,7 @@ def low_budgets(monkeypatch, accounts) -> Iterator[None]:
     monkeypatch.setenv("RATE_LIMIT_SIGNUP_IP_REQUESTS", "2")
     monkeypatch.setenv("RATE_LIMIT_SIGNUP_IP_WINDOW_SECONDS", "1800")
     monkeypatch.setenv("RATE_LIMIT_LOGIN_IP_REQUESTS", "4")
+    monkeypatch.setenv("RATE_LIMIT_AUTH_FAILURES_IP_REQUESTS", "3")
     services.reset()
     yield
     monkeypatch.undo()
@@ -165,3 +166,31 @@ def test_logins_from_one_address_share_a_budget_beyond_the_per_login_throttle(
     login["requestContext"]["http"]["sourceIp"] = "2001:db8:1:2:ffff::1"
     assert handler(login, Context())["statusCode"] == 429
     assert redis.get(keys.rate_limit("login", "2001:db8:1:2::/64")) == "4"
+
+
+def test_unknown_tokens_from_one_address_stop_costing_lookups(accounts, low_budgets, redis):
+    """Issue 33 item 6: a forged token (it names a real user, the rest is made up) cost a
+    PostgreSQL query and a lease key each, without end. Past the address's budget of unknown
+    tokens (3 here) it is refused with 429 before any lookup; another address, and any cached
+    session from the same address, are not affected."""
+    from warble import security
+
+    rita = accounts.signup("rita", "rita@example.com", "correct horse", None, "phone")
+    handler = _load_function("accounts").handler
+
+    def get_me(token: str, source_ip: str) -> dict:
+        event = _event("accounts/get-me.json")
+        event["headers"]["authorization"] = f"Bearer {token}"
+        event["requestContext"]["http"]["sourceIp"] = source_ip
+        return handler(event, Context())
+
+    assert get_me(rita.token, "192.0.2.1")["statusCode"] == 200  # her session is now cached
+    forged = [security.new_token(rita.user["id"]) for _ in range(5)]
+    leases = [keys.session(security.token_hash(t).hex(), rita.user["id"]).lease for t in forged]
+    answers = [get_me(token, "198.51.100.7") for token in forged[:4]]
+    assert [a["statusCode"] for a in answers] == [401, 401, 401, 429]
+    assert _error_code(answers[3]) == "rate_limited"
+    assert 1 <= int(_headers(answers[3])["retry-after"]) <= 300
+    assert [redis.exists(lease) for lease in leases[:4]] == [1, 1, 1, 0]  # no lookup, no lease
+    assert get_me(forged[4], "203.0.113.9")["statusCode"] == 401  # another address
+    assert get_me(rita.token, "198.51.100.7")["statusCode"] == 200  # cached: never counted

@@ -34,6 +34,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {login:<subject>}:failures       | string | LOGIN_WINDOW_SECONDS      | failed logins (**)    |
 | {rl:signup:<client ip or /64>}   | string | RATE_LIMIT_SIGNUP_IP_W.S. | signups from an IP    |
 | {rl:login:<client ip or /64>}    | string | RATE_LIMIT_LOGIN_IP_W.S.  | logins from an IP     |
+| {rl:authfail:<client ip or /64>} | string | RATE_LIMIT_AUTH_FAIL..._S.| unknown tokens of IP  |
 | {idem:<user_id>}:<sha256 of key> | string | 24 h (pending: 60 s)      | a POST's first answer |
 | {snowflake}:worker:<n>           | string | WORKER_LEASE_MS           | worker-id lease       |
 | {snowflake}:worker:<n>:last      | string | 1 day                     | last window of id n   |
@@ -170,8 +171,9 @@ def login_failures(subject: str) -> str:
 
 
 def rate_limit(budget: str, subject: str) -> str:
-    """A request budget's window counter: ``budget`` is user, signup or login; ``subject`` the
-    user id or the client's address (warble.domain.rate_limits)."""
+    """A request budget's window counter: ``budget`` is user, signup, login or authfail (tokens
+    of no session); ``subject`` the user id or the client's address (warble.domain.rate_limits).
+    """
     return f"{{rl:{budget}:{subject}}}"
 
 

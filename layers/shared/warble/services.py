@@ -164,6 +164,10 @@ class Container:
             login_per_ip=Budget(
                 s.rate_limit_login_ip_requests, s.rate_limit_login_ip_window_seconds
             ),
+            auth_failures_per_ip=Budget(
+                s.rate_limit_auth_failures_ip_requests,
+                s.rate_limit_auth_failures_ip_window_seconds,
+            ),
         )
 
     def _cache(self, ttl_seconds: int) -> Any:
@@ -248,6 +252,7 @@ class Container:
             # Built when a session first ends: the gate of every request needs neither the
             # connections' table nor the @connections sender (pynamodb, botocore).
             connections=Deferred(lambda: self.pusher),
+            failures=Deferred(lambda: self.rate_limits),
         )
 
     @cached_property

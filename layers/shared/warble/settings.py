@@ -133,6 +133,11 @@ class Settings:
     rate_limit_signup_ip_window_seconds: int = field(default=1800, metadata={"ge": 1})
     rate_limit_login_ip_requests: int = field(default=25, metadata={"ge": 1})
     rate_limit_login_ip_window_seconds: int = field(default=300, metadata={"ge": 1})
+    # Tokens whose session had to be looked up in PostgreSQL and was not found (forged, or long
+    # gone), per client address: past the budget such a lookup is refused with 429 before it
+    # costs a query (warble.domain.accounts).
+    rate_limit_auth_failures_ip_requests: int = field(default=30, metadata={"ge": 1})
+    rate_limit_auth_failures_ip_window_seconds: int = field(default=300, metadata={"ge": 1})
     max_body_bytes: int = 64 * 1024
     # API.md: a repeated POST with the same Idempotency-Key within 24 h gets the first answer.
     idempotency_ttl_seconds: int = 24 * 3600

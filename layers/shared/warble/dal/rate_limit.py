@@ -42,6 +42,12 @@ end
 # KEYS[1]: the window's counter. ARGV[1]: the limit; ARGV[2]: the window in ms.
 _TAKE = TAKE_FUNCTION + "return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))\n"
 
+# The count and the time left of a window, counting nothing: {count, ms until it ends}.
+_PEEK = """
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+return {n, redis.call('PTTL', KEYS[1])}
+"""
+
 # Give a request back, only while its window exists: a DECR after the window expired would
 # create a key of -1 with no TTL, a free request forever after.
 _GIVE_BACK = """
@@ -60,11 +66,17 @@ class Taken:
 class RedisWindowCounter:
     def __init__(self, redis: RedisClient) -> None:
         self._take = redis.register_script(_TAKE)
+        self._peek = redis.register_script(_PEEK)
         self._give_back = redis.register_script(_GIVE_BACK)
 
     def take(self, key: str, limit: int, window_ms: int) -> Taken:
         allowed, used, reset_ms = self._take(keys=[key], args=[limit, window_ms])
         return Taken(bool(allowed), int(used), int(reset_ms))
+
+    def peek(self, key: str) -> tuple[int, int]:
+        """(requests counted in the window, ms until it ends) without counting one."""
+        used, reset_ms = self._peek(keys=[key])
+        return int(used), int(reset_ms)
 
     def give_back(self, key: str) -> None:
         self._give_back(keys=[key])

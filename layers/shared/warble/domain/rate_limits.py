@@ -32,6 +32,7 @@ class WindowCounter(Protocol):
     """Fixed-window counters by key (``warble.dal.rate_limit.RedisWindowCounter``)."""
 
     def take(self, key: str, limit: int, window_ms: int) -> Spent: ...
+    def peek(self, key: str) -> tuple[int, int]: ...
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,13 @@ class RateLimits:
         per_user: Budget,
         signup_per_ip: Budget,
         login_per_ip: Budget,
+        auth_failures_per_ip: Budget,
     ) -> None:
         self._counter = counter
         self._per_user = per_user
         self._signup = signup_per_ip
         self._login = login_per_ip
+        self._auth_failures = auth_failures_per_ip
 
     @property
     def per_user(self) -> Budget:
@@ -97,6 +100,25 @@ class RateLimits:
 
     def login(self, source_ip: str) -> Verdict:
         return self._spend(keys.rate_limit("login", client_network(source_ip)), self._login)
+
+    # Failed authentications per address: tokens whose session was looked up (a cache miss, a
+    # PostgreSQL query) and not found. Checked before such a lookup, counted after a failed one.
+    def auth_failures_wait(self, source_ip: str) -> int:
+        """0 while the address's budget of failures lasts, else the seconds until it is whole."""
+        used, reset_ms = self._counter.peek(self._auth_failure_key(source_ip))
+        if used < self._auth_failures.limit:
+            return 0
+        return max(1, -(-reset_ms // 1000))
+
+    def auth_failed(self, source_ip: str) -> None:
+        budget = self._auth_failures
+        self._counter.take(
+            self._auth_failure_key(source_ip), budget.limit, budget.window_seconds * 1000
+        )
+
+    @staticmethod
+    def _auth_failure_key(source_ip: str) -> str:
+        return keys.rate_limit("authfail", client_network(source_ip))
 
     def _spend(self, key: str, budget: Budget) -> Verdict:
         taken = self._counter.take(key, budget.limit, budget.window_seconds * 1000)

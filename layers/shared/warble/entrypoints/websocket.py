@@ -62,6 +62,11 @@ def _caller(event: dict[str, Any]) -> Caller | None:
         return None
 
 
+def _source_ip(event: dict[str, Any]) -> str:
+    """The client's address as API Gateway saw it (its budget of unknown tokens)."""
+    return str(event.get("requestContext", {}).get("identity", {}).get("sourceIp", ""))
+
+
 def _sender(event: dict[str, Any]) -> Any:
     ctx = event["requestContext"]
     return services.container().sender(ctx.get("domainName", ""), ctx.get("stage", ""))
@@ -87,7 +92,7 @@ def authorize(event: dict[str, Any]) -> dict[str, Any]:
     accounts = services.accounts()
     try:
         batch = accounts.batch()
-        gate = accounts.gate_later(batch, token, services.rate_limits().per_user)
+        gate = accounts.gate_later(batch, token, services.rate_limits().per_user, _source_ip(event))
         batch.run()
         who, spent = gate()
     except WarbleError:
@@ -142,9 +147,9 @@ def on_connect(event: dict[str, Any]) -> dict[str, Any]:
     # written, could not find it: looked at again now that it is written, it refuses.
     try:
         services.accounts().require_session(
-            caller.digest, caller.user_id if caller.names_user else None
+            caller.digest, caller.user_id if caller.names_user else None, _source_ip(event)
         )
-    except Unauthorized:
+    except WarbleError:
         container.connections.remove(ctx["connectionId"])
         return {"statusCode": 401, "body": "unauthorized"}
     return {"statusCode": 200}
@@ -167,7 +172,11 @@ def _admitted(event: dict[str, Any], client_id: Any = None) -> Principal | None:
             raise Unauthorized()
         batch = accounts.batch()
         gate = accounts.session_gate_later(
-            batch, caller.digest, caller.user_id if caller.names_user else None, limits.per_user
+            batch,
+            caller.digest,
+            caller.user_id if caller.names_user else None,
+            limits.per_user,
+            _source_ip(event),
         )
         batch.run()
         who, spent = gate()
@@ -180,6 +189,9 @@ def _admitted(event: dict[str, Any], client_id: Any = None) -> Principal | None:
         )
     except Unauthorized:
         _end_connection(event)
+        return None
+    except RateLimited as refused_lookup:  # the address's budget of unknown tokens
+        _reply(event, _error_frame(refused_lookup, client_id))
         return None
     except store_unavailable():
         logger.warning("store unavailable", exc_info=True)

@@ -306,7 +306,8 @@ def http_handler(
         limits = services.rate_limits()
         token = bearer_token(event.get("headers") or {})
         batch = accounts.batch()
-        gate = accounts.gate_later(batch, token, limits.per_user)  # 401 for a malformed token
+        # 401 for a malformed token; the address's budget of unknown tokens (429) on a miss.
+        gate = accounts.gate_later(batch, token, limits.per_user, rate_limits.source_ip(event))
         target: Target | dict[str, Any] | None = None
         invalid: WarbleError | None = None
         try:

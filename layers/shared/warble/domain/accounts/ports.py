@@ -66,6 +66,14 @@ class SessionStore(Protocol):
     def touch(self, session_id: int) -> bool: ...
 
 
+class FailedAuthentications(Protocol):
+    """Per client address, the tokens whose session was looked up in PostgreSQL and not found
+    (``warble.domain.rate_limits.RateLimits``)."""
+
+    def auth_failures_wait(self, source_ip: str) -> int: ...
+    def auth_failed(self, source_ip: str) -> None: ...
+
+
 class SessionConnections(Protocol):
     """The WebSocket connections of sessions (``warble.domain.push.Pusher``): closed, and
     forgotten so that no push reaches them, when their session ends."""

@@ -24,6 +24,7 @@ from warble.domain.accounts.logins import login_key
 from warble.domain.accounts.ports import (
     Auth,
     DuplicateAccount,
+    FailedAuthentications,
     GateAnswer,
     LiveSession,
     LoginAttempts,
@@ -112,6 +113,7 @@ class AccountService:
         ids: IdGenerator,
         policy: AccountPolicy,
         connections: SessionConnections,
+        failures: FailedAuthentications,
     ) -> None:
         self._users = users
         self._sessions = sessions
@@ -122,6 +124,7 @@ class AccountService:
         self._ids = ids
         self._policy = policy
         self._connections = connections
+        self._failures = failures
 
     # ---- sign-up and login -------------------------------------------------------------
     def signup(
@@ -207,6 +210,20 @@ class AccountService:
         user_id = security.token_user(token)
         return _live(self._session(security.token_hash(token).hex(), user_id))
 
+    def _looked_up(self, digest: str, user_id: int | None, address: str) -> dict[str, Any] | None:
+        """The session of a token that is not cached: a PostgreSQL query and a fill lease. A
+        forged token is never cached, so each one would cost both: past the client address's
+        budget of failed lookups the lookup is refused (429) before it is made, and each lookup
+        that finds no live session spends that budget. A cached session never touches it."""
+        if address:
+            wait = self._failures.auth_failures_wait(address)
+            if wait:
+                raise RateLimited(wait, "Too many requests with unknown tokens; try again later.")
+        record = self._session(digest, user_id)
+        if address and _live(record) is None:
+            self._failures.auth_failed(address)
+        return record
+
     def _session(self, digest: str, user_id: int | None) -> dict[str, Any] | None:
         def load() -> dict[str, Any] | None:
             row = self._sessions.by_token_hash(bytes.fromhex(digest))
@@ -223,20 +240,21 @@ class AccountService:
         return self._lookups.batch()
 
     def gate_later(
-        self, batch: ReadBatch, token: str, budget: Budget
+        self, batch: ReadBatch, token: str, budget: Budget, address: str = ""
     ) -> Later[tuple[Principal, tuple[bool, int, int] | None]]:
         """The HTTP gate, queued in ``batch``: its reader gives the caller of a live session for
         this bearer token, and the user budget's answer when it was spent in the same call
         (else None: the caller spends it). 401 (Unauthorized) for a malformed token at once,
         with nothing sent; for a missing, revoked or expired session when read, so a route's
-        reads queued in the same batch are never used for such a caller."""
+        reads queued in the same batch are never used for such a caller. ``address`` is the
+        client's (see ``_looked_up``)."""
         if not security.looks_like_token(token):
             raise Unauthorized()
         digest = security.token_hash(token).hex()
-        return self.session_gate_later(batch, digest, security.token_user(token), budget)
+        return self.session_gate_later(batch, digest, security.token_user(token), budget, address)
 
     def session_gate_later(
-        self, batch: ReadBatch, digest: str, user_id: int | None, budget: Budget
+        self, batch: ReadBatch, digest: str, user_id: int | None, budget: Budget, address: str = ""
     ) -> Later[tuple[Principal, tuple[bool, int, int] | None]]:
         """``gate_later`` for the session of a token known by its hash and the user it names
         (None: a token of the old form): a WebSocket frame's session, which the connection's
@@ -244,7 +262,7 @@ class AccountService:
         session is cached: the session, its last-seen throttle and the budget, all under the
         user's tag. A token of the old form is checked as before, on its own."""
         if user_id is None:
-            return lambda: (self._require(digest, None), None)
+            return lambda: (self._require(digest, None, address), None)
         read = self._lookups.gate_later(
             batch, user_id, digest, clock.epoch_ms(), budget.limit, budget.window_seconds * 1000
         )
@@ -252,7 +270,7 @@ class AccountService:
         def passage() -> tuple[Principal, tuple[bool, int, int] | None]:
             found: GateAnswer | None = read()
             if found is None:
-                record = self._session(digest, user_id)
+                record = self._looked_up(digest, user_id, address)
                 due = record is not None and self._lookups.due_for_touch(digest, user_id)
                 return self._admit(record, due, digest, user_id), None
             admitted = self._admit(found.record, found.due_for_touch, digest, user_id)
@@ -260,21 +278,22 @@ class AccountService:
 
         return passage
 
-    def require_token(self, token: str) -> Principal:
+    def require_token(self, token: str, address: str = "") -> Principal:
         """The caller of a live session for this bearer token, else 401: the gate without the
         budget. Warm, one Redis call: the cached session and its last-seen throttle."""
         if not security.looks_like_token(token):
             raise Unauthorized()
-        return self._require(security.token_hash(token).hex(), security.token_user(token))
+        digest = security.token_hash(token).hex()
+        return self._require(digest, security.token_user(token), address)
 
-    def require_session(self, digest: str, user_id: int | None) -> Principal:
+    def require_session(self, digest: str, user_id: int | None, address: str = "") -> Principal:
         """``require_token`` for a token known by its hash and the user it names."""
-        return self._require(digest, user_id)
+        return self._require(digest, user_id, address)
 
-    def _require(self, digest: str, user_id: int | None) -> Principal:
+    def _require(self, digest: str, user_id: int | None, address: str) -> Principal:
         hit = self._lookups.cached(digest, user_id)
         if hit is None:
-            record = self._session(digest, user_id)
+            record = self._looked_up(digest, user_id, address)
             due_for_touch = record is not None and self._lookups.due_for_touch(digest, user_id)
         else:
             record, due_for_touch = hit
