@@ -184,13 +184,22 @@ def _unmuted(event: Unmuted) -> None:
     services.blocks().seen(event)
 
 
-# ---- TweetCleanupFunction: a deleted tweet's retweets and likes go with it ------------------
+# ---- TweetCleanupFunction: a deleted tweet's retweets, likes and media go with it; a tweet's
+# media are kept once it shows them (its filter passes REMOVE records, and INSERTs with media).
 cleanup = Consumer("Cleanup")
 
 
 @cleanup.on(TweetDeleted)
 def _purge(event: TweetDeleted) -> None:
     metrics.add_metric("CleanedUp", MetricUnit.Count, services.tweets().purge(event.tweet_id))
+    if event.media_ids:
+        services.media().forget([event])
+
+
+@cleanup.on(TweetPosted)
+def _keep_media(event: TweetPosted) -> None:
+    if event.media_keys:
+        services.media().attached([event])
 
 
 # ---- NotificationsConsumerFunction: notifications from the graph, tweets and likes streams ----
