@@ -28,11 +28,11 @@ from warble.domain.graph.ports import FollowRejected
 from warble.domain.graph.service import GraphPolicy, GraphService
 from warble.domain.likes.ports import Like, TweetMissing
 from warble.domain.likes.service import LikeService
+from warble.domain.media.ports import READY, AttachedMedia, MediaPolicy, StoredMedia
+from warble.domain.media.service import MediaService
 from warble.domain.shared import Held
 from warble.domain.timelines.service import TimelinePolicy, TimelineService, parse_member
 from warble.domain.tweets.flags import ViewerFlags
-from warble.domain.media.ports import READY, AttachedMedia, MediaPolicy, StoredMedia
-from warble.domain.media.service import MediaService
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
     MediaTaken,
@@ -43,15 +43,16 @@ from warble.domain.tweets.ports import (
 from warble.domain.tweets.service import TweetService
 from warble.errors import NotFound
 from warble.events import Change, Event, Followed
-from warble.keys import CacheKey
 from warble.imaging import process as process_image
+from warble.keys import CacheKey
 from warble.services import Container, Deferred
 
 MEDIA_URL = "https://cdn.example"
 
 
-def _Late(build: Callable[[], Any]) -> Any:  # noqa: N802  # built on first use, as the container does
+def _Late(build: Callable[[], Any]) -> Any:  # built on first use, as the container does
     return Deferred(build)
+
 
 T = TypeVar("T")
 

@@ -45,10 +45,7 @@ def tweet(tweet_id: str, author: UserSummary, retweet_of: Tweet | None = None) -
         reply_to=None,
         retweet_of=retweet_of,
         media_ids=["7"],
-        media=[
-            Media("7", "image", "image/png", "ready", 10, 4, 3, "https://c/o.png",
-                  "https://c/p.webp", "L00000fQfQfQfQfQfQfQfQfQfQfQ", "alt", "2026-11-25T10:00:00.000Z")
-        ],  # fmt: skip
+        media=[Media(**{**MEDIA, "error": None})],
         like_count=2,
         retweet_count=1,
         reply_count=0,
@@ -84,7 +81,7 @@ def test_a_retweet_renders_with_its_original_as_api_md_shows_it() -> None:
             "retweeted_by_me": True,
         },
         "media_ids": ["7"],
-            "media": [MEDIA],
+        "media": [MEDIA],
         "like_count": 2,
         "retweet_count": 1,
         "reply_count": 0,

@@ -15,6 +15,10 @@ import math
 import struct
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
 
 MAX_SIDE = 8192
 MAX_PIXELS = 40_000_000
@@ -76,7 +80,7 @@ def process(data: bytes, declared: str) -> ProcessedImage:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data), formats=[_FORMATS[declared]])
+            image: Any = Image.open(io.BytesIO(data), formats=[_FORMATS[declared]])
             width, height = image.size
             frames = getattr(image, "n_frames", 1)
             # The header alone: nothing is decoded until the size is known to be safe.
@@ -89,7 +93,7 @@ def process(data: bytes, declared: str) -> ProcessedImage:
                 original = strip_metadata(data, declared)
             else:
                 original, image = _reoriented(image, declared, orientation)
-                width, height = image.size  # type: ignore[attr-defined]
+                width, height = image.size
             preview, size = _preview(image)
     except ImageRefused:
         raise
@@ -100,9 +104,9 @@ def process(data: bytes, declared: str) -> ProcessedImage:
     return ProcessedImage(original, width, height, preview[0], size[0], size[1], preview[1])
 
 
-def _orientation(image: object) -> int:
+def _orientation(image: Image) -> int:
     try:
-        value = int(image.getexif().get(_ORIENTATION, 1))  # type: ignore[attr-defined]
+        value = int(image.getexif().get(_ORIENTATION, 1))
     except (ValueError, TypeError, OSError, SyntaxError):
         return 1
     return value if 1 <= value <= 8 else 1
@@ -111,58 +115,58 @@ def _orientation(image: object) -> int:
 _TRANSPOSES = {2: 0, 3: 3, 4: 1, 5: 5, 6: 4, 7: 6, 8: 2}  # orientation -> Image.Transpose
 
 
-def _transposed(image: object, orientation: int) -> object:
-    from PIL import Image
+def _transposed(image: Image, orientation: int) -> Image:
+    from PIL.Image import Transpose
 
     if orientation == 1:
         return image
-    return image.transpose(Image.Transpose(_TRANSPOSES[orientation]))  # type: ignore[attr-defined]
+    return image.transpose(Transpose(_TRANSPOSES[orientation]))
 
 
-def _reoriented(image: object, declared: str, orientation: int) -> tuple[bytes, object]:
+def _reoriented(image: Any, declared: str, orientation: int) -> tuple[bytes, Image]:
     """A rotated single-frame image, encoded anew in its own type without metadata (the JPEG
     with its own quantisation tables and subsampling, so its quality stays as it was)."""
     from PIL import JpegImagePlugin
 
     source = image
     options: dict[str, object] = {}
-    icc = source.info.get("icc_profile")  # type: ignore[attr-defined]
+    icc = source.info.get("icc_profile")
     if icc:
         options["icc_profile"] = icc  # colour, not metadata about the photo
     if declared == "image/jpeg":
-        options["qtables"] = source.quantization  # type: ignore[attr-defined]
+        options["qtables"] = source.quantization
         options["subsampling"] = JpegImagePlugin.get_sampling(source)
     elif declared == "image/webp":
-        options["lossless"] = bool(source.info.get("lossless"))  # type: ignore[attr-defined]
+        options["lossless"] = bool(source.info.get("lossless"))
         options["quality"] = 95
     turned = _transposed(source, orientation)
-    turned.info = {}  # type: ignore[attr-defined]  # Pillow would write the comment back
+    turned.info = {}  # Pillow would write the comment back
     out = io.BytesIO()
-    turned.save(out, format=_FORMATS[declared], **options)  # type: ignore[attr-defined]
+    turned.save(out, format=_FORMATS[declared], **options)
     return out.getvalue(), turned
 
 
-def _preview(image: object) -> tuple[tuple[bytes, str], tuple[int, int]]:
+def _preview(image: Any) -> tuple[tuple[bytes, str], tuple[int, int]]:
     """The preview (first frame, upright) and the BlurHash of a 32 px copy of it."""
-    from PIL import Image
+    from PIL.Image import Resampling
 
     source = image
     if getattr(source, "format", None) == "JPEG":
         # Decode at the smallest DCT scale that still covers the preview (1/2 .. 1/8).
-        w, h = source.size  # type: ignore[attr-defined]
+        w, h = source.size
         scale = PREVIEW_SIDE / max(w, h)
         if scale < 1:
-            source.draft("RGB", (math.ceil(w * scale), math.ceil(h * scale)))  # type: ignore[attr-defined]
-    frame = source.convert("RGBA" if _has_alpha(source) else "RGB")  # type: ignore[attr-defined]
-    frame.thumbnail((PREVIEW_SIDE, PREVIEW_SIDE), Image.Resampling.LANCZOS, reducing_gap=3.0)  # type: ignore[attr-defined]
+            source.draft("RGB", (math.ceil(w * scale), math.ceil(h * scale)))
+    frame = source.convert("RGBA" if _has_alpha(source) else "RGB")
+    frame.thumbnail((PREVIEW_SIDE, PREVIEW_SIDE), Resampling.LANCZOS, reducing_gap=3.0)
     out = io.BytesIO()
-    frame.save(out, format="WEBP", quality=80, method=4)  # type: ignore[attr-defined]
-    small = frame.copy()  # type: ignore[attr-defined]
-    small.thumbnail((32, 32), Image.Resampling.BILINEAR)
-    return (out.getvalue(), blurhash(small.convert("RGB"))), frame.size  # type: ignore[attr-defined]
+    frame.save(out, format="WEBP", quality=80, method=4)
+    small = frame.copy()
+    small.thumbnail((32, 32), Resampling.BILINEAR)
+    return (out.getvalue(), blurhash(small.convert("RGB"))), frame.size
 
 
-def _has_alpha(image: object) -> bool:
+def _has_alpha(image: Image) -> bool:
     mode = getattr(image, "mode", "")
     return mode in ("RGBA", "LA", "PA") or "transparency" in getattr(image, "info", {})
 
@@ -333,12 +337,12 @@ def _sign_pow(value: float, exp: float) -> float:
     return math.copysign(abs(value) ** exp, value)
 
 
-def blurhash(image: object, x_components: int = 4, y_components: int = 3) -> str:
+def blurhash(image: Image, x_components: int = 4, y_components: int = 3) -> str:
     """The BlurHash of a small RGB image (a 32 px thumbnail is plenty)."""
-    width, height = image.size  # type: ignore[attr-defined]
-    pixels = list(image.getdata())  # type: ignore[attr-defined]
+    width, height = image.size
+    raw = image.tobytes()
     table = [_linear(c) for c in range(256)]
-    linear = [(table[r], table[g], table[b]) for r, g, b in pixels]
+    linear = [(table[raw[i]], table[raw[i + 1]], table[raw[i + 2]]) for i in range(0, len(raw), 3)]
     cos_x = [[math.cos(math.pi * i * x / width) for x in range(width)] for i in range(x_components)]
     cos_y = [
         [math.cos(math.pi * j * y / height) for y in range(height)] for j in range(y_components)

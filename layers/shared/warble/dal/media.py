@@ -135,7 +135,7 @@ class MediaTable:
 
     def finish(self, media: StoredMedia) -> bool:
         """pending -> ready or failed, once (S3 may deliver an upload's event twice)."""
-        code, message = media.error or (None, None)
+        code, message = media.error or ("", "")
         try:
             MediaItem(media.id).update(
                 actions=[
@@ -143,11 +143,11 @@ class MediaTable:
                     MediaItem.size.set(media.size),
                     *(
                         [
-                            MediaItem.width.set(media.width),
-                            MediaItem.height.set(media.height),
-                            MediaItem.original_key.set(media.original_key),
-                            MediaItem.preview_key.set(media.preview_key),
-                            MediaItem.blurhash.set(media.blurhash),
+                            MediaItem.width.set(media.width or 0),
+                            MediaItem.height.set(media.height or 0),
+                            MediaItem.original_key.set(media.original_key or ""),
+                            MediaItem.preview_key.set(media.preview_key or ""),
+                            MediaItem.blurhash.set(media.blurhash or ""),
                         ]
                         if media.status == READY
                         else [
