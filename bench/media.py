@@ -63,7 +63,8 @@ def vips_process(data: bytes) -> tuple[bytes, bytes]:
     and encoded again: libvips has no block-level strip) and a 640 px preview (shrink-on-load)."""
     import pyvips
 
-    image = pyvips.Image.new_from_buffer(data, "", access="sequential").autorot()
+    # Random access: a rotation reads the rows out of order.
+    image = pyvips.Image.new_from_buffer(data, "").autorot()
     original = image.jpegsave_buffer(Q=90, keep=0)  # keep=0: no metadata at all
     preview = pyvips.Image.thumbnail_buffer(data, 640).webpsave_buffer(Q=80, keep=0)
     return original, preview
