@@ -4,8 +4,8 @@ Processing: ``warble.imaging.process`` (what the MediaFunction runs on an upload
 4000 x 3000 JPEG as a phone writes it (EXIF with GPS), upright and with an orientation to apply,
 against Pillow's own decode + save of the same file in the same run (its floor: a decode and an
 encode), with libvips (pyvips, pyvips-binary) doing the same work beside it. Peak memory is each
-case's maximum resident set in a fresh process, over the same process's after its imports
-(``ru_maxrss``), so the libraries' own buffers count, which tracemalloc does not see.
+case's peak resident set in a fresh process (VmHWM, reset after the imports) over its resident
+set just before the call, so the libraries' own buffers count, which tracemalloc does not see.
 
 Home page: ``GET /v1/timeline/home?limit=20`` through the TweetsFunction handler, warm, for a
 reader whose page holds 20 tweets with 4 images each, against the same read for a reader whose
@@ -78,16 +78,18 @@ def vips_decode_save(data: bytes) -> bytes:
 
 
 _PEAK = """
-import io, json, resource, sys
+import sys
 sys.path[:0] = {paths!r}
 from bench.media import pillow_decode_save, vips_process, vips_decode_save
 import PIL.Image, PIL.JpegImagePlugin, PIL.WebPImagePlugin, pyvips
 from warble import imaging
 data = open({path!r}, "rb").read()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def mb(field):
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(field)) // 1024
+open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) starts again from here
+before = mb("VmRSS:")
 {call}
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps((after - before) // 1024))
+print(mb("VmHWM:") - before)
 """
 
 CASES = {
@@ -106,16 +108,19 @@ def peak_mb(call: str, path: str) -> int:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
     )
-    return int(json.loads(done.stdout.strip().splitlines()[-1]))
+    return int(done.stdout.strip().splitlines()[-1])
 
 
-def _saved(data: bytes, orientation: int) -> str:
+def _saved(run: Run, data: bytes, orientation: int) -> str:
+    """The photo in a file for the memory probes (removed with the run)."""
+    import os
     import tempfile
 
     with tempfile.NamedTemporaryFile(
         prefix=f"photo{orientation}-", suffix=".jpg", delete=False
     ) as f:
         f.write(data)
+    run.cleanups.append(lambda: os.unlink(f.name))
     return f.name
 
 
@@ -168,7 +173,7 @@ def media_group(run: Run) -> Iterator[Item]:
                 (same, lambda d=data: vips_process(d)),
                 ("libvips decode + save of the same file", lambda d=data: vips_decode_save(d)),
             ]
-        path = run.resource(f"photo-{orientation}", lambda d=data, o=orientation: _saved(d, o))
+        path = run.resource(f"photo-{orientation}", lambda d=data, o=orientation: _saved(run, d, o))
         peaks = {name: peak_mb(call, path) for name, call in CASES.items()} if has_vips else {}
         yield Benchmark(
             f"process a {WIDTH}x{HEIGHT} JPEG, {label} ({len(data) // 1024} KB)",

@@ -88,13 +88,16 @@ def process(data: bytes, declared: str) -> ProcessedImage:
                 raise ImageRefused(
                     "image_too_large", f"{TOO_LARGE} This one is {width}x{height} px."
                 )
-            orientation = _orientation(image)
-            if orientation == 1 or frames > 1:
+            orientation = _orientation(image) if frames == 1 else 1
+            if orientation == 1:
                 original = strip_metadata(data, declared)
             else:
-                original, image = _reoriented(image, declared, orientation)
-                width, height = image.size
-            preview, size = _preview(image)
+                original, turned = _reoriented(image, declared, orientation)
+                width, height = turned.size
+                del turned
+                # The preview from a file of its own, decoded small as an upright one is.
+                image = Image.open(io.BytesIO(data), formats=[_FORMATS[declared]])
+            preview, size = _preview(image, orientation)
     except ImageRefused:
         raise
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
@@ -146,8 +149,8 @@ def _reoriented(image: Any, declared: str, orientation: int) -> tuple[bytes, Ima
     return out.getvalue(), turned
 
 
-def _preview(image: Any) -> tuple[tuple[bytes, str], tuple[int, int]]:
-    """The preview (first frame, upright) and the BlurHash of a 32 px copy of it."""
+def _preview(image: Any, orientation: int) -> tuple[tuple[bytes, str], tuple[int, int]]:
+    """The preview (first frame, turned upright) and the BlurHash of a 32 px copy of it."""
     from PIL.Image import Resampling
 
     source = image
@@ -159,6 +162,7 @@ def _preview(image: Any) -> tuple[tuple[bytes, str], tuple[int, int]]:
             source.draft("RGB", (math.ceil(w * scale), math.ceil(h * scale)))
     frame = source.convert("RGBA" if _has_alpha(source) else "RGB")
     frame.thumbnail((PREVIEW_SIDE, PREVIEW_SIDE), Resampling.LANCZOS, reducing_gap=3.0)
+    frame = _transposed(frame, orientation)
     out = io.BytesIO()
     frame.save(out, format="WEBP", quality=80, method=4)
     small = frame.copy()

@@ -86,7 +86,7 @@ class MediaCopy(MapAttribute[str, Any]):
 
 
 def _copy(media: AttachedMedia) -> MediaCopy:
-    return MediaCopy(**media.record())
+    return MediaCopy(**media.fields())
 
 
 def _attached(copy: MediaCopy) -> AttachedMedia:

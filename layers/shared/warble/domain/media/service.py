@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import lru_cache
 
 from warble import clock
 from warble.domain.media.answers import Media, MediaError, MediaUpload, UploadForm
@@ -37,8 +38,14 @@ from warble.imaging import EXTENSIONS, PREVIEW_TYPE, ImageRefused
 MAX_ALT_TEXT = 1500
 
 
+@lru_cache(maxsize=4096)
+def _created_at(epoch_ms: int) -> str:
+    return clock.rfc3339_ms(epoch_ms)
+
+
 def media_answer(media: AttachedMedia, base_url: str) -> Media:
-    """The Media a tweet shows (always ready), from its copy on the tweet."""
+    """The Media a tweet shows (always ready), from its copy on the tweet. A page shows up to
+    80 of them: the times are formatted once per container (they never change)."""
     return Media(
         id=str(media.id),
         type="image",
@@ -51,7 +58,7 @@ def media_answer(media: AttachedMedia, base_url: str) -> Media:
         preview_url=f"{base_url}/{media.preview_key}",
         blurhash=media.blurhash,
         alt_text=media.alt_text,
-        created_at=clock.rfc3339_ms(media.created_at_ms),
+        created_at=_created_at(media.created_at_ms),
     )
 
 
