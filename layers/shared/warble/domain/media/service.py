@@ -45,20 +45,20 @@ def _created_at(epoch_ms: int) -> str:
 
 def media_answer(media: AttachedMedia, base_url: str) -> Media:
     """The Media a tweet shows (always ready), from its copy on the tweet. A page shows up to
-    80 of them: the times are formatted once per container (they never change)."""
+    80 of them: built with positional arguments, the times formatted once per container."""
     return Media(
-        id=str(media.id),
-        type="image",
-        content_type=media.content_type,
-        status=READY,
-        size=media.size,
-        width=media.width,
-        height=media.height,
-        url=f"{base_url}/{media.original_key}",
-        preview_url=f"{base_url}/{media.preview_key}",
-        blurhash=media.blurhash,
-        alt_text=media.alt_text,
-        created_at=_created_at(media.created_at_ms),
+        str(media.id),
+        "image",
+        media.content_type,
+        READY,
+        media.size,
+        media.width,
+        media.height,
+        f"{base_url}/{media.original_key}",
+        f"{base_url}/{media.preview_key}",
+        media.blurhash,
+        media.alt_text,
+        _created_at(media.created_at_ms),
     )
 
 
