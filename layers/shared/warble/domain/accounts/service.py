@@ -14,16 +14,13 @@ from datetime import timedelta
 from typing import Any
 
 from warble import clock, keys, security
+from warble.domain.accounts.answers import Auth, LiveSession, Me, Sessions
 from warble.domain.accounts.ports import (
-    Auth,
     DuplicateAccount,
     GateAnswer,
-    LiveSession,
     LoginAttempts,
-    Me,
     Session,
     SessionLookups,
-    Sessions,
     SessionStore,
     UserStore,
 )

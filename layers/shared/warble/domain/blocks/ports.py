@@ -51,18 +51,3 @@ class BlockedByAuthor(Exception):
 
 class PairBlocked(Exception):
     """A message refused in its transaction: a block stands between the two users."""
-
-
-# ---- what the service answers (API.md's objects) ------------------------------------------------
-@dataclass(slots=True)
-class Blocking:
-    """A block's or unblock's answer: whether the viewer blocks the user now."""
-
-    blocking: bool
-
-
-@dataclass(slots=True)
-class Muting:
-    """A mute's or unmute's answer: whether the viewer mutes the user now."""
-
-    muting: bool

@@ -26,14 +26,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from warble.domain.accounts.ports import Profiles, UserPage
-from warble.domain.blocks.ports import Blocking, BlockSets, Muting, Shield
-from warble.domain.graph.ports import (
-    FollowRejected,
-    GraphStore,
-    RelationshipItem,
-    Relationships,
-)
+from warble.domain.accounts.answers import UserPage
+from warble.domain.accounts.ports import Profiles
+from warble.domain.blocks.answers import Blocking, Muting
+from warble.domain.blocks.ports import BlockSets, Shield
+from warble.domain.graph.answers import RelationshipItem, Relationships
+from warble.domain.graph.ports import FollowRejected, GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import IdGenerator, Later, Memberships, ReadBatch, at_once
 from warble.errors import FieldError, Unavailable, ValidationFailed

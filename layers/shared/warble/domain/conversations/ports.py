@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from warble import clock
-from warble.domain.shared import Page, UserSummary
+from warble.domain.conversations.answers import Message
 from warble.ids import decompose
 
 
@@ -97,36 +97,3 @@ class MessageRaced(Exception):
 
 class DuplicateClientId(Exception):
     """The sender's ``client_id`` already names a message in this conversation."""
-
-
-# ---- what the service answers (API.md's objects) ---------------------------------------------
-@dataclass(slots=True)
-class Message:
-    """API.md's Message (also the data of the WebSocket ``message`` event)."""
-
-    id: str
-    conversation_id: str
-    sender_id: str
-    text: str
-    created_at: str
-
-
-@dataclass(slots=True)
-class Conversation:
-    """API.md's Conversation: both participants (by id), the newest message, and how many of
-    the other participant's messages the viewer has not read."""
-
-    id: str
-    participants: list[UserSummary]
-    last_message: Message | None
-    unread_count: int
-
-
-@dataclass(slots=True)
-class ConversationPage(Page[Conversation]):
-    items: list[Conversation]
-
-
-@dataclass(slots=True)
-class MessagePage(Page[Message]):
-    items: list[Message]

@@ -25,14 +25,11 @@ from typing import Protocol
 from warble import clock
 from warble.domain.accounts.ports import Profiles
 from warble.domain.blocks.ports import PairBlocked
+from warble.domain.conversations.answers import Conversation, ConversationPage, Message, MessagePage
 from warble.domain.conversations.ports import (
-    Conversation,
-    ConversationPage,
     ConversationStore,
     DuplicateClientId,
     Membership,
-    Message,
-    MessagePage,
     MessageRaced,
     StoredMessage,
     UnreadMessages,

@@ -6,9 +6,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from warble.domain.accounts.ports import RelatedUser
-from warble.domain.shared import Page
-
 
 @dataclass(frozen=True)
 class StoredLocation:
@@ -106,39 +103,3 @@ class ConversationOpener(Protocol):
     (``ConversationService.open_for_match``)."""
 
     def open_for_match(self, a: int, b: int) -> str: ...
-
-
-# ---- what the service answers (API.md's objects) ---------------------------------------------
-@dataclass(slots=True)
-class NearbyUser(RelatedUser):
-    """A discovered user and how far: the great-circle distance, rounded to 0.01 km."""
-
-    distance_km: float
-
-
-@dataclass(slots=True)
-class NearbyUsers:
-    """A Discover page: people never shown before, nearest first (no cursor: the next request
-    continues where this one stopped; empty when everyone nearby has been shown)."""
-
-    items: list[NearbyUser]
-
-
-@dataclass(slots=True)
-class SwipeAnswer:
-    """Whether this swipe made the match, and then the pair's conversation."""
-
-    matched: bool
-    conversation_id: str | None
-
-
-@dataclass(slots=True)
-class Match:
-    user: RelatedUser  # never the viewer: always with the viewer's relationship
-    conversation_id: str
-    matched_at: str
-
-
-@dataclass(slots=True)
-class MatchPage(Page[Match]):
-    items: list[Match]

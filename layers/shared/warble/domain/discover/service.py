@@ -21,19 +21,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from warble import clock
-from warble.domain.accounts.ports import RelatedUser, Relationship
+from warble.domain.accounts.answers import RelatedUser, Relationship
+from warble.domain.discover.answers import Match, MatchPage, NearbyUser, NearbyUsers, SwipeAnswer
 from warble.domain.discover.geo import cell_of, cells_covering
 from warble.domain.discover.ports import (
     ConversationOpener,
     DiscoverStore,
     FeedTake,
     GeoIndex,
-    Match,
-    MatchPage,
-    NearbyUser,
-    NearbyUsers,
     SeenFilter,
-    SwipeAnswer,
     SwipeLedger,
 )
 from warble.domain.graph.service import user_values

@@ -23,24 +23,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from warble import keys
-from warble.domain.accounts.ports import (
-    Me,
-    Profiles,
-    RelatedUser,
-    Relationship,
-    SeenUser,
-    User,
-    UserPage,
-)
+from warble.domain.accounts.answers import Me, RelatedUser, Relationship, SeenUser, User, UserPage
+from warble.domain.accounts.ports import Profiles
 from warble.domain.counters.ports import CounterStore
 from warble.domain.counters.service import Delta, owner_of, user_counter
-from warble.domain.graph.ports import (
-    Degree,
-    FollowRejected,
-    GraphStore,
-    MutualFriends,
-    RelationshipNow,
-)
+from warble.domain.graph.answers import Degree, MutualFriends, RelationshipNow
+from warble.domain.graph.ports import FollowRejected, GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, at_once
 from warble.errors import (

@@ -37,11 +37,3 @@ class LikeStore(Protocol):
 
 class TweetMissing(Exception):
     """The tweet to like does not exist (or was deleted a moment ago)."""
-
-
-# ---- what the service answers (API.md's objects) -------------------------------------------------
-@dataclass(slots=True)
-class LikeAnswer:
-    """Whether I like the tweet now (``PUT`` and ``DELETE /v1/tweets/{id}/like``)."""
-
-    liked: bool

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from warble.domain.accounts.ports import UserPage
+from warble.domain.accounts.answers import UserPage
 from warble.domain.blocks.ports import BlockedByAuthor
 from warble.domain.counters.service import Delta, tweet_counter
 from warble.domain.likes.ports import LikeStore, TweetMissing
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import IdGenerator
-from warble.domain.tweets.ports import StoredTweet, TweetPage
+from warble.domain.tweets.answers import TweetPage
+from warble.domain.tweets.ports import StoredTweet
 from warble.errors import Blocked, NotFound
 from warble.events import Liked, Unliked
 

@@ -37,17 +37,19 @@ from typing import Any, Protocol, TypeVar, cast
 
 from warble import clock
 from warble.domain.accounts.ports import Profiles
-from warble.domain.notifications.ports import (
-    HomeTimelines,
-    MessageReads,
+from warble.domain.notifications.answers import (
     Notification,
     NotificationOfDeletedTweet,
     NotificationPage,
-    NotificationStore,
     NotificationType,
+    UnreadCounts,
+)
+from warble.domain.notifications.ports import (
+    HomeTimelines,
+    MessageReads,
+    NotificationStore,
     Snapshot,
     StoredNotification,
-    UnreadCounts,
     UnreadStore,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor

@@ -22,7 +22,8 @@ from warble.domain.graph.ports import GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import Later, ReadBatch, at_once
 from warble.domain.timelines.ports import TimelineStore
-from warble.domain.tweets.ports import StoredTweet, TweetPage, TweetStore
+from warble.domain.tweets.answers import TweetPage
+from warble.domain.tweets.ports import StoredTweet, TweetStore
 
 if TYPE_CHECKING:
     from warble.domain.blocks.service import Shields

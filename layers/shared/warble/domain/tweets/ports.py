@@ -7,8 +7,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from warble.domain.shared import Page, UserSummary
-
 
 class TweetStore(Protocol):
     def author_of(self, tweet_id: int) -> int | None: ...
@@ -74,30 +72,3 @@ class StoredTweet:
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> StoredTweet:
         return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
-
-
-# ---- what the service answers (API.md's objects) -------------------------------------------------
-@dataclass(slots=True)
-class Tweet:
-    """API.md's Tweet. A retweet carries its original (``retweet_of``) and the original's
-    counters and flags: that is what a like or a retweet of it acts on."""
-
-    id: str
-    author: UserSummary
-    text: str
-    created_at: str
-    reply_to: str | None
-    retweet_of: Tweet | None
-    media_ids: list[str]
-    like_count: int
-    retweet_count: int
-    reply_count: int
-    liked_by_me: bool
-    retweeted_by_me: bool
-
-
-@dataclass(slots=True)
-class TweetPage(Page[Tweet]):
-    """A page of Tweets, newest first."""
-
-    items: list[Tweet]

@@ -40,13 +40,12 @@ from warble.domain.shared import (
     at_once,
     user_summary,
 )
+from warble.domain.tweets.answers import Tweet, TweetPage
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
     ParentMissing,
     StoredTweet,
-    Tweet,
     TweetGone,
-    TweetPage,
     TweetStore,
 )
 from warble.errors import Blocked, FieldError, Forbidden, NotFound, ValidationFailed
