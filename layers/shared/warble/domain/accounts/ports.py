@@ -13,6 +13,10 @@ from warble.domain.shared import (
     ReadBatch,
 )
 
+# What a cached session is read and dropped by: its token's hash (hex) and the user the token
+# names (None for a token of the old form, which names none); warble.keys.session names its key.
+SessionSubject = tuple[str, int | None]
+
 
 class Session(Protocol):
     @property

@@ -1,5 +1,5 @@
-"""What direct messages need of their stores (``warble.dal.conversations``, ``dm_unread``),
-and the errors a message's transaction raises."""
+"""What direct messages need of their stores (``warble.dal.conversations``, ``dm_unread``), of
+the follow graph and of blocks, and the errors a message's transaction raises."""
 
 from __future__ import annotations
 
@@ -97,3 +97,15 @@ class MessageRaced(Exception):
 
 class DuplicateClientId(Exception):
     """The sender's ``client_id`` already names a message in this conversation."""
+
+
+class Relationships(Protocol):
+    """The follow graph's view of a pair (``GraphService.relationships``)."""
+
+    def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str]]: ...
+
+
+class BlockChecks(Protocol):
+    """Whether a block stands between two users (``Shields.blocked_between``)."""
+
+    def blocked_between(self, a: int, b: int) -> bool: ...

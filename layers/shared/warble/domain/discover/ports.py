@@ -1,10 +1,11 @@
-"""What Discover needs of its stores (``warble.dal.discover``, ``discover_table``)."""
+"""What Discover needs of its stores (``warble.dal.discover``, ``discover_table``) and of the
+other features: conversations, Users, blocks, push."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -103,3 +104,24 @@ class ConversationOpener(Protocol):
     (``ConversationService.open_for_match``)."""
 
     def open_for_match(self, a: int, b: int) -> str: ...
+
+
+class People(Protocol):
+    """Hydrated Users (``GraphService.users``): each a profile record with its counts and the
+    viewer's relationship, in the order asked, unknown ids left out."""
+
+    def users(self, viewer: int | None, user_ids: list[int]) -> list[dict[str, Any]]: ...
+
+
+class BlockChecks(Protocol):
+    """Blocks (``Shields``): whether one stands between two users (a right swipe across it is
+    kept as a left one), and a user's blocks hash rebuilt (the page script found it missing)."""
+
+    def blocked_between(self, a: int, b: int) -> bool: ...
+    def rebuild(self, owner: int) -> Any: ...
+
+
+class MatchAnnouncer(Protocol):
+    """Tells both users about a match (``Announcer``, the ``match`` WebSocket event)."""
+
+    def matched(self, a: int, b: int, conversation_id: str) -> None: ...

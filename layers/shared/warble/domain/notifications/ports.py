@@ -1,11 +1,11 @@
 """What notifications and unread counts need of their stores (``warble.dal.notifications``)
-and of the other features (home timelines, direct messages)."""
+and of the other features (home timelines, direct messages, the user directory, blocks)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from warble.domain.shared import Later, ReadBatch
 
@@ -110,3 +110,17 @@ class MessageReads(Protocol):
 
     def unread_counts(self, me: int) -> dict[int, int]: ...
     def read_all(self, user_id: int) -> None: ...
+
+
+class Directory(Protocol):
+    """Usernames (any case) -> user ids, for mentions (``warble.dal.accounts.UserRepository``)."""
+
+    def ids_by_usernames(self, usernames: list[str]) -> dict[str, int]: ...
+
+
+class Separations(Protocol):
+    """Blocks and mutes (``Shields``): which (recipient, actor) pairs must not be notified, and
+    a user's blocks hash rebuilt (the home count leaves out what it hides)."""
+
+    def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]: ...
+    def rebuild(self, owner: int) -> Any: ...

@@ -1,11 +1,14 @@
-"""What tweets need of their stores (``warble.dal.tweets``): the stored record, and the errors
-a tweet's transaction raises."""
+"""What tweets need of their stores (``warble.dal.tweets``) and of blocks: the stored record, and
+the errors a tweet's transaction raises."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from warble.domain.blocks.ports import Shield
+from warble.domain.shared import Later, ReadBatch
 
 
 class TweetStore(Protocol):
@@ -72,3 +75,10 @@ class StoredTweet:
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> StoredTweet:
         return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
+
+
+class ShieldReader(Protocol):
+    """A viewer's blocks and mutes (``Shields.later``), read with a page: replies by anyone the
+    viewer blocks or is blocked by are left out."""
+
+    def later(self, batch: ReadBatch, owner: int) -> Later[Shield]: ...
