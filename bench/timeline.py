@@ -23,8 +23,8 @@ benchmark runs the real path, Queries included.
 
 End to end: ``TweetService.post`` writes the tweets table; the local stream poller
 (infra/local/stream_pollers.py, run in this process against the bench's moto server, with Lambda's
-polling rates) delivers the record to the real TimelineFunction running in a local Lambda worker
-process; the delay is measured until the last follower's timeline holds the tweet.
+polling rates) delivers the record to the real FanoutConsumerFunction running in a local Lambda
+worker process; the delay is measured until the last follower's timeline holds the tweet.
 
 Growth: the same fan-out (followers in memory) for authors with 100, 1,000 and 10,000
 followers, and for the 10,000-follower author under a lowered celebrity threshold (not fanned
@@ -649,7 +649,7 @@ def end_to_end(
     mappings = [
         dataclasses.replace(m, starting_position="LATEST")
         for m in stream_mappings(template, context)
-        if m.function_name == "TimelineFunction" and m.event_name == "TweetsStream"
+        if m.function_name == "FanoutConsumerFunction" and m.event_name == "TweetsStream"
     ]
     assert len(mappings) == 1, mappings
     pollers = StreamPollers(template, runtime, bench_stack.moto_url, context, mappings=mappings)
@@ -709,7 +709,7 @@ def end_to_end(
         # The worker's cold start, with a small author (its own timeline is enough).
         warm = entry(warm_author, int(tweets.post(warm_author, "warm up", None, []).id))
         if wait_for(keys.home_timeline(warm_author), warm, time.perf_counter() + 60) is None:
-            raise RuntimeError("the TimelineFunction never delivered the warm-up tweet")
+            raise RuntimeError("the FanoutConsumerFunction never delivered the warm-up tweet")
         for _ in range(3):
             got = one()
             if got is None:
@@ -730,7 +730,7 @@ def end_to_end(
         f"{len(samples)}: {worst:.2f} s)",
         "TweetService.post writes the tweets table (moto); the local stream poller "
         "(infra/local/stream_pollers.py, in this process, Lambda's rates: idle polls 4 a second) "
-        "delivers the record to the real TimelineFunction in a warm local Lambda worker "
+        "delivers the record to the real FanoutConsumerFunction in a warm local Lambda worker "
         f"process, which fans it out to {n:,} built timelines; the clock stops when the last "
         "follower's timeline holds the tweet (all are checked)",
         "post -> the author's own timeline is the stream delivery (poll wait, GetRecords, "
@@ -750,7 +750,7 @@ def end_to_end(
             f"{timeouts} tweet(s) did not reach every timeline within {timeout_s:.0f} s (left out)"
         )
     return Precomputed(
-        f"End to end: post -> last of {n:,} followers' timelines (stream + TimelineFunction)",
+        f"End to end: post -> last of {n:,} followers' timelines (stream + FanoutConsumerFunction)",
         ("post -> last follower's timeline", last_ns),
         [
             ("post -> author's own timeline (stream delivery)", own_ns),

@@ -14,7 +14,7 @@ one round trip. A retweet carries its original's counters and flags: it stands f
 which is what a like or a retweet of it acts on.
 
 A deleted tweet takes its retweets and likes with it, asynchronously (``purge``, run by the
-TweetCleanupFunction on the tweets stream), so they stop counting everywhere.
+the reactions reader of the tweets stream), so they stop counting everywhere.
 """
 
 from __future__ import annotations
