@@ -143,7 +143,7 @@ def _fanout_adjusted(
 ) -> dict[str, Any]:
     """The timeline consumer's tweet record at FOLLOWERS_PER_TWEET: one EVALSHA per follower
     more (or fewer) than the measured authors had."""
-    if consumer != "TimelineFunction" or not kind.startswith("tweets"):
+    if consumer != "FanoutConsumerFunction" or not kind.startswith("tweets"):
         return cost
     extra = FOLLOWERS_PER_TWEET - m["mean_followers_measured"]
     adjusted = dict(cost)

@@ -103,13 +103,16 @@ def _prepare_services(
     with_database: bool,
     *,
     empty: bool = False,
+    exclusive: contextlib.ExitStack | None = None,
 ) -> None:
     """Tables and queues on moto; PostgreSQL and Redis started when stopped, and migrated.
     `empty` first empties the database and the Redis index the template is given: moto's
     tables start empty at every start, and a database or a cache kept from an earlier run would
-    hold sessions, counts and timelines of a world that is gone."""
+    hold sessions, counts and timelines of a world that is gone. With `exclusive`, the stores
+    stay this run's until that stack closes: another run that would empty them waits (two
+    `invoke`s in two terminals take turns instead of dropping each other's database)."""
     from infra.local.daemons import ensure_services
-    from infra.local.database import drop_database, prepare_database
+    from infra.local.database import drop_database, holding, prepare_database
     from infra.local.provisioning import provision
 
     provision(template, moto_url, context)
@@ -128,6 +131,8 @@ def _prepare_services(
         redis_host=redis.hostname or "127.0.0.1",
         redis_port=redis.port or 6379,
     )
+    if exclusive is not None and db_name:
+        exclusive.enter_context(holding(f"warble.scratch:{db_name}", db_host, db_port))
     if empty:
         if db_name:
             drop_database(db_name, host=db_host, port=db_port)
@@ -421,7 +426,9 @@ def invoke_once(args: argparse.Namespace, event: Any) -> InvokeResult:
             cleanup.callback(moto.stop)
             endpoint = moto.url
             overrides = _scratch_stores(template, context, overrides)
-            _prepare_services(template, context, overrides, endpoint, True, empty=True)
+            _prepare_services(
+                template, context, overrides, endpoint, True, empty=True, exclusive=cleanup
+            )
         else:
             # Idempotent: against a running stack it only looks the names and ARNs up.
             provision(template, endpoint, context)

@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from pynamodb.attributes import (
-    BooleanAttribute,
     ListAttribute,
     MapAttribute,
     NumberAttribute,
@@ -120,8 +119,6 @@ class TweetItem(Model):
     retweet_of_author = NumberAttribute(null=True)
     media_ids = ListAttribute(of=UnicodeAttribute, null=True)
     media = ListAttribute(of=MediaCopy, null=True)
-    # Only on tweets with media: the cleanup consumer's filter passes their INSERT records.
-    has_media = BooleanAttribute(null=True)
     replies = _Replies()
     retweets = _Retweets()
 
@@ -199,7 +196,6 @@ class TweetStore:
             retweet_of_author=tweet.retweet_of_author,
             media_ids=list(tweet.media_ids) or None,
             media=[_copy(m) for m in tweet.media] or None,
-            has_media=True if tweet.media else None,
         )
         try:
             with TransactWrite(connection=connection) as tx:

@@ -14,8 +14,9 @@ from warble.schemas.base import _Request
 
 
 class CreateTweet(_Request):
-    # The 280-character rule applies after NFC normalisation (warble.domain.tweets); this bound
-    # only keeps absurd bodies out of the normaliser.
+    # The 280-character rule applies after NFC normalisation, in the domain
+    # (warble.domain.text.normalise_text); the document shows that rule, and the model's own
+    # bound only keeps absurd bodies out of the normaliser.
     text: str = Field(
         default="",
         max_length=4000,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 from dataclasses import replace
-from functools import lru_cache
 
 from warble import clock
 from warble.domain.media.answers import Media, MediaError, MediaUpload, UploadForm
@@ -36,30 +35,6 @@ from warble.events import TweetDeleted, TweetPosted
 from warble.imaging import EXTENSIONS, PREVIEW_TYPE, ImageRefused
 
 MAX_ALT_TEXT = 1500
-
-
-@lru_cache(maxsize=4096)
-def _created_at(epoch_ms: int) -> str:
-    return clock.rfc3339_ms(epoch_ms)
-
-
-def media_answer(media: AttachedMedia, base_url: str) -> Media:
-    """The Media a tweet shows (always ready), from its copy on the tweet. A page shows up to
-    80 of them: built with positional arguments, the times formatted once per container."""
-    return Media(
-        str(media.id),
-        "image",
-        media.content_type,
-        READY,
-        media.size,
-        media.width,
-        media.height,
-        f"{base_url}/{media.original_key}",
-        f"{base_url}/{media.preview_key}",
-        media.blurhash,
-        media.alt_text,
-        _created_at(media.created_at_ms),
-    )
 
 
 def media_keys(media: Iterable[AttachedMedia]) -> list[str]:
