@@ -91,3 +91,27 @@ def test_of_tweets_racing_for_one_media_one_transaction_wins(owner):
     assert len(winners) == 1
     assert table.get(media_id).tweet_id == int(winners[0])  # type: ignore[union-attr]
     assert table.get(media_id).expires_at is None  # type: ignore[union-attr]
+
+
+def test_the_lifecycle_rules_expire_unattached_files_and_old_uploads_only(moto):
+    from datetime import UTC, datetime, timedelta
+
+    from infra.local.buckets import buckets
+    from infra.local.lifecycle import apply_lifecycle
+    from infra.local.template import ResolveContext, load_template
+    from tests.conftest import ROOT
+
+    template = load_template(ROOT / "template.yaml")
+    (spec,) = buckets(template, ResolveContext(stack_name="warble-test"))
+    s3 = _s3()
+    s3.put_object(
+        Bucket=spec.name, Key="media/1/a.jpg", Body=b"x", Tagging="warble-media=unattached"
+    )
+    s3.put_object(Bucket=spec.name, Key="media/2/b.jpg", Body=b"x")  # a tweet shows it: no tag
+    s3.put_object(Bucket=spec.name, Key="uploads/3", Body=b"x")
+    ours = {"media/1/a.jpg", "media/2/b.jpg", "uploads/3"}  # the bucket is the session's
+    assert ours.isdisjoint(apply_lifecycle(s3, spec))  # nothing is a day old yet
+    later = datetime.now(UTC) + timedelta(days=2)
+    assert ours & set(apply_lifecycle(s3, spec, now=later)) == {"media/1/a.jpg", "uploads/3"}
+    left = {o["Key"] for o in s3.list_objects_v2(Bucket=spec.name).get("Contents", [])}
+    assert ours & left == {"media/2/b.jpg"}
