@@ -1,4 +1,4 @@
--- Logins name an account by one rule (warble/domain/accounts/logins.py): ASCII letters folded,
+-- Logins name an account by one rule (warble/domain/logins.py): ASCII letters folded,
 -- nothing else, whatever the database's collation. lower(x COLLATE "C") is that fold in SQL;
 -- these indexes serve the lookups by it. They are unique: two values equal under this fold
 -- differ only in ASCII case, so the lower() indexes of 0001 already keep them apart.

@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from warble.dal.postgres import Database
-from warble.domain.accounts.logins import login_key
 from warble.domain.accounts.ports import DuplicateAccount
+from warble.domain.logins import login_key
 
 if TYPE_CHECKING:
     import psycopg
@@ -23,7 +23,7 @@ _UNIQUE_INDEXES = {
     "users_username_key_c": "username",
     "users_email_key_c": "email",
 }
-# A username or email as the login rule folds it (warble.domain.accounts.logins), in SQL; the
+# A username or email as the login rule folds it (warble.domain.logins), in SQL; the
 # indexes of migration 0010 serve exactly these expressions.
 _USERNAME_KEY = 'lower(username COLLATE "C")'
 _EMAIL_KEY = 'lower(email COLLATE "C")'

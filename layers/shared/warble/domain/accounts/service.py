@@ -19,23 +19,21 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from warble import clock, keys, security
-from warble.domain.accounts.logins import login_key
+from warble import clock, security
+from warble.domain.accounts.answers import Auth, LiveSession, Me, Sessions
 from warble.domain.accounts.ports import (
-    Auth,
     DuplicateAccount,
     FailedAuthentications,
     GateAnswer,
-    LiveSession,
     LoginAttempts,
-    Me,
     Session,
     SessionConnections,
     SessionLookups,
-    Sessions,
     SessionStore,
+    SessionSubject,
     UserStore,
 )
+from warble.domain.logins import login_key
 from warble.domain.rate_limits import Budget
 from warble.domain.shared import Cache, IdGenerator, Later, ReadBatch, at_once
 from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
@@ -106,8 +104,8 @@ class AccountService:
         self,
         users: UserStore,
         sessions: SessionStore,
-        profiles: Cache,
-        session_cache: Cache,
+        profiles: Cache[int],
+        session_cache: Cache[SessionSubject],
         throttle: LoginAttempts,
         lookups: SessionLookups,
         ids: IdGenerator,
@@ -231,8 +229,7 @@ class AccountService:
                 return None  # a token names its session's user, or no session
             return session_record(row)
 
-        key = keys.session(digest, user_id)
-        record: dict[str, Any] | None = self._session_cache.get_or_load(key, load)
+        record: dict[str, Any] | None = self._session_cache.get_or_load((digest, user_id), load)
         return record
 
     def batch(self) -> ReadBatch:
@@ -310,7 +307,7 @@ class AccountService:
         # revoked but its cache entry survived (the revocation's invalidation lost with Redis),
         # the entry is dropped and the answer is 401 from now on.
         if due_for_touch and not self._sessions.touch(principal.session_id):
-            self._session_cache.invalidate(keys.session(digest, user_id))
+            self._session_cache.invalidate((digest, user_id))
             raise Unauthorized()
         return principal
 
@@ -367,12 +364,9 @@ class AccountService:
         # key (only the hash is stored, not the form the token had).
         self._session_cache.invalidate_many(
             [
-                key
+                subject
                 for row in rows
-                for key in (
-                    keys.session(row.token_hash.hex(), user_id),
-                    keys.session(row.token_hash.hex()),
-                )
+                for subject in ((row.token_hash.hex(), user_id), (row.token_hash.hex(), None))
             ]
         )
         ended = [row.id for row in rows]
@@ -385,7 +379,7 @@ class AccountService:
             row = self._users.get(user_id)
             return None if row is None else profile_record(row)
 
-        record = self._profiles.get_or_load(keys.profile(user_id), load)
+        record = self._profiles.get_or_load(user_id, load)
         if record is None:
             raise NotFound("No such user.")
         return record
@@ -405,7 +399,7 @@ class AccountService:
             rows = {int(row["id"]): row for row in found}
             return [profile_record(rows[unique[i]]) if unique[i] in rows else None for i in missing]
 
-        read = self._profiles.get_many_later(batch, [keys.profile(uid) for uid in unique], load)
+        read = self._profiles.get_many_later(batch, unique, load)
 
         def profiles() -> dict[int, dict[str, Any]]:
             records = read()
@@ -424,5 +418,5 @@ class AccountService:
         if row is None:
             raise NotFound("No such user.")
         # Database first, then invalidate: the lease makes any in-flight fill of the old row fail.
-        self._profiles.invalidate(keys.profile(principal.user_id))
+        self._profiles.invalidate(principal.user_id)
         return profile_record(row)
