@@ -4,4 +4,9 @@ import warble.startup  # noqa: F401  first: the cold start runs without the cycl
 from warble.http import meta
 from warble.http.app import http_handler
 
-handler = http_handler([meta.router], public=meta.PUBLIC_ROUTES, not_found=meta.unmatched)
+handler = http_handler(
+    [meta.router],
+    public=meta.PUBLIC_ROUTES,
+    not_found=meta.unmatched,
+    cacheable=meta.PUBLIC_ROUTES,
+)

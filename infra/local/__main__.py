@@ -31,7 +31,7 @@ from infra.local.http_gateway import HttpGateway
 from infra.local.lambdas import InvokeResult, LambdaRuntime
 from infra.local.seed import add_arguments as add_seed_arguments
 from infra.local.template import ResolveContext, Template, load_template
-from infra.local.web_client import WebClientHost
+from infra.local.web_client import WebClientHost, content_security_policy
 from infra.local.ws_gateway import WebSocketGateway
 
 log = logging.getLogger("infra.local")
@@ -292,7 +292,13 @@ async def serve(args: argparse.Namespace) -> int:
         http_url, ws_url = stack.http.url, stack.ws.url
         web_url = "-"
         if args.web_port >= 0:
-            stack.web = WebClientHost(args.host, args.web_port, http_url, ws_url)
+            media = next((c.url for c in cdns if c.spec.logical_id == "MediaDistribution"), "")
+            addresses = {"Api": http_url, "Socket": ws_url, "Media": media,
+                         "Uploads": s3.url if s3 is not None else ""}  # fmt: skip
+            stack.web = WebClientHost(
+                args.host, args.web_port, http_url, ws_url,
+                content_security_policy(template, addresses),
+            )  # fmt: skip
             await stack.web.start()
             web_url = stack.web.url
         print(f"HTTP API       {http_url}", flush=True)

@@ -410,7 +410,7 @@ class HttpGateway:
             '%s "%s %s" %s %.1fms -> %s',
             http_request.source_ip,
             request.method,
-            request.rel_url,
+            loggable(request.rel_url),
             response.status,
             (time.perf_counter() - started) * 1000,
             target or "-",
@@ -547,6 +547,13 @@ class HttpGateway:
 # --------------------------------------------------------------------------------------------
 # Response mapping
 # --------------------------------------------------------------------------------------------
+
+
+def loggable(url: Any) -> str:
+    """A request's path and query for the log, every query value replaced by ``...``: a query
+    may carry a token (``?token=``), and no token is ever written to a log (API.md)."""
+    query = "&".join(f"{name}=..." for name in url.query)
+    return f"{url.path}?{query}" if query else str(url.path)
 
 
 def _json_response(status: int, payload: Any, request_id: str) -> web.Response:

@@ -73,6 +73,7 @@ _WEB_HOSTING = frozenset(
         "AWS::S3::BucketPolicy",
         "AWS::CloudFront::Distribution",
         "AWS::CloudFront::OriginAccessControl",
+        "AWS::CloudFront::ResponseHeadersPolicy",
     }
 )
 _NOT_NEEDED_LOCALLY = frozenset(

@@ -47,6 +47,7 @@ class Stack:
     contract: ResponseContract | None = None
     redis_url: str = E2E_REDIS_URL
     web: str = "-"  # the web client's URL (tests/e2e/test_web_client.py)
+    output: list[str] | None = None  # the serve process's lines, as they come
     s3: str = "-"  # the S3 endpoint (upload forms post there)
     media: str = "-"  # the media CDN (every Media's url)
 
@@ -121,6 +122,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         env_file,
         ResponseContract(document),
         web=served.web,
+        output=served.output,
         s3=served.s3 or "-",
         media=served.media or "-",
     )

@@ -79,10 +79,16 @@ class WebUser:
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        # What the Content-Security-Policy refused is an error of the page too (issue 33).
+        self.page.on("console", self._csp_violation)
         self.page.on("dialog", lambda dialog: dialog.accept())
         self.page.on("request", lambda request: self._went(request.url))
         self.page.on("websocket", lambda socket: self._went(socket.url))
         self.username = ""
+
+    def _csp_violation(self, message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            self.errors.append(message.text)
 
     def _went(self, url: str) -> None:
         if not url.startswith(self.allowed):

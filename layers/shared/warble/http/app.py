@@ -283,14 +283,33 @@ def _queue_first(
         return None
 
 
+# API.md "Headers": every answer tells browsers not to guess its type; every answer but the
+# public documents' (health, the OpenAPI document, Swagger UI) is kept out of every cache: they
+# are one user's, and some hold a token or an email (signup, login, GET /v1/users/me).
+NOSNIFF = ("X-Content-Type-Options", "nosniff")
+NO_STORE = ("Cache-Control", "no-store")
+
+
+def with_security_headers(answer: dict[str, Any], cacheable: bool) -> dict[str, Any]:
+    headers = answer.setdefault("headers", {})
+    headers[NOSNIFF[0]] = NOSNIFF[1]
+    if not cacheable and not any(name.lower() == "cache-control" for name in headers):
+        headers[NO_STORE[0]] = NO_STORE[1]
+    return answer
+
+
 def http_handler(
     routers: Iterable[Router],
     public: Iterable[str] = (),
     not_found: NotFoundHook | None = None,
+    cacheable: Iterable[str] = (),
 ) -> Handler:
+    """``public``: the routes that need no session; ``cacheable``: those whose answers may be
+    kept by a cache (every other answer says ``Cache-Control: no-store``)."""
     app = build_resolver(routers, not_found)
     dispatcher = Dispatcher(app, error_response)
     public_routes = frozenset(public)
+    cacheable_routes = frozenset(cacheable)
 
     def prepare(event: dict[str, Any]) -> Target | dict[str, Any] | None:
         """Check the body (413, 415, 400), then validate the request against its route."""
@@ -325,6 +344,10 @@ def http_handler(
 
     @entry_point(correlation_paths.API_GATEWAY_HTTP)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        cacheable = event.get("routeKey") in cacheable_routes
+        return with_security_headers(respond(event, context), cacheable)
+
+    def respond(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         budget = None  # the request budget spent, for the X-RateLimit headers of every answer
         first = None
         try:
