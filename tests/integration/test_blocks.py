@@ -217,6 +217,26 @@ def test_the_blocked_cannot_like_retweet_or_reply_to_the_blockers_tweets(world):
     assert likes.like(bob, mine) is True
 
 
+def test_a_reply_to_a_retweet_is_a_reply_to_its_original_so_the_block_holds(world):
+    """Issue 33 item 8: A blocks B; C retweets A's tweet; B's reply to C's retweet was 201 and
+    counted in the retweet's reply_count. A reply to a retweet replies to its original."""
+    alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
+    tweets = services.tweets()
+    original = int(tweets.post(alice, "alice's", None, []).id)
+    retweet, _ = tweets.retweet(carol, original)
+    services.blocks().block(alice, bob)
+    with pytest.raises(Blocked):
+        tweets.post(bob, "around the block", int(retweet.id), [])
+    # and anyone else's reply to the retweet lands on the original, counted there
+    reply = tweets.post(carol, "a reply", int(retweet.id), [])
+    assert reply.reply_to == str(original)
+    world.settle()
+    assert tweets.get(alice, original).reply_count == 1
+    assert tweets.get(carol, int(retweet.id)).retweet_of.reply_count == 1
+    assert [t.id for t in tweets.replies(alice, original, 20, None).items] == [reply.id]
+    assert tweets.replies(alice, int(retweet.id), 20, None).items == []
+
+
 def test_a_like_racing_a_block_lands_before_it_or_not_at_all(world):
     alice, bob = world.user("alice"), world.user("bob")
     tweets, likes, blocks = services.tweets(), services.likes(), services.blocks()

@@ -129,9 +129,15 @@ class TweetService:
         body = normalise_text(text, MAX_TEXT, may_be_empty=bool(media_ids))
         parent_author = None
         if reply_to is not None:
-            parent_author = self._store.author_of(reply_to)
-            if parent_author is None:
+            parent = self.load_one(reply_to)
+            if parent is None:
                 raise NotFound("The tweet replied to does not exist.")
+            # A reply to a retweet replies to its original (API.md): its author's blocks
+            # hold, and the original counts it.
+            if parent.retweet_of is not None:
+                reply_to, parent_author = parent.retweet_of, parent.retweet_of_author
+            else:
+                parent_author = parent.author_id
         media = self._media.attachable(author_id, media_ids) if media_ids else []
         tweet = StoredTweet(
             id=self._ids.next_id(),
