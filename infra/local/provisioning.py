@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets as secrets_module
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -29,8 +30,9 @@ TABLE_TYPE = "AWS::DynamoDB::Table"
 QUEUE_TYPE = "AWS::SQS::Queue"
 SECRET_TYPE = "AWS::SecretsManager::Secret"
 
-# What every AWS::SecretsManager::Secret holds locally (architecture.md, DB_SECRET_ARN): on AWS
-# it is the generated database password, here the local PostgreSQL's credentials.
+# What the database's master secret holds locally (architecture.md, DB_SECRET_ARN; on AWS RDS
+# manages it, ManageMasterUserPassword): the local PostgreSQL's credentials. Any other
+# AWS::SecretsManager::Secret holds its SecretStringTemplate and a generated password, as on AWS.
 LOCAL_DB_SECRET: dict[str, Any] = {
     "username": "postgres",
     "password": "",
@@ -178,9 +180,28 @@ def _provision_queue(
     return {"Ref": url, "Arn": arn, "QueueName": name, "QueueUrl": url}
 
 
-def _provision_secret(secrets: Any, logical_id: str, context: ResolveContext) -> dict[str, Any]:
-    name = _default_name(logical_id, context)
-    text = json.dumps(LOCAL_DB_SECRET)
+def _provision_secret(
+    secrets: Any, template: Template, logical_id: str, context: ResolveContext
+) -> dict[str, Any]:
+    props = template.resources[logical_id].get("Properties") or {}
+    generate = props.get("GenerateSecretString") or {}
+    value = json.loads(generate.get("SecretStringTemplate") or "{}")
+    value[generate.get("GenerateStringKey", "password")] = secrets_module.token_urlsafe(30)
+    return _put_secret(secrets, _default_name(logical_id, context), json.dumps(value))
+
+
+def _provision_master_secret(
+    secrets: Any, logical_id: str, context: ResolveContext
+) -> dict[str, Any]:
+    """The secret RDS keeps for a cluster with ManageMasterUserPassword: its ARN is the
+    cluster's MasterUserSecret.SecretArn."""
+    name = f"{_default_name(logical_id, context)}-master"
+    return {
+        "MasterUserSecret.SecretArn": _put_secret(secrets, name, json.dumps(LOCAL_DB_SECRET))["Ref"]
+    }
+
+
+def _put_secret(secrets: Any, name: str, text: str) -> dict[str, Any]:
     try:
         arn = secrets.create_secret(Name=name, SecretString=text)["ARN"]
     except ClientError as exc:
@@ -227,5 +248,10 @@ def provision(template: Template, endpoint_url: str, context: ResolveContext) ->
         elif rtype == QUEUE_TYPE:
             values = _provision_queue(client("sqs"), template, logical_id, context)
         else:
-            values = _provision_secret(client("secretsmanager"), logical_id, context)
+            values = _provision_secret(client("secretsmanager"), template, logical_id, context)
         context.values.setdefault(logical_id, {}).update(values)
+    for logical_id, resource in template.resources.items():
+        props = resource.get("Properties") or {}
+        if resource.get("Type") == "AWS::RDS::DBCluster" and props.get("ManageMasterUserPassword"):
+            values = _provision_master_secret(client("secretsmanager"), logical_id, context)
+            context.values.setdefault(logical_id, {}).update(values)

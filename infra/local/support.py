@@ -11,7 +11,10 @@ Accepted without a local counterpart (documented, deliberate):
   functions reach the local services directly, no policy is enforced, logs go to the terminal
   and workers import layers/shared themselves;
 - Aurora, RDS Proxy and ElastiCache (`_STOOD_IN`): the local PostgreSQL and Redis take their
-  place (infra/local/daemons.py) and their endpoints resolve to 127.0.0.1;
+  place (infra/local/daemons.py) and their endpoints resolve to 127.0.0.1; the database roles
+  sign in without a password (the local PostgreSQL trusts 127.0.0.1), so an IAM token is taken
+  as any password would be; the cache's IAM users are ACL users of the local Redis that take
+  any password, with their access string (`infra.local.__main__._cache_users`);
 - a schedule's RetryPolicy: a failed scheduled invocation is logged, not retried;
 - a bucket's public access block, ownership controls and encryption, bucket policies and origin
   access controls (infra/local/buckets.py says what of S3 and CloudFront is emulated).
@@ -61,6 +64,10 @@ _STOOD_IN = frozenset(
         "AWS::RDS::DBSubnetGroup",
         "AWS::SecretsManager::SecretTargetAttachment",
         "AWS::ElastiCache::ServerlessCache",
+        # The cache's users: the IAM ones become ACL users of the local Redis (any password,
+        # their access string), infra/local/daemons.py; the group and the rest are nothing.
+        "AWS::ElastiCache::User",
+        "AWS::ElastiCache::UserGroup",
     }
 )
 # With a Condition, the web client's hosting: `serve` hosts web/ itself (infra/local/web_client.py),
@@ -90,6 +97,7 @@ _NOT_NEEDED_LOCALLY = frozenset(
         "AWS::EC2::VPC",
         "AWS::EC2::VPCEndpoint",
         "AWS::EC2::VPCGatewayAttachment",
+        "AWS::IAM::ManagedPolicy",
         "AWS::IAM::Role",
         "AWS::Lambda::Permission",
         "AWS::Logs::LogGroup",

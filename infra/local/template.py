@@ -366,6 +366,8 @@ class Template:
             return self._named(props.get("LogGroupName"), name, context)
         if rtype == "AWS::Serverless::LayerVersion":
             return f"arn:aws:lambda:{context.region}:{context.account_id}:layer:{name}:1"
+        if rtype == "AWS::ElastiCache::User":
+            return self._resolve(props.get("UserId", name), context)
         return name
 
     def _named(self, explicit: Any, default: str, context: ResolveContext) -> Any:

@@ -69,6 +69,9 @@ Resources:
     Type: AWS::SecretsManager::Secret
     Properties:
       GenerateSecretString: {SecretStringTemplate: '{"username": "warble"}'}
+  Database:
+    Type: AWS::RDS::DBCluster
+    Properties: {Engine: aurora-postgresql, ManageMasterUserPassword: true}
   Fn:
     Type: AWS::Serverless::Function
     Properties:
@@ -79,6 +82,7 @@ Resources:
           STREAM: !GetAtt Timeline.StreamArn
           QUEUE: !Ref Failures
           SECRET: !Ref DatabaseSecret
+          MASTER: !GetAtt Database.MasterUserSecret.SecretArn
 """
 
 
@@ -165,10 +169,15 @@ def test_provision_creates_the_templates_resources_idempotently(moto_url, tmp_pa
     ]
     assert attributes["MessageRetentionPeriod"] == "1209600"
     assert failures["QueueName"] == f"{stack}-Failures"
-    # and the secret holds the local database credentials
+    # and a secret holds its template and a generated password, as on AWS ...
     secrets = aws_client("secretsmanager", moto_url)
     secret = secrets.get_secret_value(SecretId=context.values["DatabaseSecret"]["Ref"])
-    assert json.loads(secret["SecretString"]) == LOCAL_DB_SECRET
+    value = json.loads(secret["SecretString"])
+    assert value["username"] == "warble" and len(value["password"]) >= 32
+    # ... and the database's master secret (RDS manages it) the local database's credentials
+    master_arn = context.values["Database"]["MasterUserSecret.SecretArn"]
+    master = secrets.get_secret_value(SecretId=master_arn)
+    assert json.loads(master["SecretString"]) == LOCAL_DB_SECRET
     # and the function's environment resolves to what exists
     environment = template.resolve(template.functions["Fn"].environment, context)
     assert environment == {
@@ -176,6 +185,7 @@ def test_provision_creates_the_templates_resources_idempotently(moto_url, tmp_pa
         "STREAM": table["LatestStreamArn"],
         "QUEUE": failures["Ref"],
         "SECRET": secret["ARN"],
+        "MASTER": master_arn,
     }
 
 

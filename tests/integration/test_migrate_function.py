@@ -1,8 +1,13 @@
-"""MigrateFunction applies the migrations with credentials read from the database secret."""
+"""MigrateFunction applies the migrations with credentials read from the master's secret, then
+sets each database role's password from its secret (issue 33 item 5)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import importlib.util
+import json
 import os
 
 import psycopg
@@ -15,16 +20,20 @@ from tests.integration.test_sample_events import Context
 
 pytestmark = pytest.mark.integration
 
+ROLE_SECRETS = ("DatabaseReaderSecret", "DatabaseAccountsSecret", "DatabaseOperatorSecret")
+
 
 @pytest.fixture
 def empty_database(moto):
     name = "warble_migrate_test"
     drop_database(name)
-    saved = {k: os.environ.get(k) for k in ("DB_NAME", "DB_SECRET_ARN", "DB_SSLMODE")}
+    names = ("DB_NAME", "DB_SECRET_ARN", "DB_SSLMODE", "DB_ROLE_SECRETS")
+    saved = {k: os.environ.get(k) for k in names}
     os.environ.update(
         DB_NAME=name,
-        DB_SECRET_ARN=moto.values["DatabaseSecret"]["Ref"],
+        DB_SECRET_ARN=moto.values["DatabaseCluster"]["MasterUserSecret.SecretArn"],
         DB_SSLMODE="disable",
+        DB_ROLE_SECRETS=",".join(moto.values[s]["Ref"] for s in ROLE_SECRETS),
     )
     get_settings.cache_clear()
     # An empty database with nothing in it.
@@ -51,10 +60,52 @@ def test_migrate_function_applies_sql_migrations_once(empty_database):
     first = module.handler({}, Context())
     second = module.handler({}, Context())
 
-    assert first["applied"] == ["0001_accounts"]
+    every = sorted(p.stem for p in (ROOT / "infra/migrations").glob("*.sql"))
+    assert first["applied"] == [m for m in every if not m.endswith(".rollback")]
     assert second["applied"] == []
+    assert first["roles"] == ["warble_reader", "warble_accounts", "warble_operator"]
     with psycopg.connect(f"host=127.0.0.1 user=postgres dbname={empty_database}") as conn:
         tables = {
             r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname='public'")
         }
     assert {"users", "sessions"} <= tables
+
+
+def _verifies(verifier: str, password: str) -> bool:
+    """Whether PostgreSQL's SCRAM-SHA-256 verifier was made from ``password``."""
+    method, rest = verifier.split("$", 1)
+    iterations_salt, keys = rest.split("$")
+    iterations, salt = iterations_salt.split(":")
+    stored_key, _ = keys.split(":")
+    salted = hashlib.pbkdf2_hmac(
+        "sha256", password.encode(), base64.b64decode(salt), int(iterations)
+    )
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    return (
+        method == "SCRAM-SHA-256"
+        and base64.b64encode(hashlib.sha256(client_key).digest()).decode() == stored_key
+    )
+
+
+def test_each_role_gets_the_password_of_its_secret(empty_database, moto):
+    """RDS Proxy signs in as each role with its secret's password: MigrateFunction sets it,
+    as a SCRAM verifier (the password itself is in no statement)."""
+    import boto3
+
+    spec = importlib.util.spec_from_file_location(
+        "migrate_fn", ROOT / "infra/migrations/migrate.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.handler({}, Context())
+    secrets = boto3.client("secretsmanager", endpoint_url=moto.url, region_name="us-east-1")
+    with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres") as conn:
+        for logical_id in ROLE_SECRETS:
+            value = json.loads(
+                secrets.get_secret_value(SecretId=moto.values[logical_id]["Ref"])["SecretString"]
+            )
+            row = conn.execute(
+                "SELECT rolpassword FROM pg_authid WHERE rolname = %s", (value["username"],)
+            ).fetchone()
+            assert row is not None and _verifies(row[0], value["password"]), logical_id

@@ -76,18 +76,29 @@ class Settings:
             raise SettingsError(f"no such settings: {', '.join(sorted(unknown))}")
         return cls(**values)
 
-    # PostgreSQL (Aurora behind RDS Proxy on AWS). Credentials come from the secret when set.
+    # PostgreSQL (Aurora behind RDS Proxy on AWS). A function connects as its own database role
+    # (DB_USER) with an IAM token (DB_IAM_AUTH: rds-db:connect, no secret to read); only the
+    # migrations read a secret (DB_SECRET_ARN, the master's) and set the roles' passwords from
+    # theirs (DB_ROLE_SECRETS, comma-separated ARNs). DB_SSLROOTCERT: the CAs verify-full trusts.
     db_secret_arn: str = ""
     db_host: str = "127.0.0.1"
     db_port: int = 5432
     db_name: str = "warble"
     db_user: str = "postgres"
     db_password: str = ""
+    db_iam_auth: bool = False
     db_sslmode: str = "prefer"
+    db_sslrootcert: str = ""
+    db_role_secrets: str = ""
 
-    # Redis / Valkey. On AWS this is a cluster-mode serverless cache over TLS.
+    # Redis / Valkey. On AWS this is a cluster-mode serverless cache over TLS, whose one user
+    # (REDIS_IAM_USER, of cache REDIS_CACHE_NAME) signs in with an IAM token. REDIS_CA_CERTS: the
+    # CAs a rediss:// connection trusts (default: the system's).
     redis_url: str = "redis://127.0.0.1:6379/0"
     redis_cluster: bool = False
+    redis_iam_user: str = ""
+    redis_cache_name: str = ""
+    redis_ca_certs: str = ""
 
     aws_region: str = field(default="us-east-1", metadata={"env": "AWS_REGION"})
     connections_table: str = "warble-local-connections"

@@ -1,7 +1,10 @@
 """PostgreSQL connections: one per thread (one per Lambda container), opened on first use.
 
-On AWS the host is the RDS Proxy endpoint and the credentials come from the Secrets Manager
-secret; locally the same secret lives in moto. A broken connection is replaced once per call.
+On AWS the host is the RDS Proxy endpoint, a function connects as its own database role with an
+IAM token (``warble.dal.aws_auth``) over TLS verified against DB_SSLROOTCERT, and only the
+migrations read a secret (the master's). Locally the roles sign in without a password (the
+local PostgreSQL trusts 127.0.0.1) and the secret lives in moto. A broken connection is
+replaced once per call.
 
 psycopg itself is imported with the first connection, not with this module: every service built
 on accounts holds a ``Database``, and the functions whose requests never reach PostgreSQL (the
@@ -30,6 +33,12 @@ def unavailable_errors() -> tuple[type[Exception], ...]:
 
 
 def credentials(settings: Settings) -> tuple[str, str]:
+    if settings.db_iam_auth:  # a fresh token for each connection: one is good for 15 minutes
+        from warble.dal.aws_auth import rds_token
+
+        return settings.db_user, rds_token(
+            settings.db_host, settings.db_port, settings.db_user, settings.aws_region
+        )
     if not settings.db_secret_arn:
         return settings.db_user, settings.db_password
     from aws_lambda_powertools.utilities import parameters
@@ -50,6 +59,7 @@ def conninfo(settings: Settings | None = None) -> str:
         user=user,
         password=password or None,
         sslmode=settings.db_sslmode,
+        sslrootcert=settings.db_sslrootcert or None,
         connect_timeout=5,
         application_name="warble",
     )

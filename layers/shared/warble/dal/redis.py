@@ -1,10 +1,13 @@
 """The Redis client: built by the composition root (``warble.services``) on first use, and
-reused while the container is warm."""
+reused while the container is warm. On AWS it signs in as the cache's one IAM-enabled user
+(``IamCredentials``) over TLS (``rediss://``, verified)."""
 
 from __future__ import annotations
 
+import math
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 import redis
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
+from redis.credentials import CredentialProvider
 from redis.exceptions import NoScriptError
 
 from warble.settings import Settings
@@ -25,8 +29,38 @@ RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (redis.ConnectionError, redis.TimeoutError)
 
 
+class IamCredentials(CredentialProvider):
+    """ElastiCache's IAM authentication: the cache user's id, and a token signed with the
+    function's credentials as its password (``warble.dal.aws_auth``), made anew before it
+    expires; every new connection asks for one."""
+
+    _REUSE_SECONDS = 600  # of the token's 900
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._token = ""
+        self._made = -math.inf
+
+    def get_credentials(self) -> tuple[str, str]:
+        if time.monotonic() - self._made > self._REUSE_SECONDS:
+            from warble.dal.aws_auth import elasticache_token
+
+            s = self._settings
+            self._token = elasticache_token(s.redis_cache_name, s.redis_iam_user, s.aws_region)
+            self._made = time.monotonic()
+        return self._settings.redis_iam_user, self._token
+
+
 def connect(settings: Settings) -> RedisClient:
-    options = {"decode_responses": True, "socket_timeout": 2.0, "socket_connect_timeout": 2.0}
+    options: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_timeout": 2.0,
+        "socket_connect_timeout": 2.0,
+    }
+    if settings.redis_iam_user:
+        options["credential_provider"] = IamCredentials(settings)
+    if settings.redis_ca_certs:
+        options["ssl_ca_certs"] = settings.redis_ca_certs
     if settings.redis_cluster:
         return RedisCluster.from_url(settings.redis_url, **options)
     return redis.Redis.from_url(settings.redis_url, health_check_interval=30, **options)

@@ -17,7 +17,6 @@ import socket
 from functools import lru_cache
 from typing import Any, Protocol
 
-import botocore.session
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSPreparedRequest, AWSRequest
 from botocore.credentials import Credentials
@@ -25,6 +24,7 @@ from botocore.exceptions import BotoCoreError
 from botocore.httpsession import URLLib3Session
 from botocore.utils import get_environ_proxies, percent_encode
 
+from warble.dal.aws_auth import botocore_session
 from warble.domain.push.ports import ConnectionGone, PushFailed
 from warble.settings import Settings
 
@@ -54,17 +54,11 @@ class Transport(Protocol):
     def send(self, request: AWSPreparedRequest) -> Response: ...
 
 
-@lru_cache(maxsize=1)
-def _aws() -> botocore.session.Session:
-    """The default credential chain and configuration, resolved once per container."""
-    return botocore.session.get_session()
-
-
 @lru_cache(maxsize=4)
 def _transport(endpoint_url: str) -> URLLib3Session:
     """One connection pool per endpoint, shared by the threads of a push (it is thread-safe)."""
     return URLLib3Session(
-        verify=_aws().get_config_variable("ca_bundle") or True,
+        verify=botocore_session().get_config_variable("ca_bundle") or True,
         proxies=get_environ_proxies(endpoint_url),
         timeout=_TIMEOUT,
         max_pool_connections=POOL_CONNECTIONS,
@@ -91,7 +85,7 @@ class WebSocketSender:
         # Both resolved on the caller's thread, not on the push's (a botocore session is not
         # thread-safe); after the first call they are cached.
         self._transport = transport or _transport(self._endpoint_url)
-        self._credentials = credentials or _aws().get_credentials()
+        self._credentials = credentials or botocore_session().get_credentials()
 
     def send(self, connection_id: str, frame: dict[str, Any]) -> None:
         self._call("POST", connection_id, json.dumps(frame, separators=(",", ":")).encode())

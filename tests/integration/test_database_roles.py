@@ -1,0 +1,131 @@
+"""The database roles of migration 0011 (issue 33 item 5): each function signs in as the role
+template.yaml names (DB_USER) and can do what its queries need and nothing more. Here each role
+signs in to this tier's database (the local PostgreSQL trusts 127.0.0.1: no password), and the
+services run as the roles their functions do."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import errors
+from warble import services
+
+from infra.local.template import load_template
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+@contextmanager
+def signed_in(database: str, role: str) -> Iterator[psycopg.Connection[Any]]:
+    with psycopg.connect(f"host=127.0.0.1 user={role} dbname={database}", autocommit=True) as c:
+        yield c
+
+
+def allowed(conn: psycopg.Connection[Any], statement: str) -> bool:
+    try:
+        with conn.transaction():
+            conn.execute(statement)
+            raise _Undo()
+    except _Undo:
+        return True
+    except errors.InsufficientPrivilege:
+        return False
+
+
+class _Undo(Exception):
+    """Rolls a statement that was allowed back (nothing a check runs stays)."""
+
+
+USER = "INSERT INTO users (id, username, email, password_hash) VALUES (1, 'r', 'r@x.io', 'h')"
+SESSION = (
+    "INSERT INTO sessions (id, user_id, token_hash, expires_at)"
+    " VALUES (1, {user}, '\\x00', now() + interval '1 day')"
+)
+CHECKS = {
+    "read a profile": "SELECT id, username, email, display_name, bio, created_at FROM users",
+    "read a password hash": "SELECT password_hash FROM users",
+    "sign up": USER,
+    "edit a profile": "UPDATE users SET bio = 'b', display_name = 'd', updated_at = now()",
+    "change a password hash": "UPDATE users SET password_hash = 'x'",
+    "delete a user": "DELETE FROM users",
+    "read sessions": "SELECT * FROM sessions",
+    "open a session": SESSION,
+    "touch a session": "UPDATE sessions SET last_seen_at = now()",
+    "revoke a session": "UPDATE sessions SET revoked_at = now()",
+    "delete a session": "DELETE FROM sessions",
+    "change the schema": "CREATE TABLE intruder (id int)",
+}
+MAY = {
+    "warble_reader": {"read a profile", "read sessions", "touch a session"},
+    "warble_accounts": {
+        "read a profile", "read a password hash", "sign up", "edit a profile", "read sessions",
+        "open a session", "touch a session", "revoke a session",
+    },
+    "warble_operator": {"read a profile", "sign up"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("role", sorted(MAY))
+def test_each_role_may_do_what_its_functions_need_and_nothing_more(role, pg, database):
+    owner = pg.execute(
+        "INSERT INTO users (id, username, email, password_hash) VALUES (2, 'o', 'o@x.io', 'h')"
+        " RETURNING id"
+    ).fetchone()
+    assert owner is not None
+    with signed_in(database, role) as conn:
+        found = {
+            check
+            for check, statement in CHECKS.items()
+            if allowed(conn, statement.format(user=owner[0]))
+        }
+    assert found == MAY[role]
+
+
+def test_every_function_of_the_database_names_a_role_of_the_migrations():
+    """template.yaml gives each function its role (Globals' warble_reader unless it says
+    another), and the functions allowed in as a role are those the roles were made for."""
+    template = load_template(ROOT / "template.yaml")
+    default = template.globals["Function"]["Environment"]["Variables"]["DB_USER"]
+    roles = {
+        name: (spec.environment.get("DB_USER") or default)
+        for name, spec in template.functions.items()
+    }
+    assert default == "warble_reader"
+    assert roles["AccountsFunction"] == "warble_accounts"
+    assert roles["OperatorFunction"] == "warble_operator"
+    assert set(roles.values()) <= {*MAY, "warble_admin"}
+
+
+def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch):
+    """Sign-up, login, a session check, a profile edit and a revocation as warble_accounts; the
+    session check and profile reads as warble_reader; an admin's account as warble_operator."""
+    monkeypatch.setenv("ADMIN_USERNAMES", "warble_admin")
+
+    def as_role(role: str) -> None:
+        monkeypatch.setenv("DB_USER", role)
+        services.reset()
+
+    as_role("warble_accounts")
+    accounts = services.accounts()
+    issued = accounts.signup("rolf", "rolf@example.com", "password1", None, "phone")
+    second = accounts.login("ROLF", "password1", "laptop")
+    me = accounts.require_token(second.token)
+    accounts.update_profile(me, {"bio": "as warble_accounts"})
+    accounts.revoke(me, issued.session.id)
+
+    as_role("warble_reader")
+    reader = services.accounts()
+    redis.flushdb()  # nothing cached: every read goes to PostgreSQL
+    assert reader.require_token(second.token).user_id == me.user_id
+    assert reader.profile(me.user_id)["bio"] == "as warble_accounts"
+    with pytest.raises(errors.InsufficientPrivilege):
+        reader.signup("eve", "eve@example.com", "password1", None, "")
+
+    as_role("warble_operator")
+    assert services.accounts().create_admin("warble_admin", "ops@example.com", "password1")[1]
+    services.reset()
