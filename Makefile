@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both set up what is missing.
-.PHONY: run test unit integration cluster e2e screenshots validate build lint bench bootstrap clean seed load capacity
+.PHONY: run test unit integration cluster e2e screenshots validate build checkov lint bench bootstrap clean seed load capacity
 
 PY := .venv/bin/python
 PYTEST := $(PY) -m pytest
@@ -67,6 +67,11 @@ validate:
 ## sam build (needs python3.13 on PATH; with pyenv: PYENV_VERSION=3.11.7:3.12.1:3.13.0).
 build:
 	scripts/validate-template.sh --build
+
+## The template against checkov (CI runs it): a finding fails unless its resource skips it, with a
+## reason, in its Metadata (docs/deploying.md).
+checkov:
+	scripts/checkov.sh
 
 lint: bootstrap
 	$(PY) -m ruff check .

@@ -58,9 +58,11 @@ PROVISIONED_TYPES: dict[str, frozenset[str]] = {
             "SSESpecification",
         }
     ),
-    QUEUE_TYPE: frozenset({"QueueName", "MessageRetentionPeriod", "SqsManagedSseEnabled"}),
-    # The secret's value is always the local database credentials (GenerateSecretString on AWS).
-    SECRET_TYPE: frozenset({"Description", "GenerateSecretString"}),
+    QUEUE_TYPE: frozenset(
+        {"QueueName", "MessageRetentionPeriod", "SqsManagedSseEnabled", "KmsMasterKeyId"}
+    ),
+    # Its template and a generated password (GenerateSecretString), unencrypted locally.
+    SECRET_TYPE: frozenset({"Description", "GenerateSecretString", "KmsKeyId"}),
 }
 _INDEX_KEYS = frozenset({"IndexName", "KeySchema", "Projection"})
 _STREAM_KEYS = frozenset({"StreamViewType"})

@@ -211,6 +211,7 @@ class S3Endpoint:
         host: str,
         port: int,
     ) -> None:
+        self.template = template
         self.context = context
         self.moto_url = moto_url.rstrip("/")
         self.host, self.port = host, port
@@ -357,9 +358,40 @@ class S3Endpoint:
                 return
             log.warning("%s: S3 event failed: %s", notification.function_name, result.error)
             if delay is None:
+                await asyncio.to_thread(
+                    self._dead_letter, notification.function_name, event, result.error or {}
+                )
                 return
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(delay)
+
+    def _dead_letter(self, function: str, event: dict[str, Any], error: dict[str, Any]) -> None:
+        """The event of an asynchronous invocation given up, to the function's DeadLetterQueue
+        (as Lambda sends it: the event as the body, the error in message attributes)."""
+        spec = self.template.functions.get(function)
+        queue = (spec.properties.get("DeadLetterQueue") or {}) if spec else {}
+        if not queue:
+            return
+        arn = self.template.resolve(queue["TargetArn"], self.context)
+        url = next(
+            (v["Ref"] for v in self.context.values.values() if v.get("Arn") == arn and "Ref" in v),
+            None,
+        )
+        if url is None:
+            log.warning("%s: dead-letter queue %s not found", function, arn)
+            return
+        aws_client("sqs", self.moto_url, self.context.region).send_message(
+            QueueUrl=url,
+            MessageBody=json.dumps(event),
+            MessageAttributes={
+                "RequestID": {"DataType": "String", "StringValue": secrets.token_hex(16)},
+                "ErrorCode": {"DataType": "Number", "StringValue": "200"},
+                "ErrorMessage": {
+                    "DataType": "String",
+                    "StringValue": str(error.get("errorMessage") or "function error")[:1000],
+                },
+            },
+        )
 
 
 def _signed(request: web.Request) -> bool:

@@ -7,9 +7,10 @@ it does not support, so that nothing the template asks for is silently ignored. 
 `invoke` run it before starting anything.
 
 Accepted without a local counterpart (documented, deliberate):
-- networking, permissions, log groups and layer packaging (the types in `_NOT_NEEDED_LOCALLY`):
-  functions reach the local services directly, no policy is enforced, logs go to the terminal
-  and workers import layers/shared themselves;
+- networking, permissions, log groups, encryption keys and layer packaging (the types in
+  `_NOT_NEEDED_LOCALLY`): functions reach the local services directly, no policy is enforced,
+  logs go to the terminal, nothing is encrypted with a key of the stack's (queues, secrets and
+  log groups name one: ignored), and workers import layers/shared themselves;
 - Aurora, RDS Proxy and ElastiCache (`_STOOD_IN`): the local PostgreSQL and Redis take their
   place (infra/local/daemons.py) and their endpoints resolve to 127.0.0.1; the database roles
   sign in without a password (the local PostgreSQL trusts 127.0.0.1), so an IAM token is taken
@@ -97,8 +98,11 @@ _NOT_NEEDED_LOCALLY = frozenset(
         "AWS::EC2::VPC",
         "AWS::EC2::VPCEndpoint",
         "AWS::EC2::VPCGatewayAttachment",
+        "AWS::ApiGateway::Account",
         "AWS::IAM::ManagedPolicy",
         "AWS::IAM::Role",
+        "AWS::KMS::Alias",
+        "AWS::KMS::Key",
         "AWS::Lambda::Permission",
         "AWS::Logs::LogGroup",
         "AWS::Serverless::LayerVersion",
@@ -111,6 +115,7 @@ _FUNCTION_PROPERTIES = frozenset(
     {
         "Architectures",
         "CodeUri",
+        "DeadLetterQueue",
         "Description",
         "Environment",
         "Events",
@@ -211,6 +216,9 @@ def _function_problems(template: Template, logical_id: str) -> list[str]:
         f"{where}: property {key} is not supported"
         for key in sorted(set(spec.properties) - _FUNCTION_PROPERTIES)
     ]
+    queue = spec.properties.get("DeadLetterQueue")
+    if queue is not None and (not isinstance(queue, dict) or queue.get("Type") != "SQS"):
+        problems.append(f"{where}: a DeadLetterQueue other than SQS is not supported")
     for event_name, event in sorted(spec.events.items()):
         kind = event.get("Type") if isinstance(event, dict) else None
         if kind == "DynamoDB":
