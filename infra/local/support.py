@@ -53,6 +53,9 @@ _STOOD_IN = frozenset(
         "AWS::ElastiCache::ServerlessCache",
     }
 )
+# One local PostgreSQL stands in for the Aurora cluster however many instances it has, so an
+# instance the template creates under a condition (ScaleProfile's reader) changes nothing here.
+_ONE_STANDS_IN = frozenset({"AWS::RDS::DBInstance"})
 # The web client's hosting: `serve` hosts web/ itself (infra/local/web_client.py), whatever the
 # template's condition on these says (`--web-port -1` serves none).
 _WEB_HOSTING = frozenset(
@@ -141,7 +144,7 @@ def _resource_problems(template: Template, logical_id: str, resource: dict[str, 
         problems = []
     else:
         return [f"{where}: resource type {rtype} is not supported"]
-    if "Condition" in resource and rtype not in _NOT_NEEDED_LOCALLY | _WEB_HOSTING:
+    if "Condition" in resource and rtype not in _NOT_NEEDED_LOCALLY | _WEB_HOSTING | _ONE_STANDS_IN:
         # The local runtime creates every resource: a conditional one would exist regardless.
         problems.append(f"{where}: Condition {resource['Condition']!r} is not supported")
     if rtype == "AWS::ApiGatewayV2::Api":
