@@ -131,12 +131,11 @@ def test_a_deleted_tweet_cannot_be_brought_back_by_a_late_cache_fill(tweets, ali
     redis = services.container().redis
     redis.delete(keys.tweet(tweet_id).value)
     cache = tweets._cache
-    key = keys.tweet(tweet_id)
-    token = cache.lease(key)
+    token = cache.lease(tweet_id)
     stored = tweets._store.get(alice, tweet_id)  # the reader has read the row ...
     tweets.delete(alice, tweet_id)  # ... the author deletes it ...
-    assert cache.fill(key, token, stored.record()) is False  # ... and the late fill is refused
-    cache.fill_missing([(key, stored.record())])  # a table-read prime cannot revive it either
+    assert cache.fill(tweet_id, token, stored.record()) is False  # ... the late fill is refused
+    cache.fill_missing([(tweet_id, stored.record())])  # nor can a table-read prime revive it
     with pytest.raises(NotFound):
         tweets.get(bob, tweet_id)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,13 +29,12 @@ from warble.domain.graph.service import GraphPolicy, GraphService
 from warble.domain.likes.ports import Like, TweetMissing
 from warble.domain.likes.service import LikeService
 from warble.domain.shared import Held
-from warble.domain.timelines.service import TimelinePolicy, TimelineService, parse_member
+from warble.domain.timelines.service import TimelinePolicy, TimelineService, parse_entry
 from warble.domain.tweets.flags import ViewerFlags
 from warble.domain.tweets.ports import AlreadyRetweeted, ParentMissing, StoredTweet, TweetGone
 from warble.domain.tweets.service import TweetService
 from warble.errors import NotFound
 from warble.events import Change, Event, Followed
-from warble.keys import CacheKey
 from warble.services import Container
 
 T = TypeVar("T")
@@ -66,37 +65,37 @@ class FakeBatch:
 
 
 class FakeCache:
-    """``Cache`` and ``ObjectCache`` (``warble.dal.cache.LeasedCache``): values go through JSON
-    as they do in Redis, so a test sees what a reader of the real cache would see. Leases are
-    kept, so a fill after an invalidation fails as it does there."""
+    """``Cache`` and ``ObjectCache`` (``warble.dal.cache.LeasedCache``), by subject: values go
+    through JSON as they do in Redis, so a test sees what a reader of the real cache would see.
+    Leases are kept, so a fill after an invalidation fails as it does there."""
 
     def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-        self.leases: dict[str, str] = {}
-        self.ttls: dict[str, int] = {}
+        self.values: dict[Any, str] = {}
+        self.leases: dict[Any, str] = {}
+        self.ttls: dict[Any, int] = {}
 
-    def _put(self, key: CacheKey, value: Any) -> None:
-        self.values[key.value] = json.dumps(value, separators=(",", ":"), default=str)
+    def _put(self, subject: Any, value: Any) -> None:
+        self.values[subject] = json.dumps(value, separators=(",", ":"), default=str)
 
-    def get(self, key: CacheKey) -> Any | None:
-        raw = self.values.get(key.value)
+    def get(self, subject: Any) -> Any | None:
+        raw = self.values.get(subject)
         return None if raw is None else json.loads(raw)
 
-    def get_many(self, cache_keys: list[CacheKey]) -> list[Any | None]:
-        return [self.get(key) for key in cache_keys]
+    def get_many(self, subjects: Sequence[Any]) -> list[Any | None]:
+        return [self.get(subject) for subject in subjects]
 
     def get_many_or_load(
-        self, cache_keys: list[CacheKey], loader: Callable[[list[int]], list[Any | None]]
+        self, subjects: Sequence[Any], loader: Callable[[list[int]], list[Any | None]]
     ) -> list[Any | None]:
-        values = self.get_many(cache_keys)
+        values = self.get_many(subjects)
         missing = [i for i, value in enumerate(values) if value is None]
         if not missing:
             return values
-        tokens = [self.lease(cache_keys[i]) for i in missing]
+        tokens = [self.lease(subjects[i]) for i in missing]
         for index, token, value in zip(missing, tokens, loader(missing), strict=True):
             values[index] = value
             if token is not None and value is not None:
-                self.fill(cache_keys[index], token, value)
+                self.fill(subjects[index], token, value)
         return values
 
     def batch(self) -> FakeBatch:
@@ -105,51 +104,51 @@ class FakeCache:
     def get_many_later(
         self,
         batch: Any,
-        cache_keys: list[CacheKey],
+        subjects: Sequence[Any],
         loader: Callable[[list[int]], list[Any | None]],
     ) -> Callable[[], list[Any | None]]:
-        return lambda: self.get_many_or_load(cache_keys, loader)
+        return lambda: self.get_many_or_load(subjects, loader)
 
-    def get_or_load(self, key: CacheKey, loader: Callable[[], T | None]) -> T | Any | None:
-        cached = self.get(key)
+    def get_or_load(self, subject: Any, loader: Callable[[], T | None]) -> T | Any | None:
+        cached = self.get(subject)
         if cached is not None:
             return cached
-        token = self.lease(key)
+        token = self.lease(subject)
         value = loader()
         if token is not None and value is not None:
-            self.fill(key, token, value)
+            self.fill(subject, token, value)
         return value
 
-    def lease(self, key: CacheKey) -> str | None:
-        if key.lease in self.leases:
+    def lease(self, subject: Any) -> str | None:
+        if subject in self.leases:
             return None
-        self.leases[key.lease] = token = secrets.token_hex(8)
+        self.leases[subject] = token = secrets.token_hex(8)
         return token
 
-    def fill(self, key: CacheKey, token: str, value: Any) -> bool:
-        if self.leases.get(key.lease) != token:
+    def fill(self, subject: Any, token: str, value: Any) -> bool:
+        if self.leases.get(subject) != token:
             return False
-        del self.leases[key.lease]
-        self._put(key, value)
+        del self.leases[subject]
+        self._put(subject, value)
         return True
 
-    def fill_missing(self, entries: list[tuple[CacheKey, Any]]) -> None:
-        for key, value in entries:
-            if key.value not in self.values:  # SET NX: never over a tombstone
-                self._put(key, value)
+    def fill_missing(self, entries: Sequence[tuple[Any, Any]]) -> None:
+        for subject, value in entries:
+            if subject not in self.values:  # SET NX: never over a tombstone
+                self._put(subject, value)
 
-    def tombstone(self, key: CacheKey, marker: Any, ttl_seconds: int) -> None:
-        self._put(key, marker)
-        self.ttls[key.value] = ttl_seconds
-        self.leases.pop(key.lease, None)
+    def tombstone(self, subject: Any, marker: Any, ttl_seconds: int) -> None:
+        self._put(subject, marker)
+        self.ttls[subject] = ttl_seconds
+        self.leases.pop(subject, None)
 
-    def invalidate(self, key: CacheKey) -> None:
-        self.values.pop(key.value, None)
-        self.leases.pop(key.lease, None)
+    def invalidate(self, subject: Any) -> None:
+        self.values.pop(subject, None)
+        self.leases.pop(subject, None)
 
-    def invalidate_many(self, cache_keys: list[CacheKey]) -> None:
-        for key in cache_keys:
-            self.invalidate(key)
+    def invalidate_many(self, subjects: Sequence[Any]) -> None:
+        for subject in subjects:
+            self.invalidate(subject)
 
 
 class FakeProfiles:
@@ -585,7 +584,7 @@ class FakeTimelineStore:
 
     @staticmethod
     def _newest(entries: Iterable[str], before: int | None, limit: int) -> list[str]:
-        kept = (e for e in entries if before is None or parse_member(e)[1] < before)
+        kept = (e for e in entries if before is None or parse_entry(e)[1] < before)
         return sorted(kept, reverse=True)[:limit]
 
     def _trimmed(self, entries: set[str], cap: int) -> set[str]:
@@ -629,7 +628,7 @@ class FakeTimelineStore:
 
     def remove_author(self, user_id: int, author_id: int) -> None:
         if user_id in self.home:
-            self.home[user_id] = {e for e in self.home[user_id] if parse_member(e)[0] != author_id}
+            self.home[user_id] = {e for e in self.home[user_id] if parse_entry(e)[0] != author_id}
 
     def page(self, user_id: int, before_tweet_id: int | None, limit: int) -> list[str] | None:
         if user_id not in self.home:
@@ -654,7 +653,7 @@ class FakeTimelineStore:
         return FakeBatch()
 
     def home_page_later(
-        self, batch: FakeBatch, user_id: int, before_tweet_id: int | None, limit: int
+        self, batch: Any, user_id: int, before_tweet_id: int | None, limit: int
     ) -> Callable[[], tuple[list[str] | None, list[int] | None]]:
         page = self.page(user_id, before_tweet_id, limit)
         celebrities = self.celebrities.get(user_id)
@@ -696,6 +695,8 @@ class World:
 
     def __post_init__(self) -> None:
         self.like_store = FakeLikeStore(self.tweet_store)
+        # The fake graph store writes no block records (no unit test blocks): Shields read its
+        # restrictions, none.
         self.shields = Shields(FakeBlockSets(), self.graph_store)  # type: ignore[arg-type]
         # The real registry of counter rules (nothing in it touches a store or the network).
         self.rules: CounterRules = Container().counter_rules
@@ -712,7 +713,7 @@ class World:
         self.tweets = TweetService(
             store=self.tweet_store,
             cache=self.tweet_cache,
-            accounts=self.profiles,  # type: ignore[arg-type]  # it reads profiles only
+            accounts=self.profiles,
             ids=self.ids,
             tombstone_seconds=60,
             counters=self.counters,
@@ -726,16 +727,14 @@ class World:
         self.likes = LikeService(
             store=self.like_store,
             tweets=self.tweets,
-            accounts=self.profiles,  # type: ignore[arg-type]
+            accounts=self.profiles,
             graph=self.graph,
             ids=self.ids,
         )
         self.timelines = TimelineService(
             timelines=self.timeline_store,
             tweets=self.tweets,
-            tweet_store=self.tweet_store,
             graph=self.graph,
-            graph_store=self.graph_store,
             policy=TimelinePolicy(
                 celebrity_followers=self.celebrity_followers,
                 cap=self.timeline_store.cap,
@@ -800,7 +799,7 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     from warble.domain.tweets.ports import TweetStore
 
     _ids: shared.IdGenerator = FakeIds()
-    _cache: shared.ObjectCache = FakeCache()
+    _cache: shared.ObjectCache[int] = FakeCache()
     _profiles: Profiles = FakeProfiles()
     _memberships: shared.Memberships = FakeMemberships()
     _tweets: TweetStore = FakeTweetStore()

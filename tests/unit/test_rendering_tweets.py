@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from warble.domain.likes.ports import LikeAnswer
+from warble.domain.likes.answers import LikeAnswer
 from warble.domain.shared import UserSummary
-from warble.domain.tweets.ports import Tweet, TweetPage
+from warble.domain.tweets.answers import Tweet, TweetPage
 from warble.http.render import render
 
 from tests.support.answers import component, ref, response_component

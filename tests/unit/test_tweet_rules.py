@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from warble import keys
 from warble.domain.shared import UserSummary
 from warble.domain.tweets.service import TOMBSTONE
 from warble.errors import Forbidden, NotFound, ValidationFailed
@@ -139,7 +138,7 @@ def test_a_deleted_tweet_is_tombstoned_and_no_late_fill_brings_it_back(world: Wo
     world.tweets.delete(alice, tweet_id)
     world.tweets.prime([stale])  # a slow reader's copy, read before the delete
     # then
-    assert world.tweet_cache.get(keys.tweet(tweet_id)) == TOMBSTONE
+    assert world.tweet_cache.get(tweet_id) == TOMBSTONE
     assert world.tweets.load_one(tweet_id) is None
     with pytest.raises(NotFound):
         world.tweets.get(alice, tweet_id)

@@ -1,5 +1,5 @@
-"""What tweets need of their stores (``warble.dal.tweets``): the stored record, and the errors
-a tweet's transaction raises."""
+"""What tweets need of their stores (``warble.dal.tweets``) and of blocks: the stored record, and
+the errors a tweet's transaction raises."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from warble.domain.shared import Page, UserSummary
+from warble.domain.blocks.ports import Shield
+from warble.domain.shared import Later, ReadBatch
 
 
 class TweetStore(Protocol):
@@ -76,28 +77,8 @@ class StoredTweet:
         return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
 
 
-# ---- what the service answers (API.md's objects) -------------------------------------------------
-@dataclass(slots=True)
-class Tweet:
-    """API.md's Tweet. A retweet carries its original (``retweet_of``) and the original's
-    counters and flags: that is what a like or a retweet of it acts on."""
+class ShieldReader(Protocol):
+    """A viewer's blocks and mutes (``Shields.later``), read with a page: replies by anyone the
+    viewer blocks or is blocked by are left out."""
 
-    id: str
-    author: UserSummary
-    text: str
-    created_at: str
-    reply_to: str | None
-    retweet_of: Tweet | None
-    media_ids: list[str]
-    like_count: int
-    retweet_count: int
-    reply_count: int
-    liked_by_me: bool
-    retweeted_by_me: bool
-
-
-@dataclass(slots=True)
-class TweetPage(Page[Tweet]):
-    """A page of Tweets, newest first."""
-
-    items: list[Tweet]
+    def later(self, batch: ReadBatch, owner: int) -> Later[Shield]: ...
