@@ -247,8 +247,12 @@ def template_profiles(path: Path = ROOT / "template.yaml") -> dict[str, dict[str
 def shard_ops(inputs: Inputs) -> float:
     """Commands/s one Redis shard (one core) serves with Warble's real mix: measured by
     bench/redis_throughput.py (the replay), else the assumption."""
-    if inputs.throughput and inputs.throughput.get("mix_ops_per_s"):
-        return float(inputs.throughput["mix_ops_per_s"])
+    if inputs.throughput and inputs.throughput.get("runs"):
+        from bench.redis_throughput import mix_ops, pipelined
+
+        ops, _ = mix_ops(inputs.m, pipelined(inputs.throughput), command_overhead_us(inputs))
+        if ops:
+            return ops
     return float(REDIS_OPS_PER_SHARD)
 
 
@@ -260,24 +264,62 @@ def command_overhead_us(inputs: Inputs) -> float:
     return REDIS_CMD_OVERHEAD_US
 
 
+def client_commands(cost: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """The server's (calls, microseconds) per command, for the commands the client sent: INFO
+    commandstats also counts each command a Lua script runs, whose time is already in its
+    EVALSHA's, so those are left out (a command sent both ways keeps its client share)."""
+    server = cost.get("redis_server") or {}
+    sent = {k.removeprefix("redis ").lower(): v for k, v in (cost.get("by_operation") or {}).items()
+            if k.startswith("redis ")}  # fmt: skip
+    if not sent:
+        return {k: (float(c), float(u)) for k, (c, u) in server.items()}
+    out = {}
+    for name, (calls, usec) in server.items():
+        mine = min(float(calls), float(sent.get(name, 0.0)))
+        if mine > 0:
+            out[name] = (mine, float(usec) * mine / float(calls))
+    return out
+
+
+SIMPLE_COMMAND_CAP = 2.0  # a command not benchmarked: at most twice a GET's vCPU time
+
+
+def vcpu_caps(inputs: Inputs) -> dict[str, float]:
+    """The most vCPU a command of each kind took against a GET, per second of the server's own
+    CPU (bench/redis_throughput.py, without pipelining): a bound on the execution times the
+    capacity run read from INFO commandstats, which a busy machine inflates (they are wall-clock
+    time, and a command the kernel preempts counts the wait)."""
+    runs = [r for r in (inputs.throughput or {}).get("runs", []) if r["pipeline"] == 1]
+    get = next((r["ops_per_s"] for r in runs if r["name"].startswith("GET")), None)
+    if not get:
+        return {"evalsha": 5.0, "zrevrangebylex": 2.0, "zlexcount": 2.0}
+    caps: dict[str, float] = {}
+    for r in runs:
+        name = r["name"].split()[0].lower()
+        caps[name] = max(caps.get(name, 1.0), get / r["ops_per_s"])
+    return caps
+
+
 def ecpus(cost: dict[str, Any], inputs: Inputs) -> float:
     """ElastiCache Serverless's ECPUs for a call, by its published rule: a simple read or write
     is 1 ECPU per KB transferred (at least 1 a command); a command taking more vCPU time takes
     proportionally more. A command's vCPU time is its measured execution (INFO commandstats)
     plus the per-command I/O, against a 300-byte GET's. Measured on one node, priced on the
     cluster the template deploys (an MGET there is a GET per key)."""
-    server = cost.get("redis_server") or {}
+    server = client_commands(cost)
     if not server:
         return float(cost.get("redis_commands", 0.0))
     overhead = command_overhead_us(inputs)
     get_us = float(inputs.m.get("redis_get_usec", 0.3))
+    caps = vcpu_caps(inputs)
     total = 0.0
     commands = 0.0
-    for calls, usec in server.values():
+    for name, (calls, usec) in server.items():
         if calls <= 0:
             continue
         commands += calls
-        total += calls * max(1.0, (overhead + usec / calls) / (overhead + get_us))
+        weight = max(1.0, (overhead + usec / calls) / (overhead + get_us))
+        total += calls * min(weight, caps.get(name, SIMPLE_COMMAND_CAP))
     # On the cluster each MGET is a GET per key: at least one ECPU each.
     spread = max(0.0, float(cost.get("cluster_commands", commands)) - float(cost["redis_commands"]))
     total += spread
@@ -389,6 +431,7 @@ class Needs:
     ws_messages_month: float = 0.0
     ws_minutes_month: float = 0.0
     ws_peak_messages_s: float = 0.0
+    ws_busiest_route_peak: float = 0.0
     ws_peak_connects_s: float = 0.0
     egress_gb: float = 0.0
     nat_gb: float = 0.0
@@ -604,6 +647,7 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = False) -> Need
     ) * MONTH_DAYS
     n.ws_minutes_month = dau * CONNECTED_MINUTES * MONTH_DAYS
     n.ws_peak_messages_s = n.ws_messages_month / MONTH_DAYS / DAY * PEAK
+    n.ws_busiest_route_peak = max(per_day["dm"], per_day["ws_ping"]) / DAY * PEAK
     n.ws_peak_connects_s = connects / DAY * PEAK
 
     # Bytes: responses to the internet; the @connections posts through the NAT gateway.
@@ -932,11 +976,9 @@ def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, f
 
     row("HTTP API route rate limit (req/s) vs the busiest route", n.busiest_route_peak_rps * spike,
         "HttpThrottleRate")  # fmt: skip
-    row(
-        "WebSocket route rate limit (messages/s)",
-        n.ws_peak_messages_s * spike / 2,
-        "WebSocketThrottleRate",
-    )
+    row("WebSocket route rate limit (messages/s) vs the busiest route (ping)",
+        n.ws_busiest_route_peak * spike, "WebSocketThrottleRate")  # fmt: skip
+
     row("Aurora max ACU", min(n.aurora_acu * spike, AURORA_MAX_ACU), "DatabaseMaxCapacity")
     row("cache ECPU/s maximum", n.redis_peak_ecpu_s * spike / n.caches, "CacheMaxEcpuPerSecond")
     row("cache GB maximum", n.redis_gb / n.caches, "CacheMaxDataStorageGB")

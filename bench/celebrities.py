@@ -368,8 +368,13 @@ def fit(points: list[dict[str, Any]], metric: str) -> dict[str, Any]:
     residual = float(((y - x @ coef) ** 2).sum())
     spread = float(((y - y.mean()) ** 2).sum())
     r2 = None if spread <= 1e-9 * max(1.0, float((y**2).sum())) else 1 - residual / spread
+    # Whether c and f move it at all over the sweep (else R² only measures noise around a
+    # constant, and the formula is its mean).
+    reach = abs(coef[1]) * max(CELEBRITY_POINTS) + abs(coef[2]) * max(FRIEND_POINTS)
+    varies = bool(reach > 0.05 * max(abs(float(y.mean())), 1e-9))
     return {"intercept": float(coef[0]), "per_celebrity": float(coef[1]),
-            "per_following": float(coef[2]), "r2": r2, "points": len(points)}  # fmt: skip
+            "per_following": float(coef[2]), "r2": r2, "varies": varies,
+            "points": len(points)}  # fmt: skip
 
 
 def formulas(points: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
