@@ -683,8 +683,16 @@ def measure_consumers(
                 batch = {"Records": group[start : start + mapping.batch_size]}
                 measured(ops, partial(handler, batch, _context()), meter=meter)
             per_record = ops.per_call()
-            per_record.update({k: round(v * ops.calls / len(group), 4)
+            share = ops.calls / len(group)  # per batch -> per record
+            per_record.update({k: round(v * share, 4)
                                for k, v in per_record.items() if isinstance(v, float)})  # fmt: skip
+            per_record["by_operation"] = {
+                k: round(v * share, 4) for k, v in per_record["by_operation"].items()
+            }
+            per_record["redis_server"] = {
+                k: [round(calls * share, 4), round(usec * share, 2)]
+                for k, (calls, usec) in per_record["redis_server"].items()
+            }
             per_record["records"] = len(group)
             per_record["batch_size"] = mapping.batch_size
             out[f"{mapping.function_name} <- {kind}"] = per_record

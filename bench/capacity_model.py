@@ -382,6 +382,7 @@ def route_cost(inputs: Inputs, route: str) -> dict[str, Any]:
         cost["redis_server"] = {
             k: [calls * scale, usec * scale] for k, (calls, usec) in cost["redis_server"].items()
         }
+        cost["by_operation"] = {k: v * scale for k, v in (cost.get("by_operation") or {}).items()}
     return cost
 
 
