@@ -12,13 +12,22 @@ Accepted without a local counterpart (documented, deliberate):
   and workers import layers/shared themselves;
 - Aurora, RDS Proxy and ElastiCache (`_STOOD_IN`): the local PostgreSQL and Redis take their
   place (infra/local/daemons.py) and their endpoints resolve to 127.0.0.1;
-- a schedule's RetryPolicy: a failed scheduled invocation is logged, not retried.
+- a schedule's RetryPolicy: a failed scheduled invocation is logged, not retried;
+- a bucket's public access block, ownership controls and encryption, bucket policies and origin
+  access controls (infra/local/buckets.py says what of S3 and CloudFront is emulated).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from infra.local.buckets import (
+    BUCKET_TYPE,
+    DISTRIBUTION_TYPE,
+    bucket_problems,
+    distribution_problems,
+    s3_event_problems,
+)
 from infra.local.errors import UnsupportedTemplateError
 from infra.local.provisioning import PROVISIONED_TYPES, unsupported_properties
 from infra.local.stream_mappings import unsupported_stream_event
@@ -56,8 +65,10 @@ _STOOD_IN = frozenset(
 # One local PostgreSQL stands in for the Aurora cluster however many instances it has, so an
 # instance the template creates under a condition (ScaleProfile's reader) changes nothing here.
 _ONE_STANDS_IN = frozenset({"AWS::RDS::DBInstance"})
-# The web client's hosting: `serve` hosts web/ itself (infra/local/web_client.py), whatever the
-# template's condition on these says (`--web-port -1` serves none).
+# With a Condition, the web client's hosting: `serve` hosts web/ itself (infra/local/web_client.py),
+# whatever the condition says (`--web-port -1` serves none). Without one, a bucket is created in
+# moto and served through the local S3 endpoint, a distribution by the local CDN, and a bucket
+# policy or origin access control has no local meaning (infra/local/buckets.py).
 _WEB_HOSTING = frozenset(
     {
         "AWS::S3::Bucket",
@@ -111,14 +122,22 @@ _FUNCTION_PROPERTIES = frozenset(
 )
 # Event types and the properties their local emulation reads (infra/local/http_gateway.py,
 # infra/local/__main__.py); DynamoDB events are checked by infra/local/stream_mappings.py.
+# An HttpApi event's Auth (a route's authorizer) is not among them: the API has no authorizer.
 _EVENT_PROPERTIES = {
-    "HttpApi": frozenset({"ApiId", "Auth", "Method", "Path", "PayloadFormatVersion"}),
+    "HttpApi": frozenset({"ApiId", "Method", "Path", "PayloadFormatVersion"}),
     "Schedule": frozenset({"Schedule", "Name", "Input", "Enabled"}),
     "ScheduleV2": frozenset(
         {"ScheduleExpression", "Name", "Input", "State", "Enabled", "RetryPolicy"}
     ),
 }
 _GLOBALS = frozenset({"Function", "HttpApi"})
+# An HTTP API's properties (its own, and Globals.HttpApi's) that the gateway emulates (CORS) or that
+# have no local meaning (throttling, access logs). Not Auth: no authorizer is emulated, since the
+# handlers check the session themselves (warble.http.app) and an authorizer would answer 401 and
+# 403 in its own shape (tests/unit/test_template_auth.py); nor StageName or StageVariables.
+_HTTP_API_PROPERTIES = frozenset(
+    {"AccessLogSettings", "CorsConfiguration", "DefaultRouteSettings", "Description"}
+)
 
 
 def _intrinsics(value: Any, path: str) -> list[tuple[str, str]]:
@@ -138,7 +157,11 @@ def _intrinsics(value: Any, path: str) -> list[tuple[str, str]]:
 def _resource_problems(template: Template, logical_id: str, resource: dict[str, Any]) -> list[str]:
     rtype = resource.get("Type")
     where = f"{logical_id} ({rtype})"
-    if rtype in PROVISIONED_TYPES:
+    if rtype == BUCKET_TYPE:
+        problems = bucket_problems(logical_id, resource)
+    elif rtype == DISTRIBUTION_TYPE:
+        problems = distribution_problems(template, logical_id, resource)
+    elif rtype in PROVISIONED_TYPES:
         problems = unsupported_properties(logical_id, resource)
     elif rtype in _EMULATED or rtype in _STOOD_IN or rtype in _NOT_NEEDED_LOCALLY | _WEB_HOSTING:
         problems = []
@@ -147,12 +170,32 @@ def _resource_problems(template: Template, logical_id: str, resource: dict[str, 
     if "Condition" in resource and rtype not in _NOT_NEEDED_LOCALLY | _WEB_HOSTING | _ONE_STANDS_IN:
         # The local runtime creates every resource: a conditional one would exist regardless.
         problems.append(f"{where}: Condition {resource['Condition']!r} is not supported")
-    if rtype == "AWS::ApiGatewayV2::Api":
-        protocol = (resource.get("Properties") or {}).get("ProtocolType")
-        if protocol != "WEBSOCKET":
-            problems.append(f"{where}: ProtocolType {protocol!r} is not supported (only "
-                            "WEBSOCKET; HTTP APIs are AWS::Serverless::HttpApi)")  # fmt: skip
+    props = resource.get("Properties") or {}
+    if rtype == "AWS::ApiGatewayV2::Api" and props.get("ProtocolType") != "WEBSOCKET":
+        problems.append(f"{where}: ProtocolType {props.get('ProtocolType')!r} is not supported "
+                        "(only WEBSOCKET; HTTP APIs are AWS::Serverless::HttpApi)")  # fmt: skip
+    if rtype == "AWS::Serverless::HttpApi":
+        problems += _http_api_problems(where, props)
+    if rtype == "AWS::ApiGatewayV2::Route" and (
+        props.get("AuthorizationType", "NONE") != "NONE" or "AuthorizerId" in props
+    ):
+        problems.append(f"{where}: an authorizer (AuthorizationType "
+                        f"{props.get('AuthorizationType')!r}) is not supported")  # fmt: skip
     return problems
+
+
+def _http_api_problems(where: str, props: dict[str, Any]) -> list[str]:
+    auth = props.get("Auth") or {}
+    named = [
+        f"{where}: authorizer {name!r} (Auth.Authorizers) is not supported: the handlers check "
+        "the session (warble.http.app), and an authorizer would answer 401/403 in its own shape"
+        for name in auth.get("Authorizers") or {}
+    ]
+    if auth.get("DefaultAuthorizer"):
+        named.append(f"{where}: Auth.DefaultAuthorizer {auth['DefaultAuthorizer']!r} is not "
+                     "supported")  # fmt: skip
+    rest = sorted(set(props) - _HTTP_API_PROPERTIES - ({"Auth"} if named else set()))
+    return named + [f"{where}: property {key} is not supported" for key in rest]
 
 
 def _function_problems(template: Template, logical_id: str) -> list[str]:
@@ -166,6 +209,8 @@ def _function_problems(template: Template, logical_id: str) -> list[str]:
         kind = event.get("Type") if isinstance(event, dict) else None
         if kind == "DynamoDB":
             problems += unsupported_stream_event(logical_id, event_name, event)
+        elif kind == "S3":
+            problems += s3_event_problems(template, logical_id, event_name, event)
         elif kind in _EVENT_PROPERTIES:
             props = event.get("Properties") or {}
             problems += [
@@ -188,6 +233,7 @@ def template_problems(template: Template) -> list[str]:
         f"Globals.{section} is not supported"
         for section in sorted(set(template.globals) - _GLOBALS)
     ]
+    problems += _http_api_problems("Globals.HttpApi", template.globals.get("HttpApi") or {})
     for logical_id, resource in sorted(template.resources.items()):
         problems += _resource_problems(template, logical_id, resource)
         if resource.get("Type") == "AWS::Serverless::Function":
