@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from warble.dal.connections import ConnectionRegistry
     from warble.dal.counters import DynamoCounterStore
     from warble.dal.graph import DynamoGraphStore
+    from warble.dal.hot import HotCache
     from warble.dal.idempotency import IdempotencyStore
     from warble.dal.likes import LikeStore
     from warble.dal.memberships import MembershipSets
@@ -145,6 +146,14 @@ class Container:
         from warble.dal.redis import connect
 
         return connect(self.settings)
+
+    @cached_property
+    def hot(self) -> HotCache | None:
+        """Hot keys held in this container (HOT_KEY_CACHE_MS), shared by the stores that read
+        them, so one store's write drops what another holds."""
+        from warble.dal.hot import hot_cache
+
+        return hot_cache(self.settings.hot_key_cache_ms)
 
     @cached_property
     def database(self) -> Database:
@@ -383,6 +392,7 @@ class Container:
                 cap=s.timeline_cap,
                 recent_cap=s.author_recent_cap,
                 ttl_seconds=s.timeline_ttl_seconds,
+                hot=self.hot,
             ),
             tweets=self.tweets,
             graph=self.graph,
@@ -542,7 +552,7 @@ class Container:
         tweets = self.tweets
         return NotificationService(
             store=deferred(lambda: _notification_table(s)),
-            unread=RedisUnread(self.redis, s.notification_unread_cap),
+            unread=RedisUnread(self.redis, s.notification_unread_cap, hot=self.hot),
             producers=self.notification_producers,
             directory=UserRepository(self.database),
             profiles=self.accounts,

@@ -114,6 +114,9 @@ class Settings:
     timeline_cap: int = 800
     timeline_ttl_seconds: int = 30 * 86_400
     celebrity_followers: int = 10_000
+    # Hot keys (the system list, authors' recent tweets) held in the function this long
+    # (warble.dal.hot); 0 reads them every time. The template's ScaleProfile sets it.
+    hot_key_cache_ms: int = field(default=0, metadata={"ge": 0})
     author_recent_cap: int = 100
     follow_backfill: int = 100
     websocket_callback_url: str = ""

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from warble import keys
+from warble.dal.hot import HotCache, held_sets
 from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined, queued
 
 if TYPE_CHECKING:
@@ -41,9 +42,18 @@ def _upper_bound(before_tweet_id: int | None) -> str:
 
 class TimelineStore:
     def __init__(
-        self, redis: RedisClient, cap: int, recent_cap: int, ttl_seconds: int, chunk: int = 500
+        self,
+        redis: RedisClient,
+        cap: int,
+        recent_cap: int,
+        ttl_seconds: int,
+        chunk: int = 500,
+        hot: HotCache | None = None,
     ) -> None:
         self._redis = redis
+        # Authors' recent sets held in the function (warble.dal.hot): a celebrity's is read by
+        # every follower's home read.
+        self._hot = hot
         self._cap = cap
         self._recent_cap = recent_cap
         self._ttl = ttl_seconds
@@ -88,11 +98,25 @@ class TimelineStore:
         """The author's newest tweets (read for celebrities, backfills and rebuilds). Only a
         built set takes pushes: one made from a single new tweet would look complete."""
         self._push(keys=[keys.author_recent(author_id)], args=[entry, self._recent_cap])
+        self._drop_recent(author_id)
 
     def forget_recent(self, author_id: int, entry: str) -> None:
         self._redis.zrem(keys.author_recent(author_id), entry)
+        self._drop_recent(author_id)
+
+    def _drop_recent(self, author_id: int) -> None:
+        if self._hot is not None:
+            self._hot.drop(keys.author_recent(author_id))
+
+    def _held_recent(self, hot: HotCache, author_ids: list[int]) -> dict[int, list[str]]:
+        names = {author: keys.author_recent(author) for author in author_ids}
+        held = held_sets(self._redis, hot, list(names.values()))
+        return {author: held[name] for author, name in names.items()}
 
     def recent_built(self, author_ids: list[int]) -> dict[int, bool]:
+        if self._hot is not None:
+            held = self._held_recent(self._hot, author_ids)
+            return {author: bool(members) for author, members in held.items()}
         pipe = self._redis.pipeline(transaction=False)
         for author_id in author_ids:
             pipe.exists(keys.author_recent(author_id))
@@ -104,6 +128,7 @@ class TimelineStore:
         pipe.zadd(key, {SENTINEL: 0, **dict.fromkeys(entries, 0)})
         pipe.zremrangebyrank(key, 1, -(self._recent_cap + 1))
         pipe.execute()
+        self._drop_recent(author_id)
 
     # ---- follow / unfollow -----------------------------------------------------------------
     def add(self, user_id: int, entries: list[str]) -> bool:
@@ -162,6 +187,14 @@ class TimelineStore:
     def recent_pages(
         self, author_ids: list[int], before_tweet_id: int | None, limit: int
     ) -> dict[int, list[str]]:
+        if self._hot is not None:
+            upper = None if before_tweet_id is None else f"{before_tweet_id:019d}"
+            return {
+                author: [
+                    m for m in reversed(members) if m != SENTINEL and (upper is None or m < upper)
+                ][:limit]
+                for author, members in self._held_recent(self._hot, author_ids).items()
+            }
         pipe = self._redis.pipeline(transaction=False)
         for author_id in author_ids:
             pipe.zrevrangebylex(

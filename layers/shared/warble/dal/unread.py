@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from warble import keys
 from warble.dal.blocks import HIDDEN_SCRIPT, hidden_answer
+from warble.dal.hot import HotCache, count_above, held_sets
 from warble.dal.redis import ReadBatch, RedisClient, scripted
 from warble.domain.notifications.ports import Snapshot
 
@@ -145,8 +146,17 @@ RATE_KEY_SECONDS = 2 * 3600  # outlives any window (a minute by default)
 class RedisUnread:
     """``warble.domain.notifications.ports.UnreadStore``: the counts, in at most two round trips."""
 
-    def __init__(self, redis: RedisClient, cap: int, lease_ms: int = keys.LEASE_MS) -> None:
+    def __init__(
+        self,
+        redis: RedisClient,
+        cap: int,
+        lease_ms: int = keys.LEASE_MS,
+        hot: HotCache | None = None,
+    ) -> None:
         self._redis = redis
+        # The system list and the celebrities' recent sets held in the function
+        # (warble.dal.hot): every unread poll reads the one and its reader's celebrities' others.
+        self._hot = hot
         self.cap = cap
         self._lease_ms = lease_ms
         self._user_counts = redis.register_script(_USER_COUNTS)
@@ -232,11 +242,13 @@ class RedisUnread:
                 if int(author) in held.hidden
             )
         system_from = snap.system_position if snap.system_position is not None else user_id
+        celebrities = snap.celebrities or [] if snap.home_position is not None else []
+        celebrities = [c for c in celebrities if c not in (snap.hidden or ())]
+        if self._hot is not None:
+            return self._held_counts(self._hot, snap, padded(system_from), celebrities)
         pipe = self._redis.pipeline(transaction=False)
         pipe.exists(keys.system_notifications())
         pipe.zlexcount(keys.system_notifications(), f"({padded(system_from)}", "+")
-        celebrities = snap.celebrities or [] if snap.home_position is not None else []
-        celebrities = [c for c in celebrities if c not in (snap.hidden or ())]
         for celebrity in celebrities:
             pipe.exists(keys.author_recent(celebrity))
             pipe.zlexcount(
@@ -247,6 +259,20 @@ class RedisUnread:
         built, counted = answers[2::2], answers[3::2]
         snap.home += sum(int(n) for n in counted)
         snap.celebrities_unbuilt = [c for c, b in zip(celebrities, built, strict=True) if not b]
+        return snap
+
+    def _held_counts(
+        self, hot: HotCache, snap: Snapshot, system_from: str, celebrities: list[int]
+    ) -> Snapshot:
+        """Round trip 2 from the whole sets, held a moment in the function: the system list
+        above the user's position, each celebrity's tweets above the home position."""
+        system = keys.system_notifications()
+        recent = {c: keys.author_recent(c) for c in celebrities}
+        held = held_sets(self._redis, hot, [system, *recent.values()])
+        snap.system = count_above(held[system], system_from) if held[system] else None
+        home_from = f"{padded(snap.home_position or 0)};"
+        snap.home += sum(count_above(held[name], home_from) for name in recent.values())
+        snap.celebrities_unbuilt = [c for c, name in recent.items() if not held[name]]
         return snap
 
     def positions(self, user_id: int) -> dict[str, int] | None:
@@ -285,6 +311,7 @@ class RedisUnread:
         ids = load()
         if ids:
             self._redis.zadd(key, {padded(i): 0 for i in ids})
+        self._drop_system()
 
     # ---- writes from requests -------------------------------------------------------------
     def mark_read(self, user_id: int, kinds: list[str], position: int) -> dict[str, int] | None:
@@ -301,3 +328,8 @@ class RedisUnread:
 
     def add_system(self, notification_id: int) -> None:
         self._add_system(keys=[keys.system_notifications()], args=[padded(notification_id)])
+        self._drop_system()
+
+    def _drop_system(self) -> None:
+        if self._hot is not None:
+            self._hot.drop(keys.system_notifications())
