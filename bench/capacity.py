@@ -967,6 +967,8 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
         ("PostgreSQL queries/s at peak (writes)", lambda n: f"{n.pg_peak_qps:,.0f}"
          f" ({n.pg_peak_writes:,.0f})"),
         ("Aurora ACU needed at peak (max 256 an instance)", lambda n: f"{n.aurora_acu:,.1f}"),
+        ("... with an UPDATE per active minute (before issue 30)",
+         lambda n: f"{n.aurora_acu_per_minute_updates:,.1f}"),
         ("WebSocket messages a month", lambda n: _si(n.ws_messages_month)),
         ("internet egress a month, GB", lambda n: f"{n.egress_gb:,.0f}"),
         ("NAT gateway data a month, GB", lambda n: f"{n.nat_gb:,.0f}"),
@@ -1114,14 +1116,14 @@ def _hot_section(inputs: Any, n: Any) -> list[str]:
 
     keys = cm.hot_keys(inputs, cm.SCALES[-1], n)
     lines = ["", "#### Hot keys at 100M DAU (daily peak): every key above 50,000 commands/s",
-             "", "| key | read by | before, ops/s | share of one shard | after the fix, ops/s |"
-             " share of one shard |", "|---|---|---:|---:|---:|---:|"]  # fmt: skip
+             "", "| key | read by | before, ops/s | share of one shard | fix | after, ops/s |"
+             " share of one shard |", "|---|---|---:|---:|---|---:|---:|"]  # fmt: skip
     for k in keys:
         if k["before"] < cm.HOT_KEY_LIMIT:
             continue
         lines.append(
-            f"| `{k['key']}` | {k['who']} | {_si(k['before'])} |"
-            f" {k['share_before']:.0%} | {_si(k['after'])} | {k['share_after']:.1%} |"
+            f"| `{k['key']}` | {k['who']} | {_si(k['before'])} | {k['share_before']:.0%} |"
+            f" {k['fix']} | {_si(k['after'])} | {k['share_after']:.1%} |"
         )
     lines += [
         "",

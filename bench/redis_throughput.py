@@ -47,6 +47,7 @@ CAPACITY = ROOT / "bench" / "results" / "capacity.json"
 SHARED = ROOT / "layers" / "shared"
 KEYSPACE = 1000  # random keys of each kind (redis-benchmark's __rand_int__ is 12 digits)
 SERVER_CORE, CLIENT_CORE = "1", "0"
+HELD = "ZRANGE recent, all 101 (held in the function)"
 
 
 def _id(n: int) -> str:
@@ -121,6 +122,8 @@ def commands(sha: dict[str, str], key: str) -> dict[str, list[str]]:
         "ZREVRANGEBYLEX recent, 40 of 100": [
             "ZREVRANGEBYLEX", f"{{a:{key}}}:recent", "+", "(0", "LIMIT", "0", "40"],
         "ZLEXCOUNT system list": ["ZLEXCOUNT", "{sys}:notifications", "(0000000000000000001", "+"],
+        HELD: [
+            "ZRANGE", f"{{a:{key}}}:recent", "0", "-1"],
         "EVALSHA gate (session, seen, budget)": [
             "EVALSHA", sha["gate"], "3", f"{{u:{key}}}:session:{key}",
             f"{{u:{key}}}:session:{key}:seen", f"{{u:{key}}}:budget", "60",
@@ -260,6 +263,7 @@ def measure(requests: int) -> dict[str, Any]:
             "get": single.get("GET profile (330 B) (hot)"),
             "zrevrangebylex": single.get("ZREVRANGEBYLEX recent, 40 of 100 (hot)"),
             "zlexcount": single.get("ZLEXCOUNT system list (hot)"),
+            "zrange": single.get(HELD + " (hot)"),
         }
         return {
             "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),

@@ -110,12 +110,13 @@ def test_a_viral_tweets_likes_cost_two_units_a_like_on_one_partition() -> None:
 def test_aurora_is_priced_within_one_instances_maximum() -> None:
     from bench import capacity_model as cm
 
-    n = cm.needs(cm.Inputs(m=_measurement()), 100_000_000)
+    n = cm.needs(cm.Inputs(m=_measurement()), 100_000_000, last_seen_in_redis=False)
     assert n.aurora_acu > cm.AURORA_MAX_ACU  # one last_seen_at UPDATE per active minute
     quota = next(q for q in cm.quotas(n) if q[0].startswith("Aurora"))
     assert quota[2] > quota[1]
-    flushed = cm.needs(cm.Inputs(m=_measurement()), 100_000_000, last_seen_in_redis=True)
+    flushed = cm.needs(cm.Inputs(m=_measurement()), 100_000_000)  # noted in Redis, flushed
     assert flushed.aurora_acu < cm.AURORA_MAX_ACU / 10
+    assert flushed.aurora_acu_per_minute_updates == n.aurora_acu
 
 
 def test_provisioned_capacity_follows_the_daily_curve() -> None:

@@ -28,6 +28,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:session:<sha>:lease| string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:session:<sha>:seen | string | 60 s                      | last_seen_at throttle |
 | {u:<user_id>}:budget             | string | RATE_LIMIT_USER_WINDOW_S. | user's request budget |
+| {seen:<n>}                       | zset   | none (flushed)            | sessions seen, to PG  |
 | {t:<token sha256>}:session       | string | SESSION_CACHE_TTL_SECONDS | old-form token's (*)  |
 | {t:<token sha256>}:session:lease | string | LEASE_MS                  | fill lease (*)        |
 | {t:<token sha256>}:seen          | string | 60 s                      | its throttle (*)      |
@@ -155,6 +156,17 @@ def session_seen(token_hash_hex: str, user_id: int | None = None) -> str:
     if user_id is None:
         return f"{{t:{token_hash_hex}}}:seen"
     return f"{{u:{user_id}}}:session:{token_hash_hex}:seen"
+
+
+# Sessions seen since the last flush to PostgreSQL's last_seen_at, spread over this many sets
+# (each its own slot, so over the cluster's shards).
+LAST_SEEN_BUCKETS = 256
+
+
+def last_seen_bucket(session_id: int) -> str:
+    """Sessions seen (member: the session id, score: when, epoch seconds) since the flush
+    (warble.dal.account_state.RedisLastSeen)."""
+    return f"{{seen:{session_id % LAST_SEEN_BUCKETS}}}"
 
 
 def user_budget(user_id: int) -> str:

@@ -255,7 +255,7 @@ class Container:
     # ---- services ---------------------------------------------------------------------------
     @cached_property
     def accounts(self) -> AccountService:
-        from warble.dal.account_state import LoginThrottle, SessionLookups
+        from warble.dal.account_state import LoginThrottle, RedisLastSeen, SessionLookups
         from warble.dal.accounts import SessionRepository, UserRepository
         from warble.domain.accounts.service import AccountPolicy, AccountService
 
@@ -272,6 +272,7 @@ class Container:
                 password_hash_rounds=s.password_hash_rounds,
                 session_ttl=timedelta(days=s.session_ttl_days),
             ),
+            last_seen=RedisLastSeen(self.redis),
         )
 
     @cached_property

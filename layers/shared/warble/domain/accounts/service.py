@@ -18,6 +18,7 @@ from warble.domain.accounts.answers import Auth, LiveSession, Me, Sessions
 from warble.domain.accounts.ports import (
     DuplicateAccount,
     GateAnswer,
+    LastSeen,
     LoginAttempts,
     Session,
     SessionLookups,
@@ -98,8 +99,10 @@ class AccountService:
         lookups: SessionLookups,
         ids: IdGenerator,
         policy: AccountPolicy,
+        last_seen: LastSeen | None = None,
     ) -> None:
         self._users = users
+        self._last_seen = last_seen
         self._sessions = sessions
         self._profiles = profiles
         self._session_cache = session_cache
@@ -232,13 +235,26 @@ class AccountService:
         if verdict is None or (user_id is not None and verdict[0].user_id != user_id):
             raise Unauthorized()
         principal = verdict[0]
-        # The touch (at most once a minute per session) also asks PostgreSQL: if the session was
-        # revoked but its cache entry survived (the revocation's invalidation lost with Redis),
-        # the entry is dropped and the answer is 401 from now on.
-        if due_for_touch and not self._sessions.touch(principal.session_id):
-            self._session_cache.invalidate((digest, user_id))
-            raise Unauthorized()
+        # Seen (at most once a minute per session): noted in Redis, written to PostgreSQL by
+        # flush_last_seen in batches, which also drops the cache entry of a session revoked
+        # while its entry survived (the revocation's invalidation lost with Redis).
+        if due_for_touch and self._last_seen is not None:
+            self._last_seen.note(principal.session_id, clock.epoch_ms() / 1000)
         return principal
+
+    def flush_last_seen(self, batch: int = 1000) -> int:
+        """The sessions seen since the last flush: their ``last_seen_at`` written, ``batch`` to
+        a statement; a session no longer live has its cached entry dropped, so its next request
+        reads PostgreSQL and gets 401. Answers how many were written."""
+        if self._last_seen is None:
+            return 0
+        written = 0
+        for seen in self._last_seen.take(batch):
+            for token_hash, user_id in self._sessions.touch_many(seen):
+                self._session_cache.invalidate((token_hash, user_id))
+                self._session_cache.invalidate((token_hash, None))  # a token of the old form
+            written += len(seen)
+        return written
 
     def require_from_store(self, principal: Principal, expires_at_ms: int) -> Principal:
         """The caller ``authenticate`` found, checked while Redis is unreachable: the session's
