@@ -28,9 +28,9 @@ def bob(accounts):
 
 
 def test_post_read_and_delete(tweets, alice, bob):
-    posted = tweets.post(alice, "hello world", None, ["m1", "m2"])
+    posted = tweets.post(alice, "hello world", None, [])
     assert posted.author == UserSummary(str(alice), "alice", "alice")
-    assert posted.media_ids == ["m1", "m2"] and posted.retweet_of is None
+    assert (posted.media_ids, posted.media, posted.retweet_of) == ([], [], None)
     assert posted.like_count == 0 and posted.liked_by_me is False
     tweet_id = int(posted.id)
     assert tweets.get(bob, tweet_id).text == "hello world"

@@ -16,7 +16,7 @@ import itertools
 import json
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from warble.domain.blocks.ports import Shield
@@ -28,14 +28,25 @@ from warble.domain.graph.ports import FollowRejected
 from warble.domain.graph.service import GraphPolicy, GraphService
 from warble.domain.likes.ports import Like, TweetMissing
 from warble.domain.likes.service import LikeService
+from warble.domain.media.ports import READY, AttachedMedia, MediaPolicy, StoredMedia
+from warble.domain.media.service import MediaService
 from warble.domain.shared import Held
 from warble.domain.timelines.service import TimelinePolicy, TimelineService, parse_entry
 from warble.domain.tweets.flags import ViewerFlags
-from warble.domain.tweets.ports import AlreadyRetweeted, ParentMissing, StoredTweet, TweetGone
+from warble.domain.tweets.ports import (
+    AlreadyRetweeted,
+    MediaTaken,
+    ParentMissing,
+    StoredTweet,
+    TweetGone,
+)
 from warble.domain.tweets.service import TweetService
 from warble.errors import NotFound
 from warble.events import Change, Event, Followed
-from warble.services import Container
+from warble.imaging import process as process_image
+from warble.services import Container, deferred
+
+MEDIA_URL = "https://cdn.example"
 
 T = TypeVar("T")
 
@@ -260,6 +271,82 @@ class FakeBlockSets:
 
 
 # ---- tweets and likes -------------------------------------------------------------------------
+class FakeMediaStore:
+    """``MediaStore`` (``warble.dal.media.MediaTable``), and the claims a tweet's transaction
+    makes (``warble.dal.media.claim``): all or none."""
+
+    def __init__(self) -> None:
+        self.items: dict[int, StoredMedia] = {}
+
+    def create(self, media: StoredMedia) -> None:
+        self.items[media.id] = media
+
+    def get(self, media_id: int) -> StoredMedia | None:
+        return self.items.get(media_id)
+
+    def get_many(self, media_ids: list[int]) -> list[StoredMedia]:
+        return [self.items[m] for m in media_ids if m in self.items]
+
+    def set_alt_text(self, owner_id: int, media_id: int, alt_text: str) -> StoredMedia | None:
+        media = self.items.get(media_id)
+        if media is None or media.owner_id != owner_id:
+            return None
+        media = self.items[media_id] = replace(media, alt_text=alt_text, rev=media.rev + 1)
+        return media
+
+    def finish(self, media: StoredMedia) -> bool:
+        if self.items.get(media.id) is None or self.items[media.id].status != "pending":
+            return False
+        self.items[media.id] = media
+        return True
+
+    def delete_many(self, media_ids: list[int]) -> None:
+        for media_id in media_ids:
+            self.items.pop(media_id, None)
+
+    def claim(self, tweet: StoredTweet) -> None:
+        taken = [
+            m.id
+            for m in tweet.media
+            if (item := self.items.get(m.id)) is None
+            or item.owner_id != tweet.author_id
+            or item.status != READY
+            or item.tweet_id is not None
+            or item.rev != m.rev
+        ]
+        if taken:
+            raise MediaTaken(taken)
+        for m in tweet.media:
+            self.items[m.id] = replace(self.items[m.id], tweet_id=tweet.id, expires_at=None)
+
+
+class FakeBucket:
+    """``ObjectStore`` (``warble.dal.media.MediaBucket``): files by key, and which are kept."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[bytes, str]] = {}
+        self.kept: set[str] = set()
+
+    def upload_form(
+        self, key: str, content_type: str, max_bytes: int, expires_seconds: int
+    ) -> tuple[str, dict[str, str]]:
+        return "https://bucket.example", {"key": key, "Content-Type": content_type}
+
+    def read(self, key: str) -> bytes | None:
+        found = self.files.get(key)
+        return None if found is None else found[0]
+
+    def put(self, key: str, body: bytes, content_type: str) -> None:
+        self.files[key] = (body, content_type)
+
+    def keep(self, keys: list[str]) -> None:
+        self.kept.update(keys)
+
+    def delete(self, keys: list[str]) -> None:
+        for key in keys:
+            self.files.pop(key, None)
+
+
 class FakeTweetStore:
     """``TweetStore`` (``warble.dal.tweets.TweetStore``): a tweet's write checks its parent and
     the one-retweet-per-user rule atomically; deleting a gone tweet is ``TweetGone``."""
@@ -275,9 +362,13 @@ class FakeTweetStore:
     def retweet_by(self, user_id: int, original_id: int) -> int | None:
         return self.retweets.get((user_id, original_id))
 
+    media: FakeMediaStore | None = None  # the media a tweet's transaction claims
+
     def create(self, tweet: StoredTweet) -> None:
         if tweet.id in self.tweets:
             raise RuntimeError(f"tweet {tweet.id} exists")  # the real store's condition too
+        if tweet.media and self.media is not None:
+            self.media.claim(tweet)
         parent = tweet.reply_to or tweet.retweet_of
         if parent is not None and parent not in self.tweets:
             raise ParentMissing()
@@ -287,6 +378,16 @@ class FakeTweetStore:
                 raise AlreadyRetweeted(existing)
             self.retweets[(tweet.author_id, tweet.retweet_of)] = tweet.id
         self.tweets[tweet.id] = tweet
+
+    def update_media(self, author_id: int, tweet_id: int, media: AttachedMedia) -> bool:
+        tweet = self.tweets.get(tweet_id)
+        if tweet is None:
+            return False
+        copies = [media if m.id == media.id and m.rev < media.rev else m for m in tweet.media]
+        if copies == list(tweet.media):
+            return False
+        self.tweets[tweet_id] = StoredTweet(**{**tweet.__dict__, "media": tuple(copies)})
+        return True
 
     def delete(self, tweet: StoredTweet) -> None:
         stored = self.tweets.get(tweet.id)
@@ -692,6 +793,31 @@ class World:
     sleeps: list[float] = field(default_factory=list)
     repaired: list[set[str]] = field(default_factory=list)
     on_sleep: Callable[[], None] | None = None
+    media_store: FakeMediaStore = field(default_factory=FakeMediaStore)
+    bucket: FakeBucket = field(default_factory=FakeBucket)
+
+    def ready_media(self, owner_id: int, alt_text: str = "") -> str:
+        """A Media of ``owner_id``, processed and ready to attach; its id."""
+        media_id = self.ids.next_id()
+        self.media_store.create(
+            StoredMedia(
+                id=media_id,
+                owner_id=owner_id,
+                content_type="image/png",
+                size=100,
+                alt_text=alt_text,
+                created_at_ms=1_790_000_000_000,
+                token="t",
+                status=READY,
+                expires_at=None,
+                width=4,
+                height=3,
+                original_key=f"media/{media_id}/t.png",
+                preview_key=f"media/{media_id}/t.preview.webp",
+                blurhash="L00000fQfQfQfQfQfQfQfQfQfQfQ",
+            )
+        )
+        return str(media_id)
 
     def __post_init__(self) -> None:
         self.like_store = FakeLikeStore(self.tweet_store)
@@ -723,6 +849,17 @@ class World:
                 self.liked, self.retweeted, self.like_store, self.tweet_store, self.recent_actions
             ),
             shields=self.shields,
+            media=deferred(lambda: self.media),
+            media_url=MEDIA_URL,
+        )
+        self.tweet_store.media = self.media_store
+        self.media = MediaService(
+            store=self.media_store,
+            objects=self.bucket,
+            process=process_image,
+            ids=self.ids,
+            policy=MediaPolicy(base_url=MEDIA_URL),
+            tweets=self.tweets,
         )
         self.likes = LikeService(
             store=self.like_store,

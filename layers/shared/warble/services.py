@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from warble.domain.discover.service import DiscoverService
     from warble.domain.graph.service import GraphService
     from warble.domain.likes.service import LikeService
+    from warble.domain.media.service import MediaService
     from warble.domain.notifications.ports import MessageReads
     from warble.domain.notifications.service import NotificationService, Producers
     from warble.domain.push.service import Pusher
@@ -332,6 +333,30 @@ class Container:
                 recent=s.recent_actions,
             ),
             shields=self.shields,
+            # Built on first use: only a tweet with media_ids reads the media table.
+            media=Deferred(lambda: self.media),
+            media_url=s.media_url.rstrip("/"),
+        )
+
+    @cached_property
+    def media(self) -> MediaService:
+        from warble.dal.media import MediaBucket, MediaTable
+        from warble.domain.media.ports import MediaPolicy
+        from warble.domain.media.service import MediaService
+        from warble.imaging import process
+
+        s = self.settings
+        return MediaService(
+            store=Deferred(lambda: MediaTable(s)),
+            objects=MediaBucket(s),
+            process=process,
+            ids=self.ids,
+            policy=MediaPolicy(
+                base_url=s.media_url.rstrip("/"),
+                upload_seconds=s.media_upload_seconds,
+                unattached_seconds=s.media_unattached_seconds,
+            ),
+            tweets=self.tweets,
         )
 
     @cached_property
@@ -587,6 +612,10 @@ def blocks() -> BlockService:
 
 def likes() -> LikeService:
     return container().likes
+
+
+def media() -> MediaService:
+    return container().media
 
 
 def timelines() -> TimelineService:

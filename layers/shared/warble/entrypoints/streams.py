@@ -311,6 +311,28 @@ def _purge(event: TweetDeleted) -> None:
     metrics.add_metric("CleanedUp", MetricUnit.Count, services.tweets().purge(event.tweet_id))
 
 
+# A tweet's media (docs/media.md): kept once a tweet shows them (the lifecycle rule's tag goes),
+# deleted with it; a batch's tweets at once (one DeleteObjects, one BatchWriteItem). Idempotent.
+media = Consumer("Media")
+
+
+@media.batch(TweetPosted)
+def _keep_media(deliveries: list[Delivery[Any]]) -> Failures:
+    shown = [d.event for d in deliveries if d.event.media_keys]
+    if shown:
+        services.media().attached(shown)
+    return []
+
+
+@media.batch(TweetDeleted)
+def _forget_media(deliveries: list[Delivery[Any]]) -> Failures:
+    gone = [d.event for d in deliveries if d.event.media_ids]
+    if gone:
+        services.media().forget(gone)
+        metrics.add_metric("MediaDeleted", MetricUnit.Count, sum(len(e.media_ids) for e in gone))
+    return []
+
+
 # Notifications from the graph, tweets, likes and matches streams. Exactly once by construction
 # (warble.domain.notifications): a redelivered record finds the notification's dedupe item and
 # its id already counted.
@@ -332,4 +354,4 @@ for _source in (Followed, Liked, TweetPosted, Matched):
 # ---- the two readers of every stream (template.yaml: FanoutConsumerFunction and
 # ReactionsConsumerFunction; each mapping's FilterCriteria passes what its groups need) ---------
 fanout = Reader("Fanout", timeline, counters)
-reactions = Reader("Reactions", notifier, cleanup)
+reactions = Reader("Reactions", notifier, cleanup, media)

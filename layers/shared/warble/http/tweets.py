@@ -30,6 +30,7 @@ router = Router()
         201,
         Tweet,
         "Created",
+        e400="validation_error, invalid_media",
         e403="blocked",
         e404="reply_to does not exist",
     ),

@@ -18,9 +18,13 @@ class CreateTweet(_Request):
     # (warble.domain.text.normalise_text); the document shows that rule, and the model's own
     # bound only keeps absurd bodies out of the normaliser.
     text: str = Field(
+        default="",
         max_length=4000,
-        description="1 to 280 characters after NFC normalisation, not only white space",
-        json_schema_extra={"minLength": 1, "maxLength": 280, "pattern": r"\S"},
+        description="1 to 280 characters after NFC normalisation, not only white space; with"
+        " media_ids it may be empty",
+        # What the domain checks after NFC (warble.domain.tweets.normalise_text); the model's
+        # own bound only keeps absurd bodies out of the normaliser.
+        json_schema_extra={"maxLength": 280},
     )
     reply_to: str | None = Field(default=None, pattern=SNOWFLAKE_PATTERN)
     media_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(

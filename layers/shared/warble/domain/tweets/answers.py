@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from warble.domain.media.answers import Media
 from warble.domain.shared import Page, UserSummary
 
 
@@ -20,6 +21,7 @@ class Tweet:
     reply_to: str | None
     retweet_of: Tweet | None
     media_ids: list[str]
+    media: list[Media]
     like_count: int
     retweet_count: int
     reply_count: int

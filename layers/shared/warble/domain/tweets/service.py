@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from warble import clock
@@ -35,6 +35,8 @@ from warble.domain.counters.ports import (
     user_counter,
 )
 from warble.domain.likes.ports import LikeStore
+from warble.domain.media.answers import media_answer
+from warble.domain.media.ports import AttachedMedia
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import (
     Cache,
@@ -49,13 +51,15 @@ from warble.domain.text import normalise_text
 from warble.domain.tweets.answers import Tweet, TweetPage
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
+    MediaCatalog,
+    MediaTaken,
     ParentMissing,
     ShieldReader,
     StoredTweet,
     TweetGone,
     TweetStore,
 )
-from warble.errors import Blocked, Forbidden, NotFound
+from warble.errors import Blocked, Forbidden, InvalidMedia, NotFound
 from warble.events import TweetDeleted, TweetPosted
 
 if TYPE_CHECKING:
@@ -104,8 +108,12 @@ class TweetService:
         likes: LikeStore,
         flags: ViewerFlags,
         shields: ShieldReader,
+        media: MediaCatalog,
+        media_url: str,
     ) -> None:
         self.flags = flags
+        self._media = media
+        self._media_url = media_url
         self._shields = shields
         self._store = store
         self._cache = cache
@@ -118,12 +126,13 @@ class TweetService:
 
     # ---- writes -------------------------------------------------------------------------
     def post(self, author_id: int, text: str, reply_to: int | None, media_ids: list[str]) -> Tweet:
-        body = normalise_text(text, MAX_TEXT)
+        body = normalise_text(text, MAX_TEXT, may_be_empty=bool(media_ids))
         parent_author = None
         if reply_to is not None:
             parent_author = self._store.author_of(reply_to)
             if parent_author is None:
                 raise NotFound("The tweet replied to does not exist.")
+        media = self._media.attachable(author_id, media_ids) if media_ids else []
         tweet = StoredTweet(
             id=self._ids.next_id(),
             author_id=author_id,
@@ -131,15 +140,35 @@ class TweetService:
             created_at_ms=clock.epoch_ms(),
             reply_to=reply_to,
             reply_to_author=parent_author,
-            media_ids=tuple(media_ids),
+            media_ids=tuple(str(m.id) for m in media),
+            media=tuple(media),
         )
         try:
-            self._store.create(tweet)
+            self._create_with_media(tweet, media_ids)
         except ParentMissing:
             raise NotFound("The tweet replied to does not exist.") from None
         except BlockedByAuthor:
             raise Blocked("The author of that tweet blocks you.") from None
         return self._render_one(tweet, author_id)
+
+    def _create_with_media(self, tweet: StoredTweet, media_ids: list[str]) -> None:
+        """The tweet's transaction claims its media (each on one tweet at most). A media
+        changed since it was read is read again: taken by another tweet meanwhile, it is
+        refused; only edited (its alt text), the tweet copies the new one and tries again."""
+        for _ in range(3):
+            try:
+                self._store.create(tweet)
+                return
+            except MediaTaken:
+                media = self._media.attachable(tweet.author_id, media_ids)
+                tweet = replace(tweet, media=tuple(media))
+        raise InvalidMedia([(str(m.id), "changed while the tweet was posted") for m in tweet.media])
+
+    def media_changed(self, tweet_id: int, media: AttachedMedia) -> None:
+        """A media this tweet shows changed (its alt text): the tweet's copy follows."""
+        author_id = self._store.author_of(tweet_id)
+        if author_id is not None and self._store.update_media(author_id, tweet_id, media):
+            self._cache.invalidate(tweet_id)
 
     def retweet(self, user_id: int, original_id: int) -> tuple[Tweet, bool]:
         """The retweet, and whether it was created now (False: it existed already)."""
@@ -429,6 +458,7 @@ class TweetService:
                 reply_to=None if tweet.reply_to is None else str(tweet.reply_to),
                 retweet_of=embedded,
                 media_ids=list(tweet.media_ids),
+                media=[media_answer(m, self._media_url) for m in tweet.media],
                 like_count=counted.get("like_count", 0),
                 retweet_count=counted.get("retweet_count", 0),
                 reply_count=counted.get("reply_count", 0),
