@@ -261,7 +261,11 @@ class PushStack:
             {
                 "Parameters": {
                     "DB_NAME": db,
-                    "REDIS_URL": f"redis://127.0.0.1:6379/{stack.BENCH_REDIS_DB - 1}",
+                    # The bench's Redis (WARBLE_BENCH_REDIS_PORT), the index below the shared
+                    # stack's: this stack's serve empties it at start.
+                    "REDIS_URL": (
+                        f"redis://127.0.0.1:{stack.BENCH_REDIS_PORT}/{stack.BENCH_REDIS_DB - 1}"
+                    ),
                     "REDIS_CLUSTER": "false",
                     "DB_SSLMODE": "disable",
                     "PASSWORD_HASH_ROUNDS": "4",
