@@ -856,8 +856,8 @@ LOWER = {
     "END/REPORT lines (most of the bytes: the code logs nothing at INFO on a request)",
     "CloudWatch Logs (HTTP API access log)": "sample it, or keep it only on errors (a filter"
     " in a Firehose subscription), or drop fields",
-    "X-Ray traces": "Tracing: PassThrough on the read functions at 10M and above (or a"
-    " sampling rule at 0.1%): the reservoir still catches slow requests' shapes in tests",
+    "X-Ray traces": "the 10M and 100M profiles trace nothing (PassThrough); at 1M, a sampling"
+    " rule under 5% once tracing is read through the ADOT layer",
     "DynamoDB reads (on-demand)": "provisioned capacity with auto scaling (the table below),"
     " then reserved capacity for the night's floor",
     "DynamoDB writes (on-demand)": "one counter claim per stream batch instead of one per"
@@ -963,7 +963,8 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
         ("Redis memory (timelines of 30-day users, sets, caches), GB",
          lambda n: f"{n.redis_gb:,.0f}"),
         ("serverless caches (5,000 GB and 15M ECPU/s each)", lambda n: f"{n.caches}"),
-        ("or: r7g.4xlarge shards (1 replica each)", lambda n: f"{n.redis_shards}"),
+        ("or: r7g.4xlarge shards (1 replica each; 3x the one-core mix a node)",
+         lambda n: f"{n.redis_shards:,}"),
         ("PostgreSQL queries/s at peak (writes)", lambda n: f"{n.pg_peak_qps:,.0f}"
          f" ({n.pg_peak_writes:,.0f})"),
         ("Aurora ACU needed at peak (max 256 an instance)", lambda n: f"{n.aurora_acu:,.1f}"),
