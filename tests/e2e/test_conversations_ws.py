@@ -102,6 +102,25 @@ def registered(stack, user_id: str) -> set[str]:
     return {item["connection_id"] for item in answer["Items"]}
 
 
+def test_a_pong_says_when_the_connection_is_no_longer_registered(stack, pair):
+    # given an open connection, registered (issue 34: a push refused in the handshake's gap
+    # deleted the registration of a live connection, which then received nothing)
+    me, mine, _, _ = pair
+    with device(stack, mine.headers["Authorization"][7:]) as ws:
+        (connection,) = registered(stack, me["id"])
+        # when its registration is gone
+        table = boto3.resource("dynamodb", endpoint_url=stack.moto, region_name="us-east-1")
+        with table.Table(f"{stack.stack_name}-connections").batch_writer() as items:
+            items.delete_item(Key={"pk": f"USER#{me['id']}", "sk": f"CONN#{connection}"})
+            items.delete_item(Key={"pk": f"CONN#{connection}", "sk": "META"})
+        # then its pong says so, and the client knows to connect again
+        ws.send(json.dumps({"action": "ping"}))
+        assert frames_until(ws, lambda f: f["type"] == "pong")[-1] == {
+            "type": "pong",
+            "data": {"registered": False},
+        }
+
+
 # ---- HTTP ---------------------------------------------------------------------------------------
 def test_http_conversation_rules(stack, pair, new_user):
     me, mine, them, theirs = pair
@@ -327,7 +346,7 @@ def test_bad_frames_get_error_frames_and_the_connection_stays_open(stack, pair, 
         assert (refused["type"], refused["data"]["code"]) == ("error", "not_allowed")
         assert refused["data"]["client_id"] == "g"
         ws.send(json.dumps({"action": "ping"}))
-        assert next_frame(ws) == {"type": "pong", "data": {}}
+        assert next_frame(ws) == {"type": "pong", "data": {"registered": True}}
     assert theirs.get(f"/v1/conversations/{conversation}/messages").json()["items"] == []
 
 

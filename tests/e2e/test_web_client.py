@@ -13,7 +13,9 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import boto3
 import pytest
 
 from tests.e2e.conftest import unique_name
@@ -259,6 +261,97 @@ def test_direct_messages_live_both_ways_history_unread_and_reconnect(
     box.get_by_text("Still there?").wait_for()
     rory.page.get_by_test_id("message-box").get_by_text("Still there?").wait_for()
     rory.shot(shots, "conversation")
+
+
+def connections_of(stack, user_id: str) -> Any:
+    """The user's registrations in ConnectionsTable (as the Pusher reads them), to delete."""
+    table = boto3.resource("dynamodb", endpoint_url=stack.moto, region_name="us-east-1").Table(
+        f"{stack.stack_name}-connections"
+    )
+    found = table.query(
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": f"USER#{user_id}"},
+        ConsistentRead=True,
+    )["Items"]
+    return table, [item["connection_id"] for item in found]
+
+
+def unregister(stack, user_id: str) -> None:
+    """Forget the user's connections in the registry, as a push refused with 410 in the
+    handshake's gap did (issue 34): the sockets stay open, and no push finds them."""
+    table, connections = connections_of(stack, user_id)
+    assert connections
+    with table.batch_writer() as items:
+        for connection in connections:
+            items.delete_item(Key={"pk": f"USER#{user_id}", "sk": f"CONN#{connection}"})
+            items.delete_item(Key={"pk": f"CONN#{connection}", "sk": "META"})
+
+
+def test_a_dead_or_unregistered_connection_is_noticed_and_what_it_missed_shown(
+    stack, new_user, person
+) -> None:
+    # given two friends with a conversation; Amy's socket goes through a route that can go
+    # silent (a network gone without a close), and her page's clock can be moved forward
+    a, a_token = api_user(stack, new_user, "amy", "Amy Pond")
+    b, b_token = api_user(stack, new_user, "rory", "Rory Williams")
+    with stack.client(a_token) as amy_api, stack.client(b_token) as rory_api:
+        amy_api.put(f"/v1/users/me/following/{b['id']}").raise_for_status()
+        rory_api.put(f"/v1/users/me/following/{a['id']}").raise_for_status()
+        conversation = amy_api.post("/v1/conversations", json={"participant_id": b["id"]}).json()
+    path = f"/v1/conversations/{conversation['id']}/messages"
+    sockets: list = []
+    silent: set = set()
+
+    def through(ws) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(lambda frame: ws not in silent and server.send(frame))
+        server.on_message(lambda frame: ws not in silent and ws.send(frame))
+        sockets.append(ws)
+
+    amy = person()
+    amy.page.clock.install()
+    amy.page.route_web_socket(re.compile(r"^ws://"), through)
+    amy.log_in(a["username"])
+    amy.page.get_by_role("heading", name="Home").wait_for()
+    amy.go(f"messages/{conversation['id']}")
+    box = amy.page.get_by_test_id("message-box")
+    box.get_by_text("This is the start of your conversation.").wait_for()
+    amy.live().filter(has_text="Live").wait_for()
+
+    # when her socket goes silent and Rory writes meanwhile
+    silent.add(sockets[-1])
+    with stack.client(b_token) as rory_api:
+        rory_api.post(path, json={"text": "Are you there?"}).raise_for_status()
+    # then within a heartbeat and its pong's wait she notices, reconnects and shows it
+    amy.page.clock.fast_forward("00:30")
+    amy.page.clock.fast_forward("00:10")
+    amy.live().filter(has_text="Reconnecting").wait_for()
+    box.get_by_text("Are you there?").wait_for()
+    amy.live().filter(has_text="Live").wait_for()
+    assert len(sockets) == 2
+
+    # when the server forgets her connection (the socket stays open) and Rory writes again
+    unregister(stack, a["id"])
+    with stack.client(b_token) as rory_api:
+        rory_api.post(path, json={"text": "Hello?"}).raise_for_status()
+    # then her next heartbeat's pong says so: she reconnects and shows what she missed
+    amy.page.clock.fast_forward("00:30")
+    box.get_by_text("Hello?").wait_for()
+    amy.live().filter(has_text="Live").wait_for()
+    assert len(sockets) == 3
+
+    # when it is forgotten again and she sends: the refused frame sends it over HTTP instead
+    unregister(stack, a["id"])
+    amy.page.get_by_label("Message").fill("Here! The network was down.")
+    amy.page.get_by_role("button", name="Send").click()
+    box.locator(".message.mine", has_text="Here! The network was down.").wait_for()
+    box.locator(".message.pending").wait_for(state="detached")
+    assert box.locator(".message.failed").count() == 0
+    amy.live().filter(has_text="Live").wait_for()
+    assert len(sockets) == 4
+    with stack.client(b_token) as rory_api:
+        texts = [m["text"] for m in rory_api.get(path).json()["items"]]
+    assert texts[0] == "Here! The network was down.", texts
 
 
 def test_discover_location_cards_swipes_and_the_match(stack, new_user, person, shots) -> None:

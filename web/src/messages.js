@@ -129,8 +129,12 @@ function Conversation({ id, conversation, onRead }) {
     stick.current = true;
     setMessages((ms) => [...ms, temp]);
     try {
-      // Over the WebSocket with its ack; over HTTP while the socket is reconnecting.
-      const sent = live && live.state === "open" ? await live.sendMessage(id, body) : await api.post(`/v1/conversations/${id}/messages`, { text: body });
+      // Over the WebSocket with its ack; over HTTP while the socket is reconnecting, or when
+      // it refused the message unstored (its registration was gone: it reconnects meanwhile).
+      const overHttp = () => api.post(`/v1/conversations/${id}/messages`, { text: body });
+      const sent = live && live.state === "open"
+        ? await live.sendMessage(id, body).catch((e) => (e.unsent || e.code === "not_registered" ? overHttp() : Promise.reject(e)))
+        : await overHttp();
       setMessages((ms) => merge([sent], ms.filter((m) => m.id !== temp.id)));
       onRead(id);
     } catch (e) {
