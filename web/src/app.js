@@ -13,9 +13,10 @@ import { NotificationsPage, NOTIFICATION_TYPES } from "./notifications.js";
 import { MessagesPage } from "./messages.js";
 import { DiscoverPage, MatchModal } from "./discover.js";
 
-// The `home` count is not pushed: poll it (and resync the others) while the tab is visible. Every
-// 10 s is 30 requests of the user's 300 per 5 minutes (docs/accounts.md, Rate limits).
-const COUNTS_POLL_MS = 10_000;
+// Every count is pushed (`home` after a followed account's tweet reaches the home timeline), so
+// the poll only resyncs, notices a revoked session, and brings the home count of accounts too
+// big to be announced one follower at a time: 5 requests of the user's 300 per 5 minutes.
+const COUNTS_POLL_MS = 60_000;
 const ZERO = { follow: 0, like: 0, reply: 0, mention: 0, retweet: 0, match: 0, system: 0, message: 0, home: 0, total: 0 };
 
 function App({ config }) {
@@ -99,10 +100,15 @@ function App({ config }) {
     addEventListener("warble:match", onMatch);
     refreshCounts();
     const timer = setInterval(() => { if (!document.hidden) refreshCounts(); }, COUNTS_POLL_MS);
+    // A tab coming back to the front (a phone waking up) reads them at once: it may have missed
+    // pushes, or its session may have ended meanwhile.
+    const onShow = () => { if (!document.hidden) refreshCounts(); };
+    addEventListener("visibilitychange", onShow);
     return () => {
       off();
       connection.close();
       clearInterval(timer);
+      removeEventListener("visibilitychange", onShow);
       removeEventListener("warble:match", onMatch);
       setLive(null);
     };

@@ -136,6 +136,13 @@ def _fan_out(event: TweetPosted) -> None:
     services.tweets().flags.tweet_seen(event)
 
 
+@timeline.on(TweetPosted)
+def _announce(event: TweetPosted) -> None:
+    # After the fan-out above: the count it reads includes the tweet. Takes a batch of tweets
+    # (one push per follower connection for all of them) once the consumer hands it batches.
+    services.notifications().home_posted([event])
+
+
 @timeline.on(TweetDeleted)
 def _withdraw(event: TweetDeleted) -> None:
     services.timelines().tweet_deleted(event.author_id, event.tweet_id)
