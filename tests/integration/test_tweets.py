@@ -44,9 +44,7 @@ def test_post_read_and_delete(tweets, alice, bob):
         tweets.delete(alice, tweet_id)
 
 
-def test_my_own_like_and_retweet_count_in_what_i_see_before_the_counters_settle(
-    tweets, alice, bob
-):
+def test_my_own_like_and_retweet_count_in_what_i_see_before_the_counters_settle(tweets, alice, bob):
     # given Alice's tweet, liked and retweeted by Bob; the counter consumer has not run yet
     # (issue 34: Bob's reload answered retweeted_by_me with retweet_count 0, his undo showed -1)
     original = int(tweets.post(alice, "hello", None, []).id)
