@@ -83,7 +83,7 @@ def validation_details(errors: list[dict[str, Any]]) -> list[FieldError]:
         message = str(err.get("msg", "is not valid"))
         if err.get("type") == "string_pattern_mismatch":
             pattern = (err.get("ctx") or {}).get("pattern")
-            message = PATTERN_WORDS.get(pattern, "is not in the form this field takes")
+            message = PATTERN_WORDS.get(str(pattern), "is not in the form this field takes")
         if message.startswith("Value error, "):
             message = message[len("Value error, ") :]
         details.append(FieldError(field, message))
