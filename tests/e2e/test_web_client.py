@@ -120,7 +120,7 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
     compose.fill("x" * 281)
     assert alice.page.get_by_test_id("counter").inner_text() == "-1"
     assert alice.page.get_by_role("button", name="Post").is_disabled()
-    text = "Tea party at the March Hare's, 4 pm. Bring a riddle!"
+    text = "Tea party at the March Hare's, 4 pm. Bring a riddle! https://example.org/tea"
     compose.fill(text)
     assert alice.page.get_by_test_id("counter").inner_text() == str(280 - len(text))
     alice.page.get_by_role("button", name="Post").click()
@@ -131,7 +131,7 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
     bar.wait_for(timeout=30_000)  # pushed after the fan-out (the poll is every 60 s)
     assert page.locator("article.tweet", has_text=text).count() == 0
     # it stays in view while he scrolls down his timeline
-    page.mouse.wheel(0, 3000)
+    page.evaluate("scrollTo(0, 2000)")
     page.wait_for_function("scrollY > 1000")
     top = bar.bounding_box()["y"]
     assert 0 <= top < 200, top
@@ -142,14 +142,34 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
     mine.wait_for()
     assert bar.count() == 0
 
-    # Bob likes, retweets and replies: Alice's per-type badges change live.
-    mine.get_by_role("button", name="Like", exact=True).click()
-    mine.get_by_role("button", name="Unlike").wait_for()
-    mine.get_by_role("button", name="Retweet", exact=True).click()
-    mine.get_by_role("button", name="Undo retweet").wait_for()
-    mine.get_by_role("button", name="Reply", exact=True).click()
+    # Bob likes and retweets: each button names the tweet it acts on
+    like = mine.get_by_role("button", name=re.compile("^Like "))
+    assert like.get_attribute("aria-label") == f"Like Alice Liddell's tweet: {text[:40]}…"
+    like.click()
+    mine.get_by_role("button", name=re.compile("^Unlike ")).wait_for()
+    mine.get_by_role("button", name=re.compile("^Retweet ")).click()
+    mine.get_by_role("button", name=re.compile("^Undo retweet ")).wait_for()
+    # His timeline read again before the counters settle: her tweet and his retweet of it, each
+    # counting his retweet (never retweeted by him with 0).
+    tweet_id = mine.get_attribute("data-tweet-id")
+    copies = page.locator(f'article.tweet[data-tweet-id="{tweet_id}"]')
+    for _ in range(60):  # his retweet reaches his own home timeline through the stream
+        page.reload()
+        copies.first.wait_for()
+        if copies.count() == 2:
+            break
+        page.wait_for_timeout(250)
+    assert copies.count() == 2
+    assert copies.locator(".act.retweet span").all_inner_texts() == ["1", "1"]
+    # Undoing it on one copy changes both, his retweet leaves, and no count goes below zero.
+    copies.first.get_by_role("button", name=re.compile("^Undo retweet ")).click()
+    page.locator(".retweeted-by").wait_for(state="detached")
+    assert copies.count() == 1
+    assert copies.locator(".act.retweet span").inner_text() == ""
+    assert copies.get_by_role("button", name=re.compile("^Retweet ")).count() == 1
+    mine.get_by_role("button", name=re.compile("^Reply to ")).click()
     mine.get_by_label("Reply text").fill(f"@{alice.username} I'll bring the raven riddle.")
-    mine.get_by_role("button", name="Reply", exact=True).last.click()
+    mine.get_by_role("button", name="Reply", exact=True).click()
     page.get_by_text("Your reply was posted.").wait_for()
 
     alice.go("notifications")
@@ -169,13 +189,33 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
     alice.page.get_by_role("button", name="Mark all read").click()
     alice.nav_badge("notifications").wait_for(state="detached")
 
-    # The tweet's page lists Bob's reply; Bob deletes it there.
+    # The reply's own page: the thread above it, "Replying to @alice", its full date and time;
+    # her link opens apart from the app, without a referrer.
     mine.locator("a.when").click()
     page.get_by_role("heading", name="Replies").wait_for()
+    page.locator("article.tweet", has_text="the raven riddle").locator("a.when").click()
+    page.locator(".thread article.tweet", has_text=text).wait_for()
+    main = page.locator("section.page > article.tweet")
+    main.get_by_role("link", name=f"Replying to @{alice.username}").wait_for()
+    assert re.search(r"\d{4}", main.locator(".full-time").inner_text())
+    link = page.locator(".thread a", has_text="https://example.org/tea")
+    assert link.get_attribute("href") == "https://example.org/tea"
+    assert link.get_attribute("rel") == "noopener noreferrer nofollow"
+    # Her tweet's page lists Bob's reply; he deletes it there and its count follows.
+    page.locator(".thread a.when").click()
+    page.get_by_role("heading", name="Replies").wait_for()
+    original = page.locator("section.page > article.tweet")
+    original.locator(".act.reply span").filter(has_text="1").wait_for()
     reply = page.locator("article.tweet", has_text="the raven riddle")
-    reply.wait_for()
-    reply.get_by_role("button", name="Delete").click()
+    reply.get_by_role("button", name=re.compile("^Delete your tweet")).click()
     reply.wait_for(state="detached")
+    page.get_by_text("No replies yet.").wait_for()
+    assert original.locator(".act.reply span").inner_text() == ""
+
+    # Bob has her profile open when she follows him back: it says so without a reload.
+    bob.go(f"u/{alice.username}")
+    page.get_by_test_id("relationship").filter(has_text="Following").wait_for()
+    assert page.locator('a[data-nav="u"]').get_attribute("class").split().count("on") == 0
 
     # Alice's profile as Bob sees it: counts, the relationship badge, the degree.
     alice.go(f"u/{bob.username}")
@@ -183,9 +223,10 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
     assert alice.page.get_by_test_id("relationship").inner_text() == "Follows you"
     alice.page.get_by_role("button", name="Follow", exact=True).click()
     alice.page.get_by_test_id("relationship").filter(has_text="Friends").wait_for()
-    bob.go(f"u/{alice.username}")
     page.get_by_test_id("relationship").filter(has_text="Friends").wait_for()
     page.locator(".degree", has_text="1st").wait_for()
+    counts = page.locator(".counts").inner_text()
+    assert "1 Follower" in counts and "1 Followers" not in counts, counts
     page.get_by_role("button", name="Message").wait_for()
     page.locator("article.tweet").first.wait_for()
     bob.shot(shots, "profile")
@@ -429,7 +470,7 @@ def test_failure_paths_wrong_password_taken_username_and_revoked_session(
     phone.page.get_by_role("heading", name="Home").wait_for()
 
     # The laptop revokes the phone's session: the phone is back at the login screen.
-    laptop.go("sessions")
+    laptop.go("sessions")  # the sessions screen
     others = laptop.page.locator("ul.sessions li:not(.current)", has_text="(web)")
     others.first.wait_for()
     assert others.count() == 1
@@ -470,7 +511,7 @@ def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:
     page.get_by_role("button", name="Unblock").wait_for()
     page.get_by_test_id("relationship").wait_for(state="detached")  # the follows ended
     assert page.get_by_role("button", name=follow).count() == 0
-    ann.go("sessions")
+    ann.go("blocked")
     page.get_by_test_id("blocked").locator("li", has_text=b["username"]).wait_for()
     ann.go(f"u/{b['username']}")
 
@@ -494,7 +535,7 @@ def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:
     # and she mutes him, which the server keeps, then unmutes
     page.get_by_role("button", name="Mute", exact=True).click()
     page.get_by_test_id("muting").wait_for()
-    ann.go("sessions")
+    ann.go("blocked")
     page.get_by_test_id("muted").locator("li", has_text=b["username"]).wait_for()
     page.get_by_test_id("blocked").get_by_text("You block nobody.").wait_for()
     ann.go(f"u/{b['username']}")
