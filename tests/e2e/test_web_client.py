@@ -9,6 +9,7 @@ is tested goes through the page. Screenshots of the main screens are taken on ev
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ import boto3
 import pytest
 
 from tests.e2e.conftest import unique_name
-from tests.support.browser import WebUser, chromium, screenshot_dir
+from tests.support.browser import PHONE, VIEWPORT, WebUser, chromium, screenshot_dir
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
 
@@ -283,6 +284,8 @@ def test_direct_messages_live_both_ways_history_unread_and_reconnect(
     amy.page.get_by_role("button", name="Send").click()
     box.locator(".message.mine", has_text="Fish fingers").wait_for()
     box.locator(".message.pending").wait_for(state="detached")
+    # her conversation list shows it as the last message at once (it kept the old one)
+    amy.page.locator("li[data-conversation] .snippet", has_text="Fish fingers").wait_for()
     rory.nav_badge("messages").filter(has_text="1").wait_for()
     rory.page.locator('a[data-nav="messages"]').click()
     item = rory.page.locator("li[data-conversation]", has_text="Fish fingers")
@@ -419,6 +422,10 @@ def test_discover_location_cards_swipes_and_the_match(stack, new_user, person, s
     fox.page.get_by_role("heading", name="Home").wait_for()
     fox.go("discover")
     fox.page.get_by_label("Latitude").fill(f"{lat + 1.2 / 111.195:.6f}")
+    # an empty longitude is refused, not taken for 0
+    fox.page.get_by_role("button", name="Set location").click()
+    fox.page.get_by_role("alert").filter(has_text="Type a latitude between -90 and 90").wait_for()
+    assert fox.page.get_by_label("Longitude").is_visible()
     fox.page.get_by_label("Longitude").fill(f"{lon:.6f}")
     fox.page.get_by_role("button", name="Set location").click()
     card = fox.page.locator(f'.swipe-card[data-user="{a["username"]}"]')
@@ -428,10 +435,10 @@ def test_discover_location_cards_swipes_and_the_match(stack, new_user, person, s
     card.get_by_role("button", name="Swipe right").click()
     fox.page.get_by_text("Nobody new nearby").wait_for()
 
-    # Her feed of this spot and radius ran dry before Fox came: a wider radius is a new look.
-    dana.page.get_by_label("Radius").select_option("50")
+    # Her feed ran dry before Fox came: her empty deck asks again by itself (the server looks
+    # afresh 15 s after a feed ran dry), no Refresh clicked.
     mine = dana.page.locator(f'.swipe-card[data-user="{b["username"]}"]')
-    mine.wait_for()
+    mine.wait_for(timeout=45_000)
     mine.get_by_role("button", name="Swipe right").click()
 
     # Both see the match: Dana from her swipe's answer, Fox from the pushed event.
@@ -443,6 +450,11 @@ def test_discover_location_cards_swipes_and_the_match(stack, new_user, person, s
     dana.page.get_by_role("button", name="Send a message").click()
     dana.page.get_by_test_id("message-box").get_by_text("Dana, it's me.").wait_for()
     assert dana.page.url.split("#")[1] == fox.page.url.split("#")[1]
+    # a match's profile offers Message (they are not friends)
+    fox.go(f"u/{a['username']}")
+    fox.page.get_by_role("button", name="Mute").wait_for()
+    fox.page.get_by_role("button", name="Message").click()
+    fox.page.get_by_test_id("message-box").get_by_text("Dana, it's me.").wait_for()
 
 
 def test_failure_paths_wrong_password_taken_username_and_revoked_session(
@@ -543,6 +555,112 @@ def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:
     page.get_by_role("button", name="Mute", exact=True).wait_for()
     assert page.get_by_test_id("muting").count() == 0
     assert page.get_by_role("button", name="Follow", exact=True).is_visible()
+
+
+# Every screen of the client, for the accessibility check and the phone screenshots
+# (docs/screenshots/phone-<name>.png): a new screen is one line, its route (with the world's
+# names in braces) and what shows it is ready.
+SCREENS: list[tuple[str, str, Any]] = [
+    ("home", "home", lambda page: page.locator("article.tweet").first),
+    ("tweet", "tweet/{reply}", lambda page: page.locator(".thread article.tweet").first),
+    ("profile", "u/{friend}", lambda page: page.get_by_role("button", name="Mute")),
+    ("followers", "u/{friend}/followers", lambda page: page.locator(".user-rows li").first),
+    ("notifications", "notifications", lambda page: page.locator("li.notification").first),
+    ("messages", "messages", lambda page: page.locator("li[data-conversation]").first),
+    (
+        "conversation",
+        "messages/{conversation}",
+        lambda page: page.get_by_test_id("message-box").locator(".message").first,
+    ),
+    ("discover", "discover", lambda page: page.locator(".swipe-card").first),
+    ("sessions", "sessions", lambda page: page.locator("ul.sessions li").first),
+    ("blocked", "blocked", lambda page: page.get_by_test_id("blocked").locator("li").first),
+    ("more", "more", lambda page: page.get_by_role("button", name="Log out")),
+    ("no-such-tweet", "tweet/abc", lambda page: page.get_by_role("alert")),
+]
+SIGNED_OUT = [
+    ("login", "login", lambda page: page.get_by_role("button", name="Log in")),
+    ("signup", "signup", lambda page: page.get_by_role("button", name="Create account")),
+]
+LONG_NAME = "Featherstonehaugh-Cholmondeley-Marjoribanks-Smythe"  # 50 characters, unbroken
+
+
+def test_every_screen_at_phone_size_is_accessible_and_fits(
+    stack, new_user, person, shots
+) -> None:
+    # given a person at phone size who signed up in the page, with a friend of the longest
+    # name, tweets and a reply, a conversation, notifications, a block and a Discover spot
+    phone = person(viewport=PHONE, is_mobile=True, has_touch=True)
+    for name, route, ready in SIGNED_OUT:
+        phone.open(route)
+        ready(phone.page).wait_for()
+        assert phone.accessibility() == [], name
+        phone.shot(shots, f"phone-{name}")
+    phone.sign_up(unique_name("pia"))
+    me, token = phone.page.evaluate("localStorage.getItem('warble.token')"), token_of(phone)
+    friend, friend_token = api_user(stack, new_user, "quin", LONG_NAME, "Tea, maps and long walks.")
+    other, _ = api_user(stack, new_user, "rex", "Rex Blocked")
+    lat, lon = random.uniform(-60, 60), random.uniform(-179, 179)
+    with stack.client(token) as mine, stack.client(friend_token) as theirs:
+        me = mine.get("/v1/users/me").json()
+        mine.patch("/v1/users/me", json={"display_name": "Pia Phone"}).raise_for_status()
+        mine.put(f"/v1/users/me/following/{friend['id']}").raise_for_status()
+        theirs.put(f"/v1/users/me/following/{me['id']}").raise_for_status()
+        mine.put(f"/v1/users/me/blocks/{other['id']}").raise_for_status()
+        first = theirs.post("/v1/tweets", json={"text": NOTES[4]}).json()
+        theirs.post("/v1/tweets", json={"text": f"{NOTES[2]} https://example.org/coffee"})
+        reply = mine.post("/v1/tweets", json={"text": "Count me in!", "reply_to": first["id"]})
+        mine.put(f"/v1/tweets/{first['id']}/like").raise_for_status()
+        conversation = mine.post("/v1/conversations", json={"participant_id": friend["id"]})
+        path = f"/v1/conversations/{conversation.json()['id']}/messages"
+        theirs.post(path, json={"text": "Are we still on for Thursday?"}).raise_for_status()
+        mine.post(path, json={"text": "Yes! 7 pm at the corner shop."}).raise_for_status()
+        theirs.put("/v1/users/me/location", json={"lat": lat, "lon": lon}).raise_for_status()
+        mine.put("/v1/users/me/location", json={"lat": lat + 0.01, "lon": lon})
+        phone.page.evaluate(
+            "([key, spot]) => localStorage.setItem(key, spot)",
+            [f"warble.location.{me['id']}", json.dumps({"lat": lat + 0.01, "lon": lon})],
+        )
+    world = {
+        "friend": friend["username"],
+        "reply": reply.json()["id"],
+        "conversation": conversation.json()["id"],
+    }
+    phone.page.reload()
+    phone.page.get_by_role("heading", name="Home").wait_for()
+    page = phone.page
+
+    # then the tab bar names every link, and every screen fits the phone, has no critical
+    # accessibility violation at phone or desktop size, and is pictured
+    for label in ("Home", "Notifications", "Messages", "Discover", "More"):
+        link = page.get_by_role("link", name=re.compile(f"^{label}( \\d+ unread)?$"))
+        assert link.is_visible(), label
+    for name, route, ready in SCREENS:
+        phone.go(route.format(**world))
+        ready(page).wait_for(timeout=30_000)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], (name, width)
+        assert phone.accessibility() == [], name
+        phone.shot(shots, f"phone-{name}")
+        page.set_viewport_size(VIEWPORT)
+        assert phone.accessibility() == [], (name, "desktop")
+        page.set_viewport_size(PHONE)
+
+    # and the details the phone report found: the back arrow is an arrow, a bad address says
+    # so once in words, the sign-up's session is named from the browser
+    phone.go(f"tweet/{world['reply']}")
+    back = page.get_by_role("button", name="Back")
+    assert back.locator("svg").bounding_box()["width"] == 20  # not squeezed to a dot
+    page.locator(".thread article.tweet").first.wait_for()
+    phone.go("tweet/abc")
+    page.get_by_role("alert").wait_for()
+    assert page.get_by_role("alert").all_inner_texts() == ["No such tweet."]
+    phone.go("sessions")
+    assert page.locator("ul.sessions li.current b").inner_text() == "Chromium on Linux (web)"
+    page.get_by_test_id("blocked").wait_for(state="detached")  # not under Sessions
+    phone.go("more")
+    page.get_by_role("button", name="Log out").click()
+    page.get_by_text("You are logged out.").wait_for()
 
 
 def test_swagger_ui_renders_from_the_stack_alone(browser, stack) -> None:

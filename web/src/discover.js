@@ -1,7 +1,7 @@
 // Discover: set my location (the browser's geolocation or typed coordinates), then cards of
 // people nearby, nearest first, to swipe left or right; a match opens the conversation.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { html, useApp, ErrorNote, Avatar, Icon, go } from "./ui.js";
+import { html, useApp, ErrorNote, Avatar, Icon, go, plural } from "./ui.js";
 
 
 export function DiscoverPage() {
@@ -152,7 +152,7 @@ function SwipeCard({ card, onSwipe }) {
     <div class="handle">@${card.username}</div>
     <div class="distance" data-testid="distance">${formatKm(card.distance_km)} away</div>
     ${card.bio && html`<p class="bio">${card.bio}</p>`}
-    <div class="counts small"><span><b>${card.followers_count}</b> followers</span> <span><b>${card.tweet_count}</b> tweets</span></div>
+    <div class="counts small"><span><b>${card.followers_count}</b> ${plural(card.followers_count, "follower")}</span> <span><b>${card.tweet_count}</b> ${plural(card.tweet_count, "tweet")}</span></div>
     <div class="swipe-buttons">
       <button class="nope" title="Pass (←)" onClick=${() => onSwipe(card, "left")} aria-label="Swipe left"><${Icon} name="x" size=${30} /></button>
       <button class="like" title="Like (→)" onClick=${() => onSwipe(card, "right")} aria-label="Swipe right"><${Icon} name="heart" size=${30} filled=${true} /></button>
