@@ -585,9 +585,7 @@ SIGNED_OUT = [
 LONG_NAME = "Featherstonehaugh-Cholmondeley-Marjoribanks-Smythe"  # 50 characters, unbroken
 
 
-def test_every_screen_at_phone_size_is_accessible_and_fits(
-    stack, new_user, person, shots
-) -> None:
+def test_every_screen_at_phone_size_is_accessible_and_fits(stack, new_user, person, shots) -> None:
     # given a person at phone size who signed up in the page, with a friend of the longest
     # name, tweets and a reply, a conversation, notifications, a block and a Discover spot
     phone = person(viewport=PHONE, is_mobile=True, has_touch=True)

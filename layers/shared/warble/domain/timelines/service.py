@@ -107,7 +107,7 @@ class TimelineService:
         unique = list(dict.fromkeys(authors))
         counts = self._graph.counts(unique) if unique else {}
         small = [a for a in unique if counts.get(a, {}).get("followers_count", 0) <= most]
-        return {follower for author in small for follower in self._all(author, "followers")}
+        return {f for author in small for f in self._graph.all_ids(author, "followers")}
 
     def tweet_deleted(self, author_id: int, tweet_id: int) -> None:
         gone = entry(author_id, tweet_id)
