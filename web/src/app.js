@@ -103,12 +103,12 @@ function App({ config }) {
     // A tab coming back to the front (a phone waking up) reads them at once: it may have missed
     // pushes, or its session may have ended meanwhile.
     const onShow = () => { if (!document.hidden) refreshCounts(); };
-    addEventListener("visibilitychange", onShow);
+    document.addEventListener("visibilitychange", onShow);
     return () => {
       off();
       connection.close();
       clearInterval(timer);
-      removeEventListener("visibilitychange", onShow);
+      document.removeEventListener("visibilitychange", onShow);
       removeEventListener("warble:match", onMatch);
       setLive(null);
     };

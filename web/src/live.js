@@ -24,7 +24,7 @@ export class Live {
     this.wasOpen = false; // a confirmed connection was lost: what the page shows may be stale
     this.closed = false;
     this.check = () => { if (!document.hidden) this.verify(); };
-    addEventListener("visibilitychange", this.check);
+    document.addEventListener("visibilitychange", this.check);
     addEventListener("online", this.check);
     this.connect();
   }
@@ -153,7 +153,7 @@ export class Live {
 
   close() {
     this.closed = true;
-    removeEventListener("visibilitychange", this.check);
+    document.removeEventListener("visibilitychange", this.check);
     removeEventListener("online", this.check);
     clearTimeout(this.retry);
     this.drop();
