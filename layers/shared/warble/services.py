@@ -553,6 +553,7 @@ class Container:
             messages=deferred(lambda: self.message_reads),
             ids=self.ids,
             push=lambda user_ids, message: self.pusher.push(user_ids, message),
+            push_each=lambda user_ids, frames: self.pusher.push_each(user_ids, frames),
             shields=self.shields,
             policy=NotificationPolicy(
                 cap_per_window=s.notification_recipient_cap,

@@ -157,6 +157,9 @@ class RedisUnread:
         self._fill = redis.register_script(_FILL)
         self._add_system = redis.register_script(_ADD_SYSTEM)
 
+    def batch(self) -> ReadBatch:
+        return ReadBatch(self._redis)
+
     # ---- the consumer ---------------------------------------------------------------------
     def admit(self, recipient: int, window: int, cap: int) -> bool:
         key = keys.notif_rate(recipient, window)

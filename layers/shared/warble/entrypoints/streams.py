@@ -287,6 +287,19 @@ def _unmuted(event: Unmuted) -> None:
     services.blocks().seen(event)
 
 
+# The followers' home count, pushed once the group has fanned the batch's tweets out (subscribed
+# after the fan-out, so every count read includes them): one push per follower connection for
+# the whole batch (warble.domain.notifications, home_posted). Best effort like every push: a
+# failure is logged and retries nothing.
+@timeline.batch(TweetPosted)
+def _announce(deliveries: list[Delivery[Any]]) -> Failures:
+    try:
+        services.notifications().home_posted([d.event for d in deliveries])
+    except Exception:
+        logger.warning("home count not pushed", exc_info=True)
+    return []
+
+
 # Exactly-once counters (warble.domain.counters): a whole batch summed into few transactions,
 # each record's claim inside them.
 counters = Consumer("Counter")

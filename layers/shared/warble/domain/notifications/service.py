@@ -171,6 +171,8 @@ class NotificationPolicy:
     cap_per_window: int
     admins: frozenset[str]
     cap_window_seconds: int = 60
+    # An author with more followers is not announced follower by follower (home_posted).
+    home_push_most: int = 1_000
 
 
 @dataclass
@@ -219,6 +221,7 @@ class NotificationService:
         ids: IdGenerator,
         push: Callable[[list[int], dict[str, Any]], Any],
         policy: NotificationPolicy,
+        push_each: Callable[[Iterable[int], Callable[[list[int]], dict[int, Any]]], Any],
         shields: Separations,
     ) -> None:
         self._shields = shields
@@ -232,6 +235,7 @@ class NotificationService:
         self._messages = messages
         self._ids = ids
         self._push = push
+        self._push_each = push_each
         self._policy = policy
 
     # ---- stream: make notifications ---------------------------------------------------------
@@ -287,6 +291,34 @@ class NotificationService:
         data = dataclasses.asdict(notification) if notification is not None else {}
         data["unread_counts"] = dataclasses.asdict(self.counts(user_id))
         self._push([user_id], {"type": "notification", "data": data})
+
+    # ---- stream: the home count -------------------------------------------------------------
+    def home_posted(self, events: Iterable[TweetPosted]) -> int:
+        """After the fan-out of a batch of tweets: the ``home`` count pushed to the followers
+        it reached, as the other counts are (a counts-only ``notification`` frame), so a
+        client need not poll it. Returns the frames delivered.
+
+        Bounded whatever the batch: one frame per open connection for the whole batch, the
+        counts of only the users with one, read in one pipeline; an author with more than
+        ``home_push_most`` followers (a celebrity is never fanned out) is not announced, and
+        their followers see the count at their next read."""
+        audience = self._home.audience([e.author_id for e in events], self._policy.home_push_most)
+        if not audience:
+            return 0
+
+        def frames(users: list[int]) -> dict[int, Any]:
+            batch = self._unread.batch()
+            reads = {user: self.counts_later(batch, user) for user in users}
+            batch.run()
+            return {
+                user: {
+                    "type": "notification",
+                    "data": {"unread_counts": dataclasses.asdict(read())},
+                }
+                for user, read in reads.items()
+            }
+
+        return int(self._push_each(audience, frames).delivered)
 
     # ---- unread counts ----------------------------------------------------------------------
     def counts(self, user_id: int) -> UnreadCounts:

@@ -15,7 +15,7 @@ never raises for a gone or failing connection.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +54,23 @@ class Pusher:
         gone = [c for c, outcome in zip(targets, outcomes, strict=True) if outcome == "gone"]
         for connection in gone:
             self._connections.remove(connection)  # exactly the refused one
+        return PushReport(outcomes.count("ok"), gone, outcomes.count("failed"))
+
+    def push_each(
+        self,
+        user_ids: Iterable[int],
+        frames: Callable[[list[int]], dict[int, dict[str, Any]]],
+    ) -> PushReport:
+        """A frame of its own to every connection of each user: ``frames`` is asked once, for
+        the users that have a connection, so nothing is made for the others."""
+        users = list(dict.fromkeys(user_ids))
+        found = dict(zip(users, self._pool.map(self._connections.for_user, users), strict=True))
+        made = frames([u for u in users if found[u]])
+        targets = [(c, made[u]) for u in users if u in made for c in found[u]]
+        outcomes = list(self._pool.map(lambda target: self._post(*target), targets))
+        gone = [c for (c, _), outcome in zip(targets, outcomes, strict=True) if outcome == "gone"]
+        for connection in gone:
+            self._connections.remove(connection)
         return PushReport(outcomes.count("ok"), gone, outcomes.count("failed"))
 
     def _post(self, connection: str, frame: dict[str, Any]) -> str:

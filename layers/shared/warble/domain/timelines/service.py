@@ -100,6 +100,15 @@ class TimelineService:
         if not self._is_celebrity(author_id):
             self._timelines.push(self._graph.all_ids(author_id, "followers"), new)
 
+    def audience(self, authors: list[int], most: int) -> set[int]:
+        """The followers whose home timelines the authors' new tweets reached (the fan-out's),
+        leaving out every author with more than ``most`` followers: a celebrity (never fanned
+        out) or a big account is not announced one follower at a time."""
+        unique = list(dict.fromkeys(authors))
+        counts = self._graph.counts(unique) if unique else {}
+        small = [a for a in unique if counts.get(a, {}).get("followers_count", 0) <= most]
+        return {f for author in small for f in self._graph.all_ids(author, "followers")}
+
     def tweet_deleted(self, author_id: int, tweet_id: int) -> None:
         gone = entry(author_id, tweet_id)
         self._timelines.forget_recent(author_id, gone)

@@ -450,6 +450,10 @@ class TweetService:
 
         def view(tweet: StoredTweet, embedded: Tweet | None, subject_id: int) -> Tweet:
             counted = counts.get(subject_id, {})
+            # The viewer's own like or retweet counts in what they see at once: the flags are
+            # read-your-writes, the counters follow the stream a moment later, and an answer
+            # saying retweeted_by_me with retweet_count 0 made a client's undo show -1.
+            i_like, i_retweeted = subject_id in liked, subject_id in retweeted
             return Tweet(
                 id=str(tweet.id),
                 author=summaries[tweet.author_id],
@@ -459,11 +463,11 @@ class TweetService:
                 retweet_of=embedded,
                 media_ids=list(tweet.media_ids),
                 media=[media_answer(m, self._media_url) for m in tweet.media],
-                like_count=counted.get("like_count", 0),
-                retweet_count=counted.get("retweet_count", 0),
+                like_count=max(counted.get("like_count", 0), int(i_like)),
+                retweet_count=max(counted.get("retweet_count", 0), int(i_retweeted)),
                 reply_count=counted.get("reply_count", 0),
-                liked_by_me=subject_id in liked,
-                retweeted_by_me=subject_id in retweeted,
+                liked_by_me=i_like,
+                retweeted_by_me=i_retweeted,
             )
 
         rendered = []
