@@ -708,6 +708,7 @@ class World:
             ids=self.ids,
             policy=GraphPolicy(),
             following=self.following,
+            network_cache=FakeCache(),
         )
         self.tweets = TweetService(
             store=self.tweet_store,

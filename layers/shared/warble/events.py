@@ -25,6 +25,7 @@ class TweetPosted:
     reply_to_author: int | None = None
     retweet_of: int | None = None
     retweet_of_author: int | None = None
+    hashtags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class TweetDeleted:
     author_id: int
     reply_to: int | None = None
     retweet_of: int | None = None
+    hashtags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,13 @@ if TYPE_CHECKING:
     from warble.domain.counters.service import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.discover.service import DiscoverService
     from warble.domain.graph.service import GraphService
+    from warble.domain.hashtags.service import HashtagService
     from warble.domain.likes.service import LikeService
     from warble.domain.notifications.ports import MessageReads
     from warble.domain.notifications.service import NotificationService, Producers
     from warble.domain.push.service import Pusher
     from warble.domain.rate_limits import RateLimits
+    from warble.domain.search.service import SearchService
     from warble.domain.timelines.service import TimelineService
     from warble.domain.tweets.service import TweetService
     from warble.ids import Snowflake
@@ -240,6 +242,7 @@ class Container:
 
     @cached_property
     def graph(self) -> GraphService:
+        from warble import keys
         from warble.domain.graph.service import GraphPolicy, GraphService
 
         s = self.settings
@@ -254,6 +257,7 @@ class Container:
                 follow_limit=s.follow_limit, big_account_followers=s.big_account_followers
             ),
             following=self._memberships("following"),
+            network_cache=self._cache(keys.FRIENDS_CACHE_SECONDS),
         )
 
     @cached_property
@@ -384,6 +388,32 @@ class Container:
             shields=self.shields,
         )
 
+    @cached_property
+    def hashtags(self) -> HashtagService:
+        from warble.dal.hashtags import DynamoHashtagIndex, RedisTrends
+        from warble.domain.hashtags.service import WINDOW_MS, HashtagService
+
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        index: Any = DynamoHashtagIndex(self.redis, self.settings)
+        return HashtagService(
+            index=index,
+            trends=RedisTrends(self.redis, WINDOW_MS),
+            tweets=self.tweets,
+            shields=self.shields,
+        )
+
+    @cached_property
+    def search(self) -> SearchService:
+        from warble.dal.search import PostgresPeopleIndex, RedisSnapshots
+        from warble.domain.search.service import SearchService
+
+        return SearchService(
+            index=PostgresPeopleIndex(self.database),
+            snapshots=RedisSnapshots(self.redis),
+            network=self.graph,
+            shields=self.shields,
+        )
+
     # ---- streams ----------------------------------------------------------------------------
     @cached_property
     def stream_decoder(self) -> StreamDecoder:
@@ -420,9 +450,21 @@ class Container:
         return rules
 
     def counters_changed(self, counter_keys: set[str]) -> None:
-        """Drop the cached copies of counters that changed (users' and tweets')."""
+        """Drop the cached copies of counters that changed (users' and tweets'), and copy
+        followers_count to the search index."""
+        from warble.dal import store_unavailable
+        from warble.domain.counters.service import owner_of
+
         self.graph.counters_applied(counter_keys)
         self.tweets.counters_applied(counter_keys)
+        users = [o[1] for o in map(owner_of, counter_keys) if o is not None and o[0] == "user"]
+        try:
+            self.search.followers_changed(users)
+        except store_unavailable():
+            # Only the order of search candidates waits: the next change of the count copies it.
+            import logging
+
+            logging.getLogger(__name__).warning("search index not updated", exc_info=True)
 
     @cached_property
     def counter_processor(self) -> StreamCounterProcessor:
@@ -566,6 +608,14 @@ def blocks() -> BlockService:
 
 def likes() -> LikeService:
     return container().likes
+
+
+def search() -> SearchService:
+    return container().search
+
+
+def hashtags() -> HashtagService:
+    return container().hashtags
 
 
 def timelines() -> TimelineService:

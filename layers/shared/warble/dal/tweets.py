@@ -32,6 +32,7 @@ from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_c
 from warble.dal.dynamo import required_number as _required
 from warble.dal.graph import GraphItem, check_not_blocked
 from warble.domain.blocks.ports import BlockedByAuthor
+from warble.domain.hashtags.text import hashtags
 from warble.domain.tweets.ports import AlreadyRetweeted, ParentMissing, StoredTweet, TweetGone
 from warble.events import Event, TweetDeleted, TweetPosted
 from warble.settings import Settings, get_settings
@@ -69,6 +70,7 @@ class TweetItem(Model):
     retweet_of = NumberAttribute(null=True)
     retweet_of_author = NumberAttribute(null=True)
     media_ids = ListAttribute(of=UnicodeAttribute, null=True)
+    hashtags = ListAttribute(of=UnicodeAttribute, null=True)
     replies = _Replies()
     retweets = _Retweets()
 
@@ -94,7 +96,13 @@ def _stored(item: TweetItem) -> StoredTweet:
         retweet_of=None if item.retweet_of is None else int(item.retweet_of),
         retweet_of_author=None if item.retweet_of_author is None else int(item.retweet_of_author),
         media_ids=tuple(str(media) for media in item.media_ids or ()),
+        hashtags=_tags(item.hashtags, item.text or ""),
     )
+
+
+def _tags(stored: list[Any] | None, text: str) -> tuple[str, ...]:
+    """The stored tags; a tweet written before tags were stored has none: its text says."""
+    return tuple(str(tag) for tag in stored) if stored is not None else hashtags(text)
 
 
 class TweetStore:
@@ -143,6 +151,7 @@ class TweetStore:
             retweet_of=tweet.retweet_of,
             retweet_of_author=tweet.retweet_of_author,
             media_ids=list(tweet.media_ids) or None,
+            hashtags=list(tweet.hashtags) or None,
         )
         try:
             with TransactWrite(connection=connection) as tx:
@@ -285,16 +294,20 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
         return []
     image = item.image()
     tweet_id, author_id = _required(image, "tweet_id"), _required(image, "author_id")
+    text = image.get("text", {}).get("S", "") if isinstance(image.get("text"), dict) else ""
+    retweet_of = number(image, "retweet_of")
+    # A retweet's text is empty: it has no tags of its own (its original's are the original's).
+    tags = () if retweet_of is not None else _tags(_strings(image, "hashtags"), str(text))
     if item.name == "REMOVE":
         return [
             TweetDeleted(
                 tweet_id=tweet_id,
                 author_id=author_id,
                 reply_to=number(image, "reply_to"),
-                retweet_of=number(image, "retweet_of"),
+                retweet_of=retweet_of,
+                hashtags=tags,
             )
         ]
-    text = image.get("text", {}).get("S", "") if isinstance(image.get("text"), dict) else ""
     return [
         TweetPosted(
             tweet_id=tweet_id,
@@ -302,7 +315,16 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
             text=str(text),
             reply_to=number(image, "reply_to"),
             reply_to_author=number(image, "reply_to_author"),
-            retweet_of=number(image, "retweet_of"),
+            retweet_of=retweet_of,
             retweet_of_author=number(image, "retweet_of_author"),
+            hashtags=tags,
         )
     ]
+
+
+def _strings(image: dict[str, Any], name: str) -> list[str] | None:
+    """A list-of-strings attribute of a stream image (``{"L": [{"S": ...}]}``), None if absent."""
+    value = image.get(name)
+    if not isinstance(value, dict) or "L" not in value:
+        return None
+    return [str(entry["S"]) for entry in value["L"]]

@@ -86,12 +86,28 @@ def partial_response(
 
 
 class Consumer:
-    """Event subscriptions of one stream-consuming function, and its Lambda handler."""
+    """Event subscriptions of one stream-consuming function, and its Lambda handler.
+
+    ``on`` subscribes a function to one event at a time; ``on_batch`` subscribes one to all of
+    a batch's events of some types at once, in stream order, after the per-event subscribers
+    (STYLE.md item 13: a batch's work in a constant number of round trips). If it raises, every
+    record that carried one of its events is reported failed (Lambda retries them: every
+    subscriber must be idempotent)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._subscribers: dict[type, list[Callable[[Any], None]]] = {}
+        self._batch_subscribers: list[tuple[tuple[type, ...], Callable[[list[Any]], None]]] = []
         self.handler = entry_point()(self._handle)
+
+    def on_batch(
+        self, *event_types: type
+    ) -> Callable[[Callable[[list[Any]], None]], Callable[[list[Any]], None]]:
+        def subscribe(function: Callable[[list[Any]], None]) -> Callable[[list[Any]], None]:
+            self._batch_subscribers.append((event_types, function))
+            return function
+
+        return subscribe
 
     def on(self, event_type: type[E]) -> Callable[[Callable[[E], None]], Callable[[E], None]]:
         def subscribe(function: Callable[[E], None]) -> Callable[[E], None]:
@@ -104,16 +120,46 @@ class Consumer:
         for function in self._subscribers.get(type(event), ()):
             function(event)
 
-    def _record(self, record: dict[str, Any]) -> None:
+    def _record(self, record: dict[str, Any], done: list[tuple[str, Event]]) -> None:
         change = services.container().stream_decoder.decode(record)
         logger.set_correlation_id(change.event_id)
         if not change.readable:
             raise UnreadableRecord(change.sequence)
         for event in change.events:
             self.deliver(event)
+        done.extend((change.sequence, event) for event in change.events)
+
+    def _deliver_batch(
+        self, records: list[dict[str, Any]], done: list[tuple[str, Event]], answer: dict[str, Any]
+    ) -> None:
+        """The batch subscribers, each with its events of the records done; a failure fails
+        those records."""
+        failed = {item["itemIdentifier"] for item in answer["batchItemFailures"]}
+        for types, function in self._batch_subscribers:
+            mine = [(sequence, e) for sequence, e in done if isinstance(e, types)]
+            if not mine:
+                continue
+            try:
+                function([e for _, e in mine])
+            except Exception as exc:  # its records are retried by Lambda, as a record's are
+                logger.warning("batch subscriber failed", exc_info=exc)
+                failed.update(sequence for sequence, _ in mine)
+        answer["batchItemFailures"] = [
+            {"itemIdentifier": sequence}
+            for sequence in dict.fromkeys(
+                record["dynamodb"]["SequenceNumber"] for record in records
+            )
+            if sequence in failed
+        ]
 
     def _handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        answer = partial_response(event, self._record)
+        done: list[tuple[str, Event]] = []
+        answer = partial_response(event, lambda record: self._record(record, done))
+        if self._batch_subscribers:
+            records = event.get("Records") or []
+            self._deliver_batch(records, done, answer)
+            if records and len(answer["batchItemFailures"]) == len(records):
+                raise BatchFailed("All records failed processing.", [])
         failures = len(answer["batchItemFailures"])
         metrics.add_metric(f"{self.name}Records", MetricUnit.Count, len(event.get("Records", [])))
         if failures:
@@ -182,6 +228,14 @@ def _muted(event: Muted) -> None:
 @timeline.on(Unmuted)
 def _unmuted(event: Unmuted) -> None:
     services.blocks().seen(event)
+
+
+@timeline.on_batch(TweetPosted, TweetDeleted)
+def _hashtags(events: list[TweetPosted | TweetDeleted]) -> None:
+    """Hashtag timelines and trends: the batch's tag uses in a few round trips."""
+    metrics.add_metric(
+        "HashtagWrites", MetricUnit.Count, services.hashtags().tweets_changed(events)
+    )
 
 
 # ---- TweetCleanupFunction: a deleted tweet's retweets and likes go with it ------------------

@@ -14,6 +14,7 @@ def all_routers() -> list[Router]:
         discover,
         graph,
         notifications,
+        search,
         tweets,
     )
 
@@ -25,4 +26,5 @@ def all_routers() -> list[Router]:
         notifications.router,
         conversations.router,
         discover.router,
+        search.router,
     ]

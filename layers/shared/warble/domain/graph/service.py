@@ -128,8 +128,11 @@ class GraphService:
         ids: IdGenerator,
         policy: GraphPolicy,
         following: Memberships,
+        network_cache: Cache,
     ) -> None:
         self._store = store
+        # Friend ids and second-degree sets, for the degrees of a page of people at once.
+        self._network = network_cache
         self._following = following
         self._counters = counters
         self._profiles = profiles
@@ -189,6 +192,7 @@ class GraphService:
         self._counts.invalidate(keys.counts(follower))
         self._pages.invalidate(keys.first_page(follower, "following"))
         self._pages.invalidate(keys.first_page(followee, "followers"))
+        self._network.invalidate_many([keys.friends(follower), keys.friends(followee)])
 
     def follow_seen(self, event: Followed | Unfollowed) -> None:
         """The graph stream's copy of a follow or unfollow: applied to the follower's set too,
@@ -198,6 +202,9 @@ class GraphService:
             self._following.apply(
                 event.follower, event.followee, event.seq, present=isinstance(event, Followed)
             )
+        # A friendship may have begun or ended: the write path dropped the cached friends, and
+        # so does the stream's copy, in case the write path's container died after its commit.
+        self._network.invalidate_many([keys.friends(event.follower), keys.friends(event.followee)])
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
@@ -409,6 +416,31 @@ class GraphService:
         return {**record, **extra}
 
     # ---- degrees -----------------------------------------------------------------------
+    def friends_later(
+        self, batch: ReadBatch, user_ids: list[int]
+    ) -> Later[dict[int, frozenset[int]]]:
+        """Each user's friends, cached (one GET each in ``batch``; a miss is one Query)."""
+        unique = list(dict.fromkeys(user_ids))
+
+        def load(missing: list[int]) -> list[Any]:
+            return [sorted(self._store.friends(unique[i])) for i in missing]
+
+        read = self._network.get_many_later(batch, [keys.friends(uid) for uid in unique], load)
+
+        def friends() -> dict[int, frozenset[int]]:
+            return {uid: frozenset(ids or ()) for uid, ids in zip(unique, read(), strict=True)}
+
+        return friends
+
+    def second_degree_later(self, batch: ReadBatch, user_id: int) -> Later[frozenset[int]]:
+        """The user's precomputed second-degree set, cached until the next rebuild."""
+
+        def load(missing: list[int]) -> list[Any]:
+            return [sorted(self._store.second_degree(user_id)) for _ in missing]
+
+        read = self._network.get_many_later(batch, [keys.degree2(user_id)], load)
+        return lambda: frozenset(read()[0] or ())
+
     def degree(self, viewer: int, other: int) -> Degree:
         if viewer == other:
             raise ValidationFailed([FieldError("user_id", "is yourself")])
@@ -439,7 +471,18 @@ class GraphService:
             for stale in self._store.users_with_second_degree() - friends.keys():
                 yield stale, set()
 
-        return self._store.save_second_degree(sets())
+        written: list[int] = []
+
+        def noted() -> Iterable[tuple[int, set[int]]]:
+            for user_id, second in sets():
+                written.append(user_id)
+                yield user_id, second
+
+        saved = self._store.save_second_degree(noted())
+        # After the table: a read that filled the cache from the old sets loses its lease.
+        for start in range(0, len(written), 1000):
+            self._network.invalidate_many([keys.degree2(u) for u in written[start : start + 1000]])
+        return saved
 
 
 def _pause(attempt: int) -> None:

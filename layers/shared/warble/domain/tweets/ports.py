@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from warble.domain.hashtags.text import hashtags
 from warble.domain.shared import Page, UserSummary
 
 
@@ -56,6 +57,8 @@ class StoredTweet:
     retweet_of: int | None = None
     retweet_of_author: int | None = None
     media_ids: tuple[str, ...] = ()
+    # The text's tags (warble.domain.hashtags.text), parsed once at posting and stored with it.
+    hashtags: tuple[str, ...] = ()
 
     def record(self) -> dict[str, Any]:
         """The cached (JSON) form."""
@@ -69,11 +72,20 @@ class StoredTweet:
             "retweet_of": self.retweet_of,
             "retweet_of_author": self.retweet_of_author,
             "media_ids": list(self.media_ids),
+            "hashtags": list(self.hashtags),
         }
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> StoredTweet:
-        return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
+        # A record cached before tags were stored has none: its text says which.
+        tags = record.get("hashtags")
+        return cls(
+            **{
+                **record,
+                "media_ids": tuple(record.get("media_ids") or ()),
+                "hashtags": tuple(tags) if tags is not None else hashtags(record["text"]),
+            }
+        )
 
 
 # ---- what the service answers (API.md's objects) -------------------------------------------------
@@ -89,6 +101,7 @@ class Tweet:
     reply_to: str | None
     retweet_of: Tweet | None
     media_ids: list[str]
+    hashtags: list[str]
     like_count: int
     retweet_count: int
     reply_count: int

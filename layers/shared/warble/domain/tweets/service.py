@@ -29,6 +29,7 @@ from warble import clock, keys
 from warble.domain.blocks.ports import BlockedByAuthor
 from warble.domain.counters.ports import CounterStore
 from warble.domain.counters.service import Delta, owner_of, tweet_counter, user_counter
+from warble.domain.hashtags.text import hashtags
 from warble.domain.likes.ports import LikeStore
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import (
@@ -139,6 +140,7 @@ class TweetService:
             reply_to=reply_to,
             reply_to_author=parent_author,
             media_ids=tuple(media_ids),
+            hashtags=hashtags(body),
         )
         try:
             self._store.create(tweet)
@@ -430,6 +432,7 @@ class TweetService:
                 reply_to=None if tweet.reply_to is None else str(tweet.reply_to),
                 retweet_of=embedded,
                 media_ids=list(tweet.media_ids),
+                hashtags=list(tweet.hashtags),
                 like_count=counted.get("like_count", 0),
                 retweet_count=counted.get("retweet_count", 0),
                 reply_count=counted.get("reply_count", 0),

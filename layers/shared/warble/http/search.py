@@ -1,0 +1,63 @@
+"""Search and hashtag routes (API.md "Search and hashtags"): people search, a hashtag's
+timeline, trends."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+
+from warble import services
+from warble.domain.hashtags.ports import Trends
+from warble.domain.search.ports import FoundPage
+from warble.domain.tweets.ports import TweetPage
+from warble.http.app import principal
+from warble.http.docs import responses
+from warble.http.params import Cursor, Limit
+
+router = Router()
+
+SearchQuery = Annotated[
+    str,
+    Query(
+        min_length=1,
+        max_length=200,
+        description="1 to 50 characters after trimming; a leading @ is ignored",
+    ),
+]
+Tag = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=200,
+        description="a hashtag without #: 1 to 50 letters, digits or _, not all digits (any case)",
+    ),
+]
+
+
+@router.get(
+    "/v1/search/users",
+    summary="People search: username or display-name word prefix, ranked by degree",
+    responses=responses(200, FoundPage, "A page of Users, each with its degree"),
+)
+def search_users(q: SearchQuery, limit: Limit = 20, cursor: Cursor = None) -> FoundPage:
+    return services.search().people(principal().user_id, q, limit, cursor)
+
+
+@router.get(
+    "/v1/hashtags/<tag>/tweets",
+    summary="A hashtag's tweets, newest first",
+    responses=responses(200, TweetPage, "A page of tweets"),
+)
+def hashtag_tweets(tag: Tag, limit: Limit = 20, cursor: Cursor = None) -> TweetPage:
+    return services.hashtags().timeline(principal().user_id, tag, limit, cursor)
+
+
+@router.get(
+    "/v1/trends",
+    summary="The hashtags of the last hour, by distinct authors then tweets (at most 10)",
+    responses=responses(200, Trends, "Trends"),
+)
+def trends() -> Trends:
+    return services.hashtags().trends()
