@@ -12,6 +12,7 @@ import { ProfilePage } from "./profile.js";
 import { NotificationsPage, NOTIFICATION_TYPES } from "./notifications.js";
 import { MessagesPage } from "./messages.js";
 import { DiscoverPage, MatchModal } from "./discover.js";
+import { SearchPage, HashtagPage } from "./search.js";
 
 // The `home` count is not pushed: poll it (and resync the others) while the tab is visible. Every
 // 10 s is 30 requests of the user's 300 per 5 minutes (docs/accounts.md, Rate limits).
@@ -132,12 +133,13 @@ function App({ config }) {
   const notificationsUnread = NOTIFICATION_TYPES.reduce((s, t) => s + (counts[t] || 0), 0);
   const [page, ...params] = route;
   const link = (name, href, label, icon, badge) => html`<a class=${"nav-link" + (page === name ? " on" : "")} href=${href} data-nav=${name}>
-    <span class="icon"><${Icon} name=${icon} size=${24} filled=${page === name && icon !== "compass"} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
+    <span class="icon"><${Icon} name=${icon} size=${24} filled=${page === name && icon !== "compass" && icon !== "search"} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
   return html`<${AppContext.Provider} value=${context}>
     <div class="shell">
       <nav class="sidebar">
         <a class="logo" href="#/home"><${Logo} /> <span class="label">Warble</span></a>
         ${link("home", "#/home", "Home", "home", counts.home)}
+        ${link("search", "#/search", "Search", "search")}
         ${link("notifications", "#/notifications", "Notifications", "bell", notificationsUnread)}
         ${link("messages", "#/messages", "Messages", "mail", counts.message)}
         ${link("discover", "#/discover", "Discover", "compass")}
@@ -165,6 +167,8 @@ function routeView(page, params) {
     case "notifications": return html`<${NotificationsPage} type=${params[0]} />`;
     case "messages": return html`<${MessagesPage} id=${params[0]} />`;
     case "discover": return html`<${DiscoverPage} />`;
+    case "search": return html`<${SearchPage} query=${params.join("/")} />`;
+    case "tag": return html`<${HashtagPage} tag=${params[0]} />`;
     case "sessions": return html`<${SessionsPage} />`;
     default: return html`<${HomeTimeline} />`;
   }

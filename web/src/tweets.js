@@ -90,7 +90,7 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true }) {
           <a class="when" href=${"#/tweet/" + shown.id}><${Time} iso=${shown.created_at} /></a>
         </header>
         ${showReplyTo && shown.reply_to && html`<div class="reply-to"><a href=${"#/tweet/" + shown.reply_to}>Replying to a tweet</a></div>`}
-        <p class="tweet-text"><${RichText} text=${shown.text} /></p>
+        <p class="tweet-text"><${RichText} text=${shown.text} tags=${shown.hashtags} /></p>
         <footer class="actions">
           <button class="act reply" title="Reply" aria-label="Reply" onClick=${() => setReplying(!replying)}><${Icon} name="reply" size=${18} /> <span>${shown.reply_count || ""}</span></button>
           <button class=${"act retweet" + (shown.retweeted_by_me ? " on" : "")} title=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"} aria-label=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"}

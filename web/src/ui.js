@@ -105,15 +105,21 @@ export function ago(iso) {
 
 export const Time = ({ iso }) => html`<time datetime=${iso} title=${new Date(iso).toLocaleString()}>${ago(iso)}</time>`;
 
-// Text with @mentions linked to profiles.
-export function RichText({ text }) {
+// Text with @mentions linked to profiles and #hashtags to their pages. A #word is linked when
+// the tweet's `hashtags` (the server's one rule, API.md) has it, so the two never disagree.
+const MENTION_OR_TAG = /@([A-Za-z0-9_]{1,15})|(?<![\p{L}\p{N}\p{M}_])#([\p{L}\p{N}_][\p{L}\p{N}\p{M}_]*)/gu;
+export function RichText({ text, tags = [] }) {
   const parts = [];
-  const re = /@([A-Za-z0-9_]{1,15})/g;
   let last = 0;
   let m;
-  while ((m = re.exec(text))) {
+  MENTION_OR_TAG.lastIndex = 0;
+  while ((m = MENTION_OR_TAG.exec(text))) {
+    const tag = m[2] && m[2].normalize("NFKC").toLowerCase();
+    if (m[2] && !tags.includes(tag)) continue;
     if (m.index > last) parts.push(text.slice(last, m.index));
-    parts.push(html`<a href=${"#/u/" + m[1]}>@${m[1]}</a>`);
+    parts.push(m[1]
+      ? html`<a href=${"#/u/" + m[1]}>@${m[1]}</a>`
+      : html`<a class="hashtag" href=${"#/tag/" + encodeURIComponent(tag)}>#${m[2]}</a>`);
     last = m.index + m[0].length;
   }
   parts.push(text.slice(last));
@@ -141,6 +147,7 @@ const ICON_PATHS = {
   at: "M16 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM16 12v1.5a2.5 2.5 0 0 0 5 0V12a9 9 0 1 0-4 7.5",
   back: "M19 12H5M11 6l-6 6 6 6",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
+  search: "M11 4a7 7 0 1 0 0 14 7 7 0 0 0 0-14zM20 20l-4-4",
 };
 
 export function Icon({ name, filled = false, size = 20 }) {
