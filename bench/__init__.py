@@ -36,5 +36,6 @@ GROUP_MODULES = (
     "bench.notifications",
     "bench.discover",
     "bench.conversations",
+    "bench.search",
     "bench.coldstart",
 )

@@ -407,9 +407,11 @@ class Container:
         from warble.dal.search import PostgresPeopleIndex, RedisSnapshots
         from warble.domain.search.service import SearchService
 
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        snapshots: Any = RedisSnapshots(self.redis)
         return SearchService(
             index=PostgresPeopleIndex(self.database),
-            snapshots=RedisSnapshots(self.redis),
+            snapshots=snapshots,
             network=self.graph,
             shields=self.shields,
         )

@@ -4,12 +4,11 @@ ranked results kept in Redis for their next pages."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 
 from warble import keys
 from warble.dal.postgres import Database
-from warble.dal.redis import UNAVAILABLE_ERRORS, RedisClient
+from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
 from warble.domain.search.ports import Degree
 
 # The statement the search runs, and the one the benchmark times raw.
@@ -54,13 +53,17 @@ class RedisSnapshots:
     def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
 
-    def save(self, viewer: int, token: int, entries: list[tuple[int, Degree]]) -> None:
-        with contextlib.suppress(*UNAVAILABLE_ERRORS):
-            self._redis.set(
-                keys.search_snapshot(viewer, str(token)),
-                json.dumps(entries, separators=(",", ":")),
-                ex=keys.SEARCH_SNAPSHOT_SECONDS,
-            )
+    def save_later(
+        self, batch: ReadBatch, viewer: int, token: int, entries: list[tuple[int, Degree]]
+    ) -> None:
+        """A SET queued in ``batch`` (the page's pipeline): nobody reads its answer."""
+        batch.add(
+            "SET",
+            keys.search_snapshot(viewer, str(token)),
+            json.dumps(entries, separators=(",", ":")),
+            "EX",
+            keys.SEARCH_SNAPSHOT_SECONDS,
+        )
 
     def load(self, viewer: int, token: int) -> list[tuple[int, Degree]] | None:
         try:

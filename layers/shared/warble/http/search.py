@@ -3,7 +3,7 @@ timeline, trends."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
@@ -12,9 +12,12 @@ from warble import services
 from warble.domain.hashtags.ports import Trends
 from warble.domain.search.ports import FoundPage
 from warble.domain.tweets.ports import TweetPage
-from warble.http.app import principal
+from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit
+
+if TYPE_CHECKING:
+    from warble.domain.shared import Later, ReadBatch
 
 router = Router()
 
@@ -36,13 +39,26 @@ Tag = Annotated[
 ]
 
 
+def _search_reads(
+    batch: ReadBatch, viewer: int, q: str, limit: int, cursor: str | None
+) -> Later[FoundPage]:
+    return services.search().people_later(batch, viewer, q, limit, cursor)
+
+
 @router.get(
     "/v1/search/users",
     summary="People search: username or display-name word prefix, ranked by degree",
     responses=responses(200, FoundPage, "A page of Users, each with its degree"),
 )
+@reads_first(_search_reads)
 def search_users(q: SearchQuery, limit: Limit = 20, cursor: Cursor = None) -> FoundPage:
-    return services.search().people(principal().user_id, q, limit, cursor)
+    return first_reads(_search_reads, principal().user_id, q=q, limit=limit, cursor=cursor)
+
+
+def _hashtag_reads(
+    batch: ReadBatch, viewer: int, tag: str, limit: int, cursor: str | None
+) -> Later[TweetPage]:
+    return services.hashtags().timeline_later(batch, viewer, tag, limit, cursor)
 
 
 @router.get(
@@ -50,8 +66,10 @@ def search_users(q: SearchQuery, limit: Limit = 20, cursor: Cursor = None) -> Fo
     summary="A hashtag's tweets, newest first",
     responses=responses(200, TweetPage, "A page of tweets"),
 )
+@reads_first(_hashtag_reads)
 def hashtag_tweets(tag: Tag, limit: Limit = 20, cursor: Cursor = None) -> TweetPage:
-    return services.hashtags().timeline(principal().user_id, tag, limit, cursor)
+    viewer = principal().user_id
+    return first_reads(_hashtag_reads, viewer, tag=tag, limit=limit, cursor=cursor)
 
 
 @router.get(

@@ -39,6 +39,7 @@ from warble.domain.hashtags.ports import (
 )
 from warble.domain.hashtags.text import tag_of
 from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.shared import Later, ReadBatch, at_once
 from warble.domain.tweets.ports import TweetPage
 from warble.errors import FieldError, ValidationFailed
 from warble.events import TweetDeleted, TweetPosted
@@ -149,6 +150,16 @@ class HashtagService:
 
     # ---- reads ----------------------------------------------------------------------------
     def timeline(self, viewer: int, raw_tag: str, limit: int, cursor: str | None) -> TweetPage:
+        return at_once(
+            self._index.batch(),
+            lambda batch: self.timeline_later(batch, viewer, raw_tag, limit, cursor),
+        )
+
+    def timeline_later(
+        self, batch: ReadBatch, viewer: int, raw_tag: str, limit: int, cursor: str | None
+    ) -> Later[TweetPage]:
+        """``timeline`` with its first reads (the tag's shard count, the viewer's Shield)
+        queued in ``batch``: the HTTP gate sends them with the session check."""
         tag = tag_of(raw_tag)
         if tag is None:
             raise ValidationFailed(
@@ -156,16 +167,18 @@ class HashtagService:
             )
         kind = _cursor_kind(tag)
         before = decode_cursor(kind, cursor)
-        batch = self._index.batch()
         shards = self._index.shards_later(batch, tag)
         shield = self._shields.later(batch, viewer)
-        batch.run()
-        entries = self._index.page(tag, shards(), before, limit)
-        hidden = shield().hidden
-        pairs = [(author, tweet) for author, tweet in entries if author not in hidden]
-        items = self._tweets.show(pairs, viewer) if pairs else []
-        next_cursor = encode_cursor(kind, entries[-1][1]) if len(entries) >= limit else None
-        return TweetPage(items, next_cursor)
+
+        def page() -> TweetPage:
+            entries = self._index.page(tag, shards(), before, limit)
+            hidden = shield().hidden
+            pairs = [(author, tweet) for author, tweet in entries if author not in hidden]
+            items = self._tweets.show(pairs, viewer) if pairs else []
+            next_cursor = encode_cursor(kind, entries[-1][1]) if len(entries) >= limit else None
+            return TweetPage(items, next_cursor)
+
+        return page
 
     def trends(self) -> Trends:
         top = self._trends.top(self._now(), TOP_TRENDS)

@@ -22,7 +22,9 @@ class PeopleIndex(Protocol):
 class Snapshots(Protocol):
     """Ranked results kept for their next pages."""
 
-    def save(self, viewer: int, token: int, entries: list[tuple[int, Degree]]) -> None: ...
+    def save_later(
+        self, batch: ReadBatch, viewer: int, token: int, entries: list[tuple[int, Degree]]
+    ) -> None: ...
     def load(self, viewer: int, token: int) -> list[tuple[int, Degree]] | None: ...
 
 

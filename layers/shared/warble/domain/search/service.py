@@ -13,7 +13,7 @@ A query is answered in four steps:
    the exact username, then degree 1, 2, 3, further, then followers (live counts), then id;
 4. the page's Users hydrated (profiles, counts, relationships), one more pipeline.
 
-The ranked list (at most ``MAX_RESULTS``) is kept in Redis for ``SEARCH_SNAPSHOT_SECONDS`` when
+The ranked list (at most ``MAX_RESULTS``) is kept in Redis (written in step 4's pipeline) when
 it is longer than the page, and the cursor names it and a position in it: a follow or a new
 follower between two pages cannot make a page repeat or skip anyone. A later page reads the
 viewer's Shield again, so someone blocked meanwhile is left out. Past the snapshot's life, a
@@ -37,6 +37,7 @@ from warble.domain.search.ports import (
     Snapshots,
     ViewerShields,
 )
+from warble.domain.shared import Later, ReadBatch, at_once
 from warble.errors import FieldError, ValidationFailed
 
 MAX_QUERY = 50
@@ -107,25 +108,50 @@ class SearchService:
         self._token = token
 
     def people(self, viewer: int, raw_query: str, limit: int, cursor: str | None) -> FoundPage:
+        return at_once(
+            self._shields.batch(),
+            lambda batch: self.people_later(batch, viewer, raw_query, limit, cursor),
+        )
+
+    def people_later(
+        self, batch: ReadBatch, viewer: int, raw_query: str, limit: int, cursor: str | None
+    ) -> Later[FoundPage]:
+        """``people`` with its first reads (the viewer's friends, second-degree set and Shield)
+        queued in ``batch``: the HTTP gate sends them with the session check."""
         query = clean_query(raw_query)
         kind = _kind(query)
         position = decode_cursor(kind, cursor)
         if position is not None:
-            token, offset = position >> _OFFSET_BITS, position & ((1 << _OFFSET_BITS) - 1)
-            entries = self._snapshots.load(viewer, token)
-            if entries is None:  # expired: the ranking as it is now, from the same position
-                entries = self.ranked(viewer, query)
-        else:
-            token, offset = self._token(), 0
+            return lambda: self._next_page(viewer, query, kind, position, limit)
+        friends = self._network.friends_later(batch, [viewer])
+        second = self._network.second_degree_later(batch, viewer)
+        shield = self._shields.later(batch, viewer)
+
+        def first_page() -> FoundPage:
+            entries = self._ranked(viewer, query, friends()[viewer], second(), shield().blocked)
+            token = self._token()
+            page = entries[:limit]
+            more = len(entries) > limit
+            next_cursor = encode_cursor(kind, (token << _OFFSET_BITS) | len(page)) if more else None
+            return FoundPage(self._hydrate(viewer, page, None, (token, entries) if more else None),
+                             next_cursor)  # fmt: skip
+
+        return first_page
+
+    def _next_page(
+        self, viewer: int, query: str, kind: str, position: int, limit: int
+    ) -> FoundPage:
+        token, offset = position >> _OFFSET_BITS, position & ((1 << _OFFSET_BITS) - 1)
+        entries = self._snapshots.load(viewer, token)
+        if entries is None:  # expired: the ranking as it is now, from the same position
             entries = self.ranked(viewer, query)
-            if len(entries) > limit:
-                self._snapshots.save(viewer, token, entries)
         page = entries[offset : offset + limit]
         end = offset + len(page)
         next_cursor = (
             encode_cursor(kind, (token << _OFFSET_BITS) | end) if end < len(entries) else None
         )
-        return FoundPage(self._hydrate(viewer, page, later=position is not None), next_cursor)
+        # A later page comes from the snapshot: whoever was blocked since is left out.
+        return FoundPage(self._hydrate(viewer, page, viewer, None), next_cursor)
 
     def ranked(self, viewer: int, query: str) -> list[tuple[int, Degree]]:
         """Every result of the query, ranked, as ``(user id, degree)``."""
@@ -134,8 +160,16 @@ class SearchService:
         second = self._network.second_degree_later(batch, viewer)
         shield = self._shields.later(batch, viewer)
         batch.run()
-        mine, their_second, blocked = friends()[viewer], second(), shield().blocked
+        return self._ranked(viewer, query, friends()[viewer], second(), shield().blocked)
 
+    def _ranked(
+        self,
+        viewer: int,
+        query: str,
+        mine: frozenset[int],
+        their_second: frozenset[int],
+        blocked: frozenset[int],
+    ) -> list[tuple[int, Degree]]:
         rows = self._index.candidates(query, sorted(mine), CANDIDATES)
         exact = {uid for uid, is_exact in rows if is_exact}
         ids = [
@@ -159,13 +193,22 @@ class SearchService:
 
         return [(uid, degrees[uid]) for uid in sorted(ids, key=rank)[:MAX_RESULTS]]
 
-    def _hydrate(self, viewer: int, page: list[tuple[int, Degree]], later: bool) -> list[FoundUser]:
+    def _hydrate(
+        self,
+        viewer: int,
+        page: list[tuple[int, Degree]],
+        shielded: int | None,
+        snapshot: tuple[int, list[tuple[int, Degree]]] | None,
+    ) -> list[FoundUser]:
+        """The page's Users in one pipeline, with the snapshot's write (a first page that has
+        more) and the viewer's Shield again (``shielded``: a later page)."""
         if not page:
             return []
         batch = self._shields.batch()
         users = self._network.users_later(batch, viewer, [uid for uid, _ in page])
-        # A later page comes from the snapshot: whoever was blocked since is left out.
-        shield = self._shields.later(batch, viewer) if later else None
+        shield = self._shields.later(batch, shielded) if shielded is not None else None
+        if snapshot is not None:
+            self._snapshots.save_later(batch, viewer, *snapshot)
         batch.run()
         blocked = shield().blocked if shield is not None else frozenset()
         degrees = dict(page)
