@@ -103,7 +103,7 @@ def test_a_hashtag_timeline_leaves_out_blocked_and_muted_authors(people):
     viewer_id, viewer, _ = people("hv")
     blocked_id, blocked, _ = people("hx")
     muted_id, muted, _ = people("hm")
-    blocker_id, blocker, _ = people("hy")
+    _, blocker, _ = people("hy")
     _, other, _ = people("ho")
     posts = {
         name: _ok(client.post("/v1/tweets", json={"text": f"#{tag} by {name}"}), 201)["id"]
