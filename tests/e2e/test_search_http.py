@@ -119,7 +119,7 @@ def test_a_hashtag_timeline_leaves_out_blocked_and_muted_authors(people):
 
 def test_a_bad_tag_is_a_400_and_an_unused_one_an_empty_page(people):
     _, client, _ = people("hz")
-    for bad in ("123", "a-b", "x" * 51, "tag.with.dots"):
+    for bad in ("123", "a-b", "x" * 51, "tag.with.dots", "%23tag", "%F0%9F%8E%89"):
         _error(client.get(f"/v1/hashtags/{bad}/tweets"), 400, "validation_error")
     assert _tag_page(client, _tag()) == {"items": [], "next_cursor": None}
     _error(client.get(f"/v1/hashtags/{_tag()}/tweets", params={"cursor": "nope"}), 400,

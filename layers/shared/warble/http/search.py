@@ -12,6 +12,7 @@ from warble import services
 from warble.domain.hashtags.ports import Trends
 from warble.domain.search.ports import FoundPage
 from warble.domain.tweets.ports import TweetPage
+from warble.errors import FieldError, NotFound, ValidationFailed, WarbleError
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit
@@ -79,3 +80,14 @@ def hashtag_tweets(tag: Tag, limit: Limit = 20, cursor: Cursor = None) -> TweetP
 )
 def trends() -> Trends:
     return services.hashtags().trends()
+
+
+def unmatched(method: str, path: str) -> WarbleError:
+    """A hashtag path whose tag the route's pattern refuses (a ``/``, ``#`` or emoji, sent
+    percent-encoded): API Gateway routed it here by its segments, and an invalid tag is a 400
+    (API.md), not an unknown path."""
+    if method == "GET" and path.startswith("/v1/hashtags/") and path.endswith("/tweets"):
+        return ValidationFailed(
+            [FieldError("tag", "must be 1 to 50 letters, digits or _, not all digits")]
+        )
+    return NotFound("No such path.")
