@@ -36,6 +36,7 @@ GROUP_MODULES = (
     "bench.notifications",
     "bench.discover",
     "bench.conversations",
+    "bench.media",
     "bench.search",
     "bench.coldstart",
 )

@@ -238,19 +238,11 @@ def first_requests(who: People) -> dict[str, tuple[dict[str, Any], str]]:
             stack.as_session(stack.event("conversations/list.json"), alice),
             "GET /v1/conversations",
         ),
-        "counters": (
-            _stream_sample("counters/graph-stream.json", prefix),
-            "events/counters/graph-stream.json: counter transactions (claims make repeats no-ops)",
-        ),
-        "timeline": (
+        "fanout": (
             _stream_sample("timeline/tweets-stream.json", prefix),
-            "events/timeline/tweets-stream.json: fan-out of a post and a delete",
+            "events/timeline/tweets-stream.json: fan-out of a post and a delete, their counters",
         ),
-        "cleanup": (
-            _stream_sample("cleanup/tweets-stream.json", prefix),
-            "events/cleanup/tweets-stream.json: a deleted tweet's likes and retweets",
-        ),
-        "notifier": (
+        "reactions": (
             _stream_sample("counters/graph-stream.json", prefix),
             "events/counters/graph-stream.json (the graph stream feeds it): follow notifications",
         ),

@@ -21,7 +21,7 @@ Broadcast: ``POST /v1/admin/system-notifications`` (the service call), its store
 and with 1,000,000 users in PostgreSQL (rows inserted with generate_series).
 
 Post -> count visible: a like written through LikeService; the local stream poller (in this
-process) delivers it to the real NotificationsConsumerFunction in a local Lambda worker; the
+process) delivers it to the real ReactionsConsumerFunction in a local Lambda worker; the
 clock stops when the author's ``like`` count, read as the endpoint reads it, has risen.
 """
 
@@ -302,7 +302,7 @@ def end_to_end(run: Run, bench_stack: stack.Stack) -> Precomputed:
     mappings = [
         dataclasses.replace(m, starting_position="LATEST")
         for m in stream_mappings(template, context)
-        if m.function_name == "NotificationsConsumerFunction" and m.event_name == "LikesStream"
+        if m.function_name == "ReactionsConsumerFunction" and m.event_name == "LikesStream"
     ]
     pollers = StreamPollers(template, runtime, bench_stack.moto_url, context, mappings=mappings)
     pollers.start()

@@ -477,7 +477,7 @@ def write_population(
     from warble.dal.tweets import TweetIndexItem, TweetItem
     from warble.domain.hashtags.ports import TagUse
     from warble.domain.hashtags.service import WINDOW_MS
-    from warble.domain.hashtags.text import hashtags
+    from warble.domain.text import hashtags
     from warble.events import Change, Followed, Liked, TweetPosted
     from warble.ids import decompose
     from warble.security import hash_password
@@ -538,7 +538,7 @@ def write_population(
     advance = progress.phase("tweets", len(plan.tweets))
     tweet_ids: list[int] = []
     authors: list[int] = []
-    # Hashtag timelines and trends, as the TimelineFunction would derive them: each tag on one
+    # Hashtag timelines and trends, as the ReactionsConsumerFunction would derive them: each tag on one
     # shard (the seed's rate per tag stays under a shard's, warble.domain.hashtags).
     uses: list[tuple[TagUse, int]] = []
     for planned in plan.tweets:
@@ -570,7 +570,7 @@ def write_population(
             )
         events.append(
             TweetPosted(tid, author, text, reply_to, parent_author, retweet_of, original_author,
-                        tags)
+                        hashtags=tags)
         )  # fmt: skip
         advance()
     writer.flush()

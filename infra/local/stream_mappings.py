@@ -33,6 +33,7 @@ SUPPORTED_PROPERTIES = frozenset(
         "FunctionResponseTypes",
         "DestinationConfig",
         "FilterCriteria",
+        "ParallelizationFactor",
     }
 )
 
@@ -53,6 +54,9 @@ class StreamMapping:
     report_batch_item_failures: bool = False
     on_failure_destination: str | None = None  # SQS queue ARN
     filters: tuple[dict[str, Any], ...] = ()
+    # Concurrent batches per shard; records of one partition key stay in one lane, in order.
+    parallelization_factor: int = 1
+    partition_key: str | None = None  # the table's HASH key attribute (lanes hash its value)
 
     @property
     def name(self) -> str:
@@ -107,7 +111,11 @@ def unsupported_stream_event(
 
 
 def _mapping(
-    function_name: str, event_name: str, function_arn: str, props: dict[str, Any]
+    function_name: str,
+    event_name: str,
+    function_arn: str,
+    props: dict[str, Any],
+    partition_key: str | None = None,
 ) -> StreamMapping:
     where = f"{function_name}/{event_name}"
     stream_arn = props.get("Stream")
@@ -122,6 +130,9 @@ def _mapping(
         raise ValueError(f"{where}: BatchSize must be 1..10000")
     if not -1 <= retries <= 10_000:
         raise ValueError(f"{where}: MaximumRetryAttempts must be -1..10000")
+    parallel = int(props.get("ParallelizationFactor", 1))
+    if not 1 <= parallel <= 10:
+        raise ValueError(f"{where}: ParallelizationFactor must be 1..10")
     destination = (((props.get("DestinationConfig") or {}).get("OnFailure")) or {}).get(
         "Destination"
     )
@@ -143,6 +154,8 @@ def _mapping(
         in (props.get("FunctionResponseTypes") or []),
         on_failure_destination=destination or None,
         filters=tuple(_patterns(props.get("FilterCriteria"))),
+        parallelization_factor=parallel,
+        partition_key=partition_key,
     )
 
 
@@ -168,5 +181,19 @@ def stream_mappings(template: Template, context: ResolveContext) -> list[StreamM
     for function_name, event_name, event in events:
         function_arn = str(template.resolve({"Fn::GetAtt": [function_name, "Arn"]}, context))
         props = template.resolve(event.get("Properties") or {}, context) or {}
-        mappings.append(_mapping(function_name, event_name, function_arn, props))
+        key = _partition_key(template, context, props.get("Stream"))
+        mappings.append(_mapping(function_name, event_name, function_arn, props, key))
     return mappings
+
+
+def _partition_key(template: Template, context: ResolveContext, stream_arn: Any) -> str | None:
+    """The HASH key attribute of the table whose stream this is (None: not in the template)."""
+    for logical_id, resource in template.resources.items():
+        if resource.get("Type") != "AWS::DynamoDB::Table":
+            continue
+        if (context.values.get(logical_id) or {}).get("StreamArn") != stream_arn:
+            continue
+        for key in (resource.get("Properties") or {}).get("KeySchema") or []:
+            if key.get("KeyType") == "HASH":
+                return str(key.get("AttributeName"))
+    return None

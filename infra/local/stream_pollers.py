@@ -25,7 +25,11 @@ Local limits (documented, deliberate):
   (10,000) retries; with the retry back-off that blocks a shard for hours, as on AWS.
 - The retry budget belongs to the head record of the retried batch: when a partial failure moves
   the checkpoint forward, the count starts again for the new head record.
-- One batch at a time per shard (Lambda's default ParallelizationFactor 1).
+- ParallelizationFactor N: N pollers per shard ("lanes"), each reading the whole shard and
+  keeping the records whose partition key hashes to its lane (CRC-32 of the key's value, mod N),
+  each with its own checkpoint, retries and bisection. So records of one partition key are
+  delivered in order, one batch at a time, while up to N batches of the shard run at once, as
+  Lambda promises; how Lambda itself assigns keys to its concurrent batches is not documented.
 - moto gives every table one shard that never closes or splits, so shard lineage is not
   emulated; moto never trims records (no 24 h retention) and never expires items by TTL, so TTL
   deletions do not appear in the stream. `SizeBytes` is moto's over-estimate.
@@ -49,6 +53,7 @@ import logging
 import math
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -108,6 +113,7 @@ class _ShardPoller:
     buffered_since: float | None = None
     caught_up_at: float = -math.inf  # start of the last empty read with nothing pending
     redelivered_upto: int = -1
+    lane: int = 0  # which of the mapping's ParallelizationFactor lanes of the shard it serves
     wake: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
@@ -123,7 +129,18 @@ class _ShardPoller:
 
     @property
     def label(self) -> str:
-        return f"{self.mapping.name} {self.reader.shard_id}"
+        lanes = self.mapping.parallelization_factor
+        lane = f" lane {self.lane + 1}/{lanes}" if lanes > 1 else ""
+        return f"{self.mapping.name} {self.reader.shard_id}{lane}"
+
+    def _mine(self, record: dict[str, Any]) -> bool:
+        """Whether the record belongs to this poller's lane (always, with one lane)."""
+        lanes = self.mapping.parallelization_factor
+        if lanes == 1:
+            return True
+        key = (record["dynamodb"].get("Keys") or {}).get(self.mapping.partition_key or "")
+        value = json.dumps(key, sort_keys=True).encode()
+        return zlib.crc32(value) % lanes == self.lane
 
     def _run(self) -> None:
         stopping = self.owner._stopping
@@ -164,7 +181,7 @@ class _ShardPoller:
         started = time.monotonic()
         records = self.reader.read()
         for record in records:
-            if matches_filters(record, self.mapping.filters):
+            if self._mine(record) and matches_filters(record, self.mapping.filters):
                 if not self.buffer:
                     self.buffered_since = time.monotonic()
                 self.buffer.append(record)
@@ -447,13 +464,14 @@ class StreamPollers:
         shards = streams.describe_stream(StreamArn=mapping.stream_arn)["StreamDescription"]
         pollers = []
         for shard in shards.get("Shards") or []:
-            # One client per poller thread.
-            reader = ShardReader(
-                client=aws_client("dynamodbstreams", self.endpoint_url, region),
-                stream_arn=mapping.stream_arn,
-                shard_id=shard["ShardId"],
-                initial_position=mapping.starting_position,
-            )
-            reader.open()
-            pollers.append(_ShardPoller(owner=self, mapping=mapping, reader=reader))
+            for lane in range(mapping.parallelization_factor):
+                # One client per poller thread.
+                reader = ShardReader(
+                    client=aws_client("dynamodbstreams", self.endpoint_url, region),
+                    stream_arn=mapping.stream_arn,
+                    shard_id=shard["ShardId"],
+                    initial_position=mapping.starting_position,
+                )
+                reader.open()
+                pollers.append(_ShardPoller(owner=self, mapping=mapping, reader=reader, lane=lane))
         return pollers

@@ -91,7 +91,7 @@ def test_reconciliation_runs_on_demand_against_the_running_stack(stack, pair):
 
 def test_a_poison_record_reaches_the_failure_queue_and_good_likes_still_count(stack, pair):
     """A like edge with an unreadable tweet id, written to the stack's likes table: the counter
-    consumer reports it, the poller retries it 5 times, then sends it to CounterFailureQueue,
+    consumer reports it, the poller retries it 5 times, then sends it to FanoutFailureQueue,
     while the likes around it are counted."""
     import boto3
 
@@ -107,7 +107,7 @@ def test_a_poison_record_reaches_the_failure_queue_and_good_likes_still_count(st
     eventually(lambda: engagement(mine, tweet)[0] == 1)
 
     sqs = boto3.client("sqs", **aws)
-    queue = sqs.get_queue_url(QueueName=f"{stack.stack_name}-counter-failures")["QueueUrl"]
+    queue = sqs.get_queue_url(QueueName=f"{stack.stack_name}-fanout-failures")["QueueUrl"]
     bodies: list[dict] = []
 
     def poison_in_queue() -> bool:

@@ -142,7 +142,7 @@ def test_every_seeded_user_and_tweet_reads_as_planned(stack, seeded) -> None:
 
 
 def test_seeded_hashtags_and_names_are_found(stack, seeded) -> None:
-    from warble.domain.hashtags.text import hashtags
+    from warble.domain.text import hashtags
 
     # given the plan's tweets and their tags, by the one rule
     tagged: dict[str, list[str]] = {}

@@ -75,7 +75,7 @@ def test_counter_sample_through_the_consumer_delivered_twice(accounts, moto):
         record["dynamodb"]["Keys"]["pk"]["S"] = f"U#{user}"
         record["eventID"] = f"{record['eventID']}-{user}"
     insert_only = {"Records": event["Records"][:2]}
-    handler = _load_function("counters").handler
+    handler = _load_function("fanout").handler
     for _ in range(2):
         assert handler(copy.deepcopy(insert_only), Context()) == {"batchItemFailures": []}
     assert services.graph().counts([user])[user]["followers_count"] == 1

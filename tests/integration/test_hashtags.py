@@ -1,9 +1,11 @@
 """Hashtag timelines (DynamoDB on moto) and trends (Redis, also on the 3-node cluster): exact
-counts, the window, hot-tag shards, and the real TimelineFunction under a poller that crashes
-and redelivers."""
+counts, the window, hot-tag shards, and the real ReactionsConsumerFunction under a poller that
+crashes and redelivers."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import uuid
 
 import pytest
@@ -13,11 +15,54 @@ from warble.domain.hashtags.ports import TagUse
 from warble.domain.hashtags.service import SPLIT_PER_MINUTE, WINDOW_MS
 from warble.events import TweetDeleted, TweetPosted
 
-from tests.integration.test_timeline_redelivery import fanout  # noqa: F401  the poller fixture
+from infra.local.lambdas import LambdaRuntime
+from infra.local.stream_mappings import stream_mappings
+from infra.local.stream_pollers import StreamPollers
+from infra.local.template import ResolveContext, load_template
+from tests.conftest import ROOT, TEST_DB
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 NOW = 1_800_000_000_000
+
+
+@pytest.fixture
+def reactions(moto, accounts, redis_backend):
+    """The real ReactionsConsumerFunction (its hashtags group), fed by the local poller from
+    now on, every batch delivered twice (as tests/integration/test_timeline_redelivery.py)."""
+    template = load_template(ROOT / "template.yaml")
+    context = ResolveContext(stack_name="warble-test", values=moto.values)
+    overrides = {
+        "Parameters": {
+            "DB_NAME": TEST_DB,
+            "DB_SSLMODE": "disable",
+            "REDIS_URL": os.environ["REDIS_URL"],
+            "REDIS_CLUSTER": os.environ["REDIS_CLUSTER"],
+        }
+    }
+    runtime = LambdaRuntime(
+        template,
+        context,
+        env_overrides=overrides,
+        extra_env={
+            "AWS_ENDPOINT_URL": moto.url,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        },
+        log_line=lambda _function, _line: None,
+    )
+    mappings = [
+        dataclasses.replace(m, starting_position="LATEST", batch_size=7)
+        for m in stream_mappings(template, context)
+        if m.function_name == "ReactionsConsumerFunction"
+    ]
+    pollers = StreamPollers(
+        template, runtime, moto.url, context, mappings=mappings, redeliver_every_batch=True
+    )
+    pollers.start()
+    yield pollers
+    pollers.stop()
+    runtime.close()
 
 
 def use(tag: str, tweet: int, author: int) -> TagUse:
@@ -104,27 +149,27 @@ def test_a_batch_posted_then_deleted_writes_only_the_delete(moto, accounts, redi
     assert service.timeline(author, fold, 10, None).items == []
 
 
-def test_crashes_and_redelivery_leave_timelines_and_trends_exact(fanout, accounts, redis):  # noqa: F811
+def test_crashes_and_redelivery_leave_timelines_and_trends_exact(reactions, accounts, redis):
     redo = _tag("redo")
     authors = [
         accounts.signup(f"ht{n}", f"ht{n}@example.com", "password1", None, "").user["id"]
         for n in range(3)
     ]
-    fanout.inject_crash("TimelineFunction", times=4)
+    reactions.inject_crash("ReactionsConsumerFunction", times=4)
     posted = [
         int(services.tweets().post(authors[n % 3], f"#{redo.upper()} {n} #other{n}", None, []).id)
         for n in range(21)
     ]
-    assert fanout.wait_idle(30)
+    assert reactions.wait_idle(30)
     trends = services.hashtags().trends().items
     assert [(t.tag, t.tweet_count, t.author_count) for t in trends] == [(redo, 21, 3)]
     page = services.hashtags().timeline(authors[0], redo, 100, None)
     assert [int(t.id) for t in page.items] == sorted(posted, reverse=True)
 
-    fanout.inject_crash("TimelineFunction", times=2)
+    reactions.inject_crash("ReactionsConsumerFunction", times=2)
     for n, tweet in enumerate(posted[:7]):
         services.tweets().delete(authors[n % 3], tweet)
-    assert fanout.wait_idle(30)
+    assert reactions.wait_idle(30)
     trends = services.hashtags().trends().items
     assert [(t.tag, t.tweet_count, t.author_count) for t in trends] == [(redo, 14, 3)]
     index = services.container().hashtags._index

@@ -20,7 +20,7 @@ from warble.dal.graph import DynamoGraphStore
 from warble.dal.likes import LikeStore
 from warble.dal.memberships import MembershipSets
 from warble.dal.redis import ReadBatch
-from warble.domain.accounts.ports import RelatedUser
+from warble.domain.accounts.answers import RelatedUser
 from warble.domain.graph.service import status_of
 from warble.entrypoints.streams import timeline
 from warble.services import Container
@@ -72,7 +72,7 @@ class World:
         return {t: (t in liked, t in retweeted) for t in tweet_ids}
 
     def redeliver(self) -> None:
-        """The streams' copies of every change so far, through the TimelineFunction's
+        """The streams' copies of every change so far, through the FanoutConsumerFunction's
         subscribers: twice, then again in reverse order (a late duplicate)."""
         events = [event for change in decoded(self.tap.drain()) for event in change.events]
         for event in events + events + events[::-1]:

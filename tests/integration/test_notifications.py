@@ -27,7 +27,7 @@ def tap(accounts, moto):
 
 @pytest.fixture
 def consumer():
-    return _load_function("notifier").handler
+    return _load_function("reactions").handler
 
 
 def deliver_twice_shuffled(consumer, records: list[dict], seed: int = 7) -> None:

@@ -12,6 +12,7 @@ import json
 import re
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -398,6 +399,31 @@ def test_filter_criteria_deliver_only_matching_records(stack, pollers):
 
     # then only the matching inserts were delivered (and the filtered ones did not block)
     assert stack.invocations() == [[s[0], s[3]]]
+
+
+def test_parallelization_factor_runs_lanes_and_keeps_each_partition_key_in_order(stack, pollers):
+    # given six partition keys updated five times each, interleaved, some versions failing
+    # their first delivery (ParallelizationFactor 3, BatchSize 3)
+    keys = [f"k{i}" for i in range(6)]
+    for version in range(1, 6):
+        for pk in keys:
+            extra = {"fail_times": 1} if (version + ord(pk[-1])) % 4 == 0 else {}
+            stack.put("ParallelTable", "item", pk=pk, version=version, **extra)
+
+    # when the pollers run
+    assert pollers().wait_idle(SETTLE)
+
+    # then every key saw each version once, in write order
+    for pk in keys:
+        assert stack.processed(pk) == [1, 2, 3, 4, 5]
+    # and each invocation held the keys of one lane only, and more than one lane ran
+    lanes_of = {pk: zlib.crc32(json.dumps({"S": pk}).encode()) % 3 for pk in keys}
+    by_invocation: dict[str, set[int]] = {}
+    for delivery in stack.deliveries():
+        by_invocation.setdefault(delivery["invocation"], set()).add(lanes_of[delivery["pk"]])
+    assert all(len(lanes) == 1 for lanes in by_invocation.values())
+    assert len(set(lanes_of.values())) > 1
+    assert {lane for lanes in by_invocation.values() for lane in lanes} == set(lanes_of.values())
 
 
 def test_crash_after_invoke_redelivers_and_loses_nothing(stack, pollers):

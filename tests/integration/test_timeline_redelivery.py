@@ -1,8 +1,9 @@
 """The home-timeline fan-out under a poller that crashes mid-batch and redelivers.
 
-The real TimelineFunction runs in a Lambda worker fed by the local stream poller, from the real
-template; the poller is told to crash after invocations (before checkpointing, so the records
-come again) and to deliver every batch twice. Nothing may be lost and nothing duplicated.
+The real FanoutConsumerFunction runs in a Lambda worker fed by the local stream poller, from the
+real template; the poller is told to crash after invocations (before checkpointing, so the
+records come again) and to deliver every batch twice. Nothing may be lost and nothing
+duplicated.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import pytest
 from warble import keys, services
 from warble.dal.timelines import SENTINEL
-from warble.domain.timelines.service import member
+from warble.domain.timelines.service import entry
 
 from infra.local.lambdas import LambdaRuntime
 from infra.local.stream_mappings import stream_mappings
@@ -52,7 +53,7 @@ def fanout(moto, accounts, redis_backend):
     mappings = [
         dataclasses.replace(m, starting_position="LATEST", batch_size=7)
         for m in stream_mappings(template, context)
-        if m.function_name == "TimelineFunction"
+        if m.function_name == "FanoutConsumerFunction"
     ]
     pollers = StreamPollers(
         template, runtime, moto.url, context, mappings=mappings, redeliver_every_batch=True
@@ -71,20 +72,20 @@ def test_crashes_and_redelivery_lose_no_entry_and_duplicate_none(fanout, account
     timelines.rebuild(reader)  # the reader is active: their timeline is built
 
     # The poller crashes after several invocations while 30 tweets are fanned out ...
-    fanout.inject_crash("TimelineFunction", times=4)
+    fanout.inject_crash("FanoutConsumerFunction", times=4)
     posted = [int(services.tweets().post(author, f"t{i}", None, []).id) for i in range(30)]
     assert fanout.wait_idle(30)
     stored = redis.zrange(keys.home_timeline(reader), 0, -1)
-    assert stored == [SENTINEL] + [member(t, author) for t in posted]
+    assert stored == [SENTINEL] + [entry(author, t) for t in posted]
 
     # ... and again while a third of them are deleted.
-    fanout.inject_crash("TimelineFunction", times=3)
+    fanout.inject_crash("FanoutConsumerFunction", times=3)
     for tweet_id in posted[::3]:
         services.tweets().delete(author, tweet_id)
     assert fanout.wait_idle(30)
     kept = [t for i, t in enumerate(posted) if i % 3]
     assert redis.zrange(keys.home_timeline(reader), 0, -1) == [SENTINEL] + [
-        member(t, author) for t in kept
+        entry(author, t) for t in kept
     ]
     page = timelines.home(reader, 100, None)
     assert [int(t.id) for t in page.items] == kept[::-1]

@@ -88,7 +88,7 @@ def test_an_unknown_resource_type_is_refused(tmp_path: Path) -> None:
     ("properties", "expected"),
     [
         ("TumblingWindowInSeconds: 60", "property TumblingWindowInSeconds is not supported"),
-        ("ParallelizationFactor: 4", "property ParallelizationFactor is not supported"),
+        ("StartingPositionTimestamp: 1", "property StartingPositionTimestamp is not supported"),
         ("MaximumRecordAgeInSeconds: 60", "property MaximumRecordAgeInSeconds is not supported"),
         ("Enabled: false", "property Enabled is not supported"),
         (

@@ -24,6 +24,7 @@ TWEET = {
     "retweet_of": None,
     "media_ids": [],
     "hashtags": [],
+    "media": [],
     "like_count": 0,
     "retweet_count": 0,
     "reply_count": 0,

@@ -1,6 +1,5 @@
 """The rules of search and hashtags that need no store: API.md's hashtag rule, a tag in a path,
-hot-tag shards, the people-search query and degrees, and the batch subscription of a stream
-consumer (a failure fails exactly the records that carried its events)."""
+hot-tag shards, the people-search query and degrees, and where the stream's side runs."""
 
 from __future__ import annotations
 
@@ -12,12 +11,11 @@ from warble.domain.hashtags.service import (
     shard_of,
     shards_for,
 )
-from warble.domain.hashtags.text import hashtags, tag_of
 from warble.domain.search.service import clean_query, degree_of
-from warble.entrypoints.streams import BatchFailed, Consumer
+from warble.domain.text import hashtags, tag_of
+from warble.entrypoints.streams import reactions
 from warble.errors import ValidationFailed
-from warble.events import TweetPosted
-from warble.settings import get_settings
+from warble.events import TweetDeleted, TweetPosted
 
 pytestmark = pytest.mark.unit
 
@@ -80,44 +78,10 @@ def test_degrees_are_the_degree_endpoints() -> None:
     assert degree_of(8, mine, second, frozenset()) is None
 
 
-def _record(sequence: str, tweet_id: int) -> dict:
-    table = get_settings().tweets_table
-    return {
-        "eventID": f"e{sequence}",
-        "eventName": "INSERT",
-        "eventSourceARN": f"arn:aws:dynamodb:us-east-1:1:table/{table}/stream/x",
-        "dynamodb": {
-            "SequenceNumber": sequence,
-            "Keys": {"author_id": {"N": "1"}, "tweet_id": {"N": str(tweet_id)}},
-            "NewImage": {
-                "author_id": {"N": "1"},
-                "tweet_id": {"N": str(tweet_id)},
-                "text": {"S": f"#t{tweet_id}"},
-                "created_at_ms": {"N": "1"},
-            },
-        },
-    }
-
-
-def test_a_batch_subscriber_gets_the_batch_and_its_failure_fails_its_records_only() -> None:
-    consumer = Consumer("Test")
-    seen: list[list[int]] = []
-
-    @consumer.on(TweetPosted)
-    def _one(event: TweetPosted) -> None:
-        if event.tweet_id == 2:
-            raise RuntimeError("this record only")
-
-    @consumer.on_batch(TweetPosted)
-    def _all(events: list[TweetPosted]) -> None:
-        seen.append([e.tweet_id for e in events])
-        if any(e.hashtags == ("t3",) for e in events):
-            raise RuntimeError("the batch")
-
-    # (_handle: the handler without the entry-point skeleton, which wants a Lambda context)
-    ok = consumer._handle({"Records": [_record("1", 1), _record("2", 2)]}, None)
-    assert ok == {"batchItemFailures": [{"itemIdentifier": "2"}]} and seen == [[1]]
-    # The batch subscriber fails: every record it was given fails with it (Lambda retries).
-    with pytest.raises(BatchFailed):
-        consumer._handle({"Records": [_record("3", 3), _record("5", 5)]}, None)
-    assert seen[-1] == [3, 5]
+def test_hashtags_are_a_group_of_the_tweets_streams_second_reader() -> None:
+    # No reader of its own (DynamoDB Streams serves two a shard): the reactions reader runs it,
+    # with a whole batch's posted and deleted tweets at once.
+    subscribed = [
+        (types, name) for group in reactions.groups for types, _, name in group.handlers()
+    ]
+    assert ((TweetPosted, TweetDeleted), "_hashtags") in subscribed

@@ -38,7 +38,7 @@ def _import_in_lambda(function: str) -> dict[str, object]:
     return answer
 
 
-@pytest.mark.parametrize("function", ["meta", "accounts", "timeline"])
+@pytest.mark.parametrize("function", ["meta", "accounts", "fanout"])
 def test_a_traced_cold_start_imports_no_store_library(function):
     answer = _import_in_lambda(function)
     assert answer["tracing"] is True

@@ -21,11 +21,14 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warble import keys
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
+from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, queued
 from warble.domain.shared import Held
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 LOADED = "*"
 
@@ -99,12 +102,14 @@ class MembershipSets(VersionedHashes):
         self._kind = kind
 
     def check_later(
-        self, batch: ReadBatch, owner: int, members: Iterable[int]
+        self, batch: shared.ReadBatch, owner: int, members: Iterable[int]
     ) -> Callable[[], Held | None]:
         """Queue one HMGET; its reader gives the members held present, or None if the hash is
         not loaded (or Redis is unreachable)."""
         wanted = list(dict.fromkeys(members))
-        read = batch.add("HMGET", keys.memberships(self._kind, owner).value, LOADED, *wanted)
+        read = queued(batch).add(
+            "HMGET", keys.memberships(self._kind, owner).value, LOADED, *wanted
+        )
 
         def held() -> Held | None:
             try:

@@ -16,10 +16,13 @@ the newest ``cap`` tweets.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warble import keys
-from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined
+from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined, queued
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 SENTINEL = "0"
 
@@ -138,17 +141,18 @@ class TimelineStore:
         return ReadBatch(self._redis)
 
     def home_page_later(
-        self, batch: ReadBatch, user_id: int, before_tweet_id: int | None, limit: int
+        self, batch: shared.ReadBatch, user_id: int, before_tweet_id: int | None, limit: int
     ) -> Callable[[], tuple[list[str] | None, list[int] | None]]:
         """``page`` and ``followed_celebrities`` queued in ``batch`` (one slot: the home tag),
         which the home read shares with the gate and the reader's blocks and mutes."""
         key = keys.home_timeline(user_id)
-        built = batch.add("EXISTS", key)
-        entries = batch.add(
+        queue = queued(batch)
+        built = queue.add("EXISTS", key)
+        entries = queue.add(
             "ZREVRANGEBYLEX", key, _upper_bound(before_tweet_id), f"({SENTINEL}", "LIMIT", 0, limit
         )
-        batch.add("EXPIRE", key, self._ttl)
-        celebrities = batch.add("GET", keys.home_celebrities(user_id))
+        queue.add("EXPIRE", key, self._ttl)
+        celebrities = queue.add("GET", keys.home_celebrities(user_id))
 
         def page() -> tuple[list[str] | None, list[int] | None]:
             return (list(entries()) if built() else None), _celebrity_list(celebrities())

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warble import keys
 from warble.dal.blocks import HIDDEN_SCRIPT, hidden_answer
 from warble.dal.redis import ReadBatch, RedisClient, scripted
 from warble.domain.notifications.ports import Snapshot
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 STORED_TYPES = ("follow", "like", "reply", "mention", "retweet", "match")
 POSITION_TYPES = (*STORED_TYPES, "system", "home")
@@ -185,7 +188,7 @@ class RedisUnread:
         batch.run()
         return read()
 
-    def snapshot_later(self, batch: ReadBatch, user_id: int) -> Callable[[], Snapshot]:
+    def snapshot_later(self, batch: shared.ReadBatch, user_id: int) -> Callable[[], Snapshot]:
         """``snapshot`` with round trip 1 queued in ``batch`` (three read-only scripts: in the
         gate's round trip when the HTTP skeleton sends them with it); its reader sends round
         trip 2."""

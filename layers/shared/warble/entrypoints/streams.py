@@ -1,28 +1,45 @@
-"""DynamoDB Streams consumers: typed events in, partial batch failures out.
+"""DynamoDB Streams readers: two per stream, each running its handlers a batch at a time.
 
-A consumer subscribes functions to event types (``warble.events``); the stores decode the
-records (``services.container().stream_decoder``), so no consumer reads a raw record:
+DynamoDB Streams serves at most two readers a shard (a third is throttled), so every stream has
+exactly two event source mappings, one per reader function:
 
-    fanout = Consumer("timeline")
+- ``fanout`` (FanoutConsumerFunction): the latency-critical work, what a reader sees soon
+  after a write: home timelines, following sets, blocks hashes, recent likes and retweets, and
+  the counters;
+- ``reactions`` (ReactionsConsumerFunction): everything else: notifications, a deleted tweet's
+  cleanup, and every new reaction (hashtags, media cleanup, account deletion). A slow or
+  poisoned handler here never holds the timeline back: the two readers keep their own
+  checkpoints.
 
-    @fanout.on(TweetPosted)
-    def _posted(event: TweetPosted) -> None:
-        services.timelines().tweet_created(event.author_id, event.tweet_id)
+A reader runs handler groups (``Consumer``); a handler subscribes to event types and takes all
+of a batch's events of those types at once, in stream order, each with the record that carried
+it (``Delivery``), and answers the deliveries it could not apply:
 
-    handler = fanout.handler   # functions/<name>/app.py exports it; template.yaml wires the stream
+    notifier = Consumer("Notifications")
 
-Records run one by one with partial batch failures, as Powertools' ``BatchProcessor`` runs them
-(``partial_response``): a record that cannot be decoded, or whose handler raises, is reported and
-retried by Lambda (then sent to the function's on-failure queue); the others are done. Handlers
-must be idempotent (a record can come twice). The counter consumer is the exception to
-per-record work: it sums a whole batch into few transactions (``warble.domain.counters``), so it
-has a handler of its own.
+    @notifier.batch(Followed, Liked)
+    def _notify(deliveries: list[Delivery[Any]]) -> Failures:
+        failed = services.notifications().notify_all([d.event for d in deliveries])
+        return [deliveries[i] for i in failed]
+
+(``@consumer.on(EventType)`` subscribes a function of one event, run event by event: an
+exception fails that event's record only.) The stores decode the records
+(``services.container().stream_decoder``): no handler reads a raw record.
+
+Failures are reported as Powertools' ``BatchProcessor`` reports them: the records a handler
+failed, or that no decoder can read, go back as ``batchItemFailures`` (Lambda retries from the
+lowest, then sends the range to the reader's on-failure queue); a batch with no record done
+fails the invocation (Lambda then bisects it). A retry delivers the failed record and every one
+after it again to every handler of the reader, the ones that succeeded included: every handler
+must be idempotent under redelivery.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -30,7 +47,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from warble import services
 from warble.events import (
     Blocked,
-    Event,
+    Change,
     Followed,
     Liked,
     Matched,
@@ -41,11 +58,24 @@ from warble.events import (
     Unfollowed,
     Unliked,
     Unmuted,
-    UnreadableRecord,
 )
 from warble.skeleton import entry_point, logger, metrics
 
 E = TypeVar("E")
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery(Generic[E]):
+    """One event of a batch: the record that carried it (``change``: its event id, the dedupe
+    claim, and its sequence number) and its position in the batch (``index``)."""
+
+    event: E
+    change: Change
+    index: int
+
+
+Failures = Iterable[Delivery[Any]]
+BatchHandler = Callable[[list[Delivery[Any]]], Failures | None]
 
 
 class BatchFailed(Exception):
@@ -58,121 +88,148 @@ class BatchFailed(Exception):
         self.errors = errors
 
 
-def partial_response(
-    event: dict[str, Any], record_handler: Callable[[dict[str, Any]], None]
-) -> dict[str, Any]:
-    """Powertools' ``process_partial_response`` for DynamoDB Streams, without importing its
-    batch utility and event data classes at a cold start: each record through
-    ``record_handler``; the ones that raise are reported by sequence number (Lambda retries
-    them); a batch with no record done raises; an event without records is refused."""
-    records = event.get("Records", [])
-    if not records or not isinstance(records, list):
-        raise BatchFailed("Invalid DynamoDB Streams event: no records.", [])
-    failed: list[dict[str, Any]] = []
-    errors: list[BaseException] = []
-    for record in records:
-        try:
-            record_handler(record)
-        except Exception as exc:  # reported, retried by Lambda, then its on-failure queue
-            errors.append(exc)
-            failed.append(record)
-    if failed and len(failed) == len(records):
-        raise BatchFailed(f"All records failed processing. {len(errors)} errors:", errors)
-    return {
-        "batchItemFailures": [
-            {"itemIdentifier": record["dynamodb"]["SequenceNumber"]} for record in failed
-        ]
-    }
+class HandlerFailed(Exception):
+    """A handler reported an event it was given as failed (``Consumer.deliver``)."""
+
+
+class Decoder(Protocol):
+    def decode(self, record: dict[str, Any]) -> Change: ...
+
+
+@dataclass
+class _Subscription:
+    types: tuple[type, ...]
+    run: BatchHandler
+    name: str
 
 
 class Consumer:
-    """Event subscriptions of one stream-consuming function, and its Lambda handler.
-
-    ``on`` subscribes a function to one event at a time; ``on_batch`` subscribes one to all of
-    a batch's events of some types at once, in stream order, after the per-event subscribers
-    (STYLE.md item 13: a batch's work in a constant number of round trips). If it raises, every
-    record that carried one of its events is reported failed (Lambda retries them: every
-    subscriber must be idempotent)."""
+    """A group of handlers, run by a ``Reader`` on each of its batches."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._subscribers: dict[type, list[Callable[[Any], None]]] = {}
-        self._batch_subscribers: list[tuple[tuple[type, ...], Callable[[list[Any]], None]]] = []
-        self.handler = entry_point()(self._handle)
+        self._subscriptions: list[_Subscription] = []
+        self._per_event: dict[type, list[Callable[[Any], None]]] = {}
 
-    def on_batch(
-        self, *event_types: type
-    ) -> Callable[[Callable[[list[Any]], None]], Callable[[list[Any]], None]]:
-        def subscribe(function: Callable[[list[Any]], None]) -> Callable[[list[Any]], None]:
-            self._batch_subscribers.append((event_types, function))
+    def batch(self, *event_types: type) -> Callable[[BatchHandler], BatchHandler]:
+        """Subscribe a handler of all the batch's events of these types at once."""
+
+        def subscribe(function: BatchHandler) -> BatchHandler:
+            self._subscriptions.append(
+                _Subscription(event_types, function, getattr(function, "__name__", "handler"))
+            )
             return function
 
         return subscribe
 
     def on(self, event_type: type[E]) -> Callable[[Callable[[E], None]], Callable[[E], None]]:
+        """Subscribe a function of one event, run event by event in stream order (with the
+        other ``on`` subscriptions of this group)."""
+
         def subscribe(function: Callable[[E], None]) -> Callable[[E], None]:
-            self._subscribers.setdefault(event_type, []).append(function)
+            if not self._per_event:
+                self._subscriptions.append(
+                    _Subscription((), self._each, f"{self.name} events")  # types: see below
+                )
+            self._per_event.setdefault(event_type, []).append(function)
             return function
 
         return subscribe
 
-    def deliver(self, event: Event) -> None:
-        for function in self._subscribers.get(type(event), ()):
+    def handlers(self) -> list[tuple[tuple[type, ...], BatchHandler, str]]:
+        return [(s.types or tuple(self._per_event), s.run, s.name) for s in self._subscriptions]
+
+    def deliver(self, event: object) -> None:
+        """One event through every handler of the group, as a batch of one (tests, tools);
+        raises if a handler failed it."""
+        change = Change(f"deliver-{uuid.uuid4().hex}", "0", (event,))  # type: ignore[arg-type]
+        for types, run, name in self.handlers():
+            if not isinstance(event, types):
+                continue
+            if run == self._each:  # the exception itself, not a report of it
+                self._run_each(event)
+            elif list(run([Delivery(event, change, 0)]) or ()):
+                raise HandlerFailed(f"{name} failed {event!r}")
+
+    def _run_each(self, event: object) -> None:
+        for function in self._per_event.get(type(event), ()):
             function(event)
 
-    def _record(self, record: dict[str, Any], done: list[tuple[str, Event]]) -> None:
-        change = services.container().stream_decoder.decode(record)
-        logger.set_correlation_id(change.event_id)
-        if not change.readable:
-            raise UnreadableRecord(change.sequence)
-        for event in change.events:
-            self.deliver(event)
-        done.extend((change.sequence, event) for event in change.events)
-
-    def _deliver_batch(
-        self, records: list[dict[str, Any]], done: list[tuple[str, Event]], answer: dict[str, Any]
-    ) -> None:
-        """The batch subscribers, each with its events of the records done; a failure fails
-        those records."""
-        failed = {item["itemIdentifier"] for item in answer["batchItemFailures"]}
-        for types, function in self._batch_subscribers:
-            mine = [(sequence, e) for sequence, e in done if isinstance(e, types)]
-            if not mine:
-                continue
+    def _each(self, deliveries: list[Delivery[Any]]) -> Failures:
+        failed: list[Delivery[Any]] = []
+        for delivery in deliveries:
             try:
-                function([e for _, e in mine])
-            except Exception as exc:  # its records are retried by Lambda, as a record's are
-                logger.warning("batch subscriber failed", exc_info=exc)
-                failed.update(sequence for sequence, _ in mine)
-        answer["batchItemFailures"] = [
-            {"itemIdentifier": sequence}
-            for sequence in dict.fromkeys(
-                record["dynamodb"]["SequenceNumber"] for record in records
-            )
-            if sequence in failed
-        ]
+                self._run_each(delivery.event)
+            except Exception:  # that record is reported, retried, then sent to the queue
+                logger.exception(
+                    "stream event failed",
+                    extra={"event_id": delivery.change.event_id, "group": self.name},
+                )
+                failed.append(delivery)
+        return failed
+
+
+class Reader:
+    """One stream-reading function: its handler groups, run on every batch, and its Lambda
+    handler (partial batch failures)."""
+
+    def __init__(self, name: str, *groups: Consumer, decoder: Decoder | None = None) -> None:
+        self.name = name
+        self.groups = groups
+        self._decoder = decoder
+        self.handler = entry_point()(self._handle)
+
+    def process(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The batch through every handler; Lambda's partial batch response."""
+        if not records or not isinstance(records, list):
+            raise BatchFailed("Invalid DynamoDB Streams event: no records.", [])
+        decoder = self._decoder or services.container().stream_decoder
+        changes = [decoder.decode(record) for record in records]
+        failed = {i for i, change in enumerate(changes) if not change.readable}
+        errors: list[BaseException] = []
+        for group in self.groups:
+            for types, run, name in group.handlers():
+                wanted = [
+                    Delivery(event, change, index)
+                    for index, change in enumerate(changes)
+                    for event in change.events
+                    if isinstance(event, types)
+                ]
+                if not wanted:
+                    continue
+                try:
+                    lost = list(run(wanted) or ())
+                except Exception as exc:  # every record it was given is retried
+                    logger.exception("stream handler failed", extra={"handler": name})
+                    errors.append(exc)
+                    lost = wanted
+                failed.update(d.index for d in lost)
+                metrics.add_metric(f"{group.name}Events", MetricUnit.Count, len(wanted))
+                if lost:
+                    metrics.add_metric(f"{group.name}Failures", MetricUnit.Count, len(lost))
+        if failed and len(failed) == len(records):
+            raise BatchFailed(f"All records failed processing. {len(errors)} errors:", errors)
+        return {
+            "batchItemFailures": [{"itemIdentifier": changes[i].sequence} for i in sorted(failed)]
+        }
 
     def _handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        done: list[tuple[str, Event]] = []
-        answer = partial_response(event, lambda record: self._record(record, done))
-        if self._batch_subscribers:
-            records = event.get("Records") or []
-            self._deliver_batch(records, done, answer)
-            if records and len(answer["batchItemFailures"]) == len(records):
-                raise BatchFailed("All records failed processing.", [])
-        failures = len(answer["batchItemFailures"])
-        metrics.add_metric(f"{self.name}Records", MetricUnit.Count, len(event.get("Records", [])))
-        if failures:
-            metrics.add_metric(f"{self.name}Failures", MetricUnit.Count, failures)
-        return dict(answer)
+        records = event.get("Records")
+        answer = self.process(records)  # type: ignore[arg-type]
+        metrics.add_metric(f"{self.name}Records", MetricUnit.Count, len(records or []))
+        if answer["batchItemFailures"]:
+            logger.warning(
+                "records not applied", extra={"failures": len(answer["batchItemFailures"])}
+            )
+        return answer
 
 
-# ---- TimelineFunction: what readers see from memory follows the tweets, graph and likes ------
-# streams: home timelines, and the following sets, blocks hashes and recent likes and retweets
-# behind the relationship, the filters of blocks and mutes and the viewer's flags (the write
-# path applied those already; the stream's copy makes sure none is lost). Every step is
-# idempotent (adding a present entry or removing an absent one changes nothing; a membership
-# change carries its version).
+# ---- fan-out: what readers see from memory follows the tweets, graph and likes streams --------
+# Home timelines, and the following sets, blocks hashes and recent likes and retweets behind the
+# relationship, the filters of blocks and mutes and the viewer's flags (the write path applied
+# those already; the stream's copy makes sure none is lost). Every step is idempotent (adding a
+# present entry or removing an absent one changes nothing; a membership change carries its
+# version).
 timeline = Consumer("Timeline")
 
 
@@ -230,15 +287,22 @@ def _unmuted(event: Unmuted) -> None:
     services.blocks().seen(event)
 
 
-@timeline.on_batch(TweetPosted, TweetDeleted)
-def _hashtags(events: list[TweetPosted | TweetDeleted]) -> None:
-    """Hashtag timelines and trends: the batch's tag uses in a few round trips."""
-    metrics.add_metric(
-        "HashtagWrites", MetricUnit.Count, services.hashtags().tweets_changed(events)
-    )
+# Exactly-once counters (warble.domain.counters): a whole batch summed into few transactions,
+# each record's claim inside them.
+counters = Consumer("Counter")
 
 
-# ---- TweetCleanupFunction: a deleted tweet's retweets and likes go with it ------------------
+@counters.batch(Followed, Unfollowed, TweetPosted, TweetDeleted, Liked, Unliked)
+def _count(deliveries: list[Delivery[Any]]) -> Failures:
+    changes = list(dict.fromkeys(d.change for d in deliveries))
+    outcome = services.container().counter_processor.process(changes)
+    metrics.add_metric("CounterTransactions", MetricUnit.Count, outcome.transactions)
+    failed = set(outcome.failures)
+    return [d for d in deliveries if d.change.sequence in failed]
+
+
+# ---- reactions: everything else ------------------------------------------------------------
+# A deleted tweet's retweets and likes go with it. Idempotent: deleting what is gone is a no-op.
 cleanup = Consumer("Cleanup")
 
 
@@ -247,9 +311,44 @@ def _purge(event: TweetDeleted) -> None:
     metrics.add_metric("CleanedUp", MetricUnit.Count, services.tweets().purge(event.tweet_id))
 
 
-# ---- NotificationsConsumerFunction: notifications from the graph, tweets and likes streams ----
-# Exactly once by construction (warble.domain.notifications): a redelivered record finds the
-# notification's dedupe item and its id already counted.
+# A tweet's media (docs/media.md): kept once a tweet shows them (the lifecycle rule's tag goes),
+# deleted with it; a batch's tweets at once (one DeleteObjects, one BatchWriteItem). Idempotent.
+media = Consumer("Media")
+
+
+@media.batch(TweetPosted)
+def _keep_media(deliveries: list[Delivery[Any]]) -> Failures:
+    shown = [d.event for d in deliveries if d.event.media_keys]
+    if shown:
+        services.media().attached(shown)
+    return []
+
+
+@media.batch(TweetDeleted)
+def _forget_media(deliveries: list[Delivery[Any]]) -> Failures:
+    gone = [d.event for d in deliveries if d.event.media_ids]
+    if gone:
+        services.media().forget(gone)
+        metrics.add_metric("MediaDeleted", MetricUnit.Count, sum(len(e.media_ids) for e in gone))
+    return []
+
+
+# Hashtag timelines and trends (docs/search.md): a batch's tag uses folded, routed in one Redis
+# pipeline, written in BatchWriteItem calls and counted in one script call. Idempotent: a put
+# writes the same item, a delete of what is gone is a no-op, a trend counts a use once.
+hashtags = Consumer("Hashtags")
+
+
+@hashtags.batch(TweetPosted, TweetDeleted)
+def _hashtags(deliveries: list[Delivery[Any]]) -> Failures:
+    written = services.hashtags().tweets_changed([d.event for d in deliveries])
+    metrics.add_metric("HashtagWrites", MetricUnit.Count, written)
+    return []
+
+
+# Notifications from the graph, tweets, likes and matches streams. Exactly once by construction
+# (warble.domain.notifications): a redelivered record finds the notification's dedupe item and
+# its id already counted.
 notifier = Consumer("Notifications")
 
 
@@ -265,14 +364,7 @@ for _source in (Followed, Liked, TweetPosted, Matched):
     notifier.on(_source)(_notify)
 
 
-# ---- CounterConsumerFunction: exactly-once counters (a whole batch at a time) ----------------
-@entry_point()
-def counters(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Stream records -> counters; answers with partial batch failures."""
-    outcome = services.container().count_batch(event)
-    metrics.add_metric("CounterRecords", MetricUnit.Count, len(event.get("Records") or []))
-    metrics.add_metric("CounterTransactions", MetricUnit.Count, outcome.transactions)
-    if outcome.failures:
-        logger.warning("records not applied", extra={"failures": len(outcome.failures)})
-        metrics.add_metric("CounterFailures", MetricUnit.Count, len(outcome.failures))
-    return outcome.response()
+# ---- the two readers of every stream (template.yaml: FanoutConsumerFunction and
+# ReactionsConsumerFunction; each mapping's FilterCriteria passes what its groups need) ---------
+fanout = Reader("Fanout", timeline, counters)
+reactions = Reader("Reactions", notifier, cleanup, media, hashtags)

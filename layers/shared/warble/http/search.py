@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from warble import services
 from warble.domain.hashtags.ports import Trends
 from warble.domain.search.ports import FoundPage
-from warble.domain.tweets.ports import TweetPage
+from warble.domain.tweets.answers import TweetPage
 from warble.errors import FieldError, NotFound, ValidationFailed, WarbleError
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses

@@ -18,29 +18,23 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from warble import keys
-from warble.domain.accounts.ports import (
+from warble.domain.accounts.answers import (
     Me,
-    Profiles,
     RelatedUser,
     Relationship,
     SeenUser,
     User,
     UserPage,
+    user_values,
 )
-from warble.domain.counters.ports import CounterStore
-from warble.domain.counters.service import Delta, owner_of, user_counter
-from warble.domain.graph.ports import (
-    Degree,
-    FollowRejected,
-    GraphStore,
-    MutualFriends,
-    RelationshipNow,
-)
+from warble.domain.accounts.ports import Profiles
+from warble.domain.counters.ports import CounterStore, Delta, owner_of, user_counter
+from warble.domain.graph.answers import Degree, MutualFriends, RelationshipNow
+from warble.domain.graph.ports import FollowRejected, GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, at_once
 from warble.errors import (
@@ -56,6 +50,9 @@ from warble.events import Followed, Unfollowed
 
 FIRST_PAGE_SIZE = 100  # entries of a big account's list kept in Redis (the API's max limit)
 MAX_ATTEMPTS = 12  # follow/unfollow transactions retried on a race or a conflict
+# Followers read per Query by ``all_ids`` (a fan-out): DynamoDB returns up to 1 MB a call, about
+# 15,000 of these small list items, so 10,000 followers are one round trip rather than ten.
+FOLLOWER_PAGE = 10_000
 
 
 def status_of(follows: bool, followed_by: bool) -> Relationship:
@@ -81,24 +78,9 @@ LABELS: dict[int | None, Literal["1st", "2nd", "3rd", "3rd+"]] = {
 
 
 # ---- Users as API.md writes them, from hydrated records (profile + counts + relationship) ------
-def user_values(record: dict[str, Any]) -> tuple[str, str, str, str, str, int, int, int]:
-    """The fields every User has (API.md), in ``User``'s order, from a hydrated record."""
-    return (
-        str(record["id"]),
-        record["username"],
-        record["display_name"],
-        record["bio"],
-        record["created_at"],
-        record.get("followers_count", 0),
-        record.get("following_count", 0),
-        record.get("tweet_count", 0),
-    )
-
-
 def user_seen(record: dict[str, Any], viewer: int | None) -> SeenUser:
     """The User a viewer reads: with the viewer's relationship unless it is the viewer (or the
-    answer is unauthenticated, ``viewer`` None). Built from positional values: a page of 20
-    costs half what keyword arguments would."""
+    answer is unauthenticated, ``viewer`` None)."""
     if viewer is None or viewer == int(record["id"]):
         return User(*user_values(record))
     return RelatedUser(*user_values(record), record.get("relationship", "none"))
@@ -123,16 +105,18 @@ class GraphService:
         store: GraphStore,
         counters: CounterStore,
         profiles: Profiles,
-        counts_cache: Cache,
-        page_cache: Cache,
+        counts_cache: Cache[int],
+        page_cache: Cache[tuple[int, str]],
         ids: IdGenerator,
         policy: GraphPolicy,
         following: Memberships,
-        network_cache: Cache,
+        friends_cache: Cache[int],
+        degree2_cache: Cache[int],
     ) -> None:
         self._store = store
         # Friend ids and second-degree sets, for the degrees of a page of people at once.
-        self._network = network_cache
+        self._friends = friends_cache
+        self._degree2 = degree2_cache
         self._following = following
         self._counters = counters
         self._profiles = profiles
@@ -189,10 +173,10 @@ class GraphService:
 
     def _changed(self, follower: int, followee: int) -> None:
         # After the commit, like profiles: the lease makes any in-flight fill of old data fail.
-        self._counts.invalidate(keys.counts(follower))
-        self._pages.invalidate(keys.first_page(follower, "following"))
-        self._pages.invalidate(keys.first_page(followee, "followers"))
-        self._network.invalidate_many([keys.friends(follower), keys.friends(followee)])
+        self._counts.invalidate(follower)
+        self._pages.invalidate((follower, "following"))
+        self._pages.invalidate((followee, "followers"))
+        self._friends.invalidate_many([follower, followee])
 
     def follow_seen(self, event: Followed | Unfollowed) -> None:
         """The graph stream's copy of a follow or unfollow: applied to the follower's set too,
@@ -204,14 +188,13 @@ class GraphService:
             )
         # A friendship may have begun or ended: the write path dropped the cached friends, and
         # so does the stream's copy, in case the write path's container died after its commit.
-        self._network.invalidate_many([keys.friends(event.follower), keys.friends(event.followee)])
+        self._friends.invalidate_many([event.follower, event.followee])
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
         owners = [owner_of(key) for key in counter_keys]
-        self._counts.invalidate_many(
-            [keys.counts(owner[1]) for owner in owners if owner and owner[0] == "user"]
-        )
+        users = [owner[1] for owner in owners if owner and owner[0] == "user"]
+        self._counts.invalidate_many(users)
 
     # ---- lists -------------------------------------------------------------------------
     def following(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> UserPage:
@@ -243,9 +226,20 @@ class GraphService:
             rows, more = self._store.page(user_id, which, FIRST_PAGE_SIZE, None)
             return {"rows": [[uid, seq] for uid, seq in rows], "more": more}
 
-        cached = self._pages.get_or_load(keys.first_page(user_id, which), load) or load()
+        cached = self._pages.get_or_load((user_id, which), load) or load()
         rows = [(int(uid), int(seq)) for uid, seq in cached["rows"]]
         return rows[:limit], len(rows) > limit or bool(cached["more"])
+
+    def all_ids(self, user_id: int, which: str) -> Iterator[int]:
+        """Every id of a user's ``followers`` or ``following`` list, newest first, a Query per
+        ``FOLLOWER_PAGE`` (the home timelines' fan-out and rebuild)."""
+        before = None
+        while True:
+            rows, more = self._store.page(user_id, which, FOLLOWER_PAGE, before)
+            yield from (uid for uid, _ in rows)
+            if not more or not rows:
+                return
+            before = rows[-1][1]
 
     def friends(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> UserPage:
         after = decode_cursor("f", cursor)
@@ -330,7 +324,7 @@ class GraphService:
                 for uid in wanted
             ]
 
-        read = self._counts.get_many_later(batch, [keys.counts(uid) for uid in unique], load)
+        read = self._counts.get_many_later(batch, unique, load)
 
         def counts() -> dict[int, dict[str, int]]:
             return {uid: value or {} for uid, value in zip(unique, read(), strict=True)}
@@ -425,7 +419,7 @@ class GraphService:
         def load(missing: list[int]) -> list[Any]:
             return [sorted(self._store.friends(unique[i])) for i in missing]
 
-        read = self._network.get_many_later(batch, [keys.friends(uid) for uid in unique], load)
+        read = self._friends.get_many_later(batch, unique, load)
 
         def friends() -> dict[int, frozenset[int]]:
             return {uid: frozenset(ids or ()) for uid, ids in zip(unique, read(), strict=True)}
@@ -438,7 +432,7 @@ class GraphService:
         def load(missing: list[int]) -> list[Any]:
             return [sorted(self._store.second_degree(user_id)) for _ in missing]
 
-        read = self._network.get_many_later(batch, [keys.degree2(user_id)], load)
+        read = self._degree2.get_many_later(batch, [user_id], load)
         return lambda: frozenset(read()[0] or ())
 
     def degree(self, viewer: int, other: int) -> Degree:
@@ -481,7 +475,7 @@ class GraphService:
         saved = self._store.save_second_degree(noted())
         # After the table: a read that filled the cache from the old sets loses its lease.
         for start in range(0, len(written), 1000):
-            self._network.invalidate_many([keys.degree2(u) for u in written[start : start + 1000]])
+            self._degree2.invalidate_many(written[start : start + 1000])
         return saved
 
 

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from warble.domain.blocks.ports import Shield
 from warble.domain.shared import Later, ReadBatch
-from warble.domain.tweets.ports import Tweet
+from warble.domain.tweets.answers import Tweet
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Hashtag timelines and trends (API.md "Search and hashtags").
 
-Both are built from the tweets stream, a batch at a time (``tweets_changed``, subscribed by the
-TimelineFunction's consumer): the batch's tag uses are folded (a tweet posted and deleted in one
+Both are built from the tweets stream, a batch at a time (``tweets_changed``, run by the reactions
+reader's ``hashtags`` group): the batch's tag uses are folded (a tweet posted and deleted in one
 batch is only deleted), routed to their shards in one Redis pipeline, written to the timelines in
 BatchWriteItem calls, and counted into trends in one script call.
 
@@ -37,10 +37,10 @@ from warble.domain.hashtags.ports import (
     TweetShows,
     ViewerShields,
 )
-from warble.domain.hashtags.text import tag_of
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import Later, ReadBatch, at_once
-from warble.domain.tweets.ports import TweetPage
+from warble.domain.text import tag_of
+from warble.domain.tweets.answers import TweetPage
 from warble.errors import FieldError, ValidationFailed
 from warble.events import TweetDeleted, TweetPosted
 from warble.ids import decompose

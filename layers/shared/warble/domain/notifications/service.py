@@ -33,21 +33,25 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from warble import clock
 from warble.domain.accounts.ports import Profiles
-from warble.domain.notifications.ports import (
-    HomeTimelines,
-    MessageReads,
+from warble.domain.notifications.answers import (
     Notification,
     NotificationOfDeletedTweet,
     NotificationPage,
-    NotificationStore,
     NotificationType,
+    UnreadCounts,
+)
+from warble.domain.notifications.ports import (
+    Directory,
+    HomeTimelines,
+    MessageReads,
+    NotificationStore,
+    Separations,
     Snapshot,
     StoredNotification,
-    UnreadCounts,
     UnreadStore,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
@@ -79,12 +83,6 @@ class Draft:
     dedupe: str
     tweet_id: int | None = None
     tweet_author: int | None = None
-
-
-class Directory(Protocol):
-    """Usernames (any case) -> user ids, for mentions."""
-
-    def ids_by_usernames(self, usernames: list[str]) -> dict[str, int]: ...
 
 
 E = TypeVar("E")
@@ -205,14 +203,6 @@ def validate_types(kinds: list[str], allowed: Iterable[str], name: str = "types"
 def created_at(notification_id: int) -> str:
     timestamp_ms, _, _ = decompose(notification_id)
     return clock.rfc3339_ms(timestamp_ms)
-
-
-class Separations(Protocol):
-    """Blocks and mutes (``warble.domain.blocks.Shields``): which (recipient, actor) pairs
-    must not be notified."""
-
-    def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]: ...
-    def rebuild(self, owner: int) -> Any: ...
 
 
 class NotificationService:

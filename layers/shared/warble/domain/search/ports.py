@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from warble.domain.accounts.ports import RelatedUser
+from warble.domain.accounts.answers import RelatedUser
 from warble.domain.blocks.ports import Shield
 from warble.domain.shared import Later, Page, ReadBatch
 

@@ -1,19 +1,34 @@
-"""The one hashtag rule (API.md "Search and hashtags"): which words of a text are hashtags, and
-the form a tag takes in paths, answers and keys.
-
-A hashtag is ``#`` followed by 1 to 50 letters, digits or ``_`` of any script, not all digits,
-not preceded by a letter, digit or ``_``. A run longer than 50 is no hashtag (the word is not cut
-short to make one). Combining marks continue a run: the vowel signs of Devanagari or Thai are
-marks, not letters, and a tag cut at each of them would be no tag at all. The tag is the run
-lower-cased as Unicode says (NFKC, case-folded), so ``#Café``, ``#CAFÉ`` and ``#café`` are one.
-
-Posting stores a tweet's tags with it (the tweets feature calls ``hashtags``); the hashtag
-timeline and trends read them from the stream's images; a path's tag goes through ``tag_of``.
-"""
+"""The rules of the text a user writes: NFC first, then its length (a tweet, a direct message),
+and which of its words are hashtags (one rule for posting, the stream and a path's tag)."""
 
 from __future__ import annotations
 
 import unicodedata
+
+from warble.errors import FieldError, ValidationFailed
+
+
+def normalise_text(text: str, max_chars: int, *, may_be_empty: bool = False) -> str:
+    """NFC first, then the length rule: 1 to ``max_chars`` characters, not only white space
+    (``may_be_empty``: a tweet with media may have no text at all)."""
+    normal = unicodedata.normalize("NFC", text)
+    if may_be_empty and not normal.strip():
+        return ""
+    if not normal.strip():
+        raise ValidationFailed([FieldError("text", "must not be empty or only white space")])
+    if len(normal) > max_chars:
+        raise ValidationFailed([FieldError("text", f"must be at most {max_chars} characters")])
+    return normal
+
+
+# ---- hashtags (API.md "Search and hashtags") ---------------------------------------------------
+# A hashtag is ``#`` followed by 1 to 50 letters, digits or ``_`` of any script, not all digits,
+# not preceded by a letter, digit or ``_``. A run longer than 50 is no hashtag (the word is not cut
+# short to make one). Combining marks continue a run: the vowel signs of Devanagari or Thai are
+# marks, not letters, and a tag cut at each of them would be no tag at all. The tag is the run
+# lower-cased as Unicode says (NFKC, case-folded), so ``#Café``, ``#CAFÉ`` and ``#café`` are one.
+# Posting stores a tweet's tags with it; hashtag timelines and trends read them from the stream's
+# images; a path's tag goes through ``tag_of``.
 
 MAX_TAG = 50
 
