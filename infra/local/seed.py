@@ -538,8 +538,8 @@ def write_population(
     advance = progress.phase("tweets", len(plan.tweets))
     tweet_ids: list[int] = []
     authors: list[int] = []
-    # Hashtag timelines and trends, as the ReactionsConsumerFunction would derive them: each tag on one
-    # shard (the seed's rate per tag stays under a shard's, warble.domain.hashtags).
+    # Hashtag timelines and trends, as the ReactionsConsumerFunction would derive them: each tag
+    # on one shard (the seed's rate per tag stays under a shard's, warble.domain.hashtags).
     uses: list[tuple[TagUse, int]] = []
     for planned in plan.tweets:
         tid, author = mint(), user_ids[planned.author]
