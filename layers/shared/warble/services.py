@@ -105,8 +105,9 @@ def _notification_table(settings: Settings) -> NotificationTable:
 
 
 # The keys of the caches whose subject is more than an id.
-def _session_key(subject: tuple[str, int | None]) -> keys.CacheKey:
-    return keys.session(*subject)
+def _session_key(subject: tuple[bytes, int | None]) -> keys.CacheKey:
+    token_hash, user_id = subject
+    return keys.session(token_hash.hex(), user_id)
 
 
 def _first_page_key(subject: tuple[int, str]) -> keys.CacheKey:
