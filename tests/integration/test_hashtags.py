@@ -4,8 +4,6 @@ crashes and redelivers."""
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import uuid
 
 import pytest
@@ -15,11 +13,7 @@ from warble.domain.hashtags.ports import TagUse
 from warble.domain.hashtags.service import SPLIT_PER_MINUTE, WINDOW_MS
 from warble.events import TweetDeleted, TweetPosted
 
-from infra.local.lambdas import LambdaRuntime
-from infra.local.stream_mappings import stream_mappings
-from infra.local.stream_pollers import StreamPollers
-from infra.local.template import ResolveContext, load_template
-from tests.conftest import ROOT, TEST_DB
+from tests.support.streams import reader_pollers
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
@@ -28,41 +22,9 @@ NOW = 1_800_000_000_000
 
 @pytest.fixture
 def reactions(moto, accounts, redis_backend):
-    """The real ReactionsConsumerFunction (its hashtags group), fed by the local poller from
-    now on, every batch delivered twice (as tests/integration/test_timeline_redelivery.py)."""
-    template = load_template(ROOT / "template.yaml")
-    context = ResolveContext(stack_name="warble-test", values=moto.values)
-    overrides = {
-        "Parameters": {
-            "DB_NAME": TEST_DB,
-            "DB_SSLMODE": "disable",
-            "REDIS_URL": os.environ["REDIS_URL"],
-            "REDIS_CLUSTER": os.environ["REDIS_CLUSTER"],
-        }
-    }
-    runtime = LambdaRuntime(
-        template,
-        context,
-        env_overrides=overrides,
-        extra_env={
-            "AWS_ENDPOINT_URL": moto.url,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-        },
-        log_line=lambda _function, _line: None,
-    )
-    mappings = [
-        dataclasses.replace(m, starting_position="LATEST", batch_size=7)
-        for m in stream_mappings(template, context)
-        if m.function_name == "ReactionsConsumerFunction"
-    ]
-    pollers = StreamPollers(
-        template, runtime, moto.url, context, mappings=mappings, redeliver_every_batch=True
-    )
-    pollers.start()
-    yield pollers
-    pollers.stop()
-    runtime.close()
+    """The real ReactionsConsumerFunction (its hashtags group), every batch delivered twice."""
+    with reader_pollers(moto, "ReactionsConsumerFunction") as pollers:
+        yield pollers
 
 
 def use(tag: str, tweet: int, author: int) -> TagUse:

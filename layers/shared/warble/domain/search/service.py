@@ -27,6 +27,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+from warble.domain.accounts.answers import user_values
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.search.ports import (
     Degree,
@@ -78,18 +79,7 @@ def _kind(query: str) -> str:
 
 
 def found_user(record: dict[str, Any], degree: Degree) -> FoundUser:
-    return FoundUser(
-        str(record["id"]),
-        record["username"],
-        record["display_name"],
-        record["bio"],
-        record["created_at"],
-        record.get("followers_count", 0),
-        record.get("following_count", 0),
-        record.get("tweet_count", 0),
-        record.get("relationship", "none"),
-        degree,
-    )
+    return FoundUser(*user_values(record), record.get("relationship", "none"), degree)
 
 
 class SearchService:
