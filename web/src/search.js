@@ -1,5 +1,6 @@
 // The search bar (API.md "Search and hashtags"): people search with each result's degree and
-// relationship, the trends panel, and a hashtag's page. Routes: #/search[/<query>], #/tag/<tag>.
+// relationship, the trends panel, and a hashtag's page. Routes: #/search[/<query>] (a link can
+// open a search), #/tag/<tag>.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, userHref, go } from "./ui.js";
 import { TweetList } from "./tweets.js";
@@ -60,12 +61,7 @@ export function SearchPage({ query: routed = "" }) {
   function typed(value) {
     setText(value);
     clearTimeout(timer.current);
-    timer.current = setTimeout(() => {
-      const q = value.trim();
-      setQuery(q);
-      // The query in the address, so back and reload keep it (replace: no entry per letter).
-      history.replaceState(null, "", "#/search" + (q ? "/" + encodeURIComponent(q) : ""));
-    }, TYPING_MS);
+    timer.current = setTimeout(() => setQuery(value.trim()), TYPING_MS);
   }
   useEffect(() => () => clearTimeout(timer.current), []);
 
