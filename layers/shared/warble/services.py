@@ -338,7 +338,7 @@ class Container:
             ),
             shields=self.shields,
             # Built on first use: only a tweet with media_ids reads the media table.
-            media=Deferred(lambda: self.media),
+            media=deferred(lambda: self.media),
             media_url=s.media_url.rstrip("/"),
         )
 
@@ -351,7 +351,7 @@ class Container:
 
         s = self.settings
         return MediaService(
-            store=Deferred(lambda: MediaTable(s)),
+            store=deferred(lambda: MediaTable(s)),
             objects=MediaBucket(s),
             process=process,
             ids=self.ids,
