@@ -43,5 +43,6 @@ GROUP_MODULES = (
     "bench.discover",
     "bench.conversations",
     "bench.media",
+    "bench.search",
     "bench.coldstart",
 )

@@ -550,6 +550,8 @@ SCREENS: list[tuple[str, str, Any]] = [
         lambda page: page.get_by_test_id("message-box").locator(".message").first,
     ),
     ("discover", "discover", lambda page: page.locator(".swipe-card").first),
+    ("search", "search/{friend}", lambda page: page.get_by_test_id("person").first),
+    ("hashtag", "tag/meetup", lambda page: page.locator("article.tweet").first),
     ("sessions", "sessions", lambda page: page.locator("ul.sessions li").first),
     ("blocked", "blocked", lambda page: page.get_by_test_id("blocked").locator("li").first),
     ("more", "more", lambda page: page.get_by_role("button", name="Log out")),
@@ -582,7 +584,7 @@ def test_every_screen_at_phone_size_is_accessible_and_fits(stack, new_user, pers
         mine.put(f"/v1/users/me/following/{friend['id']}").raise_for_status()
         theirs.put(f"/v1/users/me/following/{me['id']}").raise_for_status()
         mine.put(f"/v1/users/me/blocks/{other['id']}").raise_for_status()
-        first = theirs.post("/v1/tweets", json={"text": NOTES[4]}).json()
+        first = theirs.post("/v1/tweets", json={"text": f"{NOTES[4]} #meetup"}).json()
         theirs.post("/v1/tweets", json={"text": f"{NOTES[2]} https://example.org/coffee"})
         reply = mine.post("/v1/tweets", json={"text": "Count me in!", "reply_to": first["id"]})
         mine.put(f"/v1/tweets/{first['id']}/like").raise_for_status()
@@ -607,7 +609,7 @@ def test_every_screen_at_phone_size_is_accessible_and_fits(stack, new_user, pers
 
     # then the tab bar names every link, and every screen fits the phone, has no critical
     # accessibility violation at phone or desktop size, and is pictured
-    for label in ("Home", "Notifications", "Messages", "Discover", "More"):
+    for label in ("Home", "Search", "Notifications", "Messages", "Discover", "More"):
         link = page.get_by_role("link", name=re.compile(f"^{label}( \\d+ unread)?$"))
         assert link.is_visible(), label
     for name, route, ready in SCREENS:

@@ -835,6 +835,8 @@ class World:
             ids=self.ids,
             policy=GraphPolicy(),
             following=self.following,
+            friends_cache=FakeCache(),
+            degree2_cache=FakeCache(),
         )
         self.tweets = TweetService(
             store=self.tweet_store,

@@ -12,6 +12,7 @@ import { ProfilePage } from "./profile.js";
 import { NotificationsPage, NOTIFICATION_TYPES } from "./notifications.js";
 import { MessagesPage } from "./messages.js";
 import { DiscoverPage, MatchModal } from "./discover.js";
+import { SearchPage, HashtagPage } from "./search.js";
 
 // Every count is pushed (`home` after a followed account's tweet reaches the home timeline), so
 // the poll only resyncs, notices a revoked session, and brings the home count of accounts too
@@ -143,13 +144,14 @@ function App({ config }) {
   // links are the phone's tab bar (the others are under More there).
   const link = (name, href, label, icon, badge, where = "both") => html`<a class=${`nav-link ${where}` + (at === name ? " on" : "")} href=${href} data-nav=${name}
       aria-current=${at === name ? "page" : undefined}>
-    <span class="icon"><${Icon} name=${icon} size=${24} filled=${at === name && !["compass", "shield", "more"].includes(icon)} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
+    <span class="icon"><${Icon} name=${icon} size=${24} filled=${at === name && !["compass", "shield", "more", "search"].includes(icon)} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
   const liveText = liveState === "open" ? "● Live" : liveState === "reconnecting" ? "○ Reconnecting…" : "○ Connecting…";
   return html`<${AppContext.Provider} value=${context}>
     <div class="shell">
       <nav class="sidebar" aria-label="Warble">
         <a class="logo" href="#/home" aria-label="Warble home"><${Logo} /> <span class="label">Warble</span></a>
         ${link("home", "#/home", "Home", "home", counts.home)}
+        ${link("search", "#/search", "Search", "search")}
         ${link("notifications", "#/notifications", "Notifications", "bell", notificationsUnread)}
         ${link("messages", "#/messages", "Messages", "mail", counts.message)}
         ${link("discover", "#/discover", "Discover", "compass")}
@@ -181,6 +183,8 @@ function routeView(page, params, liveState) {
     case "notifications": return html`<${NotificationsPage} type=${params[0]} />`;
     case "messages": return html`<${MessagesPage} id=${params[0]} />`;
     case "discover": return html`<${DiscoverPage} />`;
+    case "search": return html`<${SearchPage} query=${params.join("/")} />`;
+    case "tag": return html`<${HashtagPage} tag=${params[0]} />`;
     case "sessions": return html`<${SessionsPage} />`;
     default: return html`<${HomeTimeline} />`;
   }

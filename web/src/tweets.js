@@ -102,7 +102,7 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true, replyingT
           <a class="when" href=${"#/tweet/" + shown.id}><${Time} iso=${shown.created_at} /></a>
         </header>
         ${showReplyTo && shown.reply_to && html`<div class="reply-to"><a href=${"#/tweet/" + shown.reply_to}>${replyingTo ? `Replying to @${replyingTo.author.username}` : "Replying to a tweet"}</a></div>`}
-        ${shown.text && html`<p class="tweet-text"><${RichText} text=${shown.text} /></p>`}
+        ${shown.text && html`<p class="tweet-text"><${RichText} text=${shown.text} tags=${shown.hashtags} /></p>`}
         <${MediaGrid} media=${shown.media} />
         ${full && html`<p class="full-time"><time datetime=${shown.created_at}>${fullTime(shown.created_at)}</time></p>`}
         <footer class="actions">

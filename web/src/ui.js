@@ -105,22 +105,27 @@ export function ago(iso) {
 
 export const Time = ({ iso }) => html`<time datetime=${iso} title=${new Date(iso).toLocaleString()}>${ago(iso)}</time>`;
 
-// Text with @mentions linked to profiles and web addresses linked out. Only http and https
-// become links (never javascript: or data:), opened apart from the app, without a referrer
-// and without vouching for them.
-const RICH = /@([A-Za-z0-9_]{1,15})|\bhttps?:\/\/[^\s<>"']+/g;
+// Text with @mentions linked to profiles, #hashtags to their pages and web addresses linked
+// out. A #word is linked when the tweet's `hashtags` (the server's one rule, API.md) has it, so
+// the two never disagree. Only http and https become links (never javascript: or data:), opened
+// apart from the app, without a referrer and without vouching for them.
+const RICH = /@([A-Za-z0-9_]{1,15})|(?<![\p{L}\p{N}\p{M}_])#([\p{L}\p{N}_][\p{L}\p{N}\p{M}_]*)|\bhttps?:\/\/[^\s<>"']+/gu;
 const TRAILING = /[.,;:!?)\]}'"]+$/; // "see https://a.example." links without the full stop
 
-export function RichText({ text }) {
+export function RichText({ text, tags = [] }) {
   const parts = [];
   let last = 0;
   for (const m of text.matchAll(RICH)) {
+    const tag = m[2] && m[2].normalize("NFKC").toLowerCase();
+    if (m[2] && !tags.includes(tag)) continue;
     let found = m[0];
-    if (!m[1]) found = found.replace(TRAILING, "");
+    if (!m[1] && !m[2]) found = found.replace(TRAILING, "");
     if (m.index > last) parts.push(text.slice(last, m.index));
     parts.push(m[1]
       ? html`<a href=${"#/u/" + m[1]}>@${m[1]}</a>`
-      : html`<a href=${found} target="_blank" rel="noopener noreferrer nofollow">${found}</a>`);
+      : m[2]
+        ? html`<a class="hashtag" href=${"#/tag/" + encodeURIComponent(tag)}>#${m[2]}</a>`
+        : html`<a href=${found} target="_blank" rel="noopener noreferrer nofollow">${found}</a>`);
     last = m.index + found.length;
   }
   parts.push(text.slice(last));
@@ -156,6 +161,7 @@ const ICON_PATHS = {
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
   shield: "M12 3l8 3v6c0 5-3.5 8-8 9-4.5-1-8-4-8-9V6zM8.5 8.5l7 7",
   more: "M5 12h.01M12 12h.01M19 12h.01",
+  search: "M11 4a7 7 0 1 0 0 14 7 7 0 0 0 0-14zM20 20l-4-4",
 };
 
 export function Icon({ name, filled = false, size = 20 }) {

@@ -38,12 +38,14 @@ if TYPE_CHECKING:
     from warble.domain.counters.service import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.discover.service import DiscoverService
     from warble.domain.graph.service import GraphService
+    from warble.domain.hashtags.service import HashtagService
     from warble.domain.likes.service import LikeService
     from warble.domain.media.service import MediaService
     from warble.domain.notifications.ports import MessageReads
     from warble.domain.notifications.service import NotificationService, Producers
     from warble.domain.push.service import Pusher
     from warble.domain.rate_limits import RateLimits
+    from warble.domain.search.service import SearchService
     from warble.domain.timelines.service import TimelineService
     from warble.domain.tweets.service import TweetService
     from warble.ids import Snowflake
@@ -281,6 +283,8 @@ class Container:
                 follow_limit=s.follow_limit, big_account_followers=s.big_account_followers
             ),
             following=self._memberships("following"),
+            friends_cache=self._cache(keys.FRIENDS_CACHE_SECONDS, keys.friends),
+            degree2_cache=self._cache(keys.DEGREE2_CACHE_SECONDS, keys.degree2),
         )
 
     @cached_property
@@ -432,6 +436,34 @@ class Container:
             shields=self.shields,
         )
 
+    @cached_property
+    def hashtags(self) -> HashtagService:
+        from warble.dal.hashtags import DynamoHashtagIndex, RedisTrends
+        from warble.domain.hashtags.service import WINDOW_MS, HashtagService
+
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        index: Any = DynamoHashtagIndex(self.redis, self.settings)
+        return HashtagService(
+            index=index,
+            trends=RedisTrends(self.redis, WINDOW_MS),
+            tweets=self.tweets,
+            shields=self.shields,
+        )
+
+    @cached_property
+    def search(self) -> SearchService:
+        from warble.dal.search import PostgresPeopleIndex, RedisSnapshots
+        from warble.domain.search.service import SearchService
+
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        snapshots: Any = RedisSnapshots(self.redis)
+        return SearchService(
+            index=PostgresPeopleIndex(self.database),
+            snapshots=snapshots,
+            network=self.graph,
+            shields=self.shields,
+        )
+
     # ---- streams ----------------------------------------------------------------------------
     @cached_property
     def stream_decoder(self) -> StreamDecoder:
@@ -468,9 +500,21 @@ class Container:
         return rules
 
     def counters_changed(self, counter_keys: set[str]) -> None:
-        """Drop the cached copies of counters that changed (users' and tweets')."""
+        """Drop the cached copies of counters that changed (users' and tweets'), and copy
+        followers_count to the search index."""
+        from warble.dal import store_unavailable
+        from warble.domain.counters.ports import owner_of
+
         self.graph.counters_applied(counter_keys)
         self.tweets.counters_applied(counter_keys)
+        users = [o[1] for o in map(owner_of, counter_keys) if o is not None and o[0] == "user"]
+        try:
+            self.search.followers_changed(users)
+        except store_unavailable():
+            # Only the order of search candidates waits: the next change of the count copies it.
+            import logging
+
+            logging.getLogger(__name__).warning("search index not updated", exc_info=True)
 
     @cached_property
     def counter_processor(self) -> StreamCounterProcessor:
@@ -613,6 +657,14 @@ def blocks() -> BlockService:
 
 def likes() -> LikeService:
     return container().likes
+
+
+def search() -> SearchService:
+    return container().search
+
+
+def hashtags() -> HashtagService:
+    return container().hashtags
 
 
 def media() -> MediaService:

@@ -346,6 +346,19 @@ def _forget_media(deliveries: list[Delivery[Any]]) -> Failures:
     return []
 
 
+# Hashtag timelines and trends (docs/search.md): a batch's tag uses folded, routed in one Redis
+# pipeline, written in BatchWriteItem calls and counted in one script call. Idempotent: a put
+# writes the same item, a delete of what is gone is a no-op, a trend counts a use once.
+hashtags = Consumer("Hashtags")
+
+
+@hashtags.batch(TweetPosted, TweetDeleted)
+def _hashtags(deliveries: list[Delivery[Any]]) -> Failures:
+    written = services.hashtags().tweets_changed([d.event for d in deliveries])
+    metrics.add_metric("HashtagWrites", MetricUnit.Count, written)
+    return []
+
+
 # Notifications from the graph, tweets, likes and matches streams. Exactly once by construction
 # (warble.domain.notifications): a redelivered record finds the notification's dedupe item and
 # its id already counted.
@@ -367,4 +380,4 @@ for _source in (Followed, Liked, TweetPosted, Matched):
 # ---- the two readers of every stream (template.yaml: FanoutConsumerFunction and
 # ReactionsConsumerFunction; each mapping's FilterCriteria passes what its groups need) ---------
 fanout = Reader("Fanout", timeline, counters)
-reactions = Reader("Reactions", notifier, cleanup, media)
+reactions = Reader("Reactions", notifier, cleanup, media, hashtags)

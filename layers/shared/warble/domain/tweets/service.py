@@ -47,7 +47,7 @@ from warble.domain.shared import (
     at_once,
     user_summary,
 )
-from warble.domain.text import normalise_text
+from warble.domain.text import hashtags, normalise_text
 from warble.domain.tweets.answers import Tweet, TweetPage
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
@@ -142,6 +142,7 @@ class TweetService:
             reply_to_author=parent_author,
             media_ids=tuple(str(m.id) for m in media),
             media=tuple(media),
+            hashtags=hashtags(body),
         )
         try:
             self._create_with_media(tweet, media_ids)
@@ -463,6 +464,7 @@ class TweetService:
                 retweet_of=embedded,
                 media_ids=list(tweet.media_ids),
                 media=[media_answer(m, self._media_url) for m in tweet.media],
+                hashtags=list(tweet.hashtags),
                 like_count=max(counted.get("like_count", 0), int(i_like)),
                 retweet_count=max(counted.get("retweet_count", 0), int(i_retweeted)),
                 reply_count=counted.get("reply_count", 0),
