@@ -229,6 +229,20 @@ class FakeMemberships:
         if held is None or _order(seq, present) > _order(*held):
             versions[member] = (seq, present)
 
+    def apply_later(
+        self, writes: Any, owner: int, member: int, seq: int, present: bool
+    ) -> None:
+        self.apply(owner, member, seq, present)  # the fakes write at once
+
+    def members_later(self, batch: Any, owner: int) -> Callable[[], Held | None]:
+        def held() -> Held | None:
+            if owner not in self.held:
+                return None
+            floor, versions = self.held[owner]
+            return Held(floor, frozenset(m for m, (_, present) in versions.items() if present))
+
+        return held
+
     def drop(self, owner: int | None = None) -> None:
         if owner is None:
             self.held.clear()
@@ -257,6 +271,11 @@ class FakeBlockSets:
         return self.held.get(owner, Shield())
 
     def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
+        raise NotImplementedError("blocks are not faked beyond reading")
+
+    def apply_later(
+        self, writes: Any, owner: int, kind: str, other: int, seq: int, present: bool
+    ) -> None:
         raise NotImplementedError("blocks are not faked beyond reading")
 
 
@@ -670,6 +689,35 @@ class FakeTimelineStore:
     def forget_celebrities(self, user_id: int) -> None:
         self.celebrities.pop(user_id, None)
 
+    # A stream batch's writes: the fake applies each at once, in order.
+    def push_later(self, writes: Any, user_ids: Iterable[int], entry: str) -> None:
+        self.push(user_ids, entry)
+
+    def remove_later(self, writes: Any, user_ids: Iterable[int], entry: str) -> None:
+        self.remove(user_ids, entry)
+
+    def remember_recent_later(self, writes: Any, author_id: int, entry: str) -> None:
+        self.remember_recent(author_id, entry)
+
+    def forget_recent_later(self, writes: Any, author_id: int, entry: str) -> None:
+        self.forget_recent(author_id, entry)
+
+    def add_later(self, writes: Any, user_id: int, entries: list[str]) -> None:
+        self.add(user_id, entries)
+
+    def remove_author_later(self, writes: Any, user_id: int, author_id: int) -> None:
+        self.remove_author(user_id, author_id)
+
+    def forget_celebrities_later(self, writes: Any, user_id: int) -> None:
+        self.forget_celebrities(user_id)
+
+    def recent_later(
+        self, batch: Any, author_ids: list[int], limit: int
+    ) -> Callable[[], dict[int, list[str] | None]]:
+        built = self.recent_built(author_ids)
+        pages = self.recent_pages([a for a in author_ids if built[a]], None, limit)
+        return lambda: {a: pages.get(a) if built[a] else None for a in author_ids}
+
 
 # ---- the world: real services on fakes --------------------------------------------------------
 @dataclass
@@ -687,6 +735,7 @@ class World:
     timeline_store: FakeTimelineStore = field(default_factory=FakeTimelineStore)
     tweet_cache: FakeCache = field(default_factory=FakeCache)
     following: FakeMemberships = field(default_factory=FakeMemberships)
+    followers: FakeMemberships = field(default_factory=FakeMemberships)
     liked: FakeMemberships = field(default_factory=FakeMemberships)
     retweeted: FakeMemberships = field(default_factory=FakeMemberships)
     recent_actions: int = 1000
@@ -743,6 +792,7 @@ class World:
                 backfill=self.backfill,
             ),
             shields=self.shields,
+            followers=self.followers,
         )
         self.reconciler = Reconciler(
             graph=self.graph_store,

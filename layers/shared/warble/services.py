@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from warble.dal.connections import ConnectionRegistry
     from warble.dal.idempotency import IdempotencyStore
     from warble.dal.postgres import Database
-    from warble.dal.redis import RedisClient
+    from warble.dal.redis import RedisClient, WriteBatch
     from warble.dal.streams import StreamDecoder
     from warble.dal.websocket import WebSocketSender
     from warble.domain.accounts.service import AccountService
@@ -116,6 +116,12 @@ class Container:
         from warble.dal.redis import connect
 
         return connect(self.settings)
+
+    def write_batch(self) -> WriteBatch:
+        """A stream batch's writes to Redis, sent together (``warble.domain.shared.Writes``)."""
+        from warble.dal.redis import WriteBatch
+
+        return WriteBatch(self.redis)
 
     @cached_property
     def database(self) -> Database:
@@ -345,6 +351,7 @@ class Container:
                 backfill=s.follow_backfill,
             ),
             shields=self.shields,
+            followers=self._memberships("followers"),
         )
 
     @cached_property

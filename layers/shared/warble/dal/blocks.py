@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 
 from warble import keys
 from warble.dal.memberships import LOADED, VersionedHashes
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
+from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, WriteBatch
 from warble.domain.blocks.ports import Shield
 
 KIND = "blocks"
@@ -113,3 +113,9 @@ class BlockSets(VersionedHashes):
     def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
         """One change (kind ``b``, ``y`` or ``m``), idempotent and order-free."""
         self._change(keys.memberships(KIND, owner), f"{kind}{other}", seq, present)
+
+    def apply_later(
+        self, writes: WriteBatch, owner: int, kind: str, other: int, seq: int, present: bool
+    ) -> None:
+        """``apply`` queued in a stream batch's writes."""
+        self._change_later(writes, keys.memberships(KIND, owner), f"{kind}{other}", seq, present)

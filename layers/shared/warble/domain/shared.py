@@ -22,6 +22,14 @@ class ReadBatch(Protocol):
 Later = Callable[[], T]
 
 
+class Writes(Protocol):
+    """A stream batch's writes to memory (``warble.dal.redis.WriteBatch``): stores queue them
+    (their ``*_later`` methods taking ``writes``) in stream order; ``run`` sends them in one
+    round trip (per node, per 20,000 commands) and raises if any failed."""
+
+    def run(self) -> None: ...
+
+
 def at_once(batch: ReadBatch, queue: Callable[[ReadBatch], Later[T]]) -> T:
     """A ``*_later`` read sent on its own: queued in ``batch``, sent, answered."""
     later = queue(batch)
@@ -78,6 +86,10 @@ class Memberships(Protocol):
         self, batch: ReadBatch, owner: int, members: Iterable[int]
     ) -> Later[Held | None]: ...
     def rebuild(self, owner: int, load: Callable[[], tuple[dict[int, int], int]]) -> Held: ...
+    def apply_later(
+        self, writes: Writes, owner: int, member: int, seq: int, present: bool
+    ) -> None: ...
+    def members_later(self, batch: ReadBatch, owner: int) -> Later[Held | None]: ...
     def apply(self, owner: int, member: int, seq: int, present: bool) -> None: ...
 
 

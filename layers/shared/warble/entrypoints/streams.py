@@ -197,12 +197,7 @@ class Reader:
                 ]
                 if not wanted:
                     continue
-                try:
-                    lost = list(run(wanted) or ())
-                except Exception as exc:  # every record it was given is retried
-                    logger.exception("stream handler failed", extra={"handler": name})
-                    errors.append(exc)
-                    lost = wanted
+                lost = _isolating(run, wanted, name, errors)
                 failed.update(d.index for d in lost)
                 metrics.add_metric(f"{group.name}Events", MetricUnit.Count, len(wanted))
                 if lost:
@@ -224,6 +219,32 @@ class Reader:
         return answer
 
 
+def _isolating(
+    run: BatchHandler, deliveries: list[Delivery[Any]], name: str, errors: list[BaseException]
+) -> list[Delivery[Any]]:
+    """The deliveries a batch handler failed. A handler that raises is run again on each half,
+    in order, down to the events that raise: a poison event fails its own record, not the
+    batch's (a partial failure is never bisected by Lambda). When both halves raise, the cause
+    is not one event (a store is down): all of them failed, without more attempts."""
+    try:
+        return list(run(deliveries) or ())
+    except Exception as exc:  # retried by Lambda, then its on-failure queue
+        logger.exception("stream handler failed", extra={"handler": name})
+        errors.append(exc)
+        if len(deliveries) == 1:
+            return deliveries
+    middle = len(deliveries) // 2
+    halves = deliveries[:middle], deliveries[middle:]
+    tried = len(errors)
+    first = _isolating(run, halves[0], name, errors)
+    first_raised = len(errors) > tried
+    tried = len(errors)
+    second = _isolating(run, halves[1], name, errors)
+    if first_raised and len(errors) > tried and first == halves[0] and second == halves[1]:
+        return deliveries
+    return first + second
+
+
 # ---- fan-out: what readers see from memory follows the tweets, graph and likes streams --------
 # Home timelines, and the following sets, blocks hashes and recent likes and retweets behind the
 # relationship, the filters of blocks and mutes and the viewer's flags (the write path applied
@@ -233,58 +254,28 @@ class Reader:
 timeline = Consumer("Timeline")
 
 
-@timeline.on(TweetPosted)
-def _fan_out(event: TweetPosted) -> None:
-    services.timelines().tweet_created(event.author_id, event.tweet_id)
-    services.tweets().flags.tweet_seen(event)
+@timeline.batch(
+    TweetPosted, TweetDeleted, Followed, Unfollowed, Liked, Unliked,
+    Blocked, Unblocked, Muted, Unmuted,
+)  # fmt: skip
+def _timelines(deliveries: list[Delivery[Any]]) -> None:
+    """Reads in one round trip, writes in one pipeline, when warm."""
+    events = [d.event for d in deliveries]
+    writes = services.container().write_batch()
+    services.timelines().apply_stream(events, writes)
+    flags, graph = services.tweets().flags, services.graph()
+    blocks = services.blocks() if any(isinstance(e, SHIELDS) for e in events) else None
+    for event in events:
+        if isinstance(event, Liked | Unliked | TweetPosted | TweetDeleted):
+            flags.seen_later(writes, event)
+        elif isinstance(event, Followed | Unfollowed):
+            graph.follow_seen_later(writes, event)
+        elif blocks is not None and isinstance(event, SHIELDS):
+            blocks.seen_later(writes, event)
+    writes.run()
 
 
-@timeline.on(TweetDeleted)
-def _withdraw(event: TweetDeleted) -> None:
-    services.timelines().tweet_deleted(event.author_id, event.tweet_id)
-    services.tweets().flags.tweet_seen(event)
-
-
-@timeline.on(Followed)
-def _backfill(event: Followed) -> None:
-    services.timelines().followed(event.follower, event.followee)
-    services.graph().follow_seen(event)
-
-
-@timeline.on(Unfollowed)
-def _drop_author(event: Unfollowed) -> None:
-    services.timelines().unfollowed(event.follower, event.followee)
-    services.graph().follow_seen(event)
-
-
-@timeline.on(Liked)
-def _liked(event: Liked) -> None:
-    services.tweets().flags.like_seen(event)
-
-
-@timeline.on(Unliked)
-def _unliked(event: Unliked) -> None:
-    services.tweets().flags.like_seen(event)
-
-
-@timeline.on(Blocked)
-def _blocked(event: Blocked) -> None:
-    services.blocks().seen(event)
-
-
-@timeline.on(Unblocked)
-def _unblocked(event: Unblocked) -> None:
-    services.blocks().seen(event)
-
-
-@timeline.on(Muted)
-def _muted(event: Muted) -> None:
-    services.blocks().seen(event)
-
-
-@timeline.on(Unmuted)
-def _unmuted(event: Unmuted) -> None:
-    services.blocks().seen(event)
+SHIELDS = (Blocked, Unblocked, Muted, Unmuted)
 
 
 # Exactly-once counters (warble.domain.counters): a whole batch summed into few transactions,

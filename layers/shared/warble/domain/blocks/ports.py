@@ -10,6 +10,7 @@ from typing import Protocol
 from warble.domain.shared import (
     Later,
     ReadBatch,
+    Writes,
 )
 
 
@@ -43,6 +44,9 @@ class BlockSets(Protocol):
     ) -> Later[Shield | None]: ...
     def rebuild(self, owner: int, load: Callable[[], list[tuple[str, int, int]]]) -> Shield: ...
     def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None: ...
+    def apply_later(
+        self, writes: Writes, owner: int, kind: str, other: int, seq: int, present: bool
+    ) -> None: ...
 
 
 class BlockedByAuthor(Exception):

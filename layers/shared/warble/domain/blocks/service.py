@@ -35,7 +35,7 @@ from warble.domain.graph.ports import (
     Relationships,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import IdGenerator, Later, Memberships, ReadBatch, at_once
+from warble.domain.shared import IdGenerator, Later, Memberships, ReadBatch, Writes, at_once
 from warble.errors import FieldError, Unavailable, ValidationFailed
 from warble.events import Blocked, Muted, Unblocked, Unmuted
 from warble.ids import parse_id
@@ -118,6 +118,11 @@ class Shields:
 
     def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
         self._sets.apply(owner, kind, other, seq, present)
+
+    def apply_later(
+        self, writes: Writes, owner: int, kind: str, other: int, seq: int, present: bool
+    ) -> None:
+        self._sets.apply_later(writes, owner, kind, other, seq, present)
 
 
 class BlockService:
@@ -267,6 +272,18 @@ class BlockService:
         return flags
 
     # ---- the graph stream's copies ---------------------------------------------------------
+    def seen_later(self, writes: Writes, event: Blocked | Unblocked | Muted | Unmuted) -> None:
+        """``seen``, queued in a stream batch's writes."""
+        if event.seq is None:
+            return
+        if isinstance(event, Blocked | Unblocked):
+            present = isinstance(event, Blocked)
+            self._shields.apply_later(writes, event.blocker, "b", event.blocked, event.seq, present)
+            self._shields.apply_later(writes, event.blocked, "y", event.blocker, event.seq, present)
+        else:
+            present = isinstance(event, Muted)
+            self._shields.apply_later(writes, event.muter, "m", event.muted, event.seq, present)
+
     def seen(self, event: Blocked | Unblocked | Muted | Unmuted) -> None:
         """A change the write path may not have applied (its container died after the
         commit): applied again; versions make a second application a no-op."""

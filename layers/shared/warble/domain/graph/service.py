@@ -42,7 +42,7 @@ from warble.domain.graph.ports import (
     RelationshipNow,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, at_once
+from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, Writes, at_once
 from warble.errors import (
     Blocked,
     CannotFollowSelf,
@@ -198,6 +198,12 @@ class GraphService:
             self._following.apply(
                 event.follower, event.followee, event.seq, present=isinstance(event, Followed)
             )
+
+    def follow_seen_later(self, writes: Writes, event: Followed | Unfollowed) -> None:
+        """``follow_seen``, queued in a stream batch's writes."""
+        if event.seq is not None:
+            present = isinstance(event, Followed)
+            self._following.apply_later(writes, event.follower, event.followee, event.seq, present)
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
