@@ -229,9 +229,7 @@ class FakeMemberships:
         if held is None or _order(seq, present) > _order(*held):
             versions[member] = (seq, present)
 
-    def apply_later(
-        self, writes: Any, owner: int, member: int, seq: int, present: bool
-    ) -> None:
+    def apply_later(self, writes: Any, owner: int, member: int, seq: int, present: bool) -> None:
         self.apply(owner, member, seq, present)  # the fakes write at once
 
     def members_later(self, batch: Any, owner: int) -> Callable[[], Held | None]:
