@@ -34,6 +34,7 @@ GROUP_MODULES = (
     "bench.blocks",
     "bench.engagement",
     "bench.notifications",
+    "bench.streams",
     "bench.discover",
     "bench.conversations",
     "bench.coldstart",

@@ -268,8 +268,8 @@ def push_group(run: Run) -> Iterator[Item]:
     def connection_ids(user: str) -> list[str]:
         items = ddb.query(
             TableName=connections_table,
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": f"USER#{user}"}},
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :conn)",
+            ExpressionAttributeValues={":pk": {"S": f"USER#{user}"}, ":conn": {"S": "CONN#"}},
             ConsistentRead=True,
         )["Items"]
         return [item["connection_id"]["S"] for item in items]

@@ -80,8 +80,8 @@ def registered(stack, user_id: str) -> set[str]:
         f"{stack.stack_name}-connections"
     )
     answer = table.query(
-        KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": f"USER#{user_id}"},
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :conn)",
+        ExpressionAttributeValues={":pk": f"USER#{user_id}", ":conn": "CONN#"},
         ConsistentRead=True,
     )
     return {item["connection_id"] for item in answer["Items"]}
@@ -275,6 +275,12 @@ def _register(stack, user_id: str, connection_id: str) -> None:
                 "expires_at": expires,
             }
         )
+    # and the user's set of connections, which stream batches read (warble.dal.connections)
+    table.update_item(
+        Key={"pk": f"USER#{user_id}", "sk": "CONNS"},
+        UpdateExpression="ADD conns :entry",
+        ExpressionAttributeValues={":entry": {f"{connection_id} {expires}"}},
+    )
 
 
 def test_bad_frames_get_error_frames_and_the_connection_stays_open(stack, pair, new_user):

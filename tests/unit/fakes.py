@@ -107,7 +107,13 @@ class FakeCache:
         batch: Any,
         cache_keys: list[CacheKey],
         loader: Callable[[list[int]], list[Any | None]],
+        fill: bool = True,
     ) -> Callable[[], list[Any | None]]:
+        if not fill:
+            return lambda: [
+                found if found is not None else loader([i])[0]
+                for i, found in enumerate(self.get_many(cache_keys))
+            ]
         return lambda: self.get_many_or_load(cache_keys, loader)
 
     def get_or_load(self, key: CacheKey, loader: Callable[[], T | None]) -> T | Any | None:
@@ -179,7 +185,7 @@ class FakeProfiles:
         return {uid: dict(self.users[uid]) for uid in user_ids if uid in self.users}
 
     def profiles_later(
-        self, batch: Any, user_ids: list[int]
+        self, batch: Any, user_ids: list[int], fill: bool = True
     ) -> Callable[[], dict[int, dict[str, Any]]]:
         return lambda: self.profiles(user_ids)
 
@@ -515,6 +521,9 @@ class FakeGraphStore:
 
     def restrictions(self, user_id: int) -> list[tuple[str, int, int]]:
         return []  # the unit tier's world has no blocks or mutes
+
+    def restricted_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
+        return set()
 
     def followers_among(self, user_id: int, others: list[int]) -> set[int]:
         return {o for o in others if (o, user_id) in self.edges}

@@ -97,6 +97,10 @@ def _decoder(store: str) -> Callable[[dict[str, Any]], Any]:
     return decode
 
 
+def _ids_of(read: Callable[[], list[Any]]) -> Callable[[], set[int]]:
+    return lambda: {t.id for t in read()}
+
+
 class Container:
     """Everything the functions use, built lazily from ``settings``.
 
@@ -427,9 +431,15 @@ class Container:
         return rules
 
     def counters_changed(self, counter_keys: set[str]) -> None:
-        """Drop the cached copies of counters that changed (users' and tweets')."""
-        self.graph.counters_applied(counter_keys)
-        self.tweets.counters_applied(counter_keys)
+        """Drop the cached copies of counters that changed (users' and tweets'), in one round
+        trip."""
+        from warble.domain.graph.service import GraphService
+        from warble.domain.tweets.service import TweetService
+
+        dropped = GraphService.cached_counts(counter_keys) + TweetService.cached_counts(
+            counter_keys
+        )
+        self._cache(self.settings.counts_cache_ttl_seconds).invalidate_many(dropped)
 
     @cached_property
     def counter_processor(self) -> StreamCounterProcessor:
@@ -515,6 +525,10 @@ class Container:
             ids=self.ids,
             push=lambda user_ids, message: self.pusher.push(user_ids, message),
             shields=self.shields,
+            pushes=Deferred(lambda: self.pusher),
+            existing_later=lambda batch, pairs: _ids_of(
+                tweets.load_later(batch, pairs, fill=False)
+            ),
             policy=NotificationPolicy(
                 cap_per_window=s.notification_recipient_cap,
                 cap_window_seconds=s.notification_cap_window_seconds,

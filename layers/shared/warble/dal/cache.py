@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from warble import keys
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, mget
+from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, eval_pipelined, mget
 
 T = TypeVar("T")
 
@@ -75,8 +75,11 @@ class LeasedCache:
         batch: ReadBatch,
         cache_keys: list[keys.CacheKey],
         loader: Callable[[list[int]], list[Any | None]],
+        fill: bool = True,
     ) -> Callable[[], list[Any | None]]:
-        """``get_many_or_load`` with its MGET queued in ``batch``: the reader loads the misses."""
+        """``get_many_or_load`` with its MGET queued in ``batch``: the reader loads the misses.
+        ``fill=False`` loads them without leasing or filling (no round trip but the MGET: a
+        stream consumer's reads, which no reader is waiting to find cached)."""
         read = batch.mget([k.value for k in cache_keys])
 
         def values() -> list[Any | None]:
@@ -85,6 +88,11 @@ class LeasedCache:
             except UNAVAILABLE_ERRORS:
                 return loader(list(range(len(cache_keys))))
             found = [None if raw is None else json.loads(raw) for raw in raws]
+            if not fill:
+                missing = [i for i, value in enumerate(found) if value is None]
+                for index, value in zip(missing, loader(missing) if missing else [], strict=True):
+                    found[index] = value
+                return found
             return self._load_misses(cache_keys, found, loader)
 
         return values
@@ -107,10 +115,16 @@ class LeasedCache:
         except UNAVAILABLE_ERRORS:  # gone since the MGET: load, fill nothing
             leased = [False] * len(missing)
         loaded = loader(missing)
+        fills: list[tuple[list[str], list[Any]]] = []
         for index, token, got, value in zip(missing, tokens, leased, loaded, strict=True):
             values[index] = value
             if got and value is not None:
-                self._fill_quietly(cache_keys[index], token, value)
+                key = cache_keys[index]
+                payload = json.dumps(value, separators=(",", ":"), default=str)
+                fills.append(([key.value, key.lease], [token, payload, self._ttl]))
+        if fills:  # one round trip for every fill (each still checks its own lease)
+            with contextlib.suppress(*UNAVAILABLE_ERRORS):
+                eval_pipelined(self._redis, self._fill, fills)
         return values
 
     def get_or_load(self, key: keys.CacheKey, loader: Callable[[], T | None]) -> T | Any | None:

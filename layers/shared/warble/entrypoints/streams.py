@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -294,30 +295,45 @@ def _count(deliveries: list[Delivery[Any]]) -> Failures:
 
 # ---- reactions: everything else ------------------------------------------------------------
 # A deleted tweet's retweets and likes go with it. Idempotent: deleting what is gone is a no-op.
+# Each deleted tweet's likes are a Query of its own partition and its retweets one of its own
+# index key (no Query spans partitions), so a batch's purges run side by side.
 cleanup = Consumer("Cleanup")
+_PURGES = 8
+_purge_pool: list[ThreadPoolExecutor] = []
 
 
-@cleanup.on(TweetDeleted)
-def _purge(event: TweetDeleted) -> None:
-    metrics.add_metric("CleanedUp", MetricUnit.Count, services.tweets().purge(event.tweet_id))
+@cleanup.batch(TweetDeleted)
+def _purge(deliveries: list[Delivery[Any]]) -> Failures:
+    if not _purge_pool:
+        _purge_pool.append(ThreadPoolExecutor(_PURGES, thread_name_prefix="purge"))
+    tweets = services.tweets()
+
+    def purge(delivery: Delivery[Any]) -> int | None:
+        try:
+            return tweets.purge(delivery.event.tweet_id)
+        except Exception:  # that record is retried
+            logger.exception("purge failed", extra={"tweet_id": delivery.event.tweet_id})
+            return None
+
+    done = list(_purge_pool[0].map(purge, deliveries))
+    metrics.add_metric("CleanedUp", MetricUnit.Count, sum(n or 0 for n in done))
+    return [d for d, n in zip(deliveries, done, strict=True) if n is None]
 
 
-# Notifications from the graph, tweets, likes and matches streams. Exactly once by construction
-# (warble.domain.notifications): a redelivered record finds the notification's dedupe item and
-# its id already counted.
+# Notifications from the graph, tweets, likes and matches streams, a batch at a time. Exactly
+# once by construction (warble.domain.notifications): a redelivered record finds the
+# notification's dedupe item and its id already counted.
 notifier = Consumer("Notifications")
 
 
-def _notify(event: object) -> None:
-    outcome = services.notifications().notify(event)
+@notifier.batch(Followed, Liked, TweetPosted, Matched)
+def _notify(deliveries: list[Delivery[Any]]) -> Failures:
+    outcome = services.notifications().notify_all([d.event for d in deliveries])
     if outcome.created:
         metrics.add_metric("NotificationsCreated", MetricUnit.Count, outcome.created)
     if outcome.capped:
         metrics.add_metric("NotificationsCapped", MetricUnit.Count, outcome.capped)
-
-
-for _source in (Followed, Liked, TweetPosted, Matched):
-    notifier.on(_source)(_notify)
+    return [deliveries[i] for i in sorted(outcome.failed)]
 
 
 # ---- the two readers of every stream (template.yaml: FanoutConsumerFunction and

@@ -98,16 +98,28 @@ class Shields:
     def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
         """Which ``(recipient, actor)`` pairs a block (either way) or a mute separates: one
         HMGET per recipient, in one round trip."""
+        if not pairs:
+            return set()
+        return at_once(self.batch(), lambda batch: self.hidden_pairs_later(batch, pairs))
+
+    def hidden_pairs_later(
+        self, batch: ReadBatch, pairs: list[tuple[int, int]]
+    ) -> Later[set[tuple[int, int]]]:
+        """``hidden_pairs`` with its HMGETs queued in ``batch``."""
         actors: dict[int, list[int]] = {}
         for recipient, actor in pairs:
             actors.setdefault(recipient, []).append(actor)
-        if not actors:
-            return set()
-        batch = self.batch()
-        reads = {r: self.about_later(batch, r, others) for r, others in actors.items()}
-        batch.run()
-        hidden = {r: read().hidden for r, read in reads.items()}
-        return {(r, a) for r, a in pairs if a in hidden[r]}
+        reads = {r: self._sets.check_later(batch, r, others) for r, others in actors.items()}
+
+        def hidden() -> set[tuple[int, int]]:
+            held = {r: read() for r, read in reads.items()}
+            found = {(r, a) for r, a in pairs if (s := held[r]) is not None and a in s.hidden}
+            # A recipient whose hash is not in memory (inactive a day): the records about these
+            # actors, read by key for all of them at once, rather than a rebuild each.
+            unknown = [(r, a) for r, a in pairs if held[r] is None]
+            return found | (self._store.restricted_pairs(unknown) if unknown else set())
+
+        return hidden
 
     def rebuild(self, owner: int) -> Shield:
         # The store's method is looked up before the rebuild takes its fill lease: a store built

@@ -207,10 +207,13 @@ class GraphService:
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
+        self._counts.invalidate_many(self.cached_counts(counter_keys))
+
+    @staticmethod
+    def cached_counts(counter_keys: set[str]) -> list[keys.CacheKey]:
+        """The cached copies of these users' counters (dropped when they change)."""
         owners = [owner_of(key) for key in counter_keys]
-        self._counts.invalidate_many(
-            [keys.counts(owner[1]) for owner in owners if owner and owner[0] == "user"]
-        )
+        return [keys.counts(owner[1]) for owner in owners if owner and owner[0] == "user"]
 
     # ---- lists -------------------------------------------------------------------------
     def following(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> UserPage:
@@ -312,7 +315,7 @@ class GraphService:
         return at_once(self._counts.batch(), lambda batch: self.counts_later(batch, user_ids))
 
     def counts_later(
-        self, batch: ReadBatch, user_ids: list[int]
+        self, batch: ReadBatch, user_ids: list[int], fill: bool = True
     ) -> Later[dict[int, dict[str, int]]]:
         unique = list(dict.fromkeys(user_ids))
 
@@ -329,7 +332,9 @@ class GraphService:
                 for uid in wanted
             ]
 
-        read = self._counts.get_many_later(batch, [keys.counts(uid) for uid in unique], load)
+        read = self._counts.get_many_later(
+            batch, [keys.counts(uid) for uid in unique], load, fill=fill
+        )
 
         def counts() -> dict[int, dict[str, int]]:
             return {uid: value or {} for uid, value in zip(unique, read(), strict=True)}

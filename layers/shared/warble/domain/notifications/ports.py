@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from warble.domain.shared import Later, Page, ReadBatch, UserSummary
 
@@ -49,7 +49,15 @@ class NotificationStore(Protocol):
         """Store it unless ``dedupe`` was stored: (the stored id, whether it was stored now)."""
         ...
 
+    def create_many(
+        self, drafts: list[tuple[StoredNotification, str]]
+    ) -> list[tuple[int, bool] | None]:
+        """``create`` for a batch, in transactions of up to 100 items (the dedupe items inside);
+        None for one whose transaction kept failing."""
+        ...
+
     def existing(self, recipient: int, dedupe: str) -> int | None: ...
+    def existing_many(self, causes: list[tuple[int, str]]) -> dict[tuple[int, str], int]: ...
     def page(
         self, recipient: int, kinds: list[str], before_id: int | None, limit: int
     ) -> list[StoredNotification]: ...
@@ -75,6 +83,19 @@ class UnreadStore(Protocol):
         ...
 
     def release(self, recipient: int, window: int) -> None: ...
+    def batch(self) -> ReadBatch: ...
+    def admit_later(
+        self, batch: ReadBatch, recipient: int, window: int, wanted: int
+    ) -> Later[int]: ...
+    def release_later(self, batch: ReadBatch, recipient: int, window: int, places: int) -> None: ...
+    def add_later(
+        self, batch: ReadBatch, recipient: int, kind: str, notification_id: int
+    ) -> Later[int]: ...
+    def snapshots_later(self, batch: ReadBatch, user_ids: list[int]) -> Later[dict[int, Snapshot]]:
+        """Round trips 1 of several users queued in ``batch``; the reader sends their round
+        trips 2 in one pipeline."""
+        ...
+
     def add(self, recipient: int, kind: str, notification_id: int) -> int:
         """1 counted now, 0 counted before (or already read), -1 not in Redis (rebuilt later)."""
         ...
@@ -93,6 +114,14 @@ class UnreadStore(Protocol):
     def positions(self, user_id: int) -> dict[str, int] | None: ...
     def add_system(self, notification_id: int) -> None: ...
     def rebuild_system(self, load: Callable[[], list[int]]) -> None: ...
+
+
+class BatchPushes(Protocol):
+    """Pushes of a stream batch (``warble.domain.push.Pusher``): the recipients' connections in
+    one lookup, then every post at once."""
+
+    def connected(self, user_ids: list[int]) -> dict[int, list[str]]: ...
+    def post_all(self, posts: list[tuple[str, dict[str, Any]]]) -> Any: ...
 
 
 class HomeTimelines(Protocol):

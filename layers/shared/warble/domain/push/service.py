@@ -56,6 +56,33 @@ class Pusher:
             self._connections.remove(connection)  # exactly the refused one
         return PushReport(outcomes.count("ok"), gone, outcomes.count("failed"))
 
+    def connected(self, user_ids: list[int]) -> dict[int, list[str]]:
+        """The open connections of many users, in one lookup (a stream batch's recipients)."""
+        return self._connections.for_users(user_ids) if user_ids else {}
+
+    def post_all(self, posts: list[tuple[str, dict[str, Any]]]) -> PushReport:
+        """Post each ``(connection, frame)``, concurrently, in order per connection; forget
+        the connections API Gateway refuses with 410."""
+        by_connection: dict[str, list[dict[str, Any]]] = {}
+        for connection, frame in posts:
+            by_connection.setdefault(connection, []).append(frame)
+
+        def send(item: tuple[str, list[dict[str, Any]]]) -> list[str]:
+            connection, frames = item
+            outcomes = []
+            for frame in frames:
+                outcomes.append(self._post(connection, frame))
+                if outcomes[-1] == "gone":
+                    break
+            return outcomes
+
+        results = list(self._pool.map(send, by_connection.items()))
+        gone = [c for c, outcomes in zip(by_connection, results, strict=True) if "gone" in outcomes]
+        for connection in gone:
+            self._connections.remove(connection)
+        flat = [o for outcomes in results for o in outcomes]
+        return PushReport(flat.count("ok"), gone, flat.count("failed"))
+
     def _post(self, connection: str, frame: dict[str, Any]) -> str:
         try:
             self._sender.send(connection, frame)

@@ -133,7 +133,8 @@ class TimelineService:
         authors = list(dict.fromkeys(e.author_id for e in tweets))
         followees = list(dict.fromkeys(e.followee for e in follows if isinstance(e, Followed)))
         reads = self._timelines.batch()
-        counts = self._graph.counts_later(reads, authors + followees)
+        # Not filled: the counter consumer drops these authors' counts as it counts the batch.
+        counts = self._graph.counts_later(reads, authors + followees, fill=False)
         followers = {a: self._followers.members_later(reads, a) for a in authors}
         recent = self._timelines.recent_later(reads, followees, self._policy.backfill)
         reads.run()

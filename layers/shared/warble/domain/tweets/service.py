@@ -311,13 +311,15 @@ class TweetService:
         return at_once(self._cache.batch(), lambda batch: self.load_later(batch, pairs))
 
     def load_later(
-        self, batch: ReadBatch, pairs: list[tuple[int, int]]
+        self, batch: ReadBatch, pairs: list[tuple[int, int]], fill: bool = True
     ) -> Later[list[StoredTweet]]:
         def fetch(missing: list[int]) -> list[dict[str, Any] | None]:
             found = {t.id: t for t in self._store.get_many([pairs[i] for i in missing])}
             return [found[pairs[i][1]].record() if pairs[i][1] in found else None for i in missing]
 
-        read = self._cache.get_many_later(batch, [keys.tweet(tid) for _, tid in pairs], fetch)
+        read = self._cache.get_many_later(
+            batch, [keys.tweet(tid) for _, tid in pairs], fetch, fill=fill
+        )
 
         def tweets() -> list[StoredTweet]:
             return [
@@ -382,10 +384,13 @@ class TweetService:
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
+        self._counts.invalidate_many(self.cached_counts(counter_keys))
+
+    @staticmethod
+    def cached_counts(counter_keys: set[str]) -> list[keys.CacheKey]:
+        """The cached copies of these tweets' counters (dropped when they change)."""
         owners = [owner_of(key) for key in counter_keys]
-        self._counts.invalidate_many(
-            [keys.tweet_counts(owner[1]) for owner in owners if owner and owner[0] == "tweet"]
-        )
+        return [keys.tweet_counts(owner[1]) for owner in owners if owner and owner[0] == "tweet"]
 
     def render(
         self, tweets: list[StoredTweet], viewer: int, ahead: Hydration | None = None
