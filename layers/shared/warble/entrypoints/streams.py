@@ -232,18 +232,31 @@ def _isolating(
     except Exception as exc:  # retried by Lambda, then its on-failure queue
         logger.exception("stream handler failed", extra={"handler": name})
         errors.append(exc)
-        if len(deliveries) == 1:
-            return deliveries
-    middle = len(deliveries) // 2
-    halves = deliveries[:middle], deliveries[middle:]
-    tried = len(errors)
-    first = _isolating(run, halves[0], name, errors)
-    first_raised = len(errors) > tried
-    tried = len(errors)
-    second = _isolating(run, halves[1], name, errors)
-    if first_raised and len(errors) > tried and first == halves[0] and second == halves[1]:
+    return _halves(run, deliveries, name, errors)
+
+
+def _halves(
+    run: BatchHandler, deliveries: list[Delivery[Any]], name: str, errors: list[BaseException]
+) -> list[Delivery[Any]]:
+    if len(deliveries) == 1:
         return deliveries
-    return first + second
+    middle = len(deliveries) // 2
+    halves = (deliveries[:middle], deliveries[middle:])
+    outcomes: list[list[Delivery[Any]] | None] = []
+    for half in halves:
+        try:
+            outcomes.append(list(run(half) or ()))
+        except Exception as exc:
+            logger.exception("stream handler failed", extra={"handler": name})
+            errors.append(exc)
+            outcomes.append(None)
+    if all(outcome is None for outcome in outcomes):
+        return deliveries
+    return [
+        lost
+        for half, outcome in zip(halves, outcomes, strict=True)
+        for lost in (_halves(run, half, name, errors) if outcome is None else outcome)
+    ]
 
 
 # ---- fan-out: what readers see from memory follows the tweets, graph and likes streams --------
