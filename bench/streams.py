@@ -66,12 +66,14 @@ class Calls:
     items_written: int = 0
     redis_commands: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU (the consumer's own, not moto's or Redis's)
     detail: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: Calls) -> None:
         for name in ("dynamodb", "redis", "postgres", "posts", "items_written", "redis_commands"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.seconds += other.seconds
+        self.cpu_seconds += other.cpu_seconds
         for key, n in other.detail.items():
             self.detail[key] = self.detail.get(key, 0) + n
 
@@ -115,12 +117,13 @@ def counting() -> Iterator[Calls]:
         original = owner.__dict__[name]
         originals.append((owner, name, original))
         setattr(owner, name, wrapper(original))
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     try:
         with stack.trace_stores() as trace:
             yield calls
     finally:
         calls.seconds = time.perf_counter() - started
+        calls.cpu_seconds = time.process_time() - cpu
         for owner, name, original in reversed(originals):
             setattr(owner, name, original)
     for call in trace.calls:
