@@ -37,5 +37,6 @@ GROUP_MODULES = (
     "bench.streams",
     "bench.discover",
     "bench.conversations",
+    "bench.media",
     "bench.coldstart",
 )

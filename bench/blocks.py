@@ -46,7 +46,6 @@ def blocks_group(run: Run) -> Iterator[Item]:
     from warble import keys, services
     from warble.dal.graph import DynamoGraphStore
     from warble.dal.timelines import TimelineStore
-    from warble.dal.tweets import TweetStore
     from warble.domain.timelines.service import TimelinePolicy, TimelineService
     from warble.settings import get_settings
 
@@ -137,16 +136,14 @@ def blocks_group(run: Run) -> Iterator[Item]:
     build_timelines(raw, [*followers, quiet_author, muted_author], settings.timeline_ttl_seconds)
     for follower in followers[:MUTED]:  # mute records as BlockService writes them
         blocks.mute(follower, muted_author)
-    remembered = RememberedFollowers(DynamoGraphStore(), {quiet_author: n, muted_author: n})
+    remembered = RememberedFollowers(graph, DynamoGraphStore(), {quiet_author: n, muted_author: n})
     service = TimelineService(
         timelines=TimelineStore(
             services.container().redis, cap=settings.timeline_cap,
             recent_cap=settings.author_recent_cap, ttl_seconds=settings.timeline_ttl_seconds,
         ),
         tweets=tweets,
-        tweet_store=TweetStore(),
-        graph=graph,
-        graph_store=remembered,
+        graph=remembered,
         policy=TimelinePolicy(
             celebrity_followers=settings.celebrity_followers, cap=settings.timeline_cap,
             recent_cap=settings.author_recent_cap, backfill=settings.follow_backfill,

@@ -342,3 +342,101 @@ def hot_spots(dau: int) -> list[tuple[str, float, float, str]]:
         ("Lambda concurrency (the account's default quota)", 0.0, 1000.0,
          "raise the quota (soft); see peak concurrency in the needs table"),
     ]  # fmt: skip
+
+
+# ---- media: S3 storage and requests, CloudFront egress (issue 35) -----------------------------
+# A separate section: nothing above depends on it (`python -m bench.capacity_model` prints it).
+# The seeds give no share of tweets with images (seed 001 only lists media_ids on a tweet and
+# "Media blobs: Object store (S3) + CDN"), so these are assumptions to replace with a measurement
+# of the live product (the share of POST /v1/tweets with media_ids), not figures from a source.
+MEDIA_TWEET_SHARE = 0.20  # assumed: one tweet in five carries images
+IMAGES_PER_MEDIA_TWEET = 1.5  # assumed: most carry one, some up to four
+ORIGINAL_MB = 1.5  # a phone photo after the upload cap (5 MiB) and metadata removal
+PREVIEW_MB = 0.06  # a 640 px WebP at quality 80 (bench/media.py's 12 MP photo: ~40-80 KB)
+UNIQUE_TWEETS_SEEN = 300  # tweets a daily user sees once a day (the rest is the browser's cache)
+FULL_SIZE_OPENS = 0.05  # share of previews seen that are opened at full size
+CDN_HIT = 0.95  # share of CloudFront requests served from its cache (immutable URLs)
+S3_PUT_CLASS_PER_IMAGE = 4  # the upload's POST, two PutObject (original, preview), the untag
+S3_GET_PER_IMAGE = 1  # MediaFunction reads the upload once (deletes are free)
+MEDIA_FUNCTION_S = 0.5  # per image at 1769 MB: bench/media.py (12 MP, busy machine) rounded up
+MEDIA_PRICES = {
+    "s3_gb_month": 0.023,  # S3 Standard, first 50 TB (0.022 to 500 TB, 0.021 beyond)
+    "s3_put_per_k": 0.005,
+    "s3_get_per_k": 0.0004,
+    "cf_request_per_10k": 0.01,  # HTTPS requests, North America / Europe
+    # CloudFront egress tiers (GB, $ per GB), North America / Europe, on-demand.
+    "cf_tiers": ((10_240, 0.085), (40_960, 0.080), (102_400, 0.060), (358_400, 0.040),
+                 (524_288, 0.030), (4_194_304, 0.025), (float("inf"), 0.020)),
+}  # fmt: skip
+
+
+def _cf_egress_cost(gb: float) -> float:
+    cost, left = 0.0, gb
+    for size, price in MEDIA_PRICES["cf_tiers"]:  # type: ignore[attr-defined]
+        used = min(left, size)
+        cost += used * price
+        left -= used
+        if left <= 0:
+            break
+    return cost
+
+
+def media_needs(dau: int) -> dict[str, float]:
+    """A month of images at ``dau`` daily users: what is uploaded, stored, requested, served."""
+    images = dau * TRAFFIC["post"] * MEDIA_TWEET_SHARE * IMAGES_PER_MEDIA_TWEET * MONTH_DAYS
+    previews = dau * UNIQUE_TWEETS_SEEN * MEDIA_TWEET_SHARE * IMAGES_PER_MEDIA_TWEET * MONTH_DAYS
+    originals = previews * FULL_SIZE_OPENS
+    return {
+        "images_uploaded": images,
+        "stored_gb": images * (ORIGINAL_MB + PREVIEW_MB) / 1024 * RETENTION_MONTHS,
+        "s3_put_class": images * S3_PUT_CLASS_PER_IMAGE,
+        "s3_get": images * S3_GET_PER_IMAGE + (previews + originals) * (1 - CDN_HIT),
+        "cdn_requests": previews + originals,
+        "cdn_egress_gb": (previews * PREVIEW_MB + originals * ORIGINAL_MB) / 1024,
+        "media_function_gb_s": images * MEDIA_FUNCTION_S * LAMBDA_FULL_VCPU_MB / 1024,
+    }
+
+
+def media_cost(dau: int) -> dict[str, float]:
+    n, p = media_needs(dau), MEDIA_PRICES
+    return {
+        "S3 storage (12 months of images)": n["stored_gb"] * float(p["s3_gb_month"]),  # type: ignore[arg-type]
+        "S3 requests": n["s3_put_class"] / 1000 * float(p["s3_put_per_k"])  # type: ignore[arg-type]
+        + n["s3_get"] / 1000 * float(p["s3_get_per_k"]),  # type: ignore[arg-type]
+        "CloudFront requests": n["cdn_requests"] / 1e4 * float(p["cf_request_per_10k"]),  # type: ignore[arg-type]
+        "CloudFront egress": _cf_egress_cost(n["cdn_egress_gb"]),
+        "MediaFunction (Lambda)": n["media_function_gb_s"] * PRICES["lambda_gb_s_arm"]
+        + n["images_uploaded"] / 1e6 * PRICES["lambda_request_per_m"],
+    }
+
+
+def media_report() -> str:
+    """The media section as Markdown: needs and monthly cost at each scale."""
+    lines = [
+        f"Assumed: {MEDIA_TWEET_SHARE:.0%} of tweets carry images ({IMAGES_PER_MEDIA_TWEET} each),"
+        f" {ORIGINAL_MB} MB originals and {PREVIEW_MB * 1000:.0f} KB previews; each daily user"
+        f" sees {UNIQUE_TWEETS_SEEN} new tweets a day and opens {FULL_SIZE_OPENS:.0%} of the"
+        " images at full size; the seeds give no such figures (see the constants).",
+        "",
+        "| a month at | " + " | ".join(f"{d / 1e6:g}M DAU" for d in SCALES) + " |",
+        "|---|" + "---:|" * len(SCALES),
+    ]
+    needs_ = [media_needs(d) for d in SCALES]
+    rows = (
+        ("images_uploaded", "images uploaded"),
+        ("stored_gb", "GB stored"),
+        ("cdn_requests", "CDN requests"),
+        ("cdn_egress_gb", "CDN egress, GB"),
+    )
+    for key, label in rows:
+        lines.append(f"| {label} | " + " | ".join(f"{n[key]:,.0f}" for n in needs_) + " |")
+    costs = [media_cost(d) for d in SCALES]
+    for item in costs[0]:
+        lines.append(f"| {item} | " + " | ".join(f"${c[item]:,.0f}" for c in costs) + " |")
+    totals = " | ".join(f"**${sum(c.values()):,.0f}**" for c in costs)
+    lines.append(f"| **media total** | {totals} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(media_report())

@@ -13,8 +13,9 @@ the tweets, their authors' profiles, the counters and the viewer's recent likes 
 Fan-out: ``TimelineService.tweet_created`` for an author with 10,000 followers, all of whom have
 a built home timeline, against raw pipelined ZADDs to 10,000 keys (in chunks of 500, as the app
 pipelines). Each call pushes a new tweet id, as the stream would. The service is built as
-warble.services builds it, except that its graph store serves the author's followers pages from
-memory (the rows DynamoGraphStore.page returned once): moto answers each Query of the followers
+warble.services builds it, except that the follow graph it is given serves the author's
+followers from memory (the rows DynamoGraphStore.page returned once): moto answers each Query of
+the followers
 list by sorting the author's whole partition (about a second a page at 10,000 followers), so the
 ten Queries would be all a measurement saw. One Query page is timed on its own, a check makes
 sure the stand-in still makes every other call the real service makes, and the end-to-end
@@ -221,14 +222,13 @@ def timeline_group(run: Run) -> Iterator[Item]:
     from warble import keys, services
     from warble.dal.graph import DynamoGraphStore
     from warble.dal.timelines import _PUSH_IF_BUILT, TimelineStore
-    from warble.dal.tweets import TweetStore
+    from warble.domain.graph.service import FOLLOWER_PAGE
     from warble.domain.timelines.service import (
-        FOLLOWER_PAGE,
         HOME_OVERFETCH,
         TimelinePolicy,
         TimelineService,
-        member,
-        parse_member,
+        entry,
+        parse_entry,
     )
     from warble.settings import get_settings
 
@@ -258,7 +258,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
     celebs_key = keys.home_celebrities(reader_id)
     upper, lower = "+", "(0"
     entries = raw.zrevrangebylex(home_key, upper, lower, 0, PAGE)
-    pairs = [parse_member(e) for e in entries]
+    pairs = [parse_entry(e) for e in entries]
     tweet_keys = [keys.tweet(tid).value for _, tid in pairs]
     profile_keys = [keys.profile(a).value for a in dict.fromkeys(a for a, _ in pairs)]
     assert all(v is not None for v in raw.mget(tweet_keys + profile_keys)), "not all cached"
@@ -385,7 +385,9 @@ def timeline_group(run: Run) -> Iterator[Item]:
     graph.write_meta()
     build_timelines(raw, [*followers, *growth.values()], settings.timeline_ttl_seconds)
     # Each author's followers, read once through the app's own store (every page of them).
-    remembered = RememberedFollowers(DynamoGraphStore(), {a: n for n, a in growth.items()})
+    remembered = RememberedFollowers(
+        services.graph(), DynamoGraphStore(), {a: n for n, a in growth.items()}
+    )
     setup_s = time.perf_counter() - started
     setup_note = (
         f"set-up ({setup_s:.1f} s): the {sum(graph.following.values()):,} follow edges were "
@@ -400,17 +402,15 @@ def timeline_group(run: Run) -> Iterator[Item]:
     push = raw.register_script(_PUSH_IF_BUILT)
     cap, recent_cap = settings.timeline_cap, settings.author_recent_cap
 
-    def timeline_service(graph_store: Any, threshold: int) -> TimelineService:
-        """Built as warble.services.timelines() builds it, with this graph store and threshold."""
+    def timeline_service(graph: Any, threshold: int) -> TimelineService:
+        """Built as warble.services.timelines() builds it, with this follow graph and threshold."""
         return TimelineService(
             timelines=TimelineStore(
                 services.container().redis, cap=cap, recent_cap=recent_cap,
                 ttl_seconds=settings.timeline_ttl_seconds,
             ),
             tweets=services.tweets(),
-            tweet_store=TweetStore(),
-            graph=services.graph(),
-            graph_store=graph_store,
+            graph=graph,
             policy=TimelinePolicy(
                 celebrity_followers=threshold, cap=cap, recent_cap=recent_cap,
                 backfill=settings.follow_backfill,
@@ -425,33 +425,33 @@ def timeline_group(run: Run) -> Iterator[Item]:
         return lambda: service.tweet_created(author, next(tweet_ids))
 
     def raw_zadds() -> None:
-        entry = member(next(tweet_ids), big)
+        new = entry(big, next(tweet_ids))
         for batch in chunks(big_keys, CHUNK):
             pipe = raw.pipeline(transaction=False)
             for key in batch:
-                pipe.zadd(key, {entry: 0})
+                pipe.zadd(key, {new: 0})
             pipe.execute()
 
-    def raw_push_scripts(home_keys: Sequence[str], entry: str) -> None:
+    def raw_push_scripts(home_keys: Sequence[str], new: str) -> None:
         for batch in chunks(home_keys, CHUNK):
             pipe = raw.pipeline(transaction=False)
             for key in batch:
-                push(keys=[key], args=[entry, cap], client=pipe)
+                push(keys=[key], args=[new, cap], client=pipe)
             pipe.execute()
 
     def raw_evalsha() -> None:
-        raw_push_scripts(big_keys, member(next(tweet_ids), big))
+        raw_push_scripts(big_keys, entry(big, next(tweet_ids)))
 
     def raw_fanout_sequence() -> None:
         # TimelineService.tweet_created's calls: the author's recent set, their own timeline
         # (a pipeline of one), the celebrity check (cached counts), then the followers.
-        entry = member(next(tweet_ids), big)
-        push(keys=[keys.author_recent(big)], args=[entry, recent_cap])
-        raw_push_scripts([keys.home_timeline(big)], entry)
+        new = entry(big, next(tweet_ids))
+        push(keys=[keys.author_recent(big)], args=[new, recent_cap])
+        raw_push_scripts([keys.home_timeline(big)], new)
         pipe = raw.pipeline(transaction=False)  # GraphService.counts: a pipeline of one MGET
         pipe.mget([keys.counts(big).value])
         pipe.execute()
-        raw_push_scripts(big_keys, entry)
+        raw_push_scripts(big_keys, new)
 
     def raw_query_page() -> Any:
         # DynamoGraphStore.page's Query: the newest FOLLOWER_PAGE followers (+1: more?).
@@ -524,8 +524,8 @@ def timeline_group(run: Run) -> Iterator[Item]:
             "every follower has a built timeline, so every push lands (the worst case); pushes "
             f"go {CHUNK} a pipeline, each a Lua script (EXISTS, ZADD, ZREMRANGEBYRANK)",
             "the followers list comes from memory: the TimelineService is built as "
-            "warble.services builds it but its graph store answers the followers pages from the "
-            "rows DynamoGraphStore.page returned once. The real path also reads them, "
+            "warble.services builds it but the follow graph it is given answers the followers "
+            "from the rows DynamoGraphStore.page returned once. The real path also reads them, "
             f"{FOLLOWER_PAGE:,} a strongly consistent Query ({pages} here): on DynamoDB one "
             "call returns up to 1 MB (about 15,000 of these items) in about 10-20 ms; on moto "
             "each Query re-sorts the author's whole partition (2 items a "
@@ -575,37 +575,29 @@ def timeline_group(run: Run) -> Iterator[Item]:
 
 
 class RememberedFollowers:
-    """A DynamoGraphStore whose followers pages of some authors come from memory: every row
-    the store itself returned for them once, served in the same pages (cursor = last seq)."""
+    """The follow graph (``GraphService``) with the followers of some authors from memory: every
+    id the store itself returned for them once, in the same order (``all_ids``)."""
 
-    def __init__(self, store: Any, authors: dict[int, int]) -> None:
-        self._store = store
-        self._rows: dict[int, list[tuple[int, int]]] = {}
-        self._after: dict[int, dict[int, int]] = {}
+    def __init__(self, graph: Any, store: Any, authors: dict[int, int]) -> None:
+        self._graph = graph
+        self._ids: dict[int, list[int]] = {}
         for author, n in authors.items():
             rows, more = store.page(author, "followers", n, None)
             assert len(rows) == n and not more, (author, len(rows), more)
-            self._rows[author] = rows
-            self._after[author] = {seq: i + 1 for i, (_, seq) in enumerate(rows)}
+            self._ids[author] = [uid for uid, _ in rows]
 
     def followers(self, author: int) -> list[int]:
         """In the order a fan-out pushes them (newest follow first)."""
-        return [uid for uid, _ in self._rows[author]]
+        return self._ids[author]
 
-    def page(
-        self, user_id: int, which: str, limit: int, before_seq: int | None
-    ) -> tuple[list[tuple[int, int]], bool]:
-        if which != "followers" or user_id not in self._rows:
-            result: tuple[list[tuple[int, int]], bool] = self._store.page(
-                user_id, which, limit, before_seq
-            )
-            return result
-        rows = self._rows[user_id]
-        start = 0 if before_seq is None else self._after[user_id][before_seq]
-        return rows[start : start + limit], start + limit < len(rows)
+    def all_ids(self, user_id: int, which: str) -> Iterator[int]:
+        if which != "followers" or user_id not in self._ids:
+            found: Iterator[int] = self._graph.all_ids(user_id, which)
+            return found
+        return iter(self._ids[user_id])
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        return getattr(self._graph, name)
 
 
 def end_to_end(
@@ -619,7 +611,8 @@ def end_to_end(
 ) -> Precomputed:
     """Post through TweetService, let the stream poller deliver, time the last timeline."""
     from warble import keys, services
-    from warble.domain.timelines.service import FOLLOWER_PAGE, member
+    from warble.domain.graph.service import FOLLOWER_PAGE
+    from warble.domain.timelines.service import entry
 
     from infra.local.lambdas import LambdaRuntime
     from infra.local.provisioning import provision
@@ -674,19 +667,19 @@ def end_to_end(
     n = len(push_order)
     timeout_s = 120.0
 
-    def wait_for(key: str, entry: str, deadline: float) -> int | None:
+    def wait_for(key: str, member: str, deadline: float) -> int | None:
         while time.perf_counter() < deadline:
-            if raw.zscore(key, entry) is not None:
+            if raw.zscore(key, member) is not None:
                 return time.perf_counter_ns()
             time.sleep(0.0005)
         return None
 
-    def missing(entry: str) -> list[str]:
+    def missing(member: str) -> list[str]:
         out = []
         for batch in chunks(push_order, CHUNK):
             pipe = raw.pipeline(transaction=False)
             for key in batch:
-                pipe.zscore(key, entry)
+                pipe.zscore(key, member)
             out += [k for k, score in zip(batch, pipe.execute(), strict=True) if score is None]
         return out
 
@@ -695,16 +688,16 @@ def end_to_end(
         started = time.perf_counter_ns()
         tweet = tweets.post(author, "fan me out", None, [])
         posted = time.perf_counter_ns()
-        entry = member(int(tweet.id), author)
+        new = entry(author, int(tweet.id))
         deadline = time.perf_counter() + timeout_s
-        own = wait_for(keys.home_timeline(author), entry, deadline)
-        last = wait_for(push_order[-1], entry, deadline) if own is not None else None
+        own = wait_for(keys.home_timeline(author), new, deadline)
+        last = wait_for(push_order[-1], new, deadline) if own is not None else None
         if own is None or last is None:
             return None
-        left = missing(entry)
+        left = missing(new)
         while left and time.perf_counter() < deadline:  # pushed out of order: wait for all
             time.sleep(0.001)
-            left = missing(entry)
+            left = missing(new)
             last = time.perf_counter_ns()
         if left:
             return None
@@ -714,7 +707,7 @@ def end_to_end(
     timeouts = 0
     try:
         # The worker's cold start, with a small author (its own timeline is enough).
-        warm = member(int(tweets.post(warm_author, "warm up", None, []).id), warm_author)
+        warm = entry(warm_author, int(tweets.post(warm_author, "warm up", None, []).id))
         if wait_for(keys.home_timeline(warm_author), warm, time.perf_counter() + 60) is None:
             raise RuntimeError("the FanoutConsumerFunction never delivered the warm-up tweet")
         for _ in range(3):

@@ -330,6 +330,16 @@ def tweet_events(base: dict) -> dict[str, dict]:
     }
 
 
+def upload_event() -> dict:
+    """`sam local generate-event s3 put` for an upload under uploads/ of the media bucket."""
+    event = sam_event(
+        "s3", "put", "--bucket", "warble-local-media-123456789012-us-east-1",
+        "--key", "uploads/382808519700000009",
+    )  # fmt: skip
+    event["Records"][0]["eventName"] = "ObjectCreated:Post"
+    return event
+
+
 def main() -> None:
     base = sam_event("apigateway", "http-api-proxy")
     events = {
@@ -405,6 +415,9 @@ def main() -> None:
             ),
         ),
         "schedule/scheduled.json": {"version": "0", **sam_event("cloudwatch", "scheduled-event")},
+        # MediaFunction: the media bucket's ObjectCreated notification for an upload (the local
+        # stack's bucket name; S3 names a browser upload's event ObjectCreated:Post).
+        "media/upload-created.json": upload_event(),
     }
     events.update(graph_events(base))
     events.update(tweet_events(base))

@@ -231,6 +231,8 @@ def moto(test_environment) -> Iterator[MotoStack]:
         for name, value in declared.items():
             if isinstance(value, dict) and value.get("Ref") in context.values:
                 env[name] = str(context.values[value["Ref"]]["Ref"])
+            elif name.endswith("_BUCKET"):  # named by !Sub (MEDIA_BUCKET)
+                env[name] = str(template.resolve(value, context))
         os.environ.update(env)
         from warble.settings import get_settings
 

@@ -1,8 +1,9 @@
 """Command line of the local runtime: `python -m infra.local serve | invoke | schedule | seed`.
 
-`serve` stands the whole stack up on one machine (moto, tables, secret, database, Lambda
-workers, HTTP API, WebSocket API, stream pollers, schedules, the web client), prints the URLs
-and a single `READY http=... ws=... moto=... web=...` line, and runs until Ctrl-C or SIGTERM.
+`serve` stands the whole stack up on one machine (moto, tables, secret, buckets, database, Lambda
+workers, HTTP API, WebSocket API, stream pollers, schedules, the S3 endpoint and its bucket
+notifications, the media CDN, the web client), prints the URLs and a single
+`READY http=... ws=... moto=... web=... s3=... media=...` line, and runs until Ctrl-C or SIGTERM.
 `invoke` and `schedule` run one function once, like `sam local invoke`; `seed` fills a running
 stack with a population (infra/local/seed.py).
 """
@@ -90,6 +91,8 @@ class Stack:
     web: WebClientHost | None = None
     pollers: Any = None
     schedules: list[asyncio.Task[None]] = field(default_factory=list)
+    s3: Any = None
+    cdns: list[Any] = field(default_factory=list)
 
 
 def _prepare_services(
@@ -100,13 +103,16 @@ def _prepare_services(
     with_database: bool,
     *,
     empty: bool = False,
+    exclusive: contextlib.ExitStack | None = None,
 ) -> None:
     """Tables and queues on moto; PostgreSQL and Redis started when stopped, and migrated.
     `empty` first empties the database and the Redis index the template is given: moto's
     tables start empty at every start, and a database or a cache kept from an earlier run would
-    hold sessions, counts and timelines of a world that is gone."""
+    hold sessions, counts and timelines of a world that is gone. With `exclusive`, the stores
+    stay this run's until that stack closes: another run that would empty them waits (two
+    `invoke`s in two terminals take turns instead of dropping each other's database)."""
     from infra.local.daemons import ensure_services
-    from infra.local.database import drop_database, prepare_database
+    from infra.local.database import drop_database, holding, prepare_database
     from infra.local.provisioning import provision
 
     provision(template, moto_url, context)
@@ -125,6 +131,8 @@ def _prepare_services(
         redis_host=redis.hostname or "127.0.0.1",
         redis_port=redis.port or 6379,
     )
+    if exclusive is not None and db_name:
+        exclusive.enter_context(holding(f"warble.scratch:{db_name}", db_host, db_port))
     if empty:
         if db_name:
             drop_database(db_name, host=db_host, port=db_port)
@@ -236,18 +244,28 @@ async def serve(args: argparse.Namespace) -> int:
 
     moto = await asyncio.to_thread(start_moto, args.moto_port)
     stack: Stack | None = None
+    s3 = None
+    cdns: list[Any] = []
     try:
         await asyncio.to_thread(
             functools.partial(_prepare_services, empty=not args.keep_data),
             template, context, overrides, moto.url, not args.no_database,
         )  # fmt: skip
+        s3, cdns = await _start_storage(template, context, moto.url, args)
         runtime = LambdaRuntime(
             template,
             context,
             env_overrides=overrides,
-            extra_env={"AWS_ENDPOINT_URL": moto.url, **DUMMY_CREDENTIALS},
+            extra_env={
+                "AWS_ENDPOINT_URL": moto.url,
+                "AWS_ENDPOINT_URL_S3": s3.url,
+                **DUMMY_CREDENTIALS,
+            },
         )
-        stack = Stack(template, context, runtime, moto=moto)
+        runtime.update_env_overrides({"Parameters": _plain_http(template, context, cdns)})
+        s3.runtime = runtime
+        stack = Stack(template, context, runtime, moto=moto, s3=s3, cdns=cdns)
+        stack.schedules.append(asyncio.ensure_future(_run_lifecycle(s3, moto.url, context)))
         stack.http = HttpGateway(template, runtime, context, args.host, args.http_port)
         stack.ws = WebSocketGateway(template, runtime, context, args.host, args.ws_port)
         await stack.http.start()
@@ -275,14 +293,82 @@ async def serve(args: argparse.Namespace) -> int:
         print(f"HTTP API       {http_url}", flush=True)
         print(f"WebSocket API  {ws_url}  (@connections: {stack.ws.callback_url})", flush=True)
         print(f"moto endpoint  {moto.url}", flush=True)
+        print(
+            f"S3 endpoint    {s3.url}  (uploads; AWS_ENDPOINT_URL_S3 of the functions)", flush=True
+        )
+        for cdn in cdns:
+            print(f"Media CDN      {cdn.url}  ({cdn.spec.logical_id})", flush=True)
         if stack.web is not None:
             print(f"Web client     {web_url}", flush=True)
-        print(f"READY http={http_url} ws={ws_url} moto={moto.url} web={web_url}", flush=True)
+        media_url = cdns[0].url if cdns else "-"
+        print(
+            f"READY http={http_url} ws={ws_url} moto={moto.url} web={web_url} s3={s3.url}"
+            f" media={media_url}",
+            flush=True,
+        )
         await stop.wait()
         log.info("stopping")
     finally:
+        if stack is None:
+            for cdn in cdns:
+                await cdn.stop()
+            if s3 is not None:
+                await s3.stop()
         await _shutdown(stack, moto)
     return 0
+
+
+async def _start_storage(
+    template: Template, context: ResolveContext, moto_url: str, args: argparse.Namespace
+) -> tuple[Any, list[Any]]:
+    """The S3 endpoint and one CDN per distribution (the first on --media-port); each
+    distribution's DomainName is then the CDN's host and port."""
+    from infra.local.buckets import buckets, distributions
+    from infra.local.cdn import CdnHost
+    from infra.local.s3_endpoint import S3Endpoint
+
+    s3 = S3Endpoint(template, context, moto_url, args.host, args.s3_port)
+    await s3.start()
+    names = {spec.logical_id: spec.name for spec in buckets(template, context)}
+    cdns = []
+    for index, spec in enumerate(distributions(template)):
+        port = args.media_port if index == 0 else 0
+        cdn = CdnHost(spec, names[spec.bucket], moto_url, context.region, args.host, port)
+        await cdn.start()
+        context.values.setdefault(spec.logical_id, {}).update(
+            {"DomainName": cdn.domain, "Ref": f"LOCAL{spec.logical_id.upper()}"}
+        )
+        cdns.append(cdn)
+    return s3, cdns
+
+
+def _plain_http(template: Template, context: ResolveContext, cdns: list[Any]) -> dict[str, str]:
+    """Variables that name a distribution as https://<its domain>: the local CDN speaks http."""
+    found: dict[str, str] = {}
+    for spec in template.functions.values():
+        for name, raw in spec.environment.items():
+            try:
+                value = template.resolve(raw, context)
+            except Exception:  # a variable the resolver cannot read is left to the worker
+                continue
+            for cdn in cdns:
+                if isinstance(value, str) and f"https://{cdn.domain}" in value:
+                    found[name] = value.replace(f"https://{cdn.domain}", cdn.url)
+    return found
+
+
+async def _run_lifecycle(s3: Any, moto_url: str, context: ResolveContext) -> None:
+    """The buckets' lifecycle rules, every LIFECYCLE_PERIOD (S3 runs them about daily)."""
+    from infra.local.lifecycle import LIFECYCLE_PERIOD, apply_lifecycle
+    from infra.local.moto_server import aws_client
+
+    client = aws_client("s3", moto_url, context.region)
+    while True:
+        await asyncio.sleep(LIFECYCLE_PERIOD)
+        for spec in s3.buckets.values():
+            expired = await asyncio.to_thread(apply_lifecycle, client, spec)
+            if expired:
+                log.info("bucket %s: lifecycle expired %d objects", spec.name, len(expired))
 
 
 async def _shutdown(stack: Stack | None, moto: Any) -> None:
@@ -298,6 +384,10 @@ async def _shutdown(stack: Stack | None, moto: Any) -> None:
             await stack.http.stop()
         if stack.web is not None:
             await stack.web.stop()
+        for cdn in stack.cdns:
+            await cdn.stop()
+        if stack.s3 is not None:
+            await stack.s3.stop()
         stack.runtime.close()
     moto.stop()
 
@@ -336,7 +426,9 @@ def invoke_once(args: argparse.Namespace, event: Any) -> InvokeResult:
             cleanup.callback(moto.stop)
             endpoint = moto.url
             overrides = _scratch_stores(template, context, overrides)
-            _prepare_services(template, context, overrides, endpoint, True, empty=True)
+            _prepare_services(
+                template, context, overrides, endpoint, True, empty=True, exclusive=cleanup
+            )
         else:
             # Idempotent: against a running stack it only looks the names and ARNs up.
             provision(template, endpoint, context)
@@ -408,6 +500,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve_p.add_argument("--moto-port", type=int, default=5005, help="0 picks a free port")
     serve_p.add_argument(
         "--web-port", type=int, default=3002, help="web client; 0 picks a free port, -1 serves none"
+    )
+    serve_p.add_argument(
+        "--s3-port", type=int, default=3003, help="S3 endpoint (uploads); 0 picks a free port"
+    )
+    serve_p.add_argument(
+        "--media-port", type=int, default=3004, help="media CDN; 0 picks a free port"
     )
     serve_p.add_argument(
         "--no-database", action="store_true", help="skip PostgreSQL/Redis checks and migrations"

@@ -6,10 +6,12 @@ What RDS and MigrateFunction do on AWS, for `serve`, the tests and the benchmark
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MIGRATIONS_DIR", "drop_database", "prepare_database"]
+__all__ = ["MIGRATIONS_DIR", "drop_database", "holding", "prepare_database"]
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +26,21 @@ def _admin_connection(host: str, port: int, user: str) -> Any:
     )
 
 
+@contextmanager
+def holding(
+    name: str, host: str = "127.0.0.1", port: int = 5432, user: str = "postgres"
+) -> Iterator[None]:
+    """Hold PostgreSQL's advisory lock named `name` (on the `postgres` database, so every
+    process of this server shares it) until the block ends; a second holder waits."""
+    with _admin_connection(host, port, user) as connection:
+        key = connection.execute("SELECT hashtextextended(%s, 0)", (name,)).fetchone()[0]
+        connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+        try:
+            yield
+        finally:
+            connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+
 def prepare_database(
     dbname: str,
     host: str = "127.0.0.1",
@@ -34,35 +51,46 @@ def prepare_database(
 ) -> list[str]:
     """Create `dbname` if missing and apply the pending yoyo migrations; returns their ids.
 
+    Safe from several processes at once (two `invoke` runs, test workers): creation is
+    check-then-create, which two creators pass together, so it runs under an advisory lock.
     Only `*.sql` files count as migrations: `migrate.py` (MigrateFunction's handler) lives in the
     same folder and must not be mistaken for one. A missing or empty folder applies nothing.
     """
     import psycopg
     from psycopg import sql
-
-    with _admin_connection(host, port, user) as connection:
-        exists = connection.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)
-        ).fetchone()
-        if not exists:
-            try:
-                connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
-                log.info("created database %s", dbname)
-            except psycopg.errors.DuplicateDatabase:
-                pass  # created concurrently by another worker: fine
-
     from warble.dal.migrations import apply_migrations, database_url
 
-    return apply_migrations(database_url(host, port, dbname, user), migrations_dir)
+    with holding(_lock_name(dbname), host, port, user):
+        with _admin_connection(host, port, user) as connection:
+            exists = connection.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)
+            ).fetchone()
+            if not exists:
+                try:
+                    connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+                    log.info("created database %s", dbname)
+                # A creator that does not take the lock (an older checkout): the name is taken,
+                # which is all this wanted. PostgreSQL reports the race as either error.
+                except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                    pass
+        return apply_migrations(database_url(host, port, dbname, user), migrations_dir)
 
 
 def drop_database(
     dbname: str, host: str = "127.0.0.1", port: int = 5432, user: str = "postgres"
 ) -> None:
-    """Drop `dbname` (if it exists), disconnecting anyone still using it."""
+    """Drop `dbname` (if it exists), disconnecting anyone still using it; never while another
+    process is creating or migrating it."""
     from psycopg import sql
 
-    with _admin_connection(host, port, user) as connection:
+    with (
+        holding(_lock_name(dbname), host, port, user),
+        _admin_connection(host, port, user) as connection,
+    ):
         connection.execute(
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(dbname))
         )
+
+
+def _lock_name(dbname: str) -> str:
+    return f"warble.prepare_database:{dbname}"

@@ -1,4 +1,4 @@
-"""The template's DynamoDB tables, SQS queues and secrets, created in the moto server.
+"""The template's DynamoDB tables, SQS queues, secrets and S3 buckets, created in the moto server.
 
 `provision` creates them (idempotently) and fills `ResolveContext.values` with their real names
 and ARNs, so functions' environment variables resolve to what exists. Only what template.yaml
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from infra.local.buckets import buckets, provision_bucket
 from infra.local.errors import UnsupportedTemplateError
 from infra.local.moto_server import aws_client
 
@@ -216,6 +217,9 @@ def provision(template: Template, endpoint_url: str, context: ResolveContext) ->
             clients[service] = aws_client(service, endpoint_url, context.region)
         return clients[service]
 
+    for spec in buckets(template, context):
+        values = provision_bucket(client("s3"), spec, context)
+        context.values.setdefault(spec.logical_id, {}).update(values)
     for logical_id in wanted:
         rtype = template.resources[logical_id]["Type"]
         if rtype == TABLE_TYPE:

@@ -12,13 +12,22 @@ Accepted without a local counterpart (documented, deliberate):
   and workers import layers/shared themselves;
 - Aurora, RDS Proxy and ElastiCache (`_STOOD_IN`): the local PostgreSQL and Redis take their
   place (infra/local/daemons.py) and their endpoints resolve to 127.0.0.1;
-- a schedule's RetryPolicy: a failed scheduled invocation is logged, not retried.
+- a schedule's RetryPolicy: a failed scheduled invocation is logged, not retried;
+- a bucket's public access block, ownership controls and encryption, bucket policies and origin
+  access controls (infra/local/buckets.py says what of S3 and CloudFront is emulated).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from infra.local.buckets import (
+    BUCKET_TYPE,
+    DISTRIBUTION_TYPE,
+    bucket_problems,
+    distribution_problems,
+    s3_event_problems,
+)
 from infra.local.errors import UnsupportedTemplateError
 from infra.local.provisioning import PROVISIONED_TYPES, unsupported_properties
 from infra.local.stream_mappings import unsupported_stream_event
@@ -53,8 +62,10 @@ _STOOD_IN = frozenset(
         "AWS::ElastiCache::ServerlessCache",
     }
 )
-# The web client's hosting: `serve` hosts web/ itself (infra/local/web_client.py), whatever the
-# template's condition on these says (`--web-port -1` serves none).
+# With a Condition, the web client's hosting: `serve` hosts web/ itself (infra/local/web_client.py),
+# whatever the condition says (`--web-port -1` serves none). Without one, a bucket is created in
+# moto and served through the local S3 endpoint, a distribution by the local CDN, and a bucket
+# policy or origin access control has no local meaning (infra/local/buckets.py).
 _WEB_HOSTING = frozenset(
     {
         "AWS::S3::Bucket",
@@ -135,7 +146,11 @@ def _intrinsics(value: Any, path: str) -> list[tuple[str, str]]:
 def _resource_problems(template: Template, logical_id: str, resource: dict[str, Any]) -> list[str]:
     rtype = resource.get("Type")
     where = f"{logical_id} ({rtype})"
-    if rtype in PROVISIONED_TYPES:
+    if rtype == BUCKET_TYPE:
+        problems = bucket_problems(logical_id, resource)
+    elif rtype == DISTRIBUTION_TYPE:
+        problems = distribution_problems(template, logical_id, resource)
+    elif rtype in PROVISIONED_TYPES:
         problems = unsupported_properties(logical_id, resource)
     elif rtype in _EMULATED or rtype in _STOOD_IN or rtype in _NOT_NEEDED_LOCALLY | _WEB_HOSTING:
         problems = []
@@ -163,6 +178,8 @@ def _function_problems(template: Template, logical_id: str) -> list[str]:
         kind = event.get("Type") if isinstance(event, dict) else None
         if kind == "DynamoDB":
             problems += unsupported_stream_event(logical_id, event_name, event)
+        elif kind == "S3":
+            problems += s3_event_problems(template, logical_id, event_name, event)
         elif kind in _EVENT_PROPERTIES:
             props = event.get("Properties") or {}
             problems += [

@@ -46,6 +46,8 @@ class Stack:
     contract: ResponseContract | None = None
     redis_url: str = E2E_REDIS_URL
     web: str = "-"  # the web client's URL (tests/e2e/test_web_client.py)
+    s3: str = "-"  # the S3 endpoint (upload forms post there)
+    media: str = "-"  # the media CDN (every Media's url)
 
     def schedule(self, function: str) -> dict:
         """`python -m infra.local schedule <function>` against this stack, as a developer runs
@@ -118,6 +120,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         env_file,
         ResponseContract(document),
         web=served.web,
+        s3=served.s3 or "-",
+        media=served.media or "-",
     )
     # Seventeen functions' warm workers stop after Ctrl-C; on a busy machine that takes a while.
     stop_serve(served, timeout=120)

@@ -45,7 +45,7 @@ def follow(client: httpx.Client, user_id: str) -> None:
 
 def test_tweet_endpoints(pair):
     me, mine, them, theirs = pair
-    tweet = post(theirs, "Cafe\u0301 time", media_ids=["m1"])
+    tweet = post(theirs, "Cafe\u0301 time")
     assert tweet["text"] == "Caf\u00e9 time" and tweet["author"]["id"] == them["id"]
     assert tweet["created_at"].endswith("Z") and tweet["reply_to"] is None
     assert mine.get(f"/v1/tweets/{tweet['id']}").json()["id"] == tweet["id"]
@@ -85,6 +85,7 @@ def test_bad_tweet_input_gets_clear_4xx(pair):
         ({"text": "   "}, 400, "validation_error"),
         ({"text": ""}, 400, "validation_error"),
         ({"text": "hi", "media_ids": ["1", "2", "3", "4", "5"]}, 400, "validation_error"),
+        ({"text": "hi", "media_ids": ["m1"]}, 400, "invalid_media"),
         ({"text": "hi", "reply_to": "not-an-id"}, 400, "validation_error"),
         ({"text": "hi", "reply_to": "123456789"}, 404, "not_found"),
         ({"text": 5}, 400, "validation_error"),

@@ -184,8 +184,8 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
     degraded = AccountService(
         users=UserRepository(services.container().database),
         sessions=SessionRepository(services.container().database),
-        profiles=LeasedCache(down, 60),
-        session_cache=LeasedCache(down, 60),
+        profiles=LeasedCache(down, 60, keys.profile),
+        session_cache=LeasedCache(down, 60, lambda s: keys.session(*s)),
         throttle=live._throttle,
         lookups=live._lookups,
         ids=services.ids(),

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import socket
 import textwrap
+import threading
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psycopg
@@ -234,6 +236,27 @@ def test_prepare_database_without_migrations_creates_an_empty_database(dbname, t
     assert prepare_database(dbname, migrations_dir=tmp_path) == []
     assert prepare_database(dbname, migrations_dir=tmp_path / "missing") == []
     # then the database exists
+    assert _database_exists(dbname)
+
+
+def test_prepare_database_from_concurrent_creators_creates_it_once(dbname, tmp_path):
+    # given a migration, and eight processes' worth of creators released at the same instant
+    # (issue 34: two `invoke` runs raced from "missing" to CREATE DATABASE, and the loser got
+    # UniqueViolation on pg_database's name index)
+    (tmp_path / "0001_things.sql").write_text("-- depends:\nCREATE TABLE things (id BIGINT);\n")
+    creators = 8
+    start = threading.Barrier(creators)
+
+    def create() -> list[str]:
+        start.wait()
+        return prepare_database(dbname, migrations_dir=tmp_path)
+
+    # when they all prepare the same database
+    with ThreadPoolExecutor(creators) as pool:
+        applied = list(pool.map(lambda _: create(), range(creators)))
+
+    # then none failed, and the migration ran once
+    assert sorted(applied) == [[]] * (creators - 1) + [["0001_things"]]
     assert _database_exists(dbname)
 
 

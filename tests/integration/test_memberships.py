@@ -20,7 +20,7 @@ from warble.dal.graph import DynamoGraphStore
 from warble.dal.likes import LikeStore
 from warble.dal.memberships import MembershipSets
 from warble.dal.redis import ReadBatch
-from warble.domain.accounts.ports import RelatedUser
+from warble.domain.accounts.answers import RelatedUser
 from warble.domain.graph.service import status_of
 from warble.entrypoints.streams import timeline
 from warble.services import Container

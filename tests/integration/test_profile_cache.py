@@ -24,16 +24,16 @@ from warble.domain.accounts.service import Principal, profile_record
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 
-class NaiveCache(LeasedCache):
+class NaiveCache(LeasedCache[int]):
     """Set-after-read cache-aside with invalidation on write: the variant seed 000 warns about."""
 
-    def get_or_load(self, key: keys.CacheKey, loader: Callable[[], Any]) -> Any:
-        cached = self.get(key)
+    def get_or_load(self, subject: int, loader: Callable[[], Any]) -> Any:
+        cached = self.get(subject)
         if cached is not None:
             return cached
         value = loader()
         if value is not None:
-            self._redis.set(key.value, json.dumps(value), ex=self._ttl)
+            self._redis.set(self._key(subject).value, json.dumps(value), ex=self._ttl)
         return value
 
 
@@ -50,11 +50,11 @@ def _interleaved_read(accounts, cache: LeasedCache, user_id: int) -> dict:
         old_row = users.get(user_id)  # the reader has fetched v1 ...
         # ... and now the writer runs to completion: commit v2, then invalidate.
         users.update_profile(user_id, {"bio": "v2"})
-        cache.invalidate(keys.profile(user_id))
+        cache.invalidate(user_id)
         return profile_record(old_row)
 
     assert me.user_id == user_id
-    return cache.get_or_load(keys.profile(user_id), loader)
+    return cache.get_or_load(user_id, loader)
 
 
 @pytest.mark.parametrize("cache_class, stays_stale", [(LeasedCache, False), (NaiveCache, True)])
@@ -63,7 +63,7 @@ def test_forced_stale_set_interleaving(accounts, redis, cache_class, stays_stale
     user_id = _signup(accounts)
     accounts.update_profile(Principal(user_id, 0), {"bio": "v1"})
     redis.flushdb()
-    cache = cache_class(accounts._profiles._redis, ttl_seconds=3600)
+    cache = cache_class(accounts._profiles._redis, ttl_seconds=3600, key=keys.profile)
 
     # When a read and a write interleave as in seed 000 (reader: miss, read v1; writer: write
     # v2, invalidate; reader: fill)
@@ -71,7 +71,7 @@ def test_forced_stale_set_interleaving(accounts, redis, cache_class, stays_stale
 
     # Then the reader itself returned what it read (v1), and what the cache now holds is ...
     assert returned["bio"] == "v1"
-    cached = cache.get(keys.profile(user_id))
+    cached = cache.get(user_id)
     if stays_stale:
         assert cached is not None and cached["bio"] == "v1"  # the naive cache kept a stale row
     else:
@@ -166,7 +166,7 @@ def test_forced_interleaving_through_the_real_read_and_write_paths(
     service = AccountService(
         users=users,
         sessions=live._sessions,
-        profiles=cache_class(services.container().redis, ttl_seconds=3600),
+        profiles=cache_class(services.container().redis, ttl_seconds=3600, key=keys.profile),
         session_cache=live._session_cache,
         throttle=live._throttle,
         lookups=live._lookups,

@@ -44,12 +44,12 @@ def test_what_spans_slots_is_flagged_and_what_shares_a_tag_is_not(redis, recorde
 
 def test_the_code_under_test_is_recorded(redis, recorder):
     """The recorder hooks the connection under every client: the code's own calls show up."""
-    cache = LeasedCache(redis, 60)
-    cache.invalidate(keys.profile(7))
-    token = cache.lease(keys.profile(7))
+    cache = LeasedCache(redis, 60, keys.profile)
+    cache.invalidate(7)
+    token = cache.lease(7)
     assert token is not None
-    cache.fill(keys.profile(7), token, {"id": 7})
-    cache.tombstone(keys.profile(7), {"deleted": True}, 60)
+    cache.fill(7, token, {"id": 7})
+    cache.tombstone(7, {"deleted": True}, 60)
     recorded = [(unit.what, unit.keys) for unit in recorder.units]
     pair = [keys.profile(7).value, keys.profile(7).lease]
     assert ("DEL", pair) in recorded

@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -24,7 +26,7 @@ from aws_lambda_powertools.utilities.parser.models import (
     APIGatewayWebSocketMessageEventModel,
 )
 
-from tests.conftest import ROOT, TEST_REDIS_URL
+from tests.conftest import DB_PREFIX, REDIS_PORT, ROOT, TEST_REDIS_URL
 
 pytestmark = pytest.mark.integration
 EVENTS = ROOT / "events"
@@ -189,9 +191,17 @@ def test_an_expired_session_is_refused_everywhere(accounts, session, pg, moto):
     assert round(lifetime.total_seconds() / 86400) == 30
 
 
-def _invoke(function: str, event_file: str) -> tuple[dict, str]:
+def _invoke(function: str, event_file: str, tmp_path: Path) -> tuple[dict, str]:
+    # infra/local/env.json but this checkout's database prefix and Redis: the scratch stores
+    # (`<DB_NAME>_invoke`, Redis index 15) are then this suite's, not every checkout's at once.
+    env_vars = json.loads((ROOT / "infra/local/env.json").read_text())
+    env_vars["Parameters"].update(DB_NAME=DB_PREFIX, REDIS_URL=f"redis://127.0.0.1:{REDIS_PORT}/0")
+    tmp_path.mkdir(exist_ok=True)
+    env_file = tmp_path / "env.json"
+    env_file.write_text(json.dumps(env_vars))
     ran = subprocess.run(
-        [sys.executable, "-m", "infra.local", "invoke", function, "--event", event_file],
+        [sys.executable, "-m", "infra.local", "invoke", function, "--event", event_file,
+         "--env-vars", str(env_file)],
         capture_output=True, text=True, timeout=120, cwd=ROOT,
     )  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -199,19 +209,27 @@ def _invoke(function: str, event_file: str) -> tuple[dict, str]:
 
 
 @pytest.mark.xdist_group("invoke_scratch")  # one scratch database and Redis index
-def test_invoke_runs_one_function_with_an_event_file_like_sam_local_invoke():
+def test_invoke_runs_one_function_with_an_event_file_like_sam_local_invoke(tmp_path):
     """`python -m infra.local invoke`, on a throwaway moto, as a developer runs it."""
-    answer, _ = _invoke("MetaFunction", "events/meta/health.json")
+    answer, _ = _invoke("MetaFunction", "events/meta/health.json", tmp_path)
     assert answer["statusCode"] == 200 and json.loads(answer["body"]) == {"status": "ok"}
 
 
 @pytest.mark.xdist_group("invoke_scratch")  # one scratch database and Redis index
-def test_invoke_answers_the_same_every_run_on_scratch_stores():
+def test_invoke_answers_the_same_every_run_on_scratch_stores(tmp_path):
     # given docs/local-runtime.md's sample, a signup of alice: without a running stack, invoke
     # runs on a scratch database and Redis index beside its throwaway moto, emptied each run
-    for _ in range(2):
-        answer, stderr = _invoke("AccountsFunction", "events/accounts/signup.json")
-        # then the second run signs alice up again (it was 409 username_taken), quietly
+    # when it runs twice at once (two terminals; issue 34: the second CREATE DATABASE failed)
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(
+            pool.map(
+                lambda i: _invoke("AccountsFunction", "events/accounts/signup.json", tmp_path / i),
+                ("first", "second"),
+            )
+        )
+    # then each signs alice up (on stores emptied for it, so neither sees the other's alice:
+    # a shared store would answer 409 username_taken), quietly
+    for answer, stderr in runs:
         assert answer["statusCode"] == 201, answer
         assert "Warning" not in stderr, stderr
 

@@ -14,7 +14,7 @@ import os
 import pytest
 from warble import keys, services
 from warble.dal.timelines import SENTINEL
-from warble.domain.timelines.service import member
+from warble.domain.timelines.service import entry
 
 from infra.local.lambdas import LambdaRuntime
 from infra.local.stream_mappings import stream_mappings
@@ -76,7 +76,7 @@ def test_crashes_and_redelivery_lose_no_entry_and_duplicate_none(fanout, account
     posted = [int(services.tweets().post(author, f"t{i}", None, []).id) for i in range(30)]
     assert fanout.wait_idle(30)
     stored = redis.zrange(keys.home_timeline(reader), 0, -1)
-    assert stored == [SENTINEL] + [member(t, author) for t in posted]
+    assert stored == [SENTINEL] + [entry(author, t) for t in posted]
 
     # ... and again while a third of them are deleted.
     fanout.inject_crash("FanoutConsumerFunction", times=3)
@@ -85,7 +85,7 @@ def test_crashes_and_redelivery_lose_no_entry_and_duplicate_none(fanout, account
     assert fanout.wait_idle(30)
     kept = [t for i, t in enumerate(posted) if i % 3]
     assert redis.zrange(keys.home_timeline(reader), 0, -1) == [SENTINEL] + [
-        member(t, author) for t in kept
+        entry(author, t) for t in kept
     ]
     page = timelines.home(reader, 100, None)
     assert [int(t.id) for t in page.items] == kept[::-1]

@@ -10,7 +10,7 @@ import redis as redis_lib
 from redis.cluster import RedisCluster
 from warble import keys, services
 from warble.dal.timelines import SENTINEL, TimelineStore
-from warble.domain.timelines.service import member
+from warble.domain.timelines.service import entry
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
@@ -36,8 +36,8 @@ def test_fan_out_reaches_built_timelines_only_and_trims_to_the_cap(store, redis)
         store.start_rebuild(user_id)
     everyone = built + list(range(1001, 1101))  # 100 users whose timeline is not built
     for tweet_id in range(10, 17):
-        assert store.push(everyone, member(tweet_id, 7)) == len(built)
-    newest_first = [member(t, 7) for t in range(16, 11, -1)]
+        assert store.push(everyone, entry(7, tweet_id)) == len(built)
+    newest_first = [entry(7, t) for t in range(16, 11, -1)]
     for user_id in (1, 57, 200):
         assert store.page(user_id, None, 10) == newest_first
         assert redis.zcard(keys.home_timeline(user_id)) == 1 + 5  # the sentinel and the cap
@@ -45,15 +45,15 @@ def test_fan_out_reaches_built_timelines_only_and_trims_to_the_cap(store, redis)
 
 
 def test_backfill_removal_and_rebuild(store, redis):
-    assert store.add(3, [member(1, 9)]) is False  # not built: nothing created
+    assert store.add(3, [entry(9, 1)]) is False  # not built: nothing created
     assert not redis.exists(keys.home_timeline(3))
     store.start_rebuild(3)
-    store.finish_rebuild(3, [member(2, 8)])
-    assert store.add(3, [member(1, 9), member(4, 9)]) is True
-    assert store.page(3, None, 10) == [member(4, 9), member(2, 8), member(1, 9)]
-    assert store.page(3, 4, 10) == [member(2, 8), member(1, 9)]
+    store.finish_rebuild(3, [entry(8, 2)])
+    assert store.add(3, [entry(9, 1), entry(9, 4)]) is True
+    assert store.page(3, None, 10) == [entry(9, 4), entry(8, 2), entry(9, 1)]
+    assert store.page(3, 4, 10) == [entry(8, 2), entry(9, 1)]
     store.remove_author(3, 9)
-    store.remove([3], member(2, 8))
+    store.remove([3], entry(8, 2))
     assert redis.zrange(keys.home_timeline(3), 0, -1) == [SENTINEL]
 
 
@@ -82,14 +82,14 @@ def test_a_script_cache_flushed_on_every_node_mid_fan_out_loses_no_push(
                 flushes += 1
             yield user_id
 
-    assert store.push(flushing_between_chunks(), member(42, 7)) == len(users)
+    assert store.push(flushing_between_chunks(), entry(7, 42)) == len(users)
     assert flushes == 6
     for user_id in users:
-        assert redis.zrange(keys.home_timeline(user_id), 0, -1) == [SENTINEL, member(42, 7)]
+        assert redis.zrange(keys.home_timeline(user_id), 0, -1) == [SENTINEL, entry(7, 42)]
     for node in nodes:  # each chunk loaded it again where it was needed
         assert node.script_exists(store._push.sha) == [True]
 
     for node in nodes:  # and a backfill (one pipeline of one timeline's entries) as well
         node.script_flush()
-    assert store.add(5, [member(43, 8), member(44, 8)]) is True
-    assert store.page(5, None, 10) == [member(44, 8), member(43, 8), member(42, 7)]
+    assert store.add(5, [entry(8, 43), entry(8, 44)]) is True
+    assert store.page(5, None, 10) == [entry(8, 44), entry(8, 43), entry(7, 42)]

@@ -28,9 +28,9 @@ def bob(accounts):
 
 
 def test_post_read_and_delete(tweets, alice, bob):
-    posted = tweets.post(alice, "hello world", None, ["m1", "m2"])
+    posted = tweets.post(alice, "hello world", None, [])
     assert posted.author == UserSummary(str(alice), "alice", "alice")
-    assert posted.media_ids == ["m1", "m2"] and posted.retweet_of is None
+    assert (posted.media_ids, posted.media, posted.retweet_of) == ([], [], None)
     assert posted.like_count == 0 and posted.liked_by_me is False
     tweet_id = int(posted.id)
     assert tweets.get(bob, tweet_id).text == "hello world"
@@ -131,12 +131,11 @@ def test_a_deleted_tweet_cannot_be_brought_back_by_a_late_cache_fill(tweets, ali
     redis = services.container().redis
     redis.delete(keys.tweet(tweet_id).value)
     cache = tweets._cache
-    key = keys.tweet(tweet_id)
-    token = cache.lease(key)
+    token = cache.lease(tweet_id)
     stored = tweets._store.get(alice, tweet_id)  # the reader has read the row ...
     tweets.delete(alice, tweet_id)  # ... the author deletes it ...
-    assert cache.fill(key, token, stored.record()) is False  # ... and the late fill is refused
-    cache.fill_missing([(key, stored.record())])  # a table-read prime cannot revive it either
+    assert cache.fill(tweet_id, token, stored.record()) is False  # ... the late fill is refused
+    cache.fill_missing([(tweet_id, stored.record())])  # nor can a table-read prime revive it
     with pytest.raises(NotFound):
         tweets.get(bob, tweet_id)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-_READY = re.compile(r"READY http=(\S+) ws=(\S+) moto=(\S+) web=(\S+)")
+_READY = re.compile(r"READY http=(\S+) ws=(\S+) moto=(\S+) web=(\S+)(?: s3=(\S+) media=(\S+))?")
 
 
 @dataclass
@@ -24,6 +24,8 @@ class Served:
     ws: str
     moto: str
     web: str  # "-" when serve was started with --web-port -1
+    s3: str | None  # the S3 endpoint (uploads)
+    media: str | None  # the media CDN ("-" when the template has no distribution)
     process: subprocess.Popen[str]
     output: list[str] = field(default_factory=list)
 
@@ -44,7 +46,8 @@ def start_serve(
     command = [
         sys.executable, "-m", "infra.local", "serve",
         "--http-port", "0", "--ws-port", "0", "--moto-port", "0",
-        "--web-port", "0", "--env-vars", str(env_file), *(extra_args or []),
+        "--web-port", "0", "--s3-port", "0", "--media-port", "0",
+        "--env-vars", str(env_file), *(extra_args or []),
     ]  # fmt: skip
     if template is not None:
         command += ["--template", str(template)]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from warble.domain.blocks.ports import Shield
@@ -28,15 +28,25 @@ from warble.domain.graph.ports import FollowRejected
 from warble.domain.graph.service import GraphPolicy, GraphService
 from warble.domain.likes.ports import Like, TweetMissing
 from warble.domain.likes.service import LikeService
+from warble.domain.media.ports import READY, AttachedMedia, MediaPolicy, StoredMedia
+from warble.domain.media.service import MediaService
 from warble.domain.shared import Held
-from warble.domain.timelines.service import TimelinePolicy, TimelineService, parse_member
+from warble.domain.timelines.service import TimelinePolicy, TimelineService, parse_entry
 from warble.domain.tweets.flags import ViewerFlags
-from warble.domain.tweets.ports import AlreadyRetweeted, ParentMissing, StoredTweet, TweetGone
+from warble.domain.tweets.ports import (
+    AlreadyRetweeted,
+    MediaTaken,
+    ParentMissing,
+    StoredTweet,
+    TweetGone,
+)
 from warble.domain.tweets.service import TweetService
 from warble.errors import NotFound
 from warble.events import Change, Event, Followed
-from warble.keys import CacheKey
-from warble.services import Container
+from warble.imaging import process as process_image
+from warble.services import Container, deferred
+
+MEDIA_URL = "https://cdn.example"
 
 T = TypeVar("T")
 
@@ -66,37 +76,37 @@ class FakeBatch:
 
 
 class FakeCache:
-    """``Cache`` and ``ObjectCache`` (``warble.dal.cache.LeasedCache``): values go through JSON
-    as they do in Redis, so a test sees what a reader of the real cache would see. Leases are
-    kept, so a fill after an invalidation fails as it does there."""
+    """``Cache`` and ``ObjectCache`` (``warble.dal.cache.LeasedCache``), by subject: values go
+    through JSON as they do in Redis, so a test sees what a reader of the real cache would see.
+    Leases are kept, so a fill after an invalidation fails as it does there."""
 
     def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-        self.leases: dict[str, str] = {}
-        self.ttls: dict[str, int] = {}
+        self.values: dict[Any, str] = {}
+        self.leases: dict[Any, str] = {}
+        self.ttls: dict[Any, int] = {}
 
-    def _put(self, key: CacheKey, value: Any) -> None:
-        self.values[key.value] = json.dumps(value, separators=(",", ":"), default=str)
+    def _put(self, subject: Any, value: Any) -> None:
+        self.values[subject] = json.dumps(value, separators=(",", ":"), default=str)
 
-    def get(self, key: CacheKey) -> Any | None:
-        raw = self.values.get(key.value)
+    def get(self, subject: Any) -> Any | None:
+        raw = self.values.get(subject)
         return None if raw is None else json.loads(raw)
 
-    def get_many(self, cache_keys: list[CacheKey]) -> list[Any | None]:
-        return [self.get(key) for key in cache_keys]
+    def get_many(self, subjects: Sequence[Any]) -> list[Any | None]:
+        return [self.get(subject) for subject in subjects]
 
     def get_many_or_load(
-        self, cache_keys: list[CacheKey], loader: Callable[[list[int]], list[Any | None]]
+        self, subjects: Sequence[Any], loader: Callable[[list[int]], list[Any | None]]
     ) -> list[Any | None]:
-        values = self.get_many(cache_keys)
+        values = self.get_many(subjects)
         missing = [i for i, value in enumerate(values) if value is None]
         if not missing:
             return values
-        tokens = [self.lease(cache_keys[i]) for i in missing]
+        tokens = [self.lease(subjects[i]) for i in missing]
         for index, token, value in zip(missing, tokens, loader(missing), strict=True):
             values[index] = value
             if token is not None and value is not None:
-                self.fill(cache_keys[index], token, value)
+                self.fill(subjects[index], token, value)
         return values
 
     def batch(self) -> FakeBatch:
@@ -105,57 +115,57 @@ class FakeCache:
     def get_many_later(
         self,
         batch: Any,
-        cache_keys: list[CacheKey],
+        subjects: Sequence[Any],
         loader: Callable[[list[int]], list[Any | None]],
         fill: bool = True,
     ) -> Callable[[], list[Any | None]]:
         if not fill:
             return lambda: [
                 found if found is not None else loader([i])[0]
-                for i, found in enumerate(self.get_many(cache_keys))
+                for i, found in enumerate(self.get_many(subjects))
             ]
-        return lambda: self.get_many_or_load(cache_keys, loader)
+        return lambda: self.get_many_or_load(subjects, loader)
 
-    def get_or_load(self, key: CacheKey, loader: Callable[[], T | None]) -> T | Any | None:
-        cached = self.get(key)
+    def get_or_load(self, subject: Any, loader: Callable[[], T | None]) -> T | Any | None:
+        cached = self.get(subject)
         if cached is not None:
             return cached
-        token = self.lease(key)
+        token = self.lease(subject)
         value = loader()
         if token is not None and value is not None:
-            self.fill(key, token, value)
+            self.fill(subject, token, value)
         return value
 
-    def lease(self, key: CacheKey) -> str | None:
-        if key.lease in self.leases:
+    def lease(self, subject: Any) -> str | None:
+        if subject in self.leases:
             return None
-        self.leases[key.lease] = token = secrets.token_hex(8)
+        self.leases[subject] = token = secrets.token_hex(8)
         return token
 
-    def fill(self, key: CacheKey, token: str, value: Any) -> bool:
-        if self.leases.get(key.lease) != token:
+    def fill(self, subject: Any, token: str, value: Any) -> bool:
+        if self.leases.get(subject) != token:
             return False
-        del self.leases[key.lease]
-        self._put(key, value)
+        del self.leases[subject]
+        self._put(subject, value)
         return True
 
-    def fill_missing(self, entries: list[tuple[CacheKey, Any]]) -> None:
-        for key, value in entries:
-            if key.value not in self.values:  # SET NX: never over a tombstone
-                self._put(key, value)
+    def fill_missing(self, entries: Sequence[tuple[Any, Any]]) -> None:
+        for subject, value in entries:
+            if subject not in self.values:  # SET NX: never over a tombstone
+                self._put(subject, value)
 
-    def tombstone(self, key: CacheKey, marker: Any, ttl_seconds: int) -> None:
-        self._put(key, marker)
-        self.ttls[key.value] = ttl_seconds
-        self.leases.pop(key.lease, None)
+    def tombstone(self, subject: Any, marker: Any, ttl_seconds: int) -> None:
+        self._put(subject, marker)
+        self.ttls[subject] = ttl_seconds
+        self.leases.pop(subject, None)
 
-    def invalidate(self, key: CacheKey) -> None:
-        self.values.pop(key.value, None)
-        self.leases.pop(key.lease, None)
+    def invalidate(self, subject: Any) -> None:
+        self.values.pop(subject, None)
+        self.leases.pop(subject, None)
 
-    def invalidate_many(self, cache_keys: list[CacheKey]) -> None:
-        for key in cache_keys:
-            self.invalidate(key)
+    def invalidate_many(self, subjects: Sequence[Any]) -> None:
+        for subject in subjects:
+            self.invalidate(subject)
 
 
 class FakeProfiles:
@@ -284,6 +294,82 @@ class FakeBlockSets:
 
 
 # ---- tweets and likes -------------------------------------------------------------------------
+class FakeMediaStore:
+    """``MediaStore`` (``warble.dal.media.MediaTable``), and the claims a tweet's transaction
+    makes (``warble.dal.media.claim``): all or none."""
+
+    def __init__(self) -> None:
+        self.items: dict[int, StoredMedia] = {}
+
+    def create(self, media: StoredMedia) -> None:
+        self.items[media.id] = media
+
+    def get(self, media_id: int) -> StoredMedia | None:
+        return self.items.get(media_id)
+
+    def get_many(self, media_ids: list[int]) -> list[StoredMedia]:
+        return [self.items[m] for m in media_ids if m in self.items]
+
+    def set_alt_text(self, owner_id: int, media_id: int, alt_text: str) -> StoredMedia | None:
+        media = self.items.get(media_id)
+        if media is None or media.owner_id != owner_id:
+            return None
+        media = self.items[media_id] = replace(media, alt_text=alt_text, rev=media.rev + 1)
+        return media
+
+    def finish(self, media: StoredMedia) -> bool:
+        if self.items.get(media.id) is None or self.items[media.id].status != "pending":
+            return False
+        self.items[media.id] = media
+        return True
+
+    def delete_many(self, media_ids: list[int]) -> None:
+        for media_id in media_ids:
+            self.items.pop(media_id, None)
+
+    def claim(self, tweet: StoredTweet) -> None:
+        taken = [
+            m.id
+            for m in tweet.media
+            if (item := self.items.get(m.id)) is None
+            or item.owner_id != tweet.author_id
+            or item.status != READY
+            or item.tweet_id is not None
+            or item.rev != m.rev
+        ]
+        if taken:
+            raise MediaTaken(taken)
+        for m in tweet.media:
+            self.items[m.id] = replace(self.items[m.id], tweet_id=tweet.id, expires_at=None)
+
+
+class FakeBucket:
+    """``ObjectStore`` (``warble.dal.media.MediaBucket``): files by key, and which are kept."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[bytes, str]] = {}
+        self.kept: set[str] = set()
+
+    def upload_form(
+        self, key: str, content_type: str, max_bytes: int, expires_seconds: int
+    ) -> tuple[str, dict[str, str]]:
+        return "https://bucket.example", {"key": key, "Content-Type": content_type}
+
+    def read(self, key: str) -> bytes | None:
+        found = self.files.get(key)
+        return None if found is None else found[0]
+
+    def put(self, key: str, body: bytes, content_type: str) -> None:
+        self.files[key] = (body, content_type)
+
+    def keep(self, keys: list[str]) -> None:
+        self.kept.update(keys)
+
+    def delete(self, keys: list[str]) -> None:
+        for key in keys:
+            self.files.pop(key, None)
+
+
 class FakeTweetStore:
     """``TweetStore`` (``warble.dal.tweets.TweetStore``): a tweet's write checks its parent and
     the one-retweet-per-user rule atomically; deleting a gone tweet is ``TweetGone``."""
@@ -299,9 +385,13 @@ class FakeTweetStore:
     def retweet_by(self, user_id: int, original_id: int) -> int | None:
         return self.retweets.get((user_id, original_id))
 
+    media: FakeMediaStore | None = None  # the media a tweet's transaction claims
+
     def create(self, tweet: StoredTweet) -> None:
         if tweet.id in self.tweets:
             raise RuntimeError(f"tweet {tweet.id} exists")  # the real store's condition too
+        if tweet.media and self.media is not None:
+            self.media.claim(tweet)
         parent = tweet.reply_to or tweet.retweet_of
         if parent is not None and parent not in self.tweets:
             raise ParentMissing()
@@ -311,6 +401,16 @@ class FakeTweetStore:
                 raise AlreadyRetweeted(existing)
             self.retweets[(tweet.author_id, tweet.retweet_of)] = tweet.id
         self.tweets[tweet.id] = tweet
+
+    def update_media(self, author_id: int, tweet_id: int, media: AttachedMedia) -> bool:
+        tweet = self.tweets.get(tweet_id)
+        if tweet is None:
+            return False
+        copies = [media if m.id == media.id and m.rev < media.rev else m for m in tweet.media]
+        if copies == list(tweet.media):
+            return False
+        self.tweets[tweet_id] = StoredTweet(**{**tweet.__dict__, "media": tuple(copies)})
+        return True
 
     def delete(self, tweet: StoredTweet) -> None:
         stored = self.tweets.get(tweet.id)
@@ -611,7 +711,7 @@ class FakeTimelineStore:
 
     @staticmethod
     def _newest(entries: Iterable[str], before: int | None, limit: int) -> list[str]:
-        kept = (e for e in entries if before is None or parse_member(e)[1] < before)
+        kept = (e for e in entries if before is None or parse_entry(e)[1] < before)
         return sorted(kept, reverse=True)[:limit]
 
     def _trimmed(self, entries: set[str], cap: int) -> set[str]:
@@ -655,7 +755,7 @@ class FakeTimelineStore:
 
     def remove_author(self, user_id: int, author_id: int) -> None:
         if user_id in self.home:
-            self.home[user_id] = {e for e in self.home[user_id] if parse_member(e)[0] != author_id}
+            self.home[user_id] = {e for e in self.home[user_id] if parse_entry(e)[0] != author_id}
 
     def page(self, user_id: int, before_tweet_id: int | None, limit: int) -> list[str] | None:
         if user_id not in self.home:
@@ -680,7 +780,7 @@ class FakeTimelineStore:
         return FakeBatch()
 
     def home_page_later(
-        self, batch: FakeBatch, user_id: int, before_tweet_id: int | None, limit: int
+        self, batch: Any, user_id: int, before_tweet_id: int | None, limit: int
     ) -> Callable[[], tuple[list[str] | None, list[int] | None]]:
         page = self.page(user_id, before_tweet_id, limit)
         celebrities = self.celebrities.get(user_id)
@@ -749,9 +849,36 @@ class World:
     sleeps: list[float] = field(default_factory=list)
     repaired: list[set[str]] = field(default_factory=list)
     on_sleep: Callable[[], None] | None = None
+    media_store: FakeMediaStore = field(default_factory=FakeMediaStore)
+    bucket: FakeBucket = field(default_factory=FakeBucket)
+
+    def ready_media(self, owner_id: int, alt_text: str = "") -> str:
+        """A Media of ``owner_id``, processed and ready to attach; its id."""
+        media_id = self.ids.next_id()
+        self.media_store.create(
+            StoredMedia(
+                id=media_id,
+                owner_id=owner_id,
+                content_type="image/png",
+                size=100,
+                alt_text=alt_text,
+                created_at_ms=1_790_000_000_000,
+                token="t",
+                status=READY,
+                expires_at=None,
+                width=4,
+                height=3,
+                original_key=f"media/{media_id}/t.png",
+                preview_key=f"media/{media_id}/t.preview.webp",
+                blurhash="L00000fQfQfQfQfQfQfQfQfQfQfQ",
+            )
+        )
+        return str(media_id)
 
     def __post_init__(self) -> None:
         self.like_store = FakeLikeStore(self.tweet_store)
+        # The fake graph store writes no block records (no unit test blocks): Shields read its
+        # restrictions, none.
         self.shields = Shields(FakeBlockSets(), self.graph_store)  # type: ignore[arg-type]
         # The real registry of counter rules (nothing in it touches a store or the network).
         self.rules: CounterRules = Container().counter_rules
@@ -768,7 +895,7 @@ class World:
         self.tweets = TweetService(
             store=self.tweet_store,
             cache=self.tweet_cache,
-            accounts=self.profiles,  # type: ignore[arg-type]  # it reads profiles only
+            accounts=self.profiles,
             ids=self.ids,
             tombstone_seconds=60,
             counters=self.counters,
@@ -778,20 +905,29 @@ class World:
                 self.liked, self.retweeted, self.like_store, self.tweet_store, self.recent_actions
             ),
             shields=self.shields,
+            media=deferred(lambda: self.media),
+            media_url=MEDIA_URL,
+        )
+        self.tweet_store.media = self.media_store
+        self.media = MediaService(
+            store=self.media_store,
+            objects=self.bucket,
+            process=process_image,
+            ids=self.ids,
+            policy=MediaPolicy(base_url=MEDIA_URL),
+            tweets=self.tweets,
         )
         self.likes = LikeService(
             store=self.like_store,
             tweets=self.tweets,
-            accounts=self.profiles,  # type: ignore[arg-type]
+            accounts=self.profiles,
             graph=self.graph,
             ids=self.ids,
         )
         self.timelines = TimelineService(
             timelines=self.timeline_store,
             tweets=self.tweets,
-            tweet_store=self.tweet_store,
             graph=self.graph,
-            graph_store=self.graph_store,
             policy=TimelinePolicy(
                 celebrity_followers=self.celebrity_followers,
                 cap=self.timeline_store.cap,
@@ -857,7 +993,7 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     from warble.domain.tweets.ports import TweetStore
 
     _ids: shared.IdGenerator = FakeIds()
-    _cache: shared.ObjectCache = FakeCache()
+    _cache: shared.ObjectCache[int] = FakeCache()
     _profiles: Profiles = FakeProfiles()
     _memberships: shared.Memberships = FakeMemberships()
     _tweets: TweetStore = FakeTweetStore()

@@ -5,7 +5,8 @@ records, chunking, retries)."""
 from __future__ import annotations
 
 import pytest
-from warble.domain.counters.service import CounterRules, Delta, StreamCounterProcessor
+from warble.domain.counters.ports import Delta
+from warble.domain.counters.service import CounterRules, StreamCounterProcessor
 from warble.events import (
     Change,
     Followed,

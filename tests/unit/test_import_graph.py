@@ -1,6 +1,7 @@
-"""The shared package's import graph: no cycle, and no import that runs against the layers
-(STYLE.md: handler -> domain -> data access). Every import counts, the ones only a type checker
-follows and the ones inside functions included: a loop there is still a loop to a reader."""
+"""The shared package's import graph: no cycle, no import that runs against the layers (STYLE.md:
+handler -> domain -> data access), and features that meet only through their ports (STYLE.md item
+12). Every import counts, the ones only a type checker follows and the ones inside functions
+included: a loop there is still a loop to a reader."""
 
 from __future__ import annotations
 
@@ -39,6 +40,14 @@ MAY_IMPORT = {
 # (``warble.dal.store_unavailable``, the package root), nothing that reaches a store.
 ENTRY_POINTS_MAY_NAME = {"warble.dal"}
 
+# A feature (a package ``warble.domain.<feature>``) may name of another feature only what that one
+# shows the others: its ports (Protocols, stored records, the errors its stores raise) and its
+# answers (API.md's objects). Never its service, nor any other module of its own.
+FEATURE_FACES = {"ports", "answers"}
+# What only the data access may name: the Redis keys and the store libraries.
+DAL_ONLY = {"warble.keys"}
+STORE_LIBRARIES = {"redis", "psycopg", "psycopg_pool", "pynamodb", "boto3", "botocore"}
+
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
@@ -69,6 +78,34 @@ def imports_of(path: Path, known: set[str]) -> set[str]:
             found.add(source)
             found.update(f"{source}.{alias.name}" for alias in node.names)
     return {module for module in found if module in known and module != name}
+
+
+def feature_of(module: str) -> str | None:
+    """The feature a module belongs to (``warble.domain.tweets.service``: ``tweets``), if any."""
+    parts = module.split(".")
+    if parts[:2] != ["warble", "domain"] or len(parts) < 3:
+        return None
+    return parts[2] if (PACKAGE / "domain" / parts[2] / "__init__.py").exists() else None
+
+
+def reaches_into(module: str, target: str) -> bool:
+    """Whether a domain module imports a part of another feature that is not its face."""
+    theirs = feature_of(target)
+    if layer_of(module) != "domain" or theirs is None or theirs == feature_of(module):
+        return False
+    parts = target.split(".")
+    return len(parts) > 3 and parts[3] not in FEATURE_FACES
+
+
+def libraries_of(path: Path) -> set[str]:
+    """The top-level names of the third-party and standard modules ``path`` imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +151,7 @@ def test_the_graph_is_read_whole(graph: dict[str, set[str]]) -> None:
     # no module would pass whatever the code did).
     assert {layer_of(module) for module in graph} == set(MAY_IMPORT)
     assert "warble.domain.tweets.ports" in graph["warble.dal.tweets"]
+    assert {feature_of(module) for module in graph} >= {"accounts", "tweets", "timelines"}
 
 
 def test_no_module_imports_itself_back(graph: dict[str, set[str]]) -> None:
@@ -143,3 +181,44 @@ def test_the_layer_check_refuses_an_upward_import() -> None:
         ("warble.http.app", "warble.entrypoints.websocket"),
     ]:
         assert layer_of(target) not in MAY_IMPORT[layer_of(module)]
+
+
+def test_features_meet_only_through_their_ports(graph: dict[str, set[str]]) -> None:
+    # What one feature needs of another is a narrow Protocol in its own ports, which the
+    # composition root (warble.services) satisfies with the other feature's service.
+    reaching = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if reaches_into(module, target)
+    )
+    assert reaching == []
+
+
+def test_the_feature_check_refuses_a_reach_into_another_feature() -> None:
+    assert reaches_into("warble.domain.likes.service", "warble.domain.tweets.service")
+    assert reaches_into("warble.domain.timelines.service", "warble.domain.tweets.flags")
+    assert reaches_into("warble.domain.shared", "warble.domain.graph.service")
+    # its own modules, another feature's ports and answers, and the shared modules are fine
+    assert not reaches_into("warble.domain.tweets.service", "warble.domain.tweets.flags")
+    assert not reaches_into("warble.domain.likes.service", "warble.domain.tweets.ports")
+    assert not reaches_into("warble.domain.likes.service", "warble.domain.accounts.answers")
+    assert not reaches_into("warble.domain.likes.service", "warble.domain.pagination")
+    # the composition root wires services together: that is its job
+    assert not reaches_into("warble.services", "warble.domain.tweets.service")
+
+
+def test_the_domain_names_no_key_and_no_store_library(graph: dict[str, set[str]]) -> None:
+    named = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if layer_of(module) == "domain"
+        for target in targets & DAL_ONLY
+    )
+    domain = PACKAGE / "domain"
+    libraries = sorted(
+        f"{path.relative_to(PACKAGE)} -> {library}"
+        for path in domain.rglob("*.py")
+        for library in libraries_of(path) & STORE_LIBRARIES
+    )
+    assert named == [] and libraries == []

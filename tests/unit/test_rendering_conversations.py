@@ -8,12 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from warble.domain.conversations.ports import (
-    Conversation,
-    ConversationPage,
-    MessagePage,
-    StoredMessage,
-)
+from warble.domain.conversations.answers import Conversation, ConversationPage, MessagePage
+from warble.domain.conversations.ports import StoredMessage
 from warble.domain.conversations.service import ConversationService, Sent
 from warble.domain.shared import UserSummary
 from warble.http.render import render

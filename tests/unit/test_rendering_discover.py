@@ -7,14 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from warble.domain.accounts.ports import RelatedUser
-from warble.domain.discover.ports import (
-    Match,
-    MatchPage,
-    NearbyUser,
-    NearbyUsers,
-    SwipeAnswer,
-)
+from warble.domain.accounts.answers import RelatedUser
+from warble.domain.discover.answers import Match, MatchPage, NearbyUser, NearbyUsers, SwipeAnswer
 from warble.http.render import render
 
 from tests.support.answers import AT, component, ref, response_component

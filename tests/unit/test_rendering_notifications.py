@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from warble.domain.notifications.ports import (
+from warble.domain.notifications.answers import (
     Notification,
     NotificationOfDeletedTweet,
     NotificationPage,

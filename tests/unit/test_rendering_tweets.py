@@ -6,14 +6,31 @@ from __future__ import annotations
 import json
 
 import pytest
-from warble.domain.likes.ports import LikeAnswer
+from warble.domain.likes.answers import LikeAnswer
+from warble.domain.media.answers import Media
 from warble.domain.shared import UserSummary
-from warble.domain.tweets.ports import Tweet, TweetPage
+from warble.domain.tweets.answers import Tweet, TweetPage
 from warble.http.render import render
 
 from tests.support.answers import component, ref, response_component
 
 pytestmark = pytest.mark.unit
+
+MEDIA = {
+    "id": "7",
+    "type": "image",
+    "content_type": "image/png",
+    "status": "ready",
+    "size": 10,
+    "width": 4,
+    "height": 3,
+    "url": "https://c/o.png",
+    "preview_url": "https://c/p.webp",
+    "blurhash": "L00000fQfQfQfQfQfQfQfQfQfQfQ",
+    "alt_text": "alt",
+    "created_at": "2026-11-25T10:00:00.000Z",
+    "error": None,
+}
 
 ALICE = UserSummary("2", "alice", "Alice")
 BOB = UserSummary("3", "bob", "Bob")
@@ -27,7 +44,8 @@ def tweet(tweet_id: str, author: UserSummary, retweet_of: Tweet | None = None) -
         created_at="2026-11-25T10:00:00.000Z",
         reply_to=None,
         retweet_of=retweet_of,
-        media_ids=["m1"],
+        media_ids=["7"],
+        media=[Media(**{**MEDIA, "error": None})],
         like_count=2,
         retweet_count=1,
         reply_count=0,
@@ -54,14 +72,16 @@ def test_a_retweet_renders_with_its_original_as_api_md_shows_it() -> None:
             "created_at": "2026-11-25T10:00:00.000Z",
             "reply_to": None,
             "retweet_of": None,
-            "media_ids": ["m1"],
+            "media_ids": ["7"],
+            "media": [MEDIA],
             "like_count": 2,
             "retweet_count": 1,
             "reply_count": 0,
             "liked_by_me": False,
             "retweeted_by_me": True,
         },
-        "media_ids": ["m1"],
+        "media_ids": ["7"],
+        "media": [MEDIA],
         "like_count": 2,
         "retweet_count": 1,
         "reply_count": 0,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from warble.domain.accounts.ports import (
+from warble.domain.accounts.answers import (
     Auth,
     LiveSession,
     Me,
@@ -19,8 +19,8 @@ from warble.domain.accounts.ports import (
     UserPage,
 )
 from warble.domain.accounts.service import IssuedSession
-from warble.domain.blocks.ports import Blocking, Muting
-from warble.domain.graph.ports import (
+from warble.domain.blocks.answers import Blocking, Muting
+from warble.domain.graph.answers import (
     Degree,
     MutualFriends,
     RelationshipItem,

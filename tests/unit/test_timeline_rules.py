@@ -8,7 +8,7 @@ the timeline consumer would call it.
 from __future__ import annotations
 
 import pytest
-from warble.domain.timelines.service import member
+from warble.domain.timelines.service import entry
 
 from tests.unit.fakes import World
 
@@ -39,7 +39,7 @@ def test_a_tweet_fans_out_to_its_followers_built_timelines_only(world: World):
     # when
     posted = tweet(world, alice)
     # then
-    assert world.timeline_store.home[bob] == {member(posted, alice)}
+    assert world.timeline_store.home[bob] == {entry(alice, posted)}
     assert carol not in world.timeline_store.home  # rebuilt when she comes, not pushed to
     assert home_ids(world, carol) == [posted]  # ... and the rebuild finds it
 
@@ -110,7 +110,7 @@ def test_a_deleted_tweet_leaves_every_timeline(world: World):
     world.tweets.delete(alice, gone)
     world.timelines.tweet_deleted(alice, gone)
     assert home_ids(world, bob) == [kept] and home_ids(world, alice) == [kept]
-    assert member(gone, alice) not in world.timeline_store.recent[alice]
+    assert entry(alice, gone) not in world.timeline_store.recent[alice]
 
 
 def test_a_redelivered_tweet_is_in_a_timeline_once(world: World):
@@ -137,7 +137,7 @@ def test_a_lost_timeline_is_rebuilt_from_the_followed_and_own_tweets():
     # then: rebuilt from the tweets table, the celebrity still merged on read, not stored
     assert home_ids(world, bob) == [posted[4], posted[2], posted[1], posted[0]]
     stored = world.timeline_store.home[bob]
-    assert stored == {member(posted[i], a) for i, a in ((0, alice), (2, bob), (4, alice))}
+    assert stored == {entry(a, posted[i]) for i, a in ((0, alice), (2, bob), (4, alice))}
 
 
 def test_a_stream_batch_applies_in_stream_order_with_followers_from_memory(world: World):
@@ -157,7 +157,7 @@ def test_a_stream_batch_applies_in_stream_order_with_followers_from_memory(world
         FakeBatch(),
     )
     # then
-    assert world.timeline_store.home[bob] == {member(kept, alice)}
+    assert world.timeline_store.home[bob] == {entry(alice, kept)}
     assert world.followers.rebuilds == [alice]
     # when: bob unfollows and follows again in one batch, and a new tweet follows
     world.timelines.apply_stream(

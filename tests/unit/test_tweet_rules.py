@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from warble import keys
 from warble.domain.shared import UserSummary
 from warble.domain.tweets.service import TOMBSTONE
 from warble.errors import Forbidden, NotFound, ValidationFailed
@@ -17,13 +16,16 @@ pytestmark = pytest.mark.unit
 def test_a_posted_tweet_is_stored_and_rendered_for_its_author(world: World):
     # given
     alice = world.user("alice")
+    photo = world.ready_media(alice, "a cat")
     # when
-    tweet = world.tweets.post(alice, "hello\u0301 world", None, ["m1"])
+    tweet = world.tweets.post(alice, "hello\u0301 world", None, [photo])
     # then
     stored = world.tweet_store.tweets[int(tweet.id)]
     assert stored.author_id == alice and stored.text == "hell\u00f3 world"  # NFC
     assert tweet.author == UserSummary(str(alice), "alice", "alice")
-    assert tweet.text == "hell\u00f3 world" and tweet.media_ids == ["m1"]
+    assert tweet.text == "hell\u00f3 world" and tweet.media_ids == [photo]
+    assert [(m.id, m.alt_text, m.status) for m in tweet.media] == [(photo, "a cat", "ready")]
+    assert tweet.media[0].url == f"https://cdn.example/media/{photo}/t.png"
     assert (tweet.reply_to, tweet.retweet_of) == (None, None)
     assert tweet.like_count == 0 and not tweet.liked_by_me and not tweet.retweeted_by_me
     assert world.tweets.get(alice, int(tweet.id)) == tweet
@@ -139,7 +141,7 @@ def test_a_deleted_tweet_is_tombstoned_and_no_late_fill_brings_it_back(world: Wo
     world.tweets.delete(alice, tweet_id)
     world.tweets.prime([stale])  # a slow reader's copy, read before the delete
     # then
-    assert world.tweet_cache.get(keys.tweet(tweet_id)) == TOMBSTONE
+    assert world.tweet_cache.get(tweet_id) == TOMBSTONE
     assert world.tweets.load_one(tweet_id) is None
     with pytest.raises(NotFound):
         world.tweets.get(alice, tweet_id)

@@ -3,10 +3,12 @@ is byte for byte what a boto3 client sends, and API Gateway's answers map to the
 
 from __future__ import annotations
 
+from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
 import boto3
+import botocore.auth
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.credentials import Credentials
@@ -63,14 +65,15 @@ def boto3_request(data: bytes) -> Any:
     return caught[0]
 
 
-def test_the_signed_post_is_the_one_a_boto3_client_sends():
+def test_the_signed_post_is_the_one_a_boto3_client_sends(monkeypatch: pytest.MonkeyPatch):
+    # Both are signed at one fixed instant: the signature covers the second it was made in, and
+    # on a busy machine a retry loop could still straddle seconds every time.
+    instant = datetime(2026, 11, 26, 9, 30, 0)
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda *_, **__: instant)
     data = b'{"type":"message","data":{"text":"hi"}}'
     post, _ = sender()
-    for _ in range(3):  # both signed within the same second (the signature covers it)
-        theirs = boto3_request(data)
-        ours = post.signed(theirs.url, data)
-        if ours.headers["X-Amz-Date"] == theirs.headers["X-Amz-Date"]:
-            break
+    theirs = boto3_request(data)
+    ours = post.signed(theirs.url, data)
     assert (ours.method, ours.url, ours.body) == (theirs.method, theirs.url, theirs.body)
     for name in ("Authorization", "X-Amz-Date", "X-Amz-Security-Token", "Content-Length"):
         assert _text(ours.headers[name]) == _text(theirs.headers[name]), name

@@ -113,10 +113,20 @@ export class Api {
   userTweets(id, cursor) { return this.get(`/v1/users/${id}/tweets`, { cursor }); }
   tweet(id) { return this.get(`/v1/tweets/${id}`); }
   replies(id, cursor) { return this.get(`/v1/tweets/${id}/replies`, { cursor }); }
-  postTweet(text, replyTo) { return this.post("/v1/tweets", replyTo ? { text, reply_to: replyTo } : { text }); }
+  postTweet(text, replyTo, mediaIds) {
+    const body = { text };
+    if (replyTo) body.reply_to = replyTo;
+    if (mediaIds && mediaIds.length) body.media_ids = mediaIds;
+    return this.post("/v1/tweets", body);
+  }
   deleteTweet(id) { return this.del(`/v1/tweets/${id}`); }
   like(id, on) { return on ? this.put(`/v1/tweets/${id}/like`) : this.del(`/v1/tweets/${id}/like`); }
   retweet(id, on) { return on ? this.post(`/v1/tweets/${id}/retweet`) : this.del(`/v1/tweets/${id}/retweet`); }
+
+  // media
+  createMedia(contentType, size, altText) { return this.post("/v1/media", { content_type: contentType, size, alt_text: altText }); }
+  media(id) { return this.get(`/v1/media/${id}`); }
+  setAltText(id, altText) { return this.patch(`/v1/media/${id}`, { alt_text: altText }); }
 
   // notifications
   notifications(types, cursor) { return this.get("/v1/notifications", { types, cursor }); }

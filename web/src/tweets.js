@@ -2,6 +2,7 @@
 // timeline with its "N new posts" bar, and one tweet's page with its replies.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, Time, RichText, userHref, tweetLength, go } from "./ui.js";
+import { useAttachments, AttachmentTray, AddImages, MediaGrid, pastedImages } from "./media.js";
 
 const LIMIT = 280;
 
@@ -10,16 +11,21 @@ export function Compose({ replyTo, onPosted, placeholder = "What's happening?", 
   const [text, setText] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
+  const attachments = useAttachments(api);
   const left = LIMIT - tweetLength(text);
-  const blank = !text.trim();
+  // With images the text may be empty; images still uploading or failed hold the post back.
+  const blank = !text.trim() && !attachments.ready;
+  const held = attachments.items.length > 0 && !attachments.ready;
 
   async function submit(event) {
     event.preventDefault();
-    if (blank || left < 0 || busy) return;
+    if (blank || held || left < 0 || busy) return;
     setBusy(true);
     setError(null);
     try {
-      const tweet = await api.postTweet(text, replyTo);
+      const mediaIds = attachments.items.length ? await attachments.mediaIds() : [];
+      const tweet = await api.postTweet(text, replyTo, mediaIds);
+      attachments.clear();
       setText("");
       onPosted && onPosted(tweet);
     } catch (e) {
@@ -33,11 +39,14 @@ export function Compose({ replyTo, onPosted, placeholder = "What's happening?", 
     <${Avatar} user=${me} />
     <div class="compose-body">
       <textarea name="text" rows=${replyTo ? 2 : 3} placeholder=${placeholder} value=${text} autofocus=${autofocus}
-        onInput=${(e) => setText(e.currentTarget.value)} aria-label=${replyTo ? "Reply text" : "Tweet text"}></textarea>
+        onInput=${(e) => setText(e.currentTarget.value)} onPaste=${(e) => pastedImages(e, attachments)}
+        aria-label=${replyTo ? "Reply text" : "Tweet text"}></textarea>
+      <${AttachmentTray} attachments=${attachments} />
       <${ErrorNote} error=${error} />
       <div class="compose-foot">
+        <${AddImages} attachments=${attachments} />
         <span class=${"counter" + (left < 0 ? " over" : left <= 20 ? " near" : "")} data-testid="counter">${left}</span>
-        <button type="submit" class="primary" disabled=${blank || left < 0 || busy}>${replyTo ? "Reply" : "Post"}</button>
+        <button type="submit" class="primary" disabled=${blank || held || left < 0 || busy}>${replyTo ? "Reply" : "Post"}</button>
       </div>
     </div>
   </form>`;
@@ -90,7 +99,8 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true }) {
           <a class="when" href=${"#/tweet/" + shown.id}><${Time} iso=${shown.created_at} /></a>
         </header>
         ${showReplyTo && shown.reply_to && html`<div class="reply-to"><a href=${"#/tweet/" + shown.reply_to}>Replying to a tweet</a></div>`}
-        <p class="tweet-text"><${RichText} text=${shown.text} /></p>
+        ${shown.text && html`<p class="tweet-text"><${RichText} text=${shown.text} /></p>`}
+        <${MediaGrid} media=${shown.media} />
         <footer class="actions">
           <button class="act reply" title="Reply" aria-label="Reply" onClick=${() => setReplying(!replying)}><${Icon} name="reply" size=${18} /> <span>${shown.reply_count || ""}</span></button>
           <button class=${"act retweet" + (shown.retweeted_by_me ? " on" : "")} title=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"} aria-label=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"}

@@ -14,6 +14,10 @@ def epoch_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def epoch_s() -> int:
+    return epoch_ms() // 1000
+
+
 def rfc3339(moment: datetime) -> str:
     return (
         moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

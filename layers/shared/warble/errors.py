@@ -9,6 +9,7 @@ from dataclasses import dataclass
 class FieldError:
     field: str
     message: str
+    id: str | None = None  # the item of the field it is about (a refused media id)
 
 
 class WarbleError(Exception):
@@ -34,6 +35,19 @@ class ValidationFailed(WarbleError):
     def __init__(self, details: list[FieldError] | None = None, message: str | None = None):
         super().__init__(message)
         self.details = details or []
+
+
+class InvalidMedia(ValidationFailed):
+    """API.md: media_ids must name the caller's own ready media, each on one tweet at most;
+    ``details`` names each refused id."""
+
+    code = "invalid_media"
+    message = "Some of media_ids cannot be attached."
+
+    def __init__(self, refused: list[tuple[str, str]]) -> None:
+        super().__init__([FieldError("media_ids", f"{media_id}: {why}", media_id)
+                          for media_id, why in refused])  # fmt: skip
+        self.refused = [media_id for media_id, _ in refused]
 
 
 class Unauthorized(WarbleError):

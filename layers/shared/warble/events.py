@@ -25,6 +25,9 @@ class TweetPosted:
     reply_to_author: int | None = None
     retweet_of: int | None = None
     retweet_of_author: int | None = None
+    # The media it shows, and their files in the bucket.
+    media_ids: tuple[int, ...] = ()
+    media_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,8 @@ class TweetDeleted:
     author_id: int
     reply_to: int | None = None
     retweet_of: int | None = None
+    media_ids: tuple[int, ...] = ()
+    media_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,23 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from warble import keys
 
 if TYPE_CHECKING:
+    from warble.dal.cache import LeasedCache
     from warble.dal.connections import ConnectionRegistry
+    from warble.dal.counters import DynamoCounterStore
+    from warble.dal.graph import DynamoGraphStore
     from warble.dal.idempotency import IdempotencyStore
+    from warble.dal.likes import LikeStore
+    from warble.dal.memberships import MembershipSets
+    from warble.dal.notifications import NotificationTable
     from warble.dal.postgres import Database
     from warble.dal.redis import RedisClient, WriteBatch
     from warble.dal.streams import StreamDecoder
+    from warble.dal.tweets import TweetStore
     from warble.dal.websocket import WebSocketSender
     from warble.domain.accounts.service import AccountService
     from warble.domain.blocks.service import BlockService, Shields
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
     from warble.domain.discover.service import DiscoverService
     from warble.domain.graph.service import GraphService
     from warble.domain.likes.service import LikeService
+    from warble.domain.media.service import MediaService
     from warble.domain.notifications.ports import MessageReads
     from warble.domain.notifications.service import NotificationService, Producers
     from warble.domain.push.service import Pusher
@@ -38,6 +48,9 @@ if TYPE_CHECKING:
     from warble.domain.tweets.service import TweetService
     from warble.ids import Snowflake
     from warble.settings import Settings
+
+T = TypeVar("T")
+K = TypeVar("K")
 
 
 class Deferred:
@@ -59,28 +72,48 @@ class Deferred:
         return getattr(built, name)
 
 
-def _graph_store(settings: Settings) -> Any:
+def deferred(build: Callable[[], T]) -> T:
+    """``Deferred(build)``, typed as what it builds: the service it is given to checks it
+    against its port (mypy), as it checks a store built at once."""
+    return cast(T, Deferred(build))
+
+
+def _graph_store(settings: Settings) -> DynamoGraphStore:
     from warble.dal.graph import DynamoGraphStore
 
     return DynamoGraphStore(settings)
 
 
-def _tweet_store(settings: Settings) -> Any:
+def _tweet_store(settings: Settings) -> TweetStore:
     from warble.dal.tweets import TweetStore
 
     return TweetStore(settings)
 
 
-def _like_store(settings: Settings) -> Any:
+def _like_store(settings: Settings) -> LikeStore:
     from warble.dal.likes import LikeStore
 
     return LikeStore(settings)
 
 
-def _notification_table(settings: Settings) -> Any:
+def _notification_table(settings: Settings) -> NotificationTable:
     from warble.dal.notifications import NotificationTable
 
     return NotificationTable(settings.notification_ttl_days, settings)
+
+
+# The keys of the caches whose subject is more than an id.
+def _session_key(subject: tuple[str, int | None]) -> keys.CacheKey:
+    return keys.session(*subject)
+
+
+def _first_page_key(subject: tuple[int, str]) -> keys.CacheKey:
+    return keys.first_page(*subject)
+
+
+def _same_key(subject: keys.CacheKey) -> keys.CacheKey:
+    """A cache addressed by its keys themselves (dropping several kinds of key at once)."""
+    return subject
 
 
 def _decoder(store: str) -> Callable[[dict[str, Any]], Any]:
@@ -176,23 +209,23 @@ class Container:
             ),
         )
 
-    def _cache(self, ttl_seconds: int) -> Any:
+    def _cache(self, ttl_seconds: int, key: Callable[[K], keys.CacheKey]) -> LeasedCache[K]:
         from warble.dal.cache import LeasedCache
 
-        return LeasedCache(self.redis, ttl_seconds)
+        return LeasedCache(self.redis, ttl_seconds, key)
 
-    def _memberships(self, kind: str) -> Any:
+    def _memberships(self, kind: str) -> MembershipSets:
         from warble.dal.memberships import MembershipSets
 
         return MembershipSets(self.redis, kind, self.settings.membership_ttl_seconds)
 
-    def _counter_store(self) -> Any:
-        def build() -> Any:
+    def _counter_store(self) -> DynamoCounterStore:
+        def build() -> DynamoCounterStore:
             from warble.dal.counters import DynamoCounterStore
 
             return DynamoCounterStore(self.settings.counter_claim_ttl_seconds, self.settings)
 
-        return Deferred(build)
+        return deferred(build)
 
     # ---- WebSocket push ---------------------------------------------------------------------
     @cached_property
@@ -232,15 +265,13 @@ class Container:
         from warble.domain.accounts.service import AccountPolicy, AccountService
 
         s = self.settings
-        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
-        lookups: Any = SessionLookups(self.redis)
         return AccountService(
             users=UserRepository(self.database),
             sessions=SessionRepository(self.database),
-            profiles=self._cache(s.profile_cache_ttl_seconds),
-            session_cache=self._cache(s.session_cache_ttl_seconds),
+            profiles=self._cache(s.profile_cache_ttl_seconds, keys.profile),
+            session_cache=self._cache(s.session_cache_ttl_seconds, _session_key),
             throttle=LoginThrottle(self.redis, s.login_max_failures, s.login_window_seconds),
-            lookups=lookups,
+            lookups=SessionLookups(self.redis),
             ids=self.ids,
             policy=AccountPolicy(
                 password_hash_rounds=s.password_hash_rounds,
@@ -254,11 +285,11 @@ class Container:
 
         s = self.settings
         return GraphService(
-            store=Deferred(lambda: _graph_store(s)),
+            store=deferred(lambda: _graph_store(s)),
             counters=self._counter_store(),
             profiles=self.accounts,
-            counts_cache=self._cache(s.counts_cache_ttl_seconds),
-            page_cache=self._cache(s.first_page_cache_ttl_seconds),
+            counts_cache=self._cache(s.counts_cache_ttl_seconds, keys.counts),
+            page_cache=self._cache(s.first_page_cache_ttl_seconds, _first_page_key),
             ids=self.ids,
             policy=GraphPolicy(
                 follow_limit=s.follow_limit, big_account_followers=s.big_account_followers
@@ -273,8 +304,9 @@ class Container:
         from warble.domain.blocks.service import Shields
 
         s = self.settings
-        sets: Any = BlockSets(self.redis, s.membership_ttl_seconds)
-        return Shields(sets, Deferred(lambda: _graph_store(s)))
+        return Shields(
+            BlockSets(self.redis, s.membership_ttl_seconds), deferred(lambda: _graph_store(s))
+        )
 
     @cached_property
     def blocks(self) -> BlockService:
@@ -296,16 +328,16 @@ class Container:
         from warble.domain.tweets.service import TweetService
 
         s = self.settings
-        store = Deferred(lambda: _tweet_store(s))
-        likes = Deferred(lambda: _like_store(s))
+        store = deferred(lambda: _tweet_store(s))
+        likes = deferred(lambda: _like_store(s))
         return TweetService(
             store=store,
-            cache=self._cache(s.tweet_cache_ttl_seconds),
+            cache=self._cache(s.tweet_cache_ttl_seconds, keys.tweet),
             accounts=self.accounts,
             ids=self.ids,
             tombstone_seconds=s.tweet_cache_ttl_seconds,
             counters=self._counter_store(),
-            counts_cache=self._cache(s.counts_cache_ttl_seconds),
+            counts_cache=self._cache(s.counts_cache_ttl_seconds, keys.tweet_counts),
             likes=likes,
             flags=ViewerFlags(
                 liked=self._memberships("liked"),
@@ -315,6 +347,30 @@ class Container:
                 recent=s.recent_actions,
             ),
             shields=self.shields,
+            # Built on first use: only a tweet with media_ids reads the media table.
+            media=Deferred(lambda: self.media),
+            media_url=s.media_url.rstrip("/"),
+        )
+
+    @cached_property
+    def media(self) -> MediaService:
+        from warble.dal.media import MediaBucket, MediaTable
+        from warble.domain.media.ports import MediaPolicy
+        from warble.domain.media.service import MediaService
+        from warble.imaging import process
+
+        s = self.settings
+        return MediaService(
+            store=Deferred(lambda: MediaTable(s)),
+            objects=MediaBucket(s),
+            process=process,
+            ids=self.ids,
+            policy=MediaPolicy(
+                base_url=s.media_url.rstrip("/"),
+                upload_seconds=s.media_upload_seconds,
+                unattached_seconds=s.media_unattached_seconds,
+            ),
+            tweets=self.tweets,
         )
 
     @cached_property
@@ -322,7 +378,7 @@ class Container:
         from warble.domain.likes.service import LikeService
 
         return LikeService(
-            store=Deferred(lambda: _like_store(self.settings)),
+            store=deferred(lambda: _like_store(self.settings)),
             tweets=self.tweets,
             accounts=self.accounts,
             graph=self.graph,
@@ -335,19 +391,15 @@ class Container:
         from warble.domain.timelines.service import TimelinePolicy, TimelineService
 
         s = self.settings
-        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
-        timelines: Any = TimelineStore(
-            self.redis,
-            cap=s.timeline_cap,
-            recent_cap=s.author_recent_cap,
-            ttl_seconds=s.timeline_ttl_seconds,
-        )
         return TimelineService(
-            timelines=timelines,
+            timelines=TimelineStore(
+                self.redis,
+                cap=s.timeline_cap,
+                recent_cap=s.author_recent_cap,
+                ttl_seconds=s.timeline_ttl_seconds,
+            ),
             tweets=self.tweets,
-            tweet_store=Deferred(lambda: _tweet_store(s)),
             graph=self.graph,
-            graph_store=Deferred(lambda: _graph_store(s)),
             policy=TimelinePolicy(
                 celebrity_followers=s.celebrity_followers,
                 cap=s.timeline_cap,
@@ -433,13 +485,14 @@ class Container:
     def counters_changed(self, counter_keys: set[str]) -> None:
         """Drop the cached copies of counters that changed (users' and tweets'), in one round
         trip."""
-        from warble.domain.graph.service import GraphService
-        from warble.domain.tweets.service import TweetService
+        from warble.domain.counters.ports import owner_of
 
-        dropped = GraphService.cached_counts(counter_keys) + TweetService.cached_counts(
-            counter_keys
-        )
-        self._cache(self.settings.counts_cache_ttl_seconds).invalidate_many(dropped)
+        owners = [owner for key in counter_keys if (owner := owner_of(key)) is not None]
+        dropped = [
+            keys.counts(uid) if kind == "user" else keys.tweet_counts(uid) for kind, uid in owners
+        ]
+        # One cache over both kinds of key, so that both go in one round trip.
+        self._cache(self.settings.counts_cache_ttl_seconds, _same_key).invalidate_many(dropped)
 
     @cached_property
     def counter_processor(self) -> StreamCounterProcessor:
@@ -509,11 +562,9 @@ class Container:
 
         s = self.settings
         tweets = self.tweets
-        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
-        unread: Any = RedisUnread(self.redis, s.notification_unread_cap)
         return NotificationService(
-            store=Deferred(lambda: _notification_table(s)),
-            unread=unread,
+            store=deferred(lambda: _notification_table(s)),
+            unread=RedisUnread(self.redis, s.notification_unread_cap),
             producers=self.notification_producers,
             directory=UserRepository(self.database),
             profiles=self.accounts,
@@ -521,7 +572,7 @@ class Container:
             home=self.timelines,
             # Built on first use: an all-cached unread-counts read needs neither the
             # conversations' table nor the WebSocket pusher (pynamodb, botocore).
-            messages=Deferred(lambda: self.message_reads),
+            messages=deferred(lambda: self.message_reads),
             ids=self.ids,
             push=lambda user_ids, message: self.pusher.push(user_ids, message),
             shields=self.shields,
@@ -587,6 +638,10 @@ def blocks() -> BlockService:
 
 def likes() -> LikeService:
     return container().likes
+
+
+def media() -> MediaService:
+    return container().media
 
 
 def timelines() -> TimelineService:

@@ -164,6 +164,14 @@ class Settings:
     notification_cap_window_seconds: int = 60
     notification_unread_cap: int = 10_000
     admin_usernames: str = ""
+    # Media (warble.domain.media): the items' table, the files' bucket and the CDN in front of
+    # it (MEDIA_URL, no trailing slash), how long an upload form works and how long a Media may
+    # wait for a tweet (the table's TTL and the bucket's lifecycle rule say the same).
+    media_table: str = "warble-local-media"
+    media_bucket: str = "warble-local-media"
+    media_url: str = "http://127.0.0.1:3004"
+    media_upload_seconds: int = 900
+    media_unattached_seconds: int = 86_400
 
 
 @lru_cache(maxsize=1)

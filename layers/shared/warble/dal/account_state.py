@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warble import keys
 from warble.dal.rate_limit import TAKE_FUNCTION, RedisWindowCounter
 from warble.dal.redis import ReadBatch, RedisClient, scripted
 from warble.domain.accounts.ports import GateAnswer
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 
 class LoginThrottle:
@@ -79,7 +82,7 @@ class SessionLookups:
 
     def gate_later(
         self,
-        batch: ReadBatch,
+        batch: shared.ReadBatch,
         user_id: int,
         token_hash_hex: str,
         now_ms: int,

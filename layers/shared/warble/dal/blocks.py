@@ -16,11 +16,15 @@ filters).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from warble import keys
 from warble.dal.memberships import LOADED, VersionedHashes
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, WriteBatch
+from warble.dal.redis import UNAVAILABLE_ERRORS, RedisClient, queued
 from warble.domain.blocks.ports import Shield
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 KIND = "blocks"
 
@@ -63,10 +67,10 @@ class BlockSets(VersionedHashes):
     def key(self, owner: int) -> str:
         return keys.memberships(KIND, owner).value
 
-    def read_later(self, batch: ReadBatch, owner: int) -> Callable[[], Shield | None]:
+    def read_later(self, batch: shared.ReadBatch, owner: int) -> Callable[[], Shield | None]:
         """Queue one HGETALL; its reader gives the owner's Shield, or None if the hash is not
         loaded (or Redis is unreachable)."""
-        read = batch.add("HGETALL", self.key(owner))
+        read = queued(batch).add("HGETALL", self.key(owner))
 
         def shield() -> Shield | None:
             try:
@@ -80,12 +84,12 @@ class BlockSets(VersionedHashes):
         return shield
 
     def check_later(
-        self, batch: ReadBatch, owner: int, others: Iterable[int]
+        self, batch: shared.ReadBatch, owner: int, others: Iterable[int]
     ) -> Callable[[], Shield | None]:
         """Queue one HMGET of the owner's fields about ``others``: a Shield restricted to them,
         or None if the hash is not loaded."""
         fields = [f"{kind}{other}" for other in dict.fromkeys(others) for kind in "bym"]
-        read = batch.add("HMGET", self.key(owner), LOADED, *fields)
+        read = queued(batch).add("HMGET", self.key(owner), LOADED, *fields)
 
         def shield() -> Shield | None:
             try:
@@ -115,7 +119,7 @@ class BlockSets(VersionedHashes):
         self._change(keys.memberships(KIND, owner), f"{kind}{other}", seq, present)
 
     def apply_later(
-        self, writes: WriteBatch, owner: int, kind: str, other: int, seq: int, present: bool
+        self, writes: shared.Writes, owner: int, kind: str, other: int, seq: int, present: bool
     ) -> None:
         """``apply`` queued in a stream batch's writes."""
         self._change_later(writes, keys.memberships(KIND, owner), f"{kind}{other}", seq, present)

@@ -9,6 +9,10 @@ written atomically in Lua). A writer commits first and then deletes both the val
 so any reader that read before the commit has lost its lease and cannot fill. A reader that takes
 the lease after the writer's delete reads after the commit, so it fills the new value. A reader
 that finds the lease held by another simply reads the database and does not fill.
+
+A cache holds one kind of value, read and dropped by its subject (a user id for profiles, a tweet
+id for tweets): ``key`` names the subject's value and lease keys (``warble.keys``), so the rules
+that use it never name a key.
 """
 
 from __future__ import annotations
@@ -16,13 +20,24 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from warble import keys
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, eval_pipelined, mget
+from warble.dal.redis import (
+    UNAVAILABLE_ERRORS,
+    ReadBatch,
+    RedisClient,
+    eval_pipelined,
+    mget,
+    queued,
+)
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 _FILL_IF_LEASED = """
 if redis.call('GET', KEYS[2]) == ARGV[1] then
@@ -34,53 +49,64 @@ return 0
 """
 
 
-class LeasedCache:
-    def __init__(self, redis: RedisClient, ttl_seconds: int, lease_ms: int = keys.LEASE_MS):
+class LeasedCache(Generic[K]):
+    def __init__(
+        self,
+        redis: RedisClient,
+        ttl_seconds: int,
+        key: Callable[[K], keys.CacheKey],
+        lease_ms: int = keys.LEASE_MS,
+    ) -> None:
         self._redis = redis
+        self._key = key
         self._ttl = ttl_seconds
         self._lease_ms = lease_ms
         self._fill = redis.register_script(_FILL_IF_LEASED)
 
-    def get(self, key: keys.CacheKey) -> Any | None:
+    def get(self, subject: K) -> Any | None:
         """The cached value; None on a miss, and while Redis is unreachable (the caller then
         reads the source of truth, as on any miss)."""
+        return self._get(self._key(subject))
+
+    def _get(self, key: keys.CacheKey) -> Any | None:
         try:
             raw = self._redis.get(key.value)
         except UNAVAILABLE_ERRORS:
             return None
         return None if raw is None else json.loads(raw)
 
-    def get_many(self, cache_keys: list[keys.CacheKey]) -> list[Any | None]:
+    def get_many(self, subjects: Sequence[K]) -> list[Any | None]:
         """One MGET on a single node; one per slot group on a cluster (see ``dal.redis.mget``)."""
-        if not cache_keys:
+        if not subjects:
             return []
-        raws = mget(self._redis, [k.value for k in cache_keys])
+        raws = mget(self._redis, [self._key(s).value for s in subjects])
         return [None if raw is None else json.loads(raw) for raw in raws]
 
     def batch(self) -> ReadBatch:
         return ReadBatch(self._redis)
 
     def get_many_or_load(
-        self, cache_keys: list[keys.CacheKey], loader: Callable[[list[int]], list[Any | None]]
+        self, subjects: Sequence[K], loader: Callable[[list[int]], list[Any | None]]
     ) -> list[Any | None]:
         """One MGET; the misses (by index) are leased in one pipeline and loaded in one call.
         With Redis unreachable, everything is loaded from the source (and nothing filled)."""
         batch = self.batch()
-        read = self.get_many_later(batch, cache_keys, loader)
+        read = self.get_many_later(batch, subjects, loader)
         batch.run()
         return read()
 
     def get_many_later(
         self,
-        batch: ReadBatch,
-        cache_keys: list[keys.CacheKey],
+        batch: shared.ReadBatch,
+        subjects: Sequence[K],
         loader: Callable[[list[int]], list[Any | None]],
         fill: bool = True,
     ) -> Callable[[], list[Any | None]]:
         """``get_many_or_load`` with its MGET queued in ``batch``: the reader loads the misses.
         ``fill=False`` loads them without leasing or filling (no round trip but the MGET: a
         stream consumer's reads, which no reader is waiting to find cached)."""
-        read = batch.mget([k.value for k in cache_keys])
+        cache_keys = [self._key(s) for s in subjects]
+        read = queued(batch).mget([k.value for k in cache_keys])
 
         def values() -> list[Any | None]:
             try:
@@ -127,14 +153,15 @@ class LeasedCache:
                 eval_pipelined(self._redis, self._fill, fills)
         return values
 
-    def get_or_load(self, key: keys.CacheKey, loader: Callable[[], T | None]) -> T | Any | None:
+    def get_or_load(self, subject: K, loader: Callable[[], T | None]) -> T | Any | None:
         """The cached value, else the loaded one (filled under a lease). With Redis unreachable
         the read falls back to the source of truth: a cache outage costs latency, not answers."""
+        key = self._key(subject)
         try:
-            cached = self.get(key)
+            cached = self._get(key)
             if cached is not None:
                 return cached
-            token = self.lease(key)
+            token = self._lease(key)
         except UNAVAILABLE_ERRORS:
             return loader()
         value = loader()
@@ -146,19 +173,25 @@ class LeasedCache:
         """A read's fill: if Redis went away since the lease, the answer stands unfilled (the
         lease expires by itself)."""
         with contextlib.suppress(*UNAVAILABLE_ERRORS):
-            self.fill(key, token, value)
+            self._fill_leased(key, token, value)
 
-    def lease(self, key: keys.CacheKey) -> str | None:
+    def lease(self, subject: K) -> str | None:
+        return self._lease(self._key(subject))
+
+    def _lease(self, key: keys.CacheKey) -> str | None:
         token = secrets.token_hex(16)
         if self._redis.set(key.lease, token, nx=True, px=self._lease_ms):
             return token
         return None
 
-    def fill(self, key: keys.CacheKey, token: str, value: Any) -> bool:
+    def fill(self, subject: K, token: str, value: Any) -> bool:
+        return self._fill_leased(self._key(subject), token, value)
+
+    def _fill_leased(self, key: keys.CacheKey, token: str, value: Any) -> bool:
         payload = json.dumps(value, separators=(",", ":"), default=str)
         return bool(self._fill(keys=[key.value, key.lease], args=[token, payload, self._ttl]))
 
-    def fill_missing(self, entries: list[tuple[keys.CacheKey, Any]]) -> None:
+    def fill_missing(self, entries: Sequence[tuple[K, Any]]) -> None:
         """Cache values just read from the source of truth, where nothing is cached yet.
 
         Only for values whose one change is deletion by tombstone: SET NX never overwrites a
@@ -167,29 +200,31 @@ class LeasedCache:
         if not entries:
             return
         pipe = self._redis.pipeline(transaction=False)
-        for key, value in entries:
+        for subject, value in entries:
             payload = json.dumps(value, separators=(",", ":"), default=str)
-            pipe.set(key.value, payload, nx=True, ex=self._ttl)
+            pipe.set(self._key(subject).value, payload, nx=True, ex=self._ttl)
         with contextlib.suppress(*UNAVAILABLE_ERRORS):  # only an optimisation of later reads
             pipe.execute()
 
-    def tombstone(self, key: keys.CacheKey, marker: Any, ttl_seconds: int) -> None:
+    def tombstone(self, subject: K, marker: Any, ttl_seconds: int) -> None:
         """Replace the value with ``marker`` and void the fill lease (one slot, one MULTI)."""
+        key = self._key(subject)
         pipe = self._redis.pipeline(transaction=True)
         pipe.set(key.value, json.dumps(marker), ex=ttl_seconds)
         pipe.delete(key.lease)
         pipe.execute()
 
-    def invalidate(self, key: keys.CacheKey) -> None:
+    def invalidate(self, subject: K) -> None:
         """Call after the database commit. Both keys share a hash tag: one DEL, one slot."""
+        key = self._key(subject)
         self._redis.delete(key.value, key.lease)
 
-    def invalidate_many(self, cache_keys: list[keys.CacheKey]) -> None:
+    def invalidate_many(self, subjects: Sequence[K]) -> None:
         """``invalidate`` for many keys in one pipelined round trip (one DEL per slot)."""
-        if not cache_keys:
+        if not subjects:
             return
         pipe = self._redis.pipeline(transaction=False)
-        for key in cache_keys:
+        for key in map(self._key, subjects):
             # A raw DEL: a cluster pipeline refuses ``delete`` of several keys even in one slot
             # (and routes the raw command by the keys' slot, refusing keys in different slots).
             pipe.execute_command("DEL", key.value, key.lease)

@@ -1,10 +1,11 @@
 """Discover's Redis side: the geo index split by cells, the per-user filter of people already
 shown, and the swipe ledger of each pair (key names in ``warble.keys``).
 
-**Geo index.** One GEO set per geohash cell (``{geo:<cell>}:users``, ``warble.domain.geo``): a
-query pipelines one ``GEOSEARCH ... BYRADIUS ... ASC COUNT n`` per cell its circle covers and
-merges by distance. Nothing here is the truth: locations are stored in DynamoDB first
-(``warble.dal.discover_table``) and ``DiscoverService.rebuild_index`` re-adds them all.
+**Geo index.** One GEO set per geohash cell (``{geo:<cell>}:users``,
+``warble.domain.discover.geo``): a query pipelines one ``GEOSEARCH ... BYRADIUS ... ASC COUNT n``
+per cell its circle covers and merges by distance. Nothing here is the truth: locations are stored
+in DynamoDB first (``warble.dal.discover_table``) and ``DiscoverService.rebuild_index`` re-adds
+them all.
 
 **Seen filter.** A scalable Bloom filter (Almeida et al., 2007) per user, in ONE bitmap string
 ``{u:<id>}:seen`` (layer i at a fixed bit offset after the layers before it) plus a small hash of

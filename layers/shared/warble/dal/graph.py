@@ -223,7 +223,8 @@ def _end_follow(
 
 
 class DynamoGraphStore:
-    """The graph store behind ``warble.domain.graph.GraphStore``. ``reads`` counts calls."""
+    """The graph store behind ``warble.domain.graph.ports.GraphStore`` and, for the block and
+    mute records, ``warble.domain.blocks.ports.BlockStore``. ``reads`` counts calls."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         settings = settings or get_settings()

@@ -30,7 +30,7 @@ Why this shape:
 ``viewer_flags`` answers liked_by_me and retweeted_by_me from the tables, with BatchGetItem
 calls that span both (the edges here and the ``RT#<U>#<T>`` items of the tweet index), 100 keys
 per call: only for tweets older than the viewer's recent likes and retweets held in Redis
-(warble.domain.flags), which ``recent_likes`` rebuilds.
+(warble.domain.tweets.flags), which ``recent_likes`` rebuilds.
 """
 
 from __future__ import annotations

@@ -21,11 +21,14 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warble import keys
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, WriteBatch
+from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, queued, written
 from warble.domain.shared import Held
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 LOADED = "*"
 
@@ -85,10 +88,10 @@ class VersionedHashes:
         return fields, floor
 
     def _change_later(
-        self, writes: WriteBatch, key: keys.CacheKey, field: str | int, seq: int, present: bool
+        self, writes: shared.Writes, key: keys.CacheKey, field: str | int, seq: int, present: bool
     ) -> None:
         """``_change`` queued in a stream batch's writes (they raise if Redis fails)."""
-        writes.script(self._apply, [key.value, key.lease], [field, version(seq, present)])
+        written(writes).script(self._apply, [key.value, key.lease], [field, version(seq, present)])
 
     def _change(self, key: keys.CacheKey, field: str | int, seq: int, present: bool) -> None:
         """One change, after its commit (write path) or from the stream: idempotent and
@@ -105,12 +108,14 @@ class MembershipSets(VersionedHashes):
         self._kind = kind
 
     def check_later(
-        self, batch: ReadBatch, owner: int, members: Iterable[int]
+        self, batch: shared.ReadBatch, owner: int, members: Iterable[int]
     ) -> Callable[[], Held | None]:
         """Queue one HMGET; its reader gives the members held present, or None if the hash is
         not loaded (or Redis is unreachable)."""
         wanted = list(dict.fromkeys(members))
-        read = batch.add("HMGET", keys.memberships(self._kind, owner).value, LOADED, *wanted)
+        read = queued(batch).add(
+            "HMGET", keys.memberships(self._kind, owner).value, LOADED, *wanted
+        )
 
         def held() -> Held | None:
             try:
@@ -134,13 +139,13 @@ class MembershipSets(VersionedHashes):
         self._change(keys.memberships(self._kind, owner), member, seq, present)
 
     def apply_later(
-        self, writes: WriteBatch, owner: int, member: int, seq: int, present: bool
+        self, writes: shared.Writes, owner: int, member: int, seq: int, present: bool
     ) -> None:
         self._change_later(writes, keys.memberships(self._kind, owner), member, seq, present)
 
-    def members_later(self, batch: ReadBatch, owner: int) -> Callable[[], Held | None]:
+    def members_later(self, batch: shared.ReadBatch, owner: int) -> Callable[[], Held | None]:
         """Queue one HGETALL: every member held present, or None if the hash is not loaded."""
-        read = batch.add("HGETALL", keys.memberships(self._kind, owner).value)
+        read = queued(batch).add("HGETALL", keys.memberships(self._kind, owner).value)
 
         def held() -> Held | None:
             fields = read()

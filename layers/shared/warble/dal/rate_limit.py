@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from warble import keys
 from warble.dal.redis import RedisClient
 
 # take(key, limit, window_ms): {1 if counted else 0, requests counted in the window, ms until
@@ -68,3 +69,10 @@ class RedisWindowCounter:
 
     def give_back(self, key: str) -> None:
         self._give_back(keys=[key])
+
+    # ---- the request budgets (warble.domain.rate_limits) -------------------------------------
+    def take_user(self, user_id: int, limit: int, window_ms: int) -> Taken:
+        return self.take(keys.user_budget(user_id), limit, window_ms)
+
+    def take_address(self, budget: str, network: str, limit: int, window_ms: int) -> Taken:
+        return self.take(keys.rate_limit(budget, network), limit, window_ms)

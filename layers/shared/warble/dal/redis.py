@@ -7,7 +7,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import redis
 from redis.cluster import RedisCluster
@@ -15,6 +15,9 @@ from redis.commands.core import Script
 from redis.exceptions import NoScriptError
 
 from warble.settings import Settings
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 
@@ -89,12 +92,12 @@ def eval_scripts(
 
 
 def scripted(
-    batch: ReadBatch, script: Script, keys: Sequence[str], args: Sequence[Any]
+    batch: shared.ReadBatch, script: Script, keys: Sequence[str], args: Sequence[Any]
 ) -> Callable[[], Any]:
     """``script`` queued in ``batch`` as an EVALSHA; its reader gives the script's answer. A
     node that finds the script gone (flushed, restarted, failed over) did not run it: the reader
     then runs it once more on its own, loading it."""
-    read = batch.add("EVALSHA", script.sha, len(keys), *keys, *args)
+    read = queued(batch).add("EVALSHA", script.sha, len(keys), *keys, *args)
 
     def answer() -> Any:
         try:
@@ -209,6 +212,18 @@ class ReadBatch:
         if isinstance(answer, Exception):
             raise answer
         return answer
+
+
+def written(writes: shared.Writes) -> WriteBatch:
+    """The batch behind the domain's ``Writes`` (made by ``services.Container.write_batch``)."""
+    return cast(WriteBatch, writes)
+
+
+def queued(batch: shared.ReadBatch) -> ReadBatch:
+    """The batch behind the domain's ``ReadBatch``, which names only ``run``: every batch the
+    rules hold was made by a store's ``batch()`` here, so it is this class (a cast, no check: it
+    sits on every warm read)."""
+    return cast(ReadBatch, batch)
 
 
 class WriteBatch:

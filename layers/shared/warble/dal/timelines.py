@@ -16,10 +16,13 @@ the newest ``cap`` tweets.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warble import keys
-from warble.dal.redis import ReadBatch, RedisClient, WriteBatch, eval_pipelined
+from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined, queued, written
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 SENTINEL = "0"
 
@@ -62,37 +65,42 @@ class TimelineStore:
         self._remove_author = redis.register_script(_REMOVE_AUTHOR)
 
     # ---- a stream batch's writes, queued in stream order (WriteBatch) ------------------------
-    def push_later(self, writes: WriteBatch, user_ids: Iterable[int], entry: str) -> None:
+    def push_later(self, writes: shared.Writes, user_ids: Iterable[int], entry: str) -> None:
         """``push``: ``entry`` into each built timeline among ``user_ids``."""
         for user_id in user_ids:
-            writes.script(self._push, [keys.home_timeline(user_id)], [entry, self._cap])
+            written(writes).script(self._push, [keys.home_timeline(user_id)], [entry, self._cap])
 
-    def remove_later(self, writes: WriteBatch, user_ids: Iterable[int], entry: str) -> None:
+    def remove_later(self, writes: shared.Writes, user_ids: Iterable[int], entry: str) -> None:
         for user_id in user_ids:
-            writes.add("ZREM", keys.home_timeline(user_id), entry)
+            written(writes).add("ZREM", keys.home_timeline(user_id), entry)
 
-    def remember_recent_later(self, writes: WriteBatch, author_id: int, entry: str) -> None:
-        writes.script(self._push, [keys.author_recent(author_id)], [entry, self._recent_cap])
+    def remember_recent_later(self, writes: shared.Writes, author_id: int, entry: str) -> None:
+        written(writes).script(
+            self._push, [keys.author_recent(author_id)], [entry, self._recent_cap]
+        )
 
-    def forget_recent_later(self, writes: WriteBatch, author_id: int, entry: str) -> None:
-        writes.add("ZREM", keys.author_recent(author_id), entry)
+    def forget_recent_later(self, writes: shared.Writes, author_id: int, entry: str) -> None:
+        written(writes).add("ZREM", keys.author_recent(author_id), entry)
 
-    def add_later(self, writes: WriteBatch, user_id: int, entries: list[str]) -> None:
+    def add_later(self, writes: shared.Writes, user_id: int, entries: list[str]) -> None:
         """``add``: a backfill into a built timeline."""
         key = keys.home_timeline(user_id)
         for entry in entries:
-            writes.script(self._push, [key], [entry, self._cap])
+            written(writes).script(self._push, [key], [entry, self._cap])
 
-    def remove_author_later(self, writes: WriteBatch, user_id: int, author_id: int) -> None:
-        writes.script(self._remove_author, [keys.home_timeline(user_id)], [f":{author_id}"])
+    def remove_author_later(self, writes: shared.Writes, user_id: int, author_id: int) -> None:
+        written(writes).script(
+            self._remove_author, [keys.home_timeline(user_id)], [f":{author_id}"]
+        )
 
-    def forget_celebrities_later(self, writes: WriteBatch, user_id: int) -> None:
-        writes.add("DEL", keys.home_celebrities(user_id))
+    def forget_celebrities_later(self, writes: shared.Writes, user_id: int) -> None:
+        written(writes).add("DEL", keys.home_celebrities(user_id))
 
     def recent_later(
-        self, batch: ReadBatch, author_ids: list[int], limit: int
+        self, batch: shared.ReadBatch, author_ids: list[int], limit: int
     ) -> Callable[[], dict[int, list[str] | None]]:
         """Each author's newest ``limit`` entries, or None where the set is not built."""
+        batch = queued(batch)
         reads = [
             (
                 batch.add("EXISTS", keys.author_recent(a)),
@@ -202,17 +210,18 @@ class TimelineStore:
         return ReadBatch(self._redis)
 
     def home_page_later(
-        self, batch: ReadBatch, user_id: int, before_tweet_id: int | None, limit: int
+        self, batch: shared.ReadBatch, user_id: int, before_tweet_id: int | None, limit: int
     ) -> Callable[[], tuple[list[str] | None, list[int] | None]]:
         """``page`` and ``followed_celebrities`` queued in ``batch`` (one slot: the home tag),
         which the home read shares with the gate and the reader's blocks and mutes."""
         key = keys.home_timeline(user_id)
-        built = batch.add("EXISTS", key)
-        entries = batch.add(
+        queue = queued(batch)
+        built = queue.add("EXISTS", key)
+        entries = queue.add(
             "ZREVRANGEBYLEX", key, _upper_bound(before_tweet_id), f"({SENTINEL}", "LIMIT", 0, limit
         )
-        batch.add("EXPIRE", key, self._ttl)
-        celebrities = batch.add("GET", keys.home_celebrities(user_id))
+        queue.add("EXPIRE", key, self._ttl)
+        celebrities = queue.add("GET", keys.home_celebrities(user_id))
 
         def page() -> tuple[list[str] | None, list[int] | None]:
             return (list(entries()) if built() else None), _celebrity_list(celebrities())

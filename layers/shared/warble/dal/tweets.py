@@ -22,8 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pynamodb.attributes import ListAttribute, NumberAttribute, UnicodeAttribute
-from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.attributes import (
+    ListAttribute,
+    MapAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+)
+from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
 from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
@@ -31,8 +36,16 @@ from pynamodb.transactions import TransactWrite
 from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_codes, number
 from warble.dal.dynamo import required_number as _required
 from warble.dal.graph import GraphItem, check_not_blocked
+from warble.dal.media import MediaItem, claim
 from warble.domain.blocks.ports import BlockedByAuthor
-from warble.domain.tweets.ports import AlreadyRetweeted, ParentMissing, StoredTweet, TweetGone
+from warble.domain.media.ports import AttachedMedia
+from warble.domain.tweets.ports import (
+    AlreadyRetweeted,
+    MediaTaken,
+    ParentMissing,
+    StoredTweet,
+    TweetGone,
+)
 from warble.events import Event, TweetDeleted, TweetPosted
 from warble.settings import Settings, get_settings
 
@@ -55,6 +68,42 @@ class _Retweets(GlobalSecondaryIndex["TweetItem"]):
     tweet_id = NumberAttribute(range_key=True)
 
 
+class MediaCopy(MapAttribute[str, Any]):
+    """What a tweet shows of one of its media (``AttachedMedia``)."""
+
+    id = NumberAttribute()
+    content_type = UnicodeAttribute()
+    size = NumberAttribute()
+    width = NumberAttribute()
+    height = NumberAttribute()
+    original_key = UnicodeAttribute()
+    preview_key = UnicodeAttribute()
+    blurhash = UnicodeAttribute()
+    alt_text = UnicodeAttribute(default="")
+    created_at_ms = NumberAttribute()
+    rev = NumberAttribute(default=0)
+
+
+def _copy(media: AttachedMedia) -> MediaCopy:
+    return MediaCopy(**media.fields())
+
+
+def _attached(copy: MediaCopy) -> AttachedMedia:
+    return AttachedMedia(
+        id=int(copy.id),
+        content_type=copy.content_type,
+        size=int(copy.size),
+        width=int(copy.width),
+        height=int(copy.height),
+        original_key=copy.original_key,
+        preview_key=copy.preview_key,
+        blurhash=copy.blurhash,
+        alt_text=copy.alt_text or "",
+        created_at_ms=int(copy.created_at_ms),
+        rev=int(copy.rev or 0),
+    )
+
+
 class TweetItem(Model):
     class Meta:
         table_name = "tweets"  # replaced from settings on first use
@@ -69,6 +118,7 @@ class TweetItem(Model):
     retweet_of = NumberAttribute(null=True)
     retweet_of_author = NumberAttribute(null=True)
     media_ids = ListAttribute(of=UnicodeAttribute, null=True)
+    media = ListAttribute(of=MediaCopy, null=True)
     replies = _Replies()
     retweets = _Retweets()
 
@@ -94,6 +144,7 @@ def _stored(item: TweetItem) -> StoredTweet:
         retweet_of=None if item.retweet_of is None else int(item.retweet_of),
         retweet_of_author=None if item.retweet_of_author is None else int(item.retweet_of_author),
         media_ids=tuple(str(media) for media in item.media_ids or ()),
+        media=tuple(_attached(copy) for copy in item.media or ()),
     )
 
 
@@ -108,6 +159,7 @@ class TweetStore:
                 (TweetItem, settings.tweets_table),
                 (TweetIndexItem, settings.tweet_index_table),
                 (GraphItem, settings.graph_table),
+                (MediaItem, settings.media_table),
             ],
         )
 
@@ -143,6 +195,7 @@ class TweetStore:
             retweet_of=tweet.retweet_of,
             retweet_of_author=tweet.retweet_of_author,
             media_ids=list(tweet.media_ids) or None,
+            media=[_copy(m) for m in tweet.media] or None,
         )
         try:
             with TransactWrite(connection=connection) as tx:
@@ -164,10 +217,19 @@ class TweetStore:
                         ),
                         condition=TweetIndexItem.pk.does_not_exist(),
                     )
+                for media in tweet.media:
+                    claim(tx, tweet.author_id, tweet.id, media)
         except TransactWriteError as exc:
-            # pynamodb sends condition checks first, then puts: [parent check], [block check],
-            # tweet, id item, [retweet item]; the reasons come back in that order.
+            # pynamodb sends condition checks first, then puts, then updates: [parent check],
+            # [block check], tweet, id item, [retweet item], [media claims]; the reasons come
+            # back in that order.
             reasons = cancellation_codes(exc)
+            claims = reasons[len(reasons) - len(tweet.media) :] if tweet.media else []
+            taken = [
+                m.id for m, why in zip(tweet.media, claims, strict=False) if why == CONDITION_FAILED
+            ]
+            if taken:
+                raise MediaTaken(taken) from exc
             if parent is not None and reasons[:1] == [CONDITION_FAILED]:
                 raise ParentMissing() from exc
             if guarded is not None and reasons[1:2] == [CONDITION_FAILED]:
@@ -196,6 +258,28 @@ class TweetStore:
             if cancellation_codes(exc)[:1] == [CONDITION_FAILED]:
                 raise TweetGone() from exc
             raise
+
+    def update_media(self, author_id: int, tweet_id: int, media: AttachedMedia) -> bool:
+        """The tweet's copy of one of its media replaced by a newer one (``rev``); False when
+        the tweet is gone or already shows that one or a newer."""
+        try:
+            item = TweetItem.get(author_id, tweet_id, consistent_read=True)
+        except DoesNotExist:
+            return False
+        index = next((i for i, m in enumerate(item.media or ()) if int(m.id) == media.id), None)
+        if index is None:
+            return False
+        path = TweetItem.media[index]
+        try:
+            item.update(
+                actions=[path.set(_copy(media))],  # type: ignore[arg-type]
+                condition=(path["id"] == media.id) & (path["rev"] < media.rev),
+            )
+        except UpdateError as exc:
+            if exc.cause_response_code == CONDITION_FAILED + "Exception":
+                return False
+            raise
+        return True
 
     def get(self, author_id: int, tweet_id: int) -> StoredTweet | None:
         try:
@@ -285,6 +369,7 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
         return []
     image = item.image()
     tweet_id, author_id = _required(image, "tweet_id"), _required(image, "author_id")
+    media_ids, media_keys = _media_of(image)
     if item.name == "REMOVE":
         return [
             TweetDeleted(
@@ -292,6 +377,8 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
                 author_id=author_id,
                 reply_to=number(image, "reply_to"),
                 retweet_of=number(image, "retweet_of"),
+                media_ids=media_ids,
+                media_keys=media_keys,
             )
         ]
     text = image.get("text", {}).get("S", "") if isinstance(image.get("text"), dict) else ""
@@ -304,5 +391,23 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
             reply_to_author=number(image, "reply_to_author"),
             retweet_of=number(image, "retweet_of"),
             retweet_of_author=number(image, "retweet_of_author"),
+            media_ids=media_ids,
+            media_keys=media_keys,
         )
     ]
+
+
+def _media_of(image: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The media ids and file keys of a stream image's ``media`` list."""
+    listed = image.get("media", {})
+    copies = listed.get("L", []) if isinstance(listed, dict) else []
+    ids: list[int] = []
+    keys: list[str] = []
+    for copy in copies:
+        fields = copy.get("M", {}) if isinstance(copy, dict) else {}
+        if "N" in fields.get("id", {}):
+            ids.append(int(fields["id"]["N"]))
+        keys += [
+            fields[k]["S"] for k in ("original_key", "preview_key") if "S" in fields.get(k, {})
+        ]
+    return tuple(ids), tuple(keys)

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warble import keys
 from warble.dal.blocks import HIDDEN_SCRIPT, hidden_answer
-from warble.dal.redis import ReadBatch, RedisClient, scripted
+from warble.dal.redis import ReadBatch, RedisClient, queued, scripted
 from warble.domain.notifications.ports import Snapshot
+
+if TYPE_CHECKING:
+    from warble.domain import shared
 
 STORED_TYPES = ("follow", "like", "reply", "mention", "retweet", "match")
 POSITION_TYPES = (*STORED_TYPES, "system", "home")
@@ -171,20 +174,22 @@ class RedisUnread:
 
     # ---- the consumer, a batch at a time (queued in the batch's round trips) -----------------
     def admit_later(
-        self, batch: ReadBatch, recipient: int, window: int, wanted: int
+        self, batch: shared.ReadBatch, recipient: int, window: int, wanted: int
     ) -> Callable[[], int]:
         """Take ``wanted`` places under the recipient's cap for this window; the reader gives
         the places taken in the window so far, these included."""
         key = keys.notif_rate(recipient, window)
-        taken = batch.add("INCRBY", key, wanted)
-        batch.add("EXPIRE", key, RATE_KEY_SECONDS)
+        taken = queued(batch).add("INCRBY", key, wanted)
+        queued(batch).add("EXPIRE", key, RATE_KEY_SECONDS)
         return lambda: int(taken())
 
-    def release_later(self, batch: ReadBatch, recipient: int, window: int, places: int) -> None:
-        batch.add("DECRBY", keys.notif_rate(recipient, window), places)
+    def release_later(
+        self, batch: shared.ReadBatch, recipient: int, window: int, places: int
+    ) -> None:
+        queued(batch).add("DECRBY", keys.notif_rate(recipient, window), places)
 
     def add_later(
-        self, batch: ReadBatch, recipient: int, kind: str, notification_id: int
+        self, batch: shared.ReadBatch, recipient: int, kind: str, notification_id: int
     ) -> Callable[[], int]:
         """``add`` queued in ``batch``."""
         read = scripted(
@@ -196,7 +201,7 @@ class RedisUnread:
         return lambda: int(read())
 
     def snapshots_later(
-        self, batch: ReadBatch, user_ids: list[int]
+        self, batch: shared.ReadBatch, user_ids: list[int]
     ) -> Callable[[], dict[int, Snapshot]]:
         """``snapshot`` of several users: their round trips 1 queued in ``batch``, and their
         round trips 2 sent together by the reader (one pipeline for all of them)."""
@@ -236,7 +241,7 @@ class RedisUnread:
         batch.run()
         return read()
 
-    def snapshot_later(self, batch: ReadBatch, user_id: int) -> Callable[[], Snapshot]:
+    def snapshot_later(self, batch: shared.ReadBatch, user_id: int) -> Callable[[], Snapshot]:
         """``snapshot`` with round trip 1 queued in ``batch`` (three read-only scripts: in the
         gate's round trip when the HTTP skeleton sends them with it); its reader sends round
         trip 2."""
@@ -251,7 +256,7 @@ class RedisUnread:
 
         return snapshot
 
-    def _first_later(self, batch: ReadBatch, user_id: int) -> Callable[[], Snapshot]:
+    def _first_later(self, batch: shared.ReadBatch, user_id: int) -> Callable[[], Snapshot]:
         """Round trip 1 (the user's own counts, the DM hash, the home count, the followed
         celebrities, the blocks hash) queued in ``batch``."""
         calls = [

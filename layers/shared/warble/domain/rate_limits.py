@@ -2,10 +2,10 @@
 
 Every authenticated request spends its user's budget; signup and login, which have no user yet,
 spend their client address's budget (signup a stricter one). A budget is a window counter
-(``warble.dal.rate_limit``): at most ``limit`` requests in a window that starts at the first one
-and lasts ``window_seconds``. Like every fixed window, it lets a client that waits for a window's
-end send up to twice the limit across that boundary; in exchange it costs one small key per
-subject and one round trip per request.
+(``warble.dal.rate_limit``, which names its keys): at most ``limit`` requests in a window that
+starts at the first one and lasts ``window_seconds``. Like every fixed window, it lets a client
+that waits for a window's end send up to twice the limit across that boundary; in exchange it
+costs one small key per subject and one round trip per request.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from typing import Protocol
-
-from warble import keys
 
 
 class Spent(Protocol):
@@ -29,9 +27,11 @@ class Spent(Protocol):
 
 
 class WindowCounter(Protocol):
-    """Fixed-window counters by key (``warble.dal.rate_limit.RedisWindowCounter``)."""
+    """The budgets' fixed-window counters (``warble.dal.rate_limit.RedisWindowCounter``): a
+    user's, and an address's (``budget`` "signup" or "login", ``network`` its subject)."""
 
-    def take(self, key: str, limit: int, window_ms: int) -> Spent: ...
+    def take_user(self, user_id: int, limit: int, window_ms: int) -> Spent: ...
+    def take_address(self, budget: str, network: str, limit: int, window_ms: int) -> Spent: ...
 
 
 @dataclass(frozen=True)
@@ -90,16 +90,21 @@ class RateLimits:
         return self._per_user
 
     def user(self, user_id: int) -> Verdict:
-        return self._spend(keys.user_budget(user_id), self._per_user)
+        budget = self._per_user
+        taken = self._counter.take_user(user_id, budget.limit, budget.window_seconds * 1000)
+        return verdict(budget, taken.allowed, taken.used, taken.reset_ms)
 
     def signup(self, source_ip: str) -> Verdict:
-        return self._spend(keys.rate_limit("signup", client_network(source_ip)), self._signup)
+        return self._spend_address("signup", self._signup, source_ip)
 
     def login(self, source_ip: str) -> Verdict:
-        return self._spend(keys.rate_limit("login", client_network(source_ip)), self._login)
+        return self._spend_address("login", self._login, source_ip)
 
-    def _spend(self, key: str, budget: Budget) -> Verdict:
-        taken = self._counter.take(key, budget.limit, budget.window_seconds * 1000)
+    def _spend_address(self, name: str, budget: Budget, source_ip: str) -> Verdict:
+        network = client_network(source_ip)
+        taken = self._counter.take_address(
+            name, network, budget.limit, budget.window_seconds * 1000
+        )
         return verdict(budget, taken.allowed, taken.used, taken.reset_ms)
 
 

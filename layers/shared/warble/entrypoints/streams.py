@@ -333,6 +333,28 @@ def _purge(deliveries: list[Delivery[Any]]) -> Failures:
     return [d for d, n in zip(deliveries, done, strict=True) if n is None]
 
 
+# A tweet's media (docs/media.md): kept once a tweet shows them (the lifecycle rule's tag goes),
+# deleted with it; a batch's tweets at once (one DeleteObjects, one BatchWriteItem). Idempotent.
+media = Consumer("Media")
+
+
+@media.batch(TweetPosted)
+def _keep_media(deliveries: list[Delivery[Any]]) -> Failures:
+    shown = [d.event for d in deliveries if d.event.media_keys]
+    if shown:
+        services.media().attached(shown)
+    return []
+
+
+@media.batch(TweetDeleted)
+def _forget_media(deliveries: list[Delivery[Any]]) -> Failures:
+    gone = [d.event for d in deliveries if d.event.media_ids]
+    if gone:
+        services.media().forget(gone)
+        metrics.add_metric("MediaDeleted", MetricUnit.Count, sum(len(e.media_ids) for e in gone))
+    return []
+
+
 # Notifications from the graph, tweets, likes and matches streams, a batch at a time. Exactly
 # once by construction (warble.domain.notifications): a redelivered record finds the
 # notification's dedupe item and its id already counted.
@@ -352,4 +374,4 @@ def _notify(deliveries: list[Delivery[Any]]) -> Failures:
 # ---- the two readers of every stream (template.yaml: FanoutConsumerFunction and
 # ReactionsConsumerFunction; each mapping's FilterCriteria passes what its groups need) ---------
 fanout = Reader("Fanout", timeline, counters)
-reactions = Reader("Reactions", notifier, cleanup)
+reactions = Reader("Reactions", notifier, cleanup, media)

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from warble import services
-from warble.domain.accounts.ports import Auth, Me, SeenUser, Sessions
+from warble.domain.accounts.answers import Auth, Me, SeenUser, Sessions
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Id, id_or_404

@@ -5,8 +5,8 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from warble import services
-from warble.domain.accounts.ports import UserPage
-from warble.domain.blocks.ports import Blocking, Muting
+from warble.domain.accounts.answers import UserPage
+from warble.domain.blocks.answers import Blocking, Muting
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, id_or_404

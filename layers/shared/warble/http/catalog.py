@@ -13,6 +13,7 @@ def all_routers() -> list[Router]:
         conversations,
         discover,
         graph,
+        media,
         notifications,
         tweets,
     )
@@ -22,6 +23,7 @@ def all_routers() -> list[Router]:
         graph.router,
         blocks.router,
         tweets.router,
+        media.router,
         notifications.router,
         conversations.router,
         discover.router,

@@ -9,12 +9,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
-from warble.domain.conversations.ports import (
-    Conversation,
-    ConversationPage,
-    Message,
-    MessagePage,
-)
+from warble.domain.conversations.answers import Conversation, ConversationPage, Message, MessagePage
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, id_or_404

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from warble import services
-from warble.domain.discover.ports import MatchPage, NearbyUsers, SwipeAnswer
+from warble.domain.discover.answers import MatchPage, NearbyUsers, SwipeAnswer
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit

@@ -8,8 +8,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from warble import services
-from warble.domain.accounts.ports import UserPage
-from warble.domain.graph.ports import Degree, MutualFriends, RelationshipNow, Relationships
+from warble.domain.accounts.answers import UserPage
+from warble.domain.graph.answers import Degree, MutualFriends, RelationshipNow, Relationships
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from warble import services
-from warble.domain.notifications.ports import Notification, NotificationPage, UnreadCounts
+from warble.domain.notifications.answers import Notification, NotificationPage, UnreadCounts
 from warble.domain.notifications.service import COUNT_TYPES, LIST_TYPES, parse_types
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses

@@ -9,9 +9,9 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
-from warble.domain.accounts.ports import UserPage
-from warble.domain.likes.ports import LikeAnswer
-from warble.domain.tweets.ports import Tweet, TweetPage
+from warble.domain.accounts.answers import UserPage
+from warble.domain.likes.answers import LikeAnswer
+from warble.domain.tweets.answers import Tweet, TweetPage
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
@@ -30,6 +30,7 @@ router = Router()
         201,
         Tweet,
         "Created",
+        e400="validation_error, invalid_media",
         e403="blocked",
         e404="reply_to does not exist",
     ),

@@ -1,5 +1,6 @@
-"""What every feature's request and response models share: strict requests, storable texts,
-models built on first use, the user summary every feature embeds."""
+"""What every feature's request models share: strict requests, storable texts, models built on
+first use. (The answers every feature embeds, ``UserSummary`` and ``Page``, are the domain's:
+``warble.domain.shared``.)"""
 
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import Field
+
 from warble.errors import (
     FieldError,
     MethodNotAllowed,
@@ -18,6 +20,7 @@ from warble.schemas.base import _Model
 class FieldErrorOut(_Model):
     field: str
     message: str
+    id: str | None = Field(default=None, description="the refused item (invalid_media: a media id)")
 
 
 class ErrorBody(_Model):
@@ -36,7 +39,10 @@ JSON_HEADERS = {"Content-Type": "application/json"}
 def error_body(code: str, message: str, details: list[FieldError] | None = None) -> str:
     error: dict[str, Any] = {"code": code, "message": message}
     if details:
-        error["details"] = [{"field": d.field, "message": d.message} for d in details]
+        error["details"] = [
+            {"field": d.field, "message": d.message, **({"id": d.id} if d.id else {})}
+            for d in details
+        ]
     return json.dumps({"error": error})
 
 

@@ -14,14 +14,17 @@ from warble.schemas.base import _Request
 
 
 class CreateTweet(_Request):
-    # The 280-character rule applies after NFC normalisation (warble.domain.tweets); this bound
-    # only keeps absurd bodies out of the normaliser.
+    # The 280-character rule applies after NFC normalisation, in the domain
+    # (warble.domain.text.normalise_text); the document shows that rule, and the model's own
+    # bound only keeps absurd bodies out of the normaliser.
     text: str = Field(
+        default="",
         max_length=4000,
-        description="1 to 280 characters after NFC normalisation, not only white space",
+        description="1 to 280 characters after NFC normalisation, not only white space; with"
+        " media_ids it may be empty",
         # What the domain checks after NFC (warble.domain.tweets.normalise_text); the model's
         # own bound only keeps absurd bodies out of the normaliser.
-        json_schema_extra={"minLength": 1, "maxLength": 280, "pattern": r"\S"},
+        json_schema_extra={"maxLength": 280},
     )
     reply_to: str | None = Field(default=None, pattern=SNOWFLAKE_PATTERN)
     media_ids: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(

@@ -6,13 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from warble.domain.shared import (
     Later,
-    Page,
     ReadBatch,
 )
+
+# What a cached session is read and dropped by: its token's hash (hex) and the user the token
+# names (None for a token of the old form, which names none); warble.keys.session names its key.
+SessionSubject = tuple[str, int | None]
 
 
 class Session(Protocol):
@@ -109,72 +112,3 @@ class Profiles(Protocol):
     def profiles_later(
         self, batch: ReadBatch, user_ids: list[int], fill: bool = True
     ) -> Later[dict[int, dict[str, Any]]]: ...
-
-
-# ---- what the service answers (API.md's objects) ------------------------------------------------
-Relationship = Literal["none", "following", "followed_by", "friends"]
-
-
-@dataclass(slots=True)
-class User:
-    """API.md's User as its viewer sees it (or an unauthenticated answer): no relationship."""
-
-    id: str
-    username: str
-    display_name: str
-    bio: str
-    created_at: str
-    followers_count: int
-    following_count: int
-    tweet_count: int
-
-
-@dataclass(slots=True)
-class RelatedUser(User):
-    """A User seen by another user: with the viewer's relationship to them."""
-
-    relationship: Relationship
-
-
-@dataclass(slots=True)
-class Me(User):
-    """``GET /v1/users/me`` and the user of a sign-up or login: a User with its email."""
-
-    email: str
-
-
-# A User as a viewer reads it: someone else (the common case, first: the serializer tries the
-# union's classes in order) or the viewer themselves (no relationship).
-SeenUser = RelatedUser | User
-
-
-@dataclass(slots=True)
-class UserPage(Page[SeenUser]):
-    """A page of Users, each as the viewer sees it (the viewer may be among them)."""
-
-    items: list[SeenUser]  # named again (domain/shared.py's Page says why)
-
-
-@dataclass(slots=True)
-class Auth:
-    """What sign-up and login answer: the user, the new session's token, id and expiry."""
-
-    user: Me
-    token: str
-    session_id: str
-    expires_at: str
-
-
-@dataclass(slots=True)
-class LiveSession:
-    session_id: str
-    device: str
-    created_at: str
-    last_seen_at: str
-    expires_at: str
-    current: bool
-
-
-@dataclass(slots=True)
-class Sessions:
-    items: list[LiveSession]

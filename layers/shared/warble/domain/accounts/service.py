@@ -13,18 +13,16 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from warble import clock, keys, security
+from warble import clock, security
+from warble.domain.accounts.answers import Auth, LiveSession, Me, Sessions
 from warble.domain.accounts.ports import (
-    Auth,
     DuplicateAccount,
     GateAnswer,
-    LiveSession,
     LoginAttempts,
-    Me,
     Session,
     SessionLookups,
-    Sessions,
     SessionStore,
+    SessionSubject,
     UserStore,
 )
 from warble.domain.rate_limits import Budget
@@ -94,8 +92,8 @@ class AccountService:
         self,
         users: UserStore,
         sessions: SessionStore,
-        profiles: Cache,
-        session_cache: Cache,
+        profiles: Cache[int],
+        session_cache: Cache[SessionSubject],
         throttle: LoginAttempts,
         lookups: SessionLookups,
         ids: IdGenerator,
@@ -168,8 +166,7 @@ class AccountService:
                 return None  # a token names its session's user, or no session
             return session_record(row)
 
-        key = keys.session(digest, user_id)
-        record: dict[str, Any] | None = self._session_cache.get_or_load(key, load)
+        record: dict[str, Any] | None = self._session_cache.get_or_load((digest, user_id), load)
         return record
 
     def batch(self) -> ReadBatch:
@@ -235,7 +232,7 @@ class AccountService:
         # revoked but its cache entry survived (the revocation's invalidation lost with Redis),
         # the entry is dropped and the answer is 401 from now on.
         if due_for_touch and not self._sessions.touch(principal.session_id):
-            self._session_cache.invalidate(keys.session(digest, user_id))
+            self._session_cache.invalidate((digest, user_id))
             raise Unauthorized()
         return principal
 
@@ -279,9 +276,7 @@ class AccountService:
         # session fail, so the next check reads the revoked row.
         # Where either form of token keeps its session (only the hash is stored, not the form).
         digest = row.token_hash.hex()
-        self._session_cache.invalidate_many(
-            [keys.session(digest, principal.user_id), keys.session(digest)]
-        )
+        self._session_cache.invalidate_many([(digest, principal.user_id), (digest, None)])
 
     # ---- profiles ----------------------------------------------------------------------
     def profile(self, user_id: int) -> dict[str, Any]:
@@ -289,7 +284,7 @@ class AccountService:
             row = self._users.get(user_id)
             return None if row is None else profile_record(row)
 
-        record = self._profiles.get_or_load(keys.profile(user_id), load)
+        record = self._profiles.get_or_load(user_id, load)
         if record is None:
             raise NotFound("No such user.")
         return record
@@ -309,9 +304,7 @@ class AccountService:
             rows = {int(row["id"]): row for row in found}
             return [profile_record(rows[unique[i]]) if unique[i] in rows else None for i in missing]
 
-        read = self._profiles.get_many_later(
-            batch, [keys.profile(uid) for uid in unique], load, fill=fill
-        )
+        read = self._profiles.get_many_later(batch, unique, load, fill=fill)
 
         def profiles() -> dict[int, dict[str, Any]]:
             records = read()
@@ -330,5 +323,5 @@ class AccountService:
         if row is None:
             raise NotFound("No such user.")
         # Database first, then invalidate: the lease makes any in-flight fill of the old row fail.
-        self._profiles.invalidate(keys.profile(principal.user_id))
+        self._profiles.invalidate(principal.user_id)
         return profile_record(row)

@@ -1,17 +1,15 @@
-"""What blocks and mutes need of their stores (``warble.dal.blocks``), and the refusals a
-write's transaction raises when a block stands in its way."""
+"""What blocks and mutes need of their stores (``warble.dal.blocks``, ``warble.dal.graph``) and of
+the follow graph, and the refusals a write's transaction raises when a block stands in its
+way."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from warble.domain.shared import (
-    Later,
-    ReadBatch,
-    Writes,
-)
+from warble.domain.accounts.answers import Relationship, UserPage
+from warble.domain.shared import Later, ReadBatch, Writes
 
 
 @dataclass(frozen=True)
@@ -49,24 +47,37 @@ class BlockSets(Protocol):
     ) -> None: ...
 
 
+class BlockStore(Protocol):
+    """Block and mute records and their lists, in the graph table beside the follow edges a
+    block ends (``warble.dal.graph``); a write changed meanwhile raises ``FollowRejected``."""
+
+    def pair(self, a: int, b: int) -> tuple[Any, Any]: ...
+    def page(
+        self, user_id: int, which: str, limit: int, before_seq: int | None
+    ) -> tuple[list[tuple[int, int]], bool]: ...
+    def restriction(self, a: int, b: int, kind: str) -> int | None: ...
+    def restrictions(self, user_id: int) -> list[tuple[str, int, int]]: ...
+    def restricted_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]: ...
+    def block(self, a: int, b: int, seq: int, out: Any, into: Any) -> None: ...
+    def unblock(self, a: int, b: int, seq: int) -> None: ...
+    def mute(self, a: int, b: int, seq: int) -> None: ...
+    def unmute(self, a: int, b: int, seq: int) -> None: ...
+
+
+class Follows(Protocol):
+    """What blocks need of the follow graph (``GraphService``): a block ends follows, and the
+    lists and relationships show Users and statuses as the graph reads them."""
+
+    def changed(self, follower: int, followee: int) -> None: ...
+    def user_page(self, viewer: int, user_ids: list[int], next_cursor: str | None) -> UserPage: ...
+    def relationships_later(
+        self, batch: ReadBatch, viewer: int, user_ids: list[int]
+    ) -> Later[list[tuple[int, Relationship]]]: ...
+
+
 class BlockedByAuthor(Exception):
     """A like, reply or retweet refused in its transaction: the tweet's author blocks the user."""
 
 
 class PairBlocked(Exception):
     """A message refused in its transaction: a block stands between the two users."""
-
-
-# ---- what the service answers (API.md's objects) ------------------------------------------------
-@dataclass(slots=True)
-class Blocking:
-    """A block's or unblock's answer: whether the viewer blocks the user now."""
-
-    blocking: bool
-
-
-@dataclass(slots=True)
-class Muting:
-    """A mute's or unmute's answer: whether the viewer mutes the user now."""
-
-    muting: bool

@@ -24,24 +24,18 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from warble.domain.accounts.ports import Profiles, UserPage
-from warble.domain.blocks.ports import Blocking, BlockSets, Muting, Shield
-from warble.domain.graph.ports import (
-    FollowRejected,
-    GraphStore,
-    RelationshipItem,
-    Relationships,
-)
+from warble.domain.accounts.answers import UserPage
+from warble.domain.accounts.ports import Profiles
+from warble.domain.blocks.answers import Blocking, Muting
+from warble.domain.blocks.ports import BlockSets, BlockStore, Follows, Shield
+from warble.domain.graph.answers import RelationshipItem, Relationships
+from warble.domain.graph.ports import FollowRejected
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import IdGenerator, Later, Memberships, ReadBatch, Writes, at_once
 from warble.errors import FieldError, Unavailable, ValidationFailed
 from warble.events import Blocked, Muted, Unblocked, Unmuted
 from warble.ids import parse_id
-
-if TYPE_CHECKING:
-    from warble.domain.graph.service import GraphService
 
 MAX_ATTEMPTS = 12
 
@@ -61,7 +55,7 @@ NO_FLAGS = Flags()
 class Shields:
     """Every user's blocks and mutes from memory, rebuilt from the graph table when missing."""
 
-    def __init__(self, sets: BlockSets, store: GraphStore) -> None:
+    def __init__(self, sets: BlockSets, store: BlockStore) -> None:
         self._sets = sets
         self._store = store
 
@@ -140,10 +134,10 @@ class Shields:
 class BlockService:
     def __init__(
         self,
-        store: GraphStore,
+        store: BlockStore,
         shields: Shields,
         following: Memberships,
-        graph: GraphService,
+        graph: Follows,
         profiles: Profiles,
         ids: IdGenerator,
     ) -> None:

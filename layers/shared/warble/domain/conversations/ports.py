@@ -1,5 +1,5 @@
-"""What direct messages need of their stores (``warble.dal.conversations``, ``dm_unread``),
-and the errors a message's transaction raises."""
+"""What direct messages need of their stores (``warble.dal.conversations``, ``dm_unread``), of
+the follow graph and of blocks, and the errors a message's transaction raises."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from warble import clock
-from warble.domain.shared import Page, UserSummary
+from warble.domain.conversations.answers import Message
 from warble.ids import decompose
 
 
@@ -99,34 +99,13 @@ class DuplicateClientId(Exception):
     """The sender's ``client_id`` already names a message in this conversation."""
 
 
-# ---- what the service answers (API.md's objects) ---------------------------------------------
-@dataclass(slots=True)
-class Message:
-    """API.md's Message (also the data of the WebSocket ``message`` event)."""
+class Relationships(Protocol):
+    """The follow graph's view of a pair (``GraphService.relationships``)."""
 
-    id: str
-    conversation_id: str
-    sender_id: str
-    text: str
-    created_at: str
+    def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str]]: ...
 
 
-@dataclass(slots=True)
-class Conversation:
-    """API.md's Conversation: both participants (by id), the newest message, and how many of
-    the other participant's messages the viewer has not read."""
+class BlockChecks(Protocol):
+    """Whether a block stands between two users (``Shields.blocked_between``)."""
 
-    id: str
-    participants: list[UserSummary]
-    last_message: Message | None
-    unread_count: int
-
-
-@dataclass(slots=True)
-class ConversationPage(Page[Conversation]):
-    items: list[Conversation]
-
-
-@dataclass(slots=True)
-class MessagePage(Page[Message]):
-    items: list[Message]
+    def blocked_between(self, a: int, b: int) -> bool: ...

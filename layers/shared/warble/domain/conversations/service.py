@@ -20,20 +20,18 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Protocol
 
 from warble import clock
 from warble.domain.accounts.ports import Profiles
 from warble.domain.blocks.ports import PairBlocked
+from warble.domain.conversations.answers import Conversation, ConversationPage, Message, MessagePage
 from warble.domain.conversations.ports import (
-    Conversation,
-    ConversationPage,
+    BlockChecks,
     ConversationStore,
     DuplicateClientId,
     Membership,
-    Message,
-    MessagePage,
     MessageRaced,
+    Relationships,
     StoredMessage,
     UnreadMessages,
 )
@@ -41,29 +39,12 @@ from warble.domain.counters.ports import TransactionRetry
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.push.ports import Pushes
 from warble.domain.shared import IdGenerator, user_summary
-from warble.domain.tweets.service import normalise_text as normalise_tweet_text
+from warble.domain.text import normalise_text
 from warble.errors import FieldError, NotAllowed, NotFound, Unavailable, ValidationFailed
 
-MAX_TEXT = 2000
+MAX_TEXT = 2000  # API.md: 1 to 2000 characters after NFC, not only white space
 SEND_ATTEMPTS = 5
 MARK_READ_ATTEMPTS = 10
-
-
-class Relationships(Protocol):
-    """The follow graph's view of a pair (``GraphService.relationships``)."""
-
-    def relationships(self, viewer: int, user_ids: list[int]) -> list[tuple[int, str]]: ...
-
-
-class BlockChecks(Protocol):
-    """Whether a block stands between two users (``Shields.blocked_between``)."""
-
-    def blocked_between(self, a: int, b: int) -> bool: ...
-
-
-def normalise_text(text: str) -> str:
-    """NFC first, then API.md's rule: 1 to 2000 characters, not only white space."""
-    return normalise_tweet_text(text, MAX_TEXT)
 
 
 @dataclass(frozen=True)
@@ -195,7 +176,7 @@ class ConversationService:
     def send(self, me: int, conversation_id: int, text: str, client_id: str | None = None) -> Sent:
         """Store a message (not pushed: see ``announce``). A resend of ``client_id`` answers
         the message stored the first time."""
-        body = normalise_text(text)
+        body = normalise_text(text, MAX_TEXT)
         membership = self._member(me, conversation_id)
         if client_id is not None:
             earlier = self._store.resent(conversation_id, me, client_id)

@@ -1,9 +1,32 @@
-"""What the counters need of their store (``warble.dal.counters``), and its errors."""
+"""What the counters need of their store (``warble.dal.counters``), its errors, and the words
+every feature's counter rule speaks: a ``Delta`` to a user's or a tweet's counter."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Delta:
+    key: str  # the counter, e.g. user_counter(<id>) or tweet_counter(<id>)
+    field: str  # the counter attribute, e.g. "followers_count"
+    amount: int
+
+
+def user_counter(user_id: int) -> str:
+    return f"U#{user_id}"
+
+
+def tweet_counter(tweet_id: int) -> str:
+    return f"T#{tweet_id}"
+
+
+def owner_of(key: str) -> tuple[str, int] | None:
+    """``("user" | "tweet", id)`` of a counter key, or None for anything else."""
+    kind = {"U#": "user", "T#": "tweet"}.get(key[:2])
+    return (kind, int(key[2:])) if kind and key[2:].isdigit() else None
 
 
 class CounterStore(Protocol):

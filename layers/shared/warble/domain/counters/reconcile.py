@@ -26,8 +26,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from warble.domain.counters.ports import CounterStore
-from warble.domain.counters.service import CounterRules, owner_of
+from warble.domain.counters.ports import CounterStore, owner_of
+from warble.domain.counters.service import CounterRules
 from warble.domain.graph.ports import GraphStore
 from warble.domain.likes.ports import LikeStore
 from warble.domain.tweets.ports import TweetStore

@@ -34,31 +34,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
+from warble.domain.counters.ports import ClaimsTaken, Delta, TransactionRetry
 from warble.events import Change
 
 MAX_TRANSACTION_ACTIONS = 100
-
-
-@dataclass(frozen=True)
-class Delta:
-    key: str  # the counter, e.g. user_counter(<id>) or tweet_counter(<id>)
-    field: str  # the counter attribute, e.g. "followers_count"
-    amount: int
-
-
-def user_counter(user_id: int) -> str:
-    return f"U#{user_id}"
-
-
-def tweet_counter(tweet_id: int) -> str:
-    return f"T#{tweet_id}"
-
-
-def owner_of(key: str) -> tuple[str, int] | None:
-    """``("user" | "tweet", id)`` of a counter key, or None for anything else."""
-    kind = {"U#": "user", "T#": "tweet"}.get(key[:2])
-    return (kind, int(key[2:])) if kind and key[2:].isdigit() else None
 
 
 Rule = Callable[[Any], list[Delta]]

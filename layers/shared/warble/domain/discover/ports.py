@@ -1,13 +1,11 @@
-"""What Discover needs of its stores (``warble.dal.discover``, ``discover_table``)."""
+"""What Discover needs of its stores (``warble.dal.discover``, ``discover_table``) and of the
+other features: conversations, Users, blocks, push."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
-
-from warble.domain.accounts.ports import RelatedUser
-from warble.domain.shared import Page
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -108,37 +106,22 @@ class ConversationOpener(Protocol):
     def open_for_match(self, a: int, b: int) -> str: ...
 
 
-# ---- what the service answers (API.md's objects) ---------------------------------------------
-@dataclass(slots=True)
-class NearbyUser(RelatedUser):
-    """A discovered user and how far: the great-circle distance, rounded to 0.01 km."""
+class People(Protocol):
+    """Hydrated Users (``GraphService.users``): each a profile record with its counts and the
+    viewer's relationship, in the order asked, unknown ids left out."""
 
-    distance_km: float
-
-
-@dataclass(slots=True)
-class NearbyUsers:
-    """A Discover page: people never shown before, nearest first (no cursor: the next request
-    continues where this one stopped; empty when everyone nearby has been shown)."""
-
-    items: list[NearbyUser]
+    def users(self, viewer: int | None, user_ids: list[int]) -> list[dict[str, Any]]: ...
 
 
-@dataclass(slots=True)
-class SwipeAnswer:
-    """Whether this swipe made the match, and then the pair's conversation."""
+class BlockChecks(Protocol):
+    """Blocks (``Shields``): whether one stands between two users (a right swipe across it is
+    kept as a left one), and a user's blocks hash rebuilt (the page script found it missing)."""
 
-    matched: bool
-    conversation_id: str | None
-
-
-@dataclass(slots=True)
-class Match:
-    user: RelatedUser  # never the viewer: always with the viewer's relationship
-    conversation_id: str
-    matched_at: str
+    def blocked_between(self, a: int, b: int) -> bool: ...
+    def rebuild(self, owner: int) -> Any: ...
 
 
-@dataclass(slots=True)
-class MatchPage(Page[Match]):
-    items: list[Match]
+class MatchAnnouncer(Protocol):
+    """Tells both users about a match (``Announcer``, the ``match`` WebSocket event)."""
+
+    def matched(self, a: int, b: int, conversation_id: str) -> None: ...

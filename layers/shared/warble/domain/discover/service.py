@@ -18,31 +18,28 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from warble import clock
-from warble.domain.accounts.ports import RelatedUser, Relationship
+from warble.domain.accounts.answers import RelatedUser, Relationship, user_values
+from warble.domain.accounts.ports import Profiles
+from warble.domain.discover.answers import Match, MatchPage, NearbyUser, NearbyUsers, SwipeAnswer
 from warble.domain.discover.geo import cell_of, cells_covering
 from warble.domain.discover.ports import (
+    BlockChecks,
     ConversationOpener,
     DiscoverStore,
     FeedTake,
     GeoIndex,
-    Match,
-    MatchPage,
-    NearbyUser,
-    NearbyUsers,
+    MatchAnnouncer,
+    People,
     SeenFilter,
-    SwipeAnswer,
     SwipeLedger,
 )
-from warble.domain.graph.service import user_values
 from warble.domain.pagination import decode_cursor, encode_cursor
+from warble.domain.push.ports import Pushes
 from warble.domain.shared import IdGenerator, user_summary
 from warble.errors import Conflict, FieldError, Unavailable, ValidationFailed
-
-if TYPE_CHECKING:
-    from warble.domain.blocks.service import Shields
 
 FIRST_FETCH = 200  # candidates per cell in a feed's first fetch; each later one 4x more
 # A page that keeps finding the blocks hash missing (another rebuild holds the fill lease and
@@ -70,10 +67,10 @@ def _user_fields(
 
 
 class Announcer:
-    """Tells both users about a match (the ``match`` WebSocket event); a Protocol's worth of
-    seam so the service needs no push machinery in unit tests."""
+    """Tells both users about a match (the ``match`` WebSocket event); the service sees only a
+    ``MatchAnnouncer``, so it needs no push machinery in unit tests."""
 
-    def __init__(self, pusher: Any, profiles: Any) -> None:
+    def __init__(self, pusher: Pushes, profiles: Profiles) -> None:
         self._pusher = pusher
         self._profiles = profiles
 
@@ -99,11 +96,11 @@ class DiscoverService:
         seen: SeenFilter,
         ledger: SwipeLedger,
         conversations: ConversationOpener,
-        profiles: Any,
-        people: Any,
-        announcer: Any,
+        profiles: Profiles,
+        people: People,
+        announcer: MatchAnnouncer,
         ids: IdGenerator,
-        shields: Shields,
+        shields: BlockChecks,
     ) -> None:
         self._shields = shields
         self._store = store

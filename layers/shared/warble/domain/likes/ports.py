@@ -1,10 +1,15 @@
-"""What likes need of their store (``warble.dal.likes``): the stored like, and its errors."""
+"""What likes need of their store (``warble.dal.likes``), of tweets and of the follow graph: the
+stored like, and its errors."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
+
+from warble.domain.accounts.answers import UserPage
+from warble.domain.tweets.answers import Tweet
+from warble.domain.tweets.ports import StoredTweet
 
 
 @dataclass(frozen=True)
@@ -39,9 +44,23 @@ class TweetMissing(Exception):
     """The tweet to like does not exist (or was deleted a moment ago)."""
 
 
-# ---- what the service answers (API.md's objects) -------------------------------------------------
-@dataclass(slots=True)
-class LikeAnswer:
-    """Whether I like the tweet now (``PUT`` and ``DELETE /v1/tweets/{id}/like``)."""
+class LikeMarks(Protocol):
+    """The viewer's ``liked_by_me`` held in memory (``ViewerFlags``), changed after a commit."""
 
-    liked: bool
+    def liked(self, user_id: int, tweet_id: int, seq: int, present: bool) -> None: ...
+
+
+class Tweets(Protocol):
+    """What likes need of tweets (``TweetService``): the tweet a like acts on, liked tweets shown
+    to a viewer, and the liked flags it keeps."""
+
+    @property
+    def flags(self) -> LikeMarks: ...
+    def load_one(self, tweet_id: int) -> StoredTweet | None: ...
+    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[Tweet]: ...
+
+
+class UserPages(Protocol):
+    """Users as a viewer sees them, a page at a time (``GraphService.user_page``)."""
+
+    def user_page(self, viewer: int, user_ids: list[int], next_cursor: str | None) -> UserPage: ...

@@ -9,22 +9,17 @@ like of its original, as the retweet stands for it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from warble.domain.accounts.ports import UserPage
+from warble.domain.accounts.answers import UserPage
+from warble.domain.accounts.ports import Profiles
 from warble.domain.blocks.ports import BlockedByAuthor
-from warble.domain.counters.service import Delta, tweet_counter
-from warble.domain.likes.ports import LikeStore, TweetMissing
+from warble.domain.counters.ports import Delta, tweet_counter
+from warble.domain.likes.ports import LikeStore, TweetMissing, Tweets, UserPages
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import IdGenerator
-from warble.domain.tweets.ports import StoredTweet, TweetPage
+from warble.domain.tweets.answers import TweetPage
+from warble.domain.tweets.ports import StoredTweet
 from warble.errors import Blocked, NotFound
 from warble.events import Liked, Unliked
-
-if TYPE_CHECKING:
-    from warble.domain.accounts.service import AccountService
-    from warble.domain.graph.service import GraphService
-    from warble.domain.tweets.service import TweetService
 
 MAX_ATTEMPTS = 5  # unlike retried when a racing like / unlike changed the edge under it
 
@@ -33,9 +28,9 @@ class LikeService:
     def __init__(
         self,
         store: LikeStore,
-        tweets: TweetService,
-        accounts: AccountService,
-        graph: GraphService,
+        tweets: Tweets,
+        accounts: Profiles,
+        graph: UserPages,
         ids: IdGenerator,
     ) -> None:
         self._store = store

@@ -1,13 +1,13 @@
 """What notifications and unread counts need of their stores (``warble.dal.notifications``)
-and of the other features (home timelines, direct messages)."""
+and of the other features (home timelines, direct messages, the user directory, blocks)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from warble.domain.shared import Later, Page, ReadBatch, UserSummary
+from warble.domain.shared import Later, ReadBatch
 
 
 @dataclass(frozen=True)
@@ -141,50 +141,18 @@ class MessageReads(Protocol):
     def read_all(self, user_id: int) -> None: ...
 
 
-# ---- what the service answers (API.md's objects) ---------------------------------------------
-NotificationType = Literal["follow", "like", "reply", "mention", "retweet", "match", "system"]
+class Directory(Protocol):
+    """Usernames (any case) -> user ids, for mentions (``warble.dal.accounts.UserRepository``)."""
+
+    def ids_by_usernames(self, usernames: list[str]) -> dict[str, int]: ...
 
 
-@dataclass(slots=True)
-class Notification:
-    """API.md's Notification: ``actor`` null for a system one, ``title`` and ``body`` set only
-    on those; ``read`` when it is at or below its type's read position."""
+class Separations(Protocol):
+    """Blocks and mutes (``Shields``): which (recipient, actor) pairs must not be notified, and
+    a user's blocks hash rebuilt (the home count leaves out what it hides)."""
 
-    id: str
-    type: NotificationType
-    actor: UserSummary | None
-    tweet_id: str | None
-    title: str | None
-    body: str | None
-    created_at: str
-    read: bool
-
-
-@dataclass(slots=True)
-class NotificationOfDeletedTweet(Notification):
-    """A notification whose tweet is gone: ``tweet_id`` null and ``tweet_deleted`` true, so no
-    client follows it to a 404 (the field is absent on every other notification)."""
-
-    tweet_deleted: bool
-
-
-@dataclass(slots=True)
-class NotificationPage(Page[Notification | NotificationOfDeletedTweet]):
-    items: list[Notification | NotificationOfDeletedTweet]
-
-
-@dataclass(slots=True)
-class UnreadCounts:
-    """API.md's unread counts: per type, ``message`` (unread direct messages), ``home`` (new
-    tweets of the people followed), and ``total``, the sum of the others."""
-
-    follow: int
-    like: int
-    reply: int
-    mention: int
-    retweet: int
-    message: int
-    match: int
-    system: int
-    home: int
-    total: int
+    def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]: ...
+    def hidden_pairs_later(
+        self, batch: ReadBatch, pairs: list[tuple[int, int]]
+    ) -> Later[set[tuple[int, int]]]: ...
+    def rebuild(self, owner: int) -> Any: ...

@@ -41,22 +41,26 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from warble import clock
 from warble.domain.accounts.ports import Profiles
-from warble.domain.notifications.ports import (
-    BatchPushes,
-    HomeTimelines,
-    MessageReads,
+from warble.domain.notifications.answers import (
     Notification,
     NotificationOfDeletedTweet,
     NotificationPage,
-    NotificationStore,
     NotificationType,
+    UnreadCounts,
+)
+from warble.domain.notifications.ports import (
+    BatchPushes,
+    Directory,
+    HomeTimelines,
+    MessageReads,
+    NotificationStore,
+    Separations,
     Snapshot,
     StoredNotification,
-    UnreadCounts,
     UnreadStore,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
@@ -91,12 +95,6 @@ class Draft:
     dedupe: str
     tweet_id: int | None = None
     tweet_author: int | None = None
-
-
-class Directory(Protocol):
-    """Usernames (any case) -> user ids, for mentions."""
-
-    def ids_by_usernames(self, usernames: list[str]) -> dict[str, int]: ...
 
 
 E = TypeVar("E")
@@ -241,17 +239,6 @@ def created_at(notification_id: int) -> str:
 
 class NotStored(Exception):
     """A notification's transaction kept failing (conflicts, throttling)."""
-
-
-class Separations(Protocol):
-    """Blocks and mutes (``warble.domain.blocks.Shields``): which (recipient, actor) pairs
-    must not be notified."""
-
-    def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]: ...
-    def hidden_pairs_later(
-        self, batch: ReadBatch, pairs: list[tuple[int, int]]
-    ) -> Later[set[tuple[int, int]]]: ...
-    def rebuild(self, owner: int) -> Any: ...
 
 
 class NotificationService:

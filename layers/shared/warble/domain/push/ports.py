@@ -22,7 +22,7 @@ class FrameSender(Protocol):
 
 
 class Pushes(Protocol):
-    """Real-time push (``warble.domain.push.Pusher``)."""
+    """Real-time push (``warble.domain.push.service.Pusher``)."""
 
     def push(
         self, user_ids: Iterable[int], frame: dict[str, Any], skip: str | None = None

@@ -1,15 +1,15 @@
-"""What home timelines need of their store (``warble.dal.timelines``)."""
+"""What home timelines need of their store (``warble.dal.timelines``), of tweets, of the follow
+graph and of blocks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
-from warble.domain.shared import (
-    Later,
-    ReadBatch,
-    Writes,
-)
+from warble.domain.blocks.ports import Shield
+from warble.domain.shared import Later, ReadBatch, Writes
+from warble.domain.tweets.answers import Tweet
+from warble.domain.tweets.ports import StoredTweet
 
 
 class TimelineStore(Protocol):
@@ -47,3 +47,32 @@ class TimelineStore(Protocol):
     def recent_later(
         self, batch: ReadBatch, author_ids: list[int], limit: int
     ) -> Later[dict[int, list[str] | None]]: ...
+
+
+class Tweets(Protocol):
+    """What home timelines need of tweets (``TweetService``): an author's newest tweets (to fill
+    a recent set), and a page of them shown to its reader."""
+
+    def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]: ...
+    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[Tweet]: ...
+
+
+class Follows(Protocol):
+    """What home timelines need of the follow graph (``GraphService``): who follows an author
+    (the fan-out), whom a reader follows (a rebuild), and their followers counts (who is a
+    celebrity)."""
+
+    def all_ids(self, user_id: int, which: str) -> Iterator[int]: ...
+    def counts(self, user_ids: list[int]) -> dict[int, dict[str, int]]: ...
+    def counts_later(
+        self, batch: ReadBatch, user_ids: list[int], fill: bool = True
+    ) -> Later[dict[int, dict[str, int]]]: ...
+    def followers_versions(self, user_id: int) -> dict[int, int]:
+        """Every follower with the follow's ``seq`` (the fan-out's followers hash)."""
+        ...
+
+
+class ShieldReader(Protocol):
+    """A reader's blocks and mutes (``Shields.later``), read with the page they filter."""
+
+    def later(self, batch: ReadBatch, owner: int) -> Later[Shield]: ...

@@ -18,40 +18,31 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from warble.domain.graph.ports import GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import Held, Later, Memberships, ReadBatch, Writes, at_once
-from warble.domain.timelines.ports import TimelineStore
-from warble.domain.tweets.ports import StoredTweet, TweetPage, TweetStore
+from warble.domain.timelines.ports import Follows, ShieldReader, TimelineStore, Tweets
+from warble.domain.tweets.answers import TweetPage
 from warble.events import Followed, TweetDeleted, TweetPosted, Unfollowed
-
-if TYPE_CHECKING:
-    from warble.domain.blocks.service import Shields
-    from warble.domain.graph.service import GraphService
-    from warble.domain.tweets.service import TweetService
 
 CELEBRITY_LIST_TTL = 60
 
 
-def member(tweet_id: int, author_id: int) -> str:
+def entry(author_id: int, tweet_id: int) -> str:
     """A timeline entry: ``<19-digit tweet id>:<author>``, so string order is time order (a
-    63-bit id does not fit a sorted set's double score)."""
+    63-bit id does not fit a sorted set's double score). Arguments in the order of the
+    ``(author_id, tweet_id)`` pairs that tweets are read by, as ``parse_entry`` gives them."""
     return f"{tweet_id:019d}:{author_id}"
 
 
-def parse_member(raw: str) -> tuple[int, int]:
+def parse_entry(raw: str) -> tuple[int, int]:
     """``(author_id, tweet_id)`` of a timeline entry."""
     tweet, _, author = raw.partition(":")
     return int(author), int(tweet)
 
 
-# Followers read per Query by the fan-out: DynamoDB returns up to 1 MB a call, about 15,000 of
-# these small list items, so 10,000 followers are one round trip rather than ten.
-FOLLOWER_PAGE = 10_000
 # A home read asks for this many times the page, so that blocked and muted users' entries
 # rarely leave it short (a further read follows only if they do).
 HOME_OVERFETCH = 2
@@ -69,21 +60,17 @@ class TimelineService:
     def __init__(
         self,
         timelines: TimelineStore,
-        tweets: TweetService,
-        tweet_store: TweetStore,
-        graph: GraphService,
-        graph_store: GraphStore,
+        tweets: Tweets,
+        graph: Follows,
         policy: TimelinePolicy,
-        shields: Shields,
+        shields: ShieldReader,
         followers: Memberships,
     ) -> None:
         self._shields = shields
         self._followers = followers
         self._timelines = timelines
         self._tweets = tweets
-        self._tweet_store = tweet_store
         self._graph = graph
-        self._graph_store = graph_store
         self._policy = policy
 
     # ---- who ------------------------------------------------------------------------------
@@ -98,15 +85,6 @@ class TimelineService:
     def _is_celebrity(self, user_id: int) -> bool:
         return bool(self._celebrities_among([user_id]))
 
-    def _all(self, user_id: int, which: str) -> Iterator[int]:
-        before = None
-        while True:
-            rows, more = self._graph_store.page(user_id, which, FOLLOWER_PAGE, before)
-            yield from (uid for uid, _ in rows)
-            if not more or not rows:
-                return
-            before = rows[-1][1]
-
     def celebrities_followed(self, user_id: int) -> list[int]:
         """The big accounts a user follows (cached 60 s; also read by the home unread count)."""
         return self._celebrities_followed(user_id)
@@ -115,7 +93,7 @@ class TimelineService:
         cached = self._timelines.followed_celebrities(user_id)
         if cached is not None:
             return cached
-        following = list(self._all(user_id, "following"))
+        following = list(self._graph.all_ids(user_id, "following"))
         big = self._celebrities_among(following)
         celebrities = [uid for uid in following if uid in big]
         self._timelines.remember_celebrities(user_id, celebrities, CELEBRITY_LIST_TTL)
@@ -147,14 +125,14 @@ class TimelineService:
             backfills[followee] = self._recent(followee, self._policy.backfill)  # cold
         for event in events:
             if isinstance(event, TweetPosted | TweetDeleted):
-                entry = member(event.tweet_id, event.author_id)
+                item = entry(event.author_id, event.tweet_id)
                 reached = [event.author_id, *audience[event.author_id]]
                 if isinstance(event, TweetPosted):
-                    self._timelines.remember_recent_later(writes, event.author_id, entry)
-                    self._timelines.push_later(writes, reached, entry)
+                    self._timelines.remember_recent_later(writes, event.author_id, item)
+                    self._timelines.push_later(writes, reached, item)
                 else:
-                    self._timelines.forget_recent_later(writes, event.author_id, entry)
-                    self._timelines.remove_later(writes, reached, entry)
+                    self._timelines.forget_recent_later(writes, event.author_id, item)
+                    self._timelines.remove_later(writes, reached, item)
             elif isinstance(event, Followed | Unfollowed):
                 follower, followee = event.follower, event.followee
                 self._timelines.forget_celebrities_later(writes, follower)
@@ -175,37 +153,26 @@ class TimelineService:
             return sorted(held.present)
         if not big:
             return sorted(self._load_followers(author).present)
-        return list(self._all(author, "followers")) if deleting else []
+        return list(self._graph.all_ids(author, "followers")) if deleting else []
 
     def _load_followers(self, author: int) -> Held:
         """A missing followers hash, rebuilt from the table (the graph stream keeps it)."""
-
-        def load() -> tuple[dict[int, int], int]:
-            found: dict[int, int] = {}
-            before = None
-            while True:
-                rows, more = self._graph_store.page(author, "followers", FOLLOWER_PAGE, before)
-                found.update(rows)
-                if not more or not rows:
-                    return found, 0
-                before = rows[-1][1]
-
-        return self._followers.rebuild(author, load)
+        return self._followers.rebuild(author, lambda: (self._graph.followers_versions(author), 0))
 
     # ---- stream: tweets -------------------------------------------------------------------
     def tweet_created(self, author_id: int, tweet_id: int) -> None:
-        entry = member(tweet_id, author_id)
-        self._timelines.remember_recent(author_id, entry)
-        self._timelines.push([author_id], entry)
+        new = entry(author_id, tweet_id)
+        self._timelines.remember_recent(author_id, new)
+        self._timelines.push([author_id], new)
         if not self._is_celebrity(author_id):
-            self._timelines.push(self._all(author_id, "followers"), entry)
+            self._timelines.push(self._graph.all_ids(author_id, "followers"), new)
 
     def tweet_deleted(self, author_id: int, tweet_id: int) -> None:
-        entry = member(tweet_id, author_id)
-        self._timelines.forget_recent(author_id, entry)
-        self._timelines.remove([author_id], entry)
+        gone = entry(author_id, tweet_id)
+        self._timelines.forget_recent(author_id, gone)
+        self._timelines.remove([author_id], gone)
         # Also for a celebrity: it may have been fanned out before it crossed the threshold.
-        self._timelines.remove(self._all(author_id, "followers"), entry)
+        self._timelines.remove(self._graph.all_ids(author_id, "followers"), gone)
 
     # ---- stream: follows ------------------------------------------------------------------
     def followed(self, follower: int, followee: int) -> None:
@@ -228,21 +195,17 @@ class TimelineService:
     def _ensure_recent(self, authors: list[int]) -> None:
         built = self._timelines.recent_built(authors) if authors else {}
         for author in (a for a, ok in built.items() if not ok):
-            tweets = self._tweet_store.by_author(author, None, self._policy.recent_cap)
-            self._timelines.fill_recent(author, [member(t.id, author) for t in tweets])
-            self._prime(tweets)
+            tweets = self._tweets.by_author(author, None, self._policy.recent_cap)
+            self._timelines.fill_recent(author, [entry(author, t.id) for t in tweets])
 
     def _recent(self, author: int, limit: int) -> list[str]:
         self._ensure_recent([author])
         return self._timelines.recent_pages([author], None, limit)[author]
 
-    def _prime(self, tweets: list[StoredTweet]) -> None:
-        self._tweets.prime(tweets)
-
     # ---- reading --------------------------------------------------------------------------
     def rebuild(self, user_id: int) -> None:
         self._timelines.start_rebuild(user_id)
-        following = list(self._all(user_id, "following"))
+        following = list(self._graph.all_ids(user_id, "following"))
         big = self._celebrities_among(following)
         authors = [user_id] + [uid for uid in following if uid not in big]
         self._ensure_recent(authors)
@@ -295,12 +258,12 @@ class TimelineService:
             if celebrities:
                 extra = self._timelines.recent_pages(celebrities, before, fetch)
                 read = heapq.nlargest(fetch, set(entries).union(*extra.values()))
-            kept += [e for e in read if parse_member(e)[0] not in hidden]
+            kept += [e for e in read if parse_entry(e)[0] not in hidden]
             if len(kept) >= limit or len(read) < fetch:
                 break
-            before = parse_member(read[-1])[1]  # all hidden so far: read on below them
+            before = parse_entry(read[-1])[1]  # all hidden so far: read on below them
             entries = self._timelines.page(viewer, before, fetch) or []
-        pairs = [parse_member(entry) for entry in kept[:limit]]
+        pairs = [parse_entry(e) for e in kept[:limit]]
         rendered = [
             tweet
             for tweet in self._tweets.show(pairs, viewer)

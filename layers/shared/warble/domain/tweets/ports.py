@@ -1,5 +1,5 @@
-"""What tweets need of their stores (``warble.dal.tweets``): the stored record, and the errors
-a tweet's transaction raises."""
+"""What tweets need of their stores (``warble.dal.tweets``) and of blocks: the stored record, and
+the errors a tweet's transaction raises."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from warble.domain.shared import Page, UserSummary
+from warble.domain.blocks.ports import Shield
+from warble.domain.media.ports import AttachedMedia
+from warble.domain.shared import Later, ReadBatch
 
 
 class TweetStore(Protocol):
@@ -15,6 +17,7 @@ class TweetStore(Protocol):
     def retweet_by(self, user_id: int, original_id: int) -> int | None: ...
     def create(self, tweet: StoredTweet) -> None: ...
     def delete(self, tweet: StoredTweet) -> None: ...
+    def update_media(self, author_id: int, tweet_id: int, media: AttachedMedia) -> bool: ...
     def get(self, author_id: int, tweet_id: int) -> StoredTweet | None: ...
     def get_many(self, keys: list[tuple[int, int]]) -> list[StoredTweet]: ...
     def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]: ...
@@ -39,6 +42,22 @@ class AlreadyRetweeted(Exception):
         self.retweet_id = retweet_id
 
 
+class MediaTaken(Exception):
+    """The tweet's transaction found some of its media changed since they were read (attached
+    meanwhile, or their alt text edited)."""
+
+    def __init__(self, media_ids: list[int]) -> None:
+        super().__init__(media_ids)
+        self.media_ids = media_ids
+
+
+class MediaCatalog(Protocol):
+    """What tweets need of media: what a new tweet of ``owner_id`` shows of ``media_ids``
+    (InvalidMedia names the refused ones)."""
+
+    def attachable(self, owner_id: int, media_ids: list[str]) -> list[AttachedMedia]: ...
+
+
 class TweetGone(Exception):
     """The tweet to delete does not exist any more."""
 
@@ -56,6 +75,7 @@ class StoredTweet:
     retweet_of: int | None = None
     retweet_of_author: int | None = None
     media_ids: tuple[str, ...] = ()
+    media: tuple[AttachedMedia, ...] = ()  # what it shows of them, copied when it was posted
 
     def record(self) -> dict[str, Any]:
         """The cached (JSON) form."""
@@ -69,35 +89,22 @@ class StoredTweet:
             "retweet_of": self.retweet_of,
             "retweet_of_author": self.retweet_of_author,
             "media_ids": list(self.media_ids),
+            "media": [m.record() for m in self.media],
         }
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> StoredTweet:
-        return cls(**{**record, "media_ids": tuple(record.get("media_ids") or ())})
+        return cls(
+            **{
+                **record,
+                "media_ids": tuple(record.get("media_ids") or ()),
+                "media": tuple(AttachedMedia.from_record(m) for m in record.get("media") or ()),
+            }
+        )
 
 
-# ---- what the service answers (API.md's objects) -------------------------------------------------
-@dataclass(slots=True)
-class Tweet:
-    """API.md's Tweet. A retweet carries its original (``retweet_of``) and the original's
-    counters and flags: that is what a like or a retweet of it acts on."""
+class ShieldReader(Protocol):
+    """A viewer's blocks and mutes (``Shields.later``), read with a page: replies by anyone the
+    viewer blocks or is blocked by are left out."""
 
-    id: str
-    author: UserSummary
-    text: str
-    created_at: str
-    reply_to: str | None
-    retweet_of: Tweet | None
-    media_ids: list[str]
-    like_count: int
-    retweet_count: int
-    reply_count: int
-    liked_by_me: bool
-    retweeted_by_me: bool
-
-
-@dataclass(slots=True)
-class TweetPage(Page[Tweet]):
-    """A page of Tweets, newest first."""
-
-    items: list[Tweet]
+    def later(self, batch: ReadBatch, owner: int) -> Later[Shield]: ...

@@ -9,9 +9,9 @@ writes a tombstone over its cache entry, so no in-flight read can bring it back.
 Engagement on a page costs the same whatever its length: the counters (like, retweet, reply)
 come from their own lease-guarded cache (one MGET, one BatchGetItem of the counters table for
 the misses), and the viewer's liked_by_me / retweeted_by_me from the viewer's recent likes and
-retweets in Redis (warble.domain.flags); ``show`` reads all of it with the tweets in one round
-trip. A retweet carries its original's counters and flags: it stands for the original, which is
-what a like or a retweet of it acts on.
+retweets in Redis (``warble.domain.tweets.flags``); ``show`` reads all of it with the tweets in
+one round trip. A retweet carries its original's counters and flags: it stands for the original,
+which is what a like or a retweet of it acts on.
 
 A deleted tweet takes its retweets and likes with it, asynchronously (``purge``, run by the
 the reactions reader of the tweets stream), so they stop counting everywhere.
@@ -20,16 +20,23 @@ the reactions reader of the tweets stream), so they stop counting everywhere.
 from __future__ import annotations
 
 import contextlib
-import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from warble import clock, keys
+from warble import clock
+from warble.domain.accounts.ports import Profiles
 from warble.domain.blocks.ports import BlockedByAuthor
-from warble.domain.counters.ports import CounterStore
-from warble.domain.counters.service import Delta, owner_of, tweet_counter, user_counter
+from warble.domain.counters.ports import (
+    CounterStore,
+    Delta,
+    owner_of,
+    tweet_counter,
+    user_counter,
+)
 from warble.domain.likes.ports import LikeStore
+from warble.domain.media.answers import media_answer
+from warble.domain.media.ports import AttachedMedia
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import (
     Cache,
@@ -40,21 +47,22 @@ from warble.domain.shared import (
     at_once,
     user_summary,
 )
+from warble.domain.text import normalise_text
+from warble.domain.tweets.answers import Tweet, TweetPage
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
+    MediaCatalog,
+    MediaTaken,
     ParentMissing,
+    ShieldReader,
     StoredTweet,
-    Tweet,
     TweetGone,
-    TweetPage,
     TweetStore,
 )
-from warble.errors import Blocked, FieldError, Forbidden, NotFound, ValidationFailed
+from warble.errors import Blocked, Forbidden, InvalidMedia, NotFound
 from warble.events import TweetDeleted, TweetPosted
 
 if TYPE_CHECKING:
-    from warble.domain.accounts.service import AccountService
-    from warble.domain.blocks.service import Shields
     from warble.domain.tweets.flags import ViewerFlags
 
 MAX_TEXT = 280
@@ -62,17 +70,6 @@ MAX_MEDIA = 4
 TOMBSTONE = {"deleted": True}
 TWEET_COUNTERS = ("like_count", "retweet_count", "reply_count")
 PURGE_CHUNK = 100
-
-
-def normalise_text(text: str, max_chars: int = MAX_TEXT) -> str:
-    """NFC first, then the length rule: 1 to ``max_chars`` characters (a tweet's 280 unless
-    said), not only white space."""
-    normal = unicodedata.normalize("NFC", text)
-    if not normal.strip():
-        raise ValidationFailed([FieldError("text", "must not be empty or only white space")])
-    if len(normal) > max_chars:
-        raise ValidationFailed([FieldError("text", f"must be at most {max_chars} characters")])
-    return normal
 
 
 @dataclass(frozen=True)
@@ -102,17 +99,21 @@ class TweetService:
     def __init__(
         self,
         store: TweetStore,
-        cache: ObjectCache,
-        accounts: AccountService,
+        cache: ObjectCache[int],
+        accounts: Profiles,
         ids: IdGenerator,
         tombstone_seconds: int,
         counters: CounterStore,
-        counts_cache: Cache,
+        counts_cache: Cache[int],
         likes: LikeStore,
         flags: ViewerFlags,
-        shields: Shields,
+        shields: ShieldReader,
+        media: MediaCatalog,
+        media_url: str,
     ) -> None:
         self.flags = flags
+        self._media = media
+        self._media_url = media_url
         self._shields = shields
         self._store = store
         self._cache = cache
@@ -125,12 +126,13 @@ class TweetService:
 
     # ---- writes -------------------------------------------------------------------------
     def post(self, author_id: int, text: str, reply_to: int | None, media_ids: list[str]) -> Tweet:
-        body = normalise_text(text)
+        body = normalise_text(text, MAX_TEXT, may_be_empty=bool(media_ids))
         parent_author = None
         if reply_to is not None:
             parent_author = self._store.author_of(reply_to)
             if parent_author is None:
                 raise NotFound("The tweet replied to does not exist.")
+        media = self._media.attachable(author_id, media_ids) if media_ids else []
         tweet = StoredTweet(
             id=self._ids.next_id(),
             author_id=author_id,
@@ -138,15 +140,35 @@ class TweetService:
             created_at_ms=clock.epoch_ms(),
             reply_to=reply_to,
             reply_to_author=parent_author,
-            media_ids=tuple(media_ids),
+            media_ids=tuple(str(m.id) for m in media),
+            media=tuple(media),
         )
         try:
-            self._store.create(tweet)
+            self._create_with_media(tweet, media_ids)
         except ParentMissing:
             raise NotFound("The tweet replied to does not exist.") from None
         except BlockedByAuthor:
             raise Blocked("The author of that tweet blocks you.") from None
         return self._render_one(tweet, author_id)
+
+    def _create_with_media(self, tweet: StoredTweet, media_ids: list[str]) -> None:
+        """The tweet's transaction claims its media (each on one tweet at most). A media
+        changed since it was read is read again: taken by another tweet meanwhile, it is
+        refused; only edited (its alt text), the tweet copies the new one and tries again."""
+        for _ in range(3):
+            try:
+                self._store.create(tweet)
+                return
+            except MediaTaken:
+                media = self._media.attachable(tweet.author_id, media_ids)
+                tweet = replace(tweet, media=tuple(media))
+        raise InvalidMedia([(str(m.id), "changed while the tweet was posted") for m in tweet.media])
+
+    def media_changed(self, tweet_id: int, media: AttachedMedia) -> None:
+        """A media this tweet shows changed (its alt text): the tweet's copy follows."""
+        author_id = self._store.author_of(tweet_id)
+        if author_id is not None and self._store.update_media(author_id, tweet_id, media):
+            self._cache.invalidate(tweet_id)
 
     def retweet(self, user_id: int, original_id: int) -> tuple[Tweet, bool]:
         """The retweet, and whether it was created now (False: it existed already)."""
@@ -202,7 +224,7 @@ class TweetService:
         with contextlib.suppress(TweetGone):  # deleted concurrently: the same outcome
             self._store.delete(tweet)
         # After the write: a tombstone replaces the cached copy and voids any fill lease.
-        self._cache.tombstone(keys.tweet(tweet.id), TOMBSTONE, self._tombstone_seconds)
+        self._cache.tombstone(tweet.id, TOMBSTONE, self._tombstone_seconds)
         if tweet.retweet_of is not None:
             self.flags.retweeted(tweet.author_id, tweet.retweet_of, tweet.id, present=False)
 
@@ -218,7 +240,7 @@ class TweetService:
             with contextlib.suppress(TweetGone):
                 self._store.delete(retweet)
                 deleted += 1
-            self._cache.tombstone(keys.tweet(retweet_id), TOMBSTONE, self._tombstone_seconds)
+            self._cache.tombstone(retweet_id, TOMBSTONE, self._tombstone_seconds)
             self.flags.retweeted(author_id, tweet_id, retweet_id, present=False)
         chunk: list[tuple[int, int]] = []
         for like in self._likes.all_likers(tweet_id):
@@ -249,9 +271,15 @@ class TweetService:
     def user_timeline(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> TweetPage:
         self._accounts.profile(user_id)  # 404 for an unknown user
         before = decode_cursor(f"user{user_id}", cursor)
-        tweets = self._store.by_author(user_id, before, limit)
-        self.prime(tweets)
+        tweets = self.by_author(user_id, before, limit)
         return self._page(tweets, limit, f"user{user_id}", viewer)
+
+    def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]:
+        """An author's tweets from the table, newest first, cached as they are read (a user's
+        timeline, the home timelines' recent sets)."""
+        tweets = self._store.by_author(author_id, before_id, limit)
+        self.prime(tweets)
+        return tweets
 
     def replies(self, viewer: int, tweet_id: int, limit: int, cursor: str | None) -> TweetPage:
         if self.load_one(tweet_id) is None:
@@ -293,7 +321,7 @@ class TweetService:
     # ---- loading and hydration ---------------------------------------------------------
     def load_one(self, tweet_id: int) -> StoredTweet | None:
         """The stored tweet (cache first), or None if there is none (or it was deleted)."""
-        cached = self._cache.get(keys.tweet(tweet_id))
+        cached = self._cache.get(tweet_id)
         if cached == TOMBSTONE:
             return None
         if cached is not None:
@@ -317,9 +345,7 @@ class TweetService:
             found = {t.id: t for t in self._store.get_many([pairs[i] for i in missing])}
             return [found[pairs[i][1]].record() if pairs[i][1] in found else None for i in missing]
 
-        read = self._cache.get_many_later(
-            batch, [keys.tweet(tid) for _, tid in pairs], fetch, fill=fill
-        )
+        read = self._cache.get_many_later(batch, [tid for _, tid in pairs], fetch, fill=fill)
 
         def tweets() -> list[StoredTweet]:
             return [
@@ -343,7 +369,7 @@ class TweetService:
 
     def prime(self, tweets: list[StoredTweet]) -> None:
         """Tweets just read from the table: cache the ones not cached yet (no extra reads)."""
-        self._cache.fill_missing([(keys.tweet(t.id), t.record()) for t in tweets])
+        self._cache.fill_missing([(t.id, t.record()) for t in tweets])
 
     def counts(self, tweet_ids: list[int]) -> dict[int, dict[str, int]]:
         """like / retweet / reply counts: one MGET, the misses in one counters BatchGetItem."""
@@ -364,7 +390,7 @@ class TweetService:
                 for i in missing
             ]
 
-        read = self._counts.get_many_later(batch, [keys.tweet_counts(t) for t in unique], load)
+        read = self._counts.get_many_later(batch, unique, load)
         return lambda: {t: value or {} for t, value in zip(unique, read(), strict=True)}
 
     def _hydrate_later(
@@ -384,13 +410,10 @@ class TweetService:
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
-        self._counts.invalidate_many(self.cached_counts(counter_keys))
-
-    @staticmethod
-    def cached_counts(counter_keys: set[str]) -> list[keys.CacheKey]:
-        """The cached copies of these tweets' counters (dropped when they change)."""
         owners = [owner_of(key) for key in counter_keys]
-        return [keys.tweet_counts(owner[1]) for owner in owners if owner and owner[0] == "tweet"]
+        self._counts.invalidate_many(
+            [owner[1] for owner in owners if owner and owner[0] == "tweet"]
+        )
 
     def render(
         self, tweets: list[StoredTweet], viewer: int, ahead: Hydration | None = None
@@ -435,6 +458,7 @@ class TweetService:
                 reply_to=None if tweet.reply_to is None else str(tweet.reply_to),
                 retweet_of=embedded,
                 media_ids=list(tweet.media_ids),
+                media=[media_answer(m, self._media_url) for m in tweet.media],
                 like_count=counted.get("like_count", 0),
                 retweet_count=counted.get("retweet_count", 0),
                 reply_count=counted.get("reply_count", 0),
