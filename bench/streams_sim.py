@@ -764,15 +764,51 @@ class timed_calls:
 
 
 # ---- the report ----------------------------------------------------------------------------------
-def report(quick: bool = False) -> dict[str, Any]:
+# What the last full search chose (``--search`` runs it again: about half an hour, most of it
+# the viral tweet's ten shards for each candidate of the fan-out's likes).
+CHOSEN = {
+    "fanout <- tweets": Mapping(300, 1.0, 2),
+    "fanout <- likes": Mapping(300, 1.0, 1),
+    "fanout <- graph": Mapping(100, 1.0, 1),
+    "reactions <- tweets": Mapping(300, 1.0, 1),
+    "reactions <- likes": Mapping(300, 1.0, 1),
+    "reactions <- graph": Mapping(300, 1.0, 1),
+}
+
+
+def needs(
+    consumer: Consumer,
+    chosen: Mapping,
+    costs: dict[tuple[str, str], dict[str, float]],
+    quick: bool,
+) -> dict[int, int | None]:
+    """Per scale, the fewest lanes (ParallelizationFactor) that keep p99 under the goal in every
+    scenario on young tables, at the chosen batch size and window (None: not even 4)."""
+    out: dict[int, int | None] = {}
+    cases = [s for s in SCENARIOS if not (s.viral and consumer.stream != "likes")]
+    for dau in SCALES[1:] if quick else SCALES:
+        out[dau] = None
+        for lanes in (1, 2, 4):
+            mapping = replace(chosen, parallelization=lanes)
+            if all(
+                run_case(consumer, dau, 1.0, _short(s, quick), mapping, costs).p99 < GOAL_SECONDS
+                for s in cases
+            ):
+                out[dau] = lanes
+                break
+    return out
+
+
+def report(quick: bool = False, search: bool = False) -> dict[str, Any]:
     costs = measured_costs()
-    chosen: dict[str, Mapping] = {}
-    search: dict[str, list[Outcome]] = {}
-    for consumer in CONSUMERS:
+    chosen: dict[str, Mapping] = dict(CHOSEN)
+    for consumer in CONSUMERS if search else ():
         started = time.perf_counter()
-        chosen[consumer.name], search[consumer.name] = choose(consumer, costs, quick)
-        print(f"{consumer.name}: {chosen[consumer.name].label()} "
-              f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
+        chosen[consumer.name], _ = choose(consumer, costs, quick)
+        took = time.perf_counter() - started
+        print(f"{consumer.name}: {chosen[consumer.name].label()} ({took:.0f} s)", flush=True)
+    lanes = {c.name: needs(c, chosen[c.name], costs, quick) for c in CONSUMERS}
+    print(f"lanes needed: {lanes}", flush=True)
     scales = SCALES[1:] if quick else SCALES
     outcomes = [
         run_case(consumer, dau, age, _short(scenario, quick), chosen[consumer.name], costs)
@@ -788,8 +824,31 @@ def report(quick: bool = False) -> dict[str, Any]:
             CONSUMERS[0], 100_000_000, 1.0, _short(SCENARIOS[0], quick), Mapping(), costs, readers=4
         ),
     ]
-    return {"chosen": chosen, "outcomes": outcomes, "search": search, "four_readers": old,
-            "costs": costs}  # fmt: skip
+    return {"chosen": chosen, "outcomes": outcomes, "four_readers": old, "lanes": lanes}
+
+
+def _dump_result(result: dict[str, Any]) -> dict[str, Any]:
+    def outcome(o: Outcome) -> dict[str, Any]:
+        return {**o.__dict__, "mapping": o.mapping.__dict__}
+
+    return {
+        "chosen": {name: m.__dict__ for name, m in result["chosen"].items()},
+        "outcomes": [outcome(o) for o in result["outcomes"]],
+        "four_readers": [outcome(o) for o in result["four_readers"]],
+        "lanes": {name: {str(d): n for d, n in v.items()} for name, v in result["lanes"].items()},
+    }
+
+
+def _load_result(raw: dict[str, Any]) -> dict[str, Any]:
+    def outcome(o: dict[str, Any]) -> Outcome:
+        return Outcome(**{**o, "mapping": Mapping(**o["mapping"])})
+
+    return {
+        "chosen": {name: Mapping(**m) for name, m in raw["chosen"].items()},
+        "outcomes": [outcome(o) for o in raw["outcomes"]],
+        "four_readers": [outcome(o) for o in raw["four_readers"]],
+        "lanes": {name: {int(d): n for d, n in v.items()} for name, v in raw["lanes"].items()},
+    }
 
 
 def chart(outcomes: list[Outcome], path: Path = CHART) -> None:
@@ -834,6 +893,18 @@ def markdown(result: dict[str, Any], calibration: dict[str, Any] | None) -> str:
     ]
     for name, m in result["chosen"].items():
         lines.append(f"| {name} | {m.batch_size} | {m.window:g} | {m.parallelization} |")
+    scales = sorted({d for v in result["lanes"].values() for d in v})
+    lines += [
+        "",
+        "ParallelizationFactor each scale needs at those batch sizes and windows (young tables, "
+        "every scenario under 5 s):",
+        "",
+        "| consumer | " + " | ".join(f"{d // 1_000_000}M" for d in scales) + " |",
+        "|---|" + "---:|" * len(scales),
+    ]
+    for name, per_scale in result["lanes"].items():
+        cells = [str(per_scale[d]) if per_scale[d] else "over 4" for d in scales]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "#### p99 age of a record when its reader has applied it (seconds)",
@@ -898,6 +969,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calibrate", action="store_true", help="only the calibration")
     parser.add_argument("--no-calibration", action="store_true")
     parser.add_argument("--no-doc", action="store_true", help="print, do not write the docs")
+    parser.add_argument("--search", action="store_true", help="search the settings again")
+    parser.add_argument(
+        "--from-results",
+        action="store_true",
+        help="the doc and chart from bench/results/streams_sim.json (no simulation)",
+    )
     args = parser.parse_args(argv)
     calibration = None
     saved = RESULTS / "streams_calibration.json"
@@ -909,7 +986,13 @@ def main(argv: list[str] | None = None) -> int:
         (RESULTS / "streams_calibration.json").write_text(json.dumps(calibration, indent=1))
         if args.calibrate:
             return 0
-    result = report(quick=args.quick)
+    saved_result = RESULTS / "streams_sim.json"
+    if args.from_results and saved_result.exists():
+        result = _load_result(json.loads(saved_result.read_text()))
+    else:
+        result = report(quick=args.quick, search=args.search)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        saved_result.write_text(json.dumps(_dump_result(result), indent=1))
     text = markdown(result, calibration)
     print(text)
     if not args.no_doc:
