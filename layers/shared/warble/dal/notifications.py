@@ -91,14 +91,7 @@ class NotificationTable:
         )
 
     def create(self, notification: StoredNotification, dedupe: str) -> tuple[int, bool]:
-        pk = f"U#{notification.recipient}"
-        cause = NotificationItem(pk, f"D#{dedupe}", notification_id=notification.id)
-        cause.expires_at = self._ttl
-        item = NotificationItem(
-            pk, f"N#{padded(notification.id)}", kind=notification.kind, actor=notification.actor,
-            tweet_id=notification.tweet_id, tweet_author=notification.tweet_author,
-        )  # fmt: skip
-        item.expires_at = self._ttl
+        cause, item = self._items(notification, dedupe)
         try:
             with TransactWrite(connection=self._connection) as tx:
                 tx.save(cause, condition=NotificationItem.pk.does_not_exist())
