@@ -631,8 +631,7 @@ _NOT_SETTINGS = ("AWS_LAMBDA_", "LAMBDA_", "_HANDLER", "AWS_EXECUTION_ENV", "AWS
 def stack_environment(args: argparse.Namespace) -> dict[str, str]:
     """The settings the stack's functions run with (every function's environment merged: table
     names, database, Redis, limits), pointed at the stack's moto server."""
-    from infra.local.__main__ import DUMMY_CREDENTIALS, read_env_vars
-    from infra.local.lambdas import LambdaRuntime
+    from infra.local.lambdas import DUMMY_CREDENTIALS, LambdaRuntime, read_env_vars
     from infra.local.moto_server import _port_in_use
     from infra.local.provisioning import provision
     from infra.local.template import ResolveContext, load_template

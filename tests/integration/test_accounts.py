@@ -185,7 +185,7 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
         users=UserRepository(services.container().database),
         sessions=SessionRepository(services.container().database),
         profiles=LeasedCache(down, 60, keys.profile),
-        session_cache=LeasedCache(down, 60, lambda s: keys.session(*s)),
+        session_cache=LeasedCache(down, 60, lambda s: keys.session(s[0].hex(), s[1])),
         throttle=live._throttle,
         lookups=live._lookups,
         ids=services.ids(),

@@ -103,8 +103,9 @@ def _notification_table(settings: Settings) -> NotificationTable:
 
 
 # The keys of the caches whose subject is more than an id.
-def _session_key(subject: tuple[str, int | None]) -> keys.CacheKey:
-    return keys.session(*subject)
+def _session_key(subject: tuple[bytes, int | None]) -> keys.CacheKey:
+    token_hash, user_id = subject
+    return keys.session(token_hash.hex(), user_id)
 
 
 def _first_page_key(subject: tuple[int, str]) -> keys.CacheKey:
@@ -348,7 +349,7 @@ class Container:
             ),
             shields=self.shields,
             # Built on first use: only a tweet with media_ids reads the media table.
-            media=Deferred(lambda: self.media),
+            media=deferred(lambda: self.media),
             media_url=s.media_url.rstrip("/"),
         )
 
@@ -361,7 +362,7 @@ class Container:
 
         s = self.settings
         return MediaService(
-            store=Deferred(lambda: MediaTable(s)),
+            store=deferred(lambda: MediaTable(s)),
             objects=MediaBucket(s),
             process=process,
             ids=self.ids,

@@ -84,16 +84,17 @@ class SessionLookups:
         self,
         batch: shared.ReadBatch,
         user_id: int,
-        token_hash_hex: str,
+        token_hash: bytes,
         now_ms: int,
         limit: int,
         window_ms: int,
     ) -> Callable[[], GateAnswer | None]:
         """The gate's script queued in ``batch`` (the request's first round trip); its reader
         gives None when the session is not cached."""
+        digest = token_hash.hex()
         call_keys = [
-            keys.session(token_hash_hex, user_id).value,
-            keys.session_seen(token_hash_hex, user_id),
+            keys.session(digest, user_id).value,
+            keys.session_seen(digest, user_id),
             keys.user_budget(user_id),
         ]
         args = [keys.SEEN_THROTTLE_SECONDS, now_ms, limit, window_ms]
@@ -115,14 +116,12 @@ class SessionLookups:
         return ReadBatch(self._redis)
 
     def cached(
-        self, token_hash_hex: str, user_id: int | None = None
+        self, token_hash: bytes, user_id: int | None = None
     ) -> tuple[dict[str, Any], bool] | None:
         """(the cached session record, due for a touch), or None when it is not cached."""
+        digest = token_hash.hex()
         found = self._lookup(
-            keys=[
-                keys.session(token_hash_hex, user_id).value,
-                keys.session_seen(token_hash_hex, user_id),
-            ],
+            keys=[keys.session(digest, user_id).value, keys.session_seen(digest, user_id)],
             args=[keys.SEEN_THROTTLE_SECONDS],
         )
         if not found:
@@ -130,6 +129,6 @@ class SessionLookups:
         record, due = found
         return json.loads(record), bool(int(due))
 
-    def due_for_touch(self, token_hash_hex: str, user_id: int | None = None) -> bool:
-        seen = keys.session_seen(token_hash_hex, user_id)
+    def due_for_touch(self, token_hash: bytes, user_id: int | None = None) -> bool:
+        seen = keys.session_seen(token_hash.hex(), user_id)
         return bool(self._redis.set(seen, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS))

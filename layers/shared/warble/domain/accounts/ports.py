@@ -13,9 +13,10 @@ from warble.domain.shared import (
     ReadBatch,
 )
 
-# What a cached session is read and dropped by: its token's hash (hex) and the user the token
-# names (None for a token of the old form, which names none); warble.keys.session names its key.
-SessionSubject = tuple[str, int | None]
+# What a cached session is read and dropped by: its token's hash (SHA-256, as stored) and the
+# user the token names (None for a token of the old form, which names none); its key is named
+# from them where keys are (warble.keys.session, with the hash in hex).
+SessionSubject = tuple[bytes, int | None]
 
 
 class Session(Protocol):
@@ -95,15 +96,15 @@ class SessionLookups(Protocol):
         self,
         batch: ReadBatch,
         user_id: int,
-        token_hash_hex: str,
+        token_hash: bytes,
         now_ms: int,
         limit: int,
         window_ms: int,
     ) -> Later[GateAnswer | None]: ...
     def cached(
-        self, token_hash_hex: str, user_id: int | None = None
+        self, token_hash: bytes, user_id: int | None = None
     ) -> tuple[dict[str, Any], bool] | None: ...
-    def due_for_touch(self, token_hash_hex: str, user_id: int | None = None) -> bool: ...
+    def due_for_touch(self, token_hash: bytes, user_id: int | None = None) -> bool: ...
 
 
 class Profiles(Protocol):

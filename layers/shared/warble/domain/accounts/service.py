@@ -157,11 +157,11 @@ class AccountService:
         if not security.looks_like_token(token):
             return None
         user_id = security.token_user(token)
-        return _live(self._session(security.token_hash(token).hex(), user_id))
+        return _live(self._session(security.token_hash(token), user_id))
 
-    def _session(self, digest: str, user_id: int | None) -> dict[str, Any] | None:
+    def _session(self, digest: bytes, user_id: int | None) -> dict[str, Any] | None:
         def load() -> dict[str, Any] | None:
-            row = self._sessions.by_token_hash(bytes.fromhex(digest))
+            row = self._sessions.by_token_hash(digest)
             if row is None or (user_id is not None and row.user_id != user_id):
                 return None  # a token names its session's user, or no session
             return session_record(row)
@@ -190,7 +190,7 @@ class AccountService:
         user_id = security.token_user(token)
         if user_id is None:
             return lambda: (self.require_token(token), None)
-        digest = security.token_hash(token).hex()
+        digest = security.token_hash(token)
         read = self._lookups.gate_later(
             batch, user_id, digest, clock.epoch_ms(), budget.limit, budget.window_seconds * 1000
         )
@@ -212,7 +212,7 @@ class AccountService:
         if not security.looks_like_token(token):
             raise Unauthorized()
         user_id = security.token_user(token)
-        digest = security.token_hash(token).hex()
+        digest = security.token_hash(token)
         hit = self._lookups.cached(digest, user_id)
         if hit is None:
             record = self._session(digest, user_id)
@@ -222,7 +222,11 @@ class AccountService:
         return self._admit(record, due_for_touch, digest, user_id)
 
     def _admit(
-        self, record: dict[str, Any] | None, due_for_touch: bool, digest: str, user_id: int | None
+        self,
+        record: dict[str, Any] | None,
+        due_for_touch: bool,
+        digest: bytes,
+        user_id: int | None,
     ) -> Principal:
         verdict = _live(record)
         if verdict is None or (user_id is not None and verdict[0].user_id != user_id):
@@ -236,19 +240,17 @@ class AccountService:
             raise Unauthorized()
         return principal
 
-    def require_from_store(self, user_id: str, session_id: str, expires_at_ms: str) -> Principal:
-        """``require_token`` while Redis is unreachable: the session's row says whether it was
-        revoked. One PostgreSQL read per request, so only reads use it."""
-        if not user_id or not session_id:
-            raise Unauthorized()
-        principal = Principal(int(user_id), int(session_id))
+    def require_from_store(self, principal: Principal, expires_at_ms: int) -> Principal:
+        """The caller ``authenticate`` found, checked while Redis is unreachable: the session's
+        row says whether it was revoked (a cached session may have outlived a revocation whose
+        invalidation Redis lost). One PostgreSQL read per request, so only reads use it."""
         row = self._sessions.by_id(principal.session_id)
         if (
             row is None
             or row.user_id != principal.user_id
             or row.revoked_at is not None
             or row.expires_at <= clock.now()
-            or (expires_at_ms and int(expires_at_ms) <= clock.epoch_ms())
+            or expires_at_ms <= clock.epoch_ms()
         ):
             raise Unauthorized()
         return principal
@@ -275,7 +277,7 @@ class AccountService:
         # PostgreSQL first, then the cache: the lease makes any in-flight fill of the live
         # session fail, so the next check reads the revoked row.
         # Where either form of token keeps its session (only the hash is stored, not the form).
-        digest = row.token_hash.hex()
+        digest = row.token_hash
         self._session_cache.invalidate_many([(digest, principal.user_id), (digest, None)])
 
     # ---- profiles ----------------------------------------------------------------------
