@@ -40,6 +40,7 @@ GROUP_MODULES = (
     "bench.blocks",
     "bench.engagement",
     "bench.notifications",
+    "bench.streams",
     "bench.discover",
     "bench.conversations",
     "bench.media",

@@ -98,8 +98,8 @@ def _connections_table(stack) -> Any:
 def registered(stack, user_id: str) -> set[str]:
     """The user's connections in the registry (ConnectionsTable, read like the Pusher does)."""
     answer = _connections_table(stack).query(
-        KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": f"USER#{user_id}"},
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :conn)",
+        ExpressionAttributeValues={":pk": f"USER#{user_id}", ":conn": "CONN#"},
         ConsistentRead=True,
     )
     return {item["connection_id"] for item in answer["Items"]}
@@ -110,10 +110,20 @@ def unregister(stack, user_id: str) -> None:
     handshake's gap did (issue 34): the sockets stay open, and no push finds them."""
     connections = registered(stack, user_id)
     assert connections
-    with _connections_table(stack).batch_writer() as items:
+    table = _connections_table(stack)
+    with table.batch_writer() as items:
         for connection in connections:
             items.delete_item(Key={"pk": f"USER#{user_id}", "sk": f"CONN#{connection}"})
             items.delete_item(Key={"pk": f"CONN#{connection}", "sk": "META"})
+    # and from the user's set of connections that a stream batch reads
+    of_user = {"pk": f"USER#{user_id}", "sk": "CONNS"}
+    entries = table.get_item(Key=of_user, ConsistentRead=True).get("Item", {}).get("conns", set())
+    if gone := {entry for entry in entries if entry.split(" ")[0] in connections}:
+        table.update_item(
+            Key=of_user,
+            UpdateExpression="DELETE conns :gone",
+            ExpressionAttributeValues={":gone": gone},
+        )
 
 
 def test_a_pong_says_when_the_connection_is_no_longer_registered(stack, pair):
@@ -320,6 +330,12 @@ def _register(stack, user_id: str, connection_id: str) -> None:
                 "expires_at": expires,
             }
         )
+    # and the user's set of connections, which stream batches read (warble.dal.connections)
+    table.update_item(
+        Key={"pk": f"USER#{user_id}", "sk": "CONNS"},
+        UpdateExpression="ADD conns :entry",
+        ExpressionAttributeValues={":entry": {f"{connection_id} {expires}"}},
+    )
 
 
 def test_bad_frames_get_error_frames_and_the_connection_stays_open(stack, pair, new_user):

@@ -10,6 +10,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:counts             | string | COUNTS_CACHE_TTL_SECONDS  | follow counts (JSON)  |
 | {u:<user_id>}:counts:lease       | string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:following          | hash   | MEMBERSHIP_TTL_SECONDS    | who I follow (vers.)  |
+| {u:<user_id>}:followers          | hash   | MEMBERSHIP_TTL_SECONDS    | my followers (fan-out)|
 | {u:<user_id>}:liked              | hash   | MEMBERSHIP_TTL_SECONDS    | my recent likes       |
 | {u:<user_id>}:retweeted          | hash   | MEMBERSHIP_TTL_SECONDS    | my recent retweets    |
 | {u:<user_id>}:blocks             | hash   | MEMBERSHIP_TTL_SECONDS    | blocks, mutes (vers.) |
@@ -105,9 +106,9 @@ def first_page(user_id: int, which: str) -> CacheKey:
 
 
 def memberships(kind: str, user_id: int) -> CacheKey:
-    """A user's versioned membership hash: ``following``, ``liked``, ``retweeted``
-    (warble.dal.memberships) or ``blocks`` (warble.dal.blocks), and the lease that guards its
-    rebuild."""
+    """A user's versioned membership hash: ``following``, ``followers`` (the fan-out's),
+    ``liked``, ``retweeted`` (warble.dal.memberships) or ``blocks`` (warble.dal.blocks), and
+    the lease that guards its rebuild."""
     base = f"{{u:{user_id}}}:{kind}"
     return CacheKey(base, f"{base}:lease")
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from warble.dal.memberships import MembershipSets
     from warble.dal.notifications import NotificationTable
     from warble.dal.postgres import Database
-    from warble.dal.redis import RedisClient
+    from warble.dal.redis import RedisClient, WriteBatch
     from warble.dal.streams import StreamDecoder
     from warble.dal.tweets import TweetStore
     from warble.dal.websocket import WebSocketSender
@@ -114,6 +114,11 @@ def _first_page_key(subject: tuple[int, str]) -> keys.CacheKey:
     return keys.first_page(*subject)
 
 
+def _same_key(subject: keys.CacheKey) -> keys.CacheKey:
+    """A cache addressed by its keys themselves (dropping several kinds of key at once)."""
+    return subject
+
+
 def _decoder(store: str) -> Callable[[dict[str, Any]], Any]:
     """``warble.dal.<store>.decode_record``, imported on its first record."""
     found: list[Callable[[dict[str, Any]], Any]] = []
@@ -126,6 +131,10 @@ def _decoder(store: str) -> Callable[[dict[str, Any]], Any]:
         return found[0](record)
 
     return decode
+
+
+def _ids_of(read: Callable[[], list[Any]]) -> Callable[[], set[int]]:
+    return lambda: {t.id for t in read()}
 
 
 class Container:
@@ -147,6 +156,12 @@ class Container:
         from warble.dal.redis import connect
 
         return connect(self.settings)
+
+    def write_batch(self) -> WriteBatch:
+        """A stream batch's writes to Redis, sent together (``warble.domain.shared.Writes``)."""
+        from warble.dal.redis import WriteBatch
+
+        return WriteBatch(self.redis)
 
     @cached_property
     def database(self) -> Database:
@@ -397,6 +412,7 @@ class Container:
                 backfill=s.follow_backfill,
             ),
             shields=self.shields,
+            followers=self._memberships("followers"),
         )
 
     @cached_property
@@ -500,14 +516,18 @@ class Container:
         return rules
 
     def counters_changed(self, counter_keys: set[str]) -> None:
-        """Drop the cached copies of counters that changed (users' and tweets'), and copy
-        followers_count to the search index."""
+        """Drop the cached copies of counters that changed (users' and tweets'), in one round
+        trip, and copy followers_count to the search index."""
         from warble.dal import store_unavailable
         from warble.domain.counters.ports import owner_of
 
-        self.graph.counters_applied(counter_keys)
-        self.tweets.counters_applied(counter_keys)
-        users = [o[1] for o in map(owner_of, counter_keys) if o is not None and o[0] == "user"]
+        owners = [owner for key in counter_keys if (owner := owner_of(key)) is not None]
+        dropped = [
+            keys.counts(uid) if kind == "user" else keys.tweet_counts(uid) for kind, uid in owners
+        ]
+        # One cache over both kinds of key, so that both go in one round trip.
+        self._cache(self.settings.counts_cache_ttl_seconds, _same_key).invalidate_many(dropped)
+        users = [uid for kind, uid in owners if kind == "user"]
         try:
             self.search.followers_changed(users)
         except store_unavailable():
@@ -599,6 +619,10 @@ class Container:
             push=lambda user_ids, message: self.pusher.push(user_ids, message),
             push_each=lambda user_ids, frames: self.pusher.push_each(user_ids, frames),
             shields=self.shields,
+            pushes=Deferred(lambda: self.pusher),
+            existing_later=lambda batch, pairs: _ids_of(
+                tweets.load_later(batch, pairs, fill=False)
+            ),
             policy=NotificationPolicy(
                 cap_per_window=s.notification_recipient_cap,
                 cap_window_seconds=s.notification_cap_window_seconds,

@@ -36,7 +36,7 @@ from warble.domain.counters.ports import CounterStore, Delta, owner_of, user_cou
 from warble.domain.graph.answers import Degree, MutualFriends, RelationshipNow
 from warble.domain.graph.ports import FollowRejected, GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, at_once
+from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, Writes, at_once
 from warble.errors import (
     Blocked,
     CannotFollowSelf,
@@ -190,6 +190,12 @@ class GraphService:
         # so does the stream's copy, in case the write path's container died after its commit.
         self._friends.invalidate_many([event.follower, event.followee])
 
+    def follow_seen_later(self, writes: Writes, event: Followed | Unfollowed) -> None:
+        """``follow_seen``, queued in a stream batch's writes."""
+        if event.seq is not None:
+            present = isinstance(event, Followed)
+            self._following.apply_later(writes, event.follower, event.followee, event.seq, present)
+
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
         owners = [owner_of(key) for key in counter_keys]
@@ -239,6 +245,18 @@ class GraphService:
             yield from (uid for uid, _ in rows)
             if not more or not rows:
                 return
+            before = rows[-1][1]
+
+    def followers_versions(self, user_id: int) -> dict[int, int]:
+        """Every follower of a user with the follow's ``seq`` (its version in the fan-out's
+        followers hash), a Query per ``FOLLOWER_PAGE``."""
+        found: dict[int, int] = {}
+        before = None
+        while True:
+            rows, more = self._store.page(user_id, "followers", FOLLOWER_PAGE, before)
+            found.update(rows)
+            if not more or not rows:
+                return found
             before = rows[-1][1]
 
     def friends(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> UserPage:
@@ -307,7 +325,7 @@ class GraphService:
         return at_once(self._counts.batch(), lambda batch: self.counts_later(batch, user_ids))
 
     def counts_later(
-        self, batch: ReadBatch, user_ids: list[int]
+        self, batch: ReadBatch, user_ids: list[int], fill: bool = True
     ) -> Later[dict[int, dict[str, int]]]:
         unique = list(dict.fromkeys(user_ids))
 
@@ -324,7 +342,7 @@ class GraphService:
                 for uid in wanted
             ]
 
-        read = self._counts.get_many_later(batch, unique, load)
+        read = self._counts.get_many_later(batch, unique, load, fill=fill)
 
         def counts() -> dict[int, dict[str, int]]:
             return {uid: value or {} for uid, value in zip(unique, read(), strict=True)}

@@ -340,13 +340,13 @@ class TweetService:
         return at_once(self._cache.batch(), lambda batch: self.load_later(batch, pairs))
 
     def load_later(
-        self, batch: ReadBatch, pairs: list[tuple[int, int]]
+        self, batch: ReadBatch, pairs: list[tuple[int, int]], fill: bool = True
     ) -> Later[list[StoredTweet]]:
         def fetch(missing: list[int]) -> list[dict[str, Any] | None]:
             found = {t.id: t for t in self._store.get_many([pairs[i] for i in missing])}
             return [found[pairs[i][1]].record() if pairs[i][1] in found else None for i in missing]
 
-        read = self._cache.get_many_later(batch, [tid for _, tid in pairs], fetch)
+        read = self._cache.get_many_later(batch, [tid for _, tid in pairs], fetch, fill=fill)
 
         def tweets() -> list[StoredTweet]:
             return [
