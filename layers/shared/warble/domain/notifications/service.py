@@ -29,9 +29,9 @@
   recipients' connections in one BatchGetItem, one Redis round trip for the blocks, the cap and
   what a push renders, the notifications and their dedupe items in transactions of 100 items,
   one round trip to count them (and start the connected recipients' counts), one to finish the
-  counts, then one ``@connections`` post per connection and notification, except that a
-  recipient with more than ``PUSH_EACH`` new notifications in one batch is pushed the newest
-  only, with the counts of all of them (a burst is one update on the client, not a flood).
+  counts, then one ``@connections`` post per connection and notification (API.md: every
+  notification is pushed; the per-recipient cap per window bounds a burst, and the posts to
+  one connection go in order while the connections are posted to concurrently).
 """
 
 from __future__ import annotations
@@ -77,9 +77,6 @@ LIST_TYPES = (*STORED_TYPES, "system")
 COUNT_TYPES = (*STORED_TYPES, "message", "system", "home")
 # Types whose read position is kept (``message`` reads are the conversations' own).
 POSITION_TYPES = (*STORED_TYPES, "system", "home")
-
-# New notifications of one recipient in one batch pushed one by one; beyond, the newest only.
-PUSH_EACH = 3
 
 MENTION = re.compile(r"(?<![A-Za-z0-9_])@([A-Za-z0-9_]{1,15})(?![A-Za-z0-9_])")
 MAX_MENTIONS = 10  # users notified per tweet; more names are ignored
@@ -403,8 +400,7 @@ class NotificationService:
             if self._warm_up(recipient, snap):
                 snap = self._unread.snapshot(recipient)
             counts = dataclasses.asdict(self._counts(recipient, snap))
-            for view in self._render_known(items[-1:] if len(items) > PUSH_EACH else items,
-                                           {}, actors, alive):  # fmt: skip
+            for view in self._render_known(items, {}, actors, alive):
                 frame = {"type": "notification",
                          "data": {**dataclasses.asdict(view), "unread_counts": counts}}  # fmt: skip
                 posts += [(connection, frame) for connection in connected[recipient]]
