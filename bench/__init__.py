@@ -40,8 +40,10 @@ GROUP_MODULES = (
     "bench.blocks",
     "bench.engagement",
     "bench.notifications",
+    "bench.streams",
     "bench.discover",
     "bench.conversations",
     "bench.media",
+    "bench.search",
     "bench.coldstart",
 )

@@ -695,6 +695,7 @@ def measure_consumers(
             }
             per_record["records"] = len(group)
             per_record["batch_size"] = mapping.batch_size
+            per_record["batch_window"] = mapping.batching_window
             out[f"{mapping.function_name} <- {kind}"] = per_record
     return out
 
@@ -845,8 +846,9 @@ LOWER = {
     "API Gateway HTTP requests": "clients trust the pushed `unread_counts` and poll only on"
     " (re)connect: 144 of the ~380 HTTP requests a user makes a day are unread polls (-37%);"
     " past that, an Application Load Balancer prices per LCU-hour, not per request",
-    "API Gateway WebSocket": "ping every 5 minutes instead of every minute (the API's idle"
-    " timeout is 10): 30 pings and 30 pongs a user a day become 6 and 6",
+    "API Gateway WebSocket": "a heartbeat every 5 minutes instead of every 30 s (the API's"
+    " idle timeout is 10 minutes; a push's 410 also tells a dead connection): 60 pings and 60"
+    " pongs a user a day become 6 and 6",
     "Lambda requests": "fewer HTTP requests (the polls above); pings answered without a Lambda"
     " (a MOCK route response on the ping route)",
     "Lambda compute (GB-s)": "login at 1,769 MB (a full vCPU: bcrypt at cost 12 is ~0.2 s of"

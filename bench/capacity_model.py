@@ -52,7 +52,7 @@ TRAFFIC = {
     "login": 0.1,  # seed 000
 }
 CONNECTED_MINUTES = 30  # WebSocket minutes per daily user per day
-PING_EVERY_MINUTES = 1  # web/src/live.js pings every 60 s while connected
+PING_EVERY_MINUTES = 0.5  # web/src/live.js's heartbeat: a ping every 30 s while connected
 CONNECTIONS_PER_DAY = 3  # WebSocket connections opened per daily user per day
 TRAFFIC["ws_ping"] = CONNECTED_MINUTES / PING_EVERY_MINUTES
 HTTP = ("profile", "home", "unread", "notifications", "tweet", "post", "like", "follow",
@@ -593,13 +593,12 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     add("WebSocketFunction", connects * 2, connect, connects * 2)
     log_bytes_month += connects * 2 * MONTH_DAYS * PLATFORM_LOG_BYTES
     profile = inputs.profiles.get(PROFILES.get(dau, ""), {})
-    windowed = float(profile.get("StreamBatchWindow", 0)) > 0
-    fill = BATCH_FILL_WINDOWED if windowed else BATCH_FILL
     for action, consumers in _consumer_costs(m).items():
         for consumer, kind, cost in consumers:
             cost = _fanout_adjusted(consumer, kind, cost, m)
-            size = int(profile.get("StreamBatchSize", cost.get("batch_size", 100)))
-            batches = per_day[action] / (fill * max(1, size))
+            # the template's mapping (issue 29's settings): a batching window fills batches
+            fill = BATCH_FILL_WINDOWED if cost.get("batch_window", 0) else BATCH_FILL
+            batches = per_day[action] / (fill * max(1, cost.get("batch_size", 100)))
             add(consumer, per_day[action], cost, batches)
             log_bytes_month += batches * MONTH_DAYS * PLATFORM_LOG_BYTES
 

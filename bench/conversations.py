@@ -332,8 +332,8 @@ class PushStack:
     def connection_ids(self, user: str) -> list[str]:
         items = self.ddb.query(
             TableName=self.connections_table,
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": f"USER#{user}"}},
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :conn)",
+            ExpressionAttributeValues={":pk": {"S": f"USER#{user}"}, ":conn": {"S": "CONN#"}},
             ConsistentRead=True,
         )["Items"]
         return [item["connection_id"]["S"] for item in items]

@@ -185,6 +185,25 @@ def graph_events(base: dict) -> dict[str, dict]:
     }
 
 
+def search_events(base: dict) -> dict[str, dict]:
+    """SearchFunction's routes: people search, a hashtag's page, trends."""
+
+    def route(route: str, path: str, query: dict[str, str] | None = None, **params: str) -> dict:
+        event = http_event(base, "GET", route, path, params=params or None)
+        if query:
+            event["rawQueryString"] = "&".join(f"{k}={v}" for k, v in query.items())
+            event["queryStringParameters"] = query
+        return event
+
+    return {
+        "search/users.json": route("/v1/search/users", "/v1/search/users", {"q": "jose"}),
+        "search/hashtag.json": route(
+            "/v1/hashtags/{tag}/tweets", "/v1/hashtags/warble/tweets", tag="warble"
+        ),
+        "search/trends.json": route("/v1/trends", "/v1/trends"),
+    }
+
+
 def stream_event(base: dict, table: str, items: list[tuple[str, dict, dict]]) -> dict:
     """`sam local generate-event dynamodb update`, re-keyed as ``table``'s stream: one record per
     (eventName, Keys, image); INSERT carries NewImage, REMOVE OldImage."""
@@ -394,6 +413,7 @@ def main() -> None:
         "media/upload-created.json": upload_event(),
     }
     events.update(graph_events(base))
+    events.update(search_events(base))
     events.update(tweet_events(base))
     events.update(conversation_events(base))
     for name, event in events.items():

@@ -108,6 +108,8 @@ class Settings:
     # Direct messages (warble.dal.conversations).
     conversations_table: str = "warble-local-conversations"
     messages_table: str = "warble-local-messages"
+    # Search and hashtags (warble.domain.search, warble.domain.hashtags): each tag's timeline.
+    hashtags_table: str = "warble-local-hashtags"
     tweet_cache_ttl_seconds: int = 86_400
     # Home timelines (warble.dal.timelines): seed 001's 800, 30 days of inactivity, and the
     # follower count above which an author is not fanned out but merged in at read time.

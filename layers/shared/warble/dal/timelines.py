@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from warble import keys
 from warble.dal.hot import HotCache, held_sets
-from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined, queued
+from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined, queued, written
 
 if TYPE_CHECKING:
     from warble.domain import shared
@@ -32,6 +32,19 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
 redis.call('ZREMRANGEBYRANK', KEYS[1], 1, -(tonumber(ARGV[2]) + 1))
 return 1
+"""
+
+
+# KEYS: a home timeline; ARGV: ":<author>". One author's entries out (an unfollow), in one call.
+_REMOVE_AUTHOR = """
+local doomed = {}
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(m, -#ARGV[1]) == ARGV[1] then doomed[#doomed + 1] = m end
+end
+for i = 1, #doomed, 500 do
+  redis.call('ZREM', KEYS[1], unpack(doomed, i, math.min(i + 499, #doomed)))
+end
+return #doomed
 """
 
 
@@ -59,6 +72,62 @@ class TimelineStore:
         self._ttl = ttl_seconds
         self._chunk = chunk
         self._push = redis.register_script(_PUSH_IF_BUILT)
+        self._remove_author = redis.register_script(_REMOVE_AUTHOR)
+
+    # ---- a stream batch's writes, queued in stream order (WriteBatch) ------------------------
+    def push_later(self, writes: shared.Writes, user_ids: Iterable[int], entry: str) -> None:
+        """``push``: ``entry`` into each built timeline among ``user_ids``."""
+        for user_id in user_ids:
+            written(writes).script(self._push, [keys.home_timeline(user_id)], [entry, self._cap])
+
+    def remove_later(self, writes: shared.Writes, user_ids: Iterable[int], entry: str) -> None:
+        for user_id in user_ids:
+            written(writes).add("ZREM", keys.home_timeline(user_id), entry)
+
+    def remember_recent_later(self, writes: shared.Writes, author_id: int, entry: str) -> None:
+        written(writes).script(
+            self._push, [keys.author_recent(author_id)], [entry, self._recent_cap]
+        )
+
+    def forget_recent_later(self, writes: shared.Writes, author_id: int, entry: str) -> None:
+        written(writes).add("ZREM", keys.author_recent(author_id), entry)
+
+    def add_later(self, writes: shared.Writes, user_id: int, entries: list[str]) -> None:
+        """``add``: a backfill into a built timeline."""
+        key = keys.home_timeline(user_id)
+        for entry in entries:
+            written(writes).script(self._push, [key], [entry, self._cap])
+
+    def remove_author_later(self, writes: shared.Writes, user_id: int, author_id: int) -> None:
+        written(writes).script(
+            self._remove_author, [keys.home_timeline(user_id)], [f":{author_id}"]
+        )
+
+    def forget_celebrities_later(self, writes: shared.Writes, user_id: int) -> None:
+        written(writes).add("DEL", keys.home_celebrities(user_id))
+
+    def recent_later(
+        self, batch: shared.ReadBatch, author_ids: list[int], limit: int
+    ) -> Callable[[], dict[int, list[str] | None]]:
+        """Each author's newest ``limit`` entries, or None where the set is not built."""
+        batch = queued(batch)
+        reads = [
+            (
+                batch.add("EXISTS", keys.author_recent(a)),
+                batch.add(
+                    "ZREVRANGEBYLEX", keys.author_recent(a), "+", f"({SENTINEL}", "LIMIT", 0, limit
+                ),
+            )
+            for a in author_ids
+        ]
+
+        def recent() -> dict[int, list[str] | None]:
+            return {
+                a: (list(entries()) if built() else None)
+                for a, (built, entries) in zip(author_ids, reads, strict=True)
+            }
+
+        return recent
 
     # ---- fan-out (stream consumer) ---------------------------------------------------------
     def push(self, user_ids: Iterable[int], entry: str) -> int:

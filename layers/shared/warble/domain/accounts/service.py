@@ -312,7 +312,7 @@ class AccountService:
         return at_once(self._profiles.batch(), lambda batch: self.profiles_later(batch, user_ids))
 
     def profiles_later(
-        self, batch: ReadBatch, user_ids: list[int]
+        self, batch: ReadBatch, user_ids: list[int], fill: bool = True
     ) -> Later[dict[int, dict[str, Any]]]:
         """``profiles`` with its MGET queued in ``batch`` (read with other stores' reads)."""
         unique = list(dict.fromkeys(user_ids))
@@ -322,7 +322,7 @@ class AccountService:
             rows = {int(row["id"]): row for row in found}
             return [profile_record(rows[unique[i]]) if unique[i] in rows else None for i in missing]
 
-        read = self._profiles.get_many_later(batch, unique, load)
+        read = self._profiles.get_many_later(batch, unique, load, fill=fill)
 
         def profiles() -> dict[int, dict[str, Any]]:
             records = read()
