@@ -843,9 +843,11 @@ def inputs_from_results(m: dict[str, Any]) -> Any:
 
 # What lowers each cost item (the five largest at 100M are listed with these).
 LOWER = {
-    "API Gateway HTTP requests": "clients trust the pushed `unread_counts` and poll only on"
-    " (re)connect: 144 of the ~380 HTTP requests a user makes a day are unread polls (-37%);"
-    " past that, an Application Load Balancer prices per LCU-hour, not per request",
+    "API Gateway HTTP requests": "clients trust the pushed `unread_counts` (issue 34 pushes"
+    " them with every notification and fanned-out tweet) and poll only on (re)connect: seed"
+    " 004's 144 polls are 37% of the ~380 HTTP requests a user makes a day (the web client"
+    " already polls once a minute); past that, an Application Load Balancer prices per"
+    " LCU-hour, not per request",
     "API Gateway WebSocket": "a heartbeat every 5 minutes instead of every 30 s (the API's"
     " idle timeout is 10 minutes; a push's 410 also tells a dead connection): 60 pings and 60"
     " pongs a user a day become 6 and 6",
