@@ -20,6 +20,7 @@ import pytest
 
 from tests.e2e.conftest import unique_name
 from tests.e2e.test_conversations_ws import unregister
+from tests.e2e.test_tweets_http import eventually
 from tests.support.browser import PHONE, VIEWPORT, WebUser, chromium, screenshot_dir
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
@@ -598,6 +599,8 @@ def test_every_screen_at_phone_size_is_accessible_and_fits(stack, new_user, pers
             "([key, spot]) => localStorage.setItem(key, spot)",
             [f"warble.location.{me['id']}", json.dumps({"lat": lat + 0.01, "lon": lon})],
         )
+    with stack.client(token) as mine:  # the hashtag page lists it once the stream indexed it
+        eventually(lambda: mine.get("/v1/hashtags/meetup/tweets").json()["items"], SETTLE_MS / 1000)
     world = {
         "friend": friend["username"],
         "reply": reply.json()["id"],
