@@ -22,5 +22,6 @@ if [[ ! -x "$CHECKOV" ]] || [[ "$("$CHECKOV" --version 2>/dev/null)" != "$CHECKO
 fi
 
 echo "==> checkov $("$CHECKOV" --version) on template.yaml"
-"$CHECKOV" --file template.yaml --framework cloudformation --compact --quiet
+# --skip-download: nothing fetched from Prisma Cloud (its guidelines need a network and are only links)
+"$CHECKOV" --file template.yaml --framework cloudformation --compact --quiet --skip-download
 echo "checkov: no finding (each accepted one is skipped in its resource's Metadata, with its reason)"

@@ -16,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import fnmatch
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -35,7 +37,6 @@ from infra.local.events import (
     websocket_disconnect_event,
     websocket_message_event,
 )
-from infra.local.http_gateway import policy_allows
 from infra.local.lambdas import InvokeResult, LambdaRuntime
 from infra.local.quotas import PARSER_LIMITS, over_quota
 from infra.local.template import ResolveContext, Template
@@ -47,6 +48,7 @@ __all__ = [
     "WsRoute",
     "authorizer_decision",
     "load_websocket_api",
+    "policy_allows",
 ]
 
 log = logging.getLogger("infra.local.ws")
@@ -556,6 +558,28 @@ def _query_pairs(raw_query_string: str) -> list[tuple[str, str]]:
     from urllib.parse import parse_qsl
 
     return parse_qsl(raw_query_string, keep_blank_values=True)
+
+
+def policy_allows(policy: Mapping[str, Any], arn: str) -> bool:
+    """Whether an authorizer's IAM policy lets ``execute-api:Invoke`` reach ``arn`` (a Deny
+    that matches wins, as IAM has it)."""
+    statements = policy.get("Statement") or []
+    if isinstance(statements, dict):
+        statements = [statements]
+    allowed = False
+    for statement in statements:
+        actions = statement.get("Action") or []
+        resources = statement.get("Resource") or []
+        actions = [actions] if isinstance(actions, str) else actions
+        resources = [resources] if isinstance(resources, str) else resources
+        action_ok = any(fnmatch.fnmatchcase("execute-api:Invoke", a) for a in actions)
+        resource_ok = any(fnmatch.fnmatchcase(arn, r) for r in resources)
+        if action_ok and resource_ok:
+            if statement.get("Effect") == "Deny":
+                return False
+            if statement.get("Effect") == "Allow":
+                allowed = True
+    return allowed
 
 
 def authorizer_decision(

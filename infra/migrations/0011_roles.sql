@@ -10,7 +10,8 @@
 --   warble_accounts  AccountsFunction: sign-up, login, sessions, profile edits
 --   warble_operator  OperatorFunction: admins' accounts
 --
--- A migration that adds a table or a column grants it here to the roles that use it.
+-- A migration that adds a table or a column grants it to the roles that use it, in a migration
+-- of its own that depends on this one (0012_search_grants.sql).
 -- depends: 0010_login_keys
 
 -- Roles belong to the whole cluster (every database of it): made once, whichever database's

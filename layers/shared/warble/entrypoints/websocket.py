@@ -5,7 +5,8 @@ A connection belongs to the session its token opened (API.md "WebSocket"). The a
 that session and hands it to every later event of the connection (API Gateway passes an
 authorizer's context to each route), so each frame is checked against its session, and spends
 its user's budget, in one Redis script (``AccountService.session_gate_later``) without reading
-the connection registry. A frame of an ended session is refused and its connection closed.
+the connection registry (sendMessage reads it after: whether pushes can find the connection). A
+frame of an ended session is refused and its connection closed.
 
 Frames follow API.md: client ``{"action": ...}``, server ``{"type": ..., "data": {...}}``. A bad
 frame (not JSON, unknown action, invalid fields, not a participant) is answered with an
@@ -36,7 +37,7 @@ class Caller:
 
     user_id: int
     session_id: int
-    digest: str  # the token's SHA-256, which keys its cached session
+    digest: bytes  # the token's SHA-256, which keys its cached session
     names_user: bool  # a token of the current form (``wbl_<user>_...``)
 
     def context(self) -> dict[str, Any]:
@@ -44,7 +45,7 @@ class Caller:
         return {
             "user_id": str(self.user_id),
             "session_id": str(self.session_id),
-            "session": self.digest,
+            "session": self.digest.hex(),
             "names_user": self.names_user,
         }
 
@@ -55,7 +56,7 @@ def _caller(event: dict[str, Any]) -> Caller | None:
         return Caller(
             int(found["user_id"]),
             int(found["session_id"]),
-            str(found["session"]),
+            bytes.fromhex(str(found["session"])),
             found.get("names_user") in (True, "true"),
         )
     except (KeyError, TypeError, ValueError):
@@ -99,9 +100,7 @@ def authorize(event: dict[str, Any]) -> dict[str, Any]:
         return _policy("anonymous", "Deny", event["methodArn"])
     if not _within_budget(who, spent):
         return _policy(str(who.user_id), "Deny", event["methodArn"])
-    caller = Caller(
-        who.user_id, who.session_id, token_hash(token).hex(), token_user(token) is not None
-    )
+    caller = Caller(who.user_id, who.session_id, token_hash(token), token_user(token) is not None)
     return _policy(str(who.user_id), "Allow", event["methodArn"], caller.context())
 
 
@@ -218,8 +217,13 @@ def _end_connection(event: dict[str, Any]) -> None:
 
 
 def on_ping(event: dict[str, Any]) -> dict[str, Any]:
+    """``registered``: whether pushes can find this connection. A client that reads false
+    connects again (its registration is gone: a push refused in the handshake's gap, an
+    expiry), rather than show itself live while nothing reaches it."""
     if _admitted(event) is not None:
-        _reply(event, {"type": "pong", "data": {}})
+        connection_id = event["requestContext"]["connectionId"]
+        registered = services.container().connections.owner(connection_id)
+        _reply(event, {"type": "pong", "data": {"registered": registered is not None}})
     return {"statusCode": 200}
 
 
@@ -276,6 +280,10 @@ def on_send_message(event: dict[str, Any]) -> dict[str, Any]:
         if raw is None:
             raw = jsonbody.loads(event.get("body") or "")
         frame = SendMessageFrame.model_validate(raw)
+        # A connection pushes cannot find (its registration expired or was lost) is told so:
+        # the web client connects again and sends the message over HTTP (issue 34).
+        if services.container().connections.owner(connection_id) is None:
+            raise Unauthorized("This connection is not registered.")
         service = services.conversations()
         sent = service.send(who.user_id, int(frame.conversation_id), frame.text, frame.client_id)
     except ValidationError as exc:

@@ -90,6 +90,48 @@ class Pusher:
             self._connections.remove_if_older(connection, cutoff)
         return PushReport(outcomes.count("ok"), gone, outcomes.count("failed"))
 
+    def push_each(
+        self,
+        user_ids: Iterable[int],
+        frames: Callable[[list[int]], dict[int, dict[str, Any]]],
+    ) -> PushReport:
+        """A frame of its own to every connection of each user: the users' connections in one
+        lookup, then ``frames`` asked once, for the users that have a connection, so nothing is
+        made for the others."""
+        users = list(dict.fromkeys(user_ids))
+        found = self.connected(users)
+        made = frames([u for u in users if found.get(u)])
+        return self.post_all([(c, made[u]) for u in users if u in made for c in found.get(u, ())])
+
+    def connected(self, user_ids: list[int]) -> dict[int, list[str]]:
+        """The open connections of many users, in one lookup (a stream batch's recipients)."""
+        return self._connections.for_users(user_ids) if user_ids else {}
+
+    def post_all(self, posts: list[tuple[str, dict[str, Any]]]) -> PushReport:
+        """Post each ``(connection, frame)``, concurrently, in order per connection; forget
+        the connections API Gateway refuses with 410 (unless young enough to be in their
+        handshake, as ``push`` does)."""
+        by_connection: dict[str, list[dict[str, Any]]] = {}
+        for connection, frame in posts:
+            by_connection.setdefault(connection, []).append(frame)
+
+        def send(item: tuple[str, list[dict[str, Any]]]) -> list[str]:
+            connection, frames = item
+            outcomes = []
+            for frame in frames:
+                outcomes.append(self._post(connection, frame))
+                if outcomes[-1] == "gone":
+                    break
+            return outcomes
+
+        results = list(self._pool.map(send, by_connection.items()))
+        gone = [c for c, outcomes in zip(by_connection, results, strict=True) if "gone" in outcomes]
+        cutoff = clock.epoch_ms() - HANDSHAKE_GRACE_MS
+        for connection in gone:
+            self._connections.remove_if_older(connection, cutoff)
+        flat = [o for outcomes in results for o in outcomes]
+        return PushReport(flat.count("ok"), gone, flat.count("failed"))
+
     def close_sessions(self, user_id: int, session_ids: Collection[int]) -> int:
         """End the connections of these sessions of a user: forgotten first (no push finds
         them from then on), then closed through ``@connections`` DELETE. A registration that
