@@ -127,8 +127,6 @@ def _prepare_services(
     )
     if exclusive is not None and db_name:
         exclusive.enter_context(holding(f"warble.scratch:{db_name}", db_host, db_port))
-    if redis_url:
-        _cache_users(template, context, redis_url)
     if empty:
         if db_name:
             drop_database(db_name, host=db_host, port=db_port)
@@ -139,29 +137,6 @@ def _prepare_services(
         applied = prepare_database(db_name, host=db_host, port=db_port)
         if applied:
             log.info("database %s: applied migrations %s", db_name, ", ".join(applied))
-
-
-def _cache_users(template: Template, context: ResolveContext, redis_url: str) -> None:
-    """The cache's IAM users (AWS::ElastiCache::User, AuthenticationMode iam) as ACL users of the
-    local Redis: their name (the resolved UserId, which REDIS_IAM_USER names), any password (an
-    IAM token is one), and their access string, so a command the user may not run on AWS is
-    refused here too. The local Redis's default user is left as it is (the tests use it)."""
-    import redis
-
-    users = [
-        (logical_id, resource.get("Properties") or {})
-        for logical_id, resource in template.resources.items()
-        if resource.get("Type") == "AWS::ElastiCache::User"
-        and ((resource.get("Properties") or {}).get("AuthenticationMode") or {}).get("Type")
-        == "iam"
-    ]
-    if not users:
-        return
-    with redis.Redis.from_url(redis_url) as client:
-        for logical_id, props in users:
-            name = str(template.resolve({"Ref": logical_id}, context))
-            rules = str(props.get("AccessString", "")).split()
-            client.execute_command("ACL", "SETUSER", name, "reset", "nopass", *rules)
 
 
 def _empty_redis(url: str, cluster: str | None) -> None:

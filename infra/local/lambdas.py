@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from infra.local.cache_users import ensure_cache_users
 from infra.local.template import FunctionSpec, ResolveContext, Template, to_env_value
 
 __all__ = [
@@ -216,6 +217,7 @@ class LambdaRuntime:
         self._all: set[_Worker] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self._cache_users_on: set[tuple[str, str]] = set()
         self._executor = ThreadPoolExecutor(
             max_workers=max(32, max_workers_per_function * len(template.functions)),
             thread_name_prefix="lambda-invoke",
@@ -387,6 +389,19 @@ class LambdaRuntime:
         error = {"errorType": error_type, "errorMessage": message, "stackTrace": []}
         return InvokeResult(False, None, error, _ms(started), cold, request_id)
 
+    def _ensure_cache_users(self, environment: dict[str, str]) -> None:
+        """The cache user a function signs in as (REDIS_IAM_USER) exists on the Redis it is
+        given, as the template's AWS::ElastiCache::User does on AWS: made once per runtime and
+        server, before the first worker that needs it."""
+        url, cluster = environment.get("REDIS_URL"), environment.get("REDIS_CLUSTER", "")
+        if not environment.get("REDIS_IAM_USER") or not url:
+            return
+        with self._lock:
+            if (url, cluster) in self._cache_users_on:
+                return
+            ensure_cache_users(self.template, self.context, url, cluster.lower() == "true")
+            self._cache_users_on.add((url, cluster))
+
     def _acquire(self, spec: FunctionSpec) -> tuple[_Worker, bool, dict[str, Any] | None]:
         """An idle warm worker, or a new one (cold) when all are busy and the cap allows."""
         if self._closed:
@@ -406,9 +421,11 @@ class LambdaRuntime:
                     break
                 pool.changed.wait()
         try:
+            environment = self.environment_for(spec.name)
+            self._ensure_cache_users(environment)
             worker = _Worker(
                 spec,
-                self.environment_for(spec.name),
+                environment,
                 self.sys_path_for(spec.name),
                 self.python,
                 self.log_line,

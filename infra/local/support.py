@@ -15,7 +15,7 @@ Accepted without a local counterpart (documented, deliberate):
   place (infra/local/daemons.py) and their endpoints resolve to 127.0.0.1; the database roles
   sign in without a password (the local PostgreSQL trusts 127.0.0.1), so an IAM token is taken
   as any password would be; the cache's IAM users are ACL users of the local Redis that take
-  any password, with their access string (`infra.local.__main__._cache_users`);
+  any password, with their access string (`infra.local.cache_users`, made by the Lambda runtime);
 - a schedule's RetryPolicy: a failed scheduled invocation is logged, not retried;
 - a bucket's public access block, ownership controls and encryption, bucket policies and origin
   access controls (infra/local/buckets.py says what of S3 and CloudFront is emulated).
