@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from infra.local import events as event_builders
+from infra.local.cache_users import ensure_cache_users
 from infra.local.errors import UnsupportedTemplateError
 from infra.local.http_gateway import HttpGateway
 from infra.local.lambdas import (
@@ -127,6 +128,9 @@ def _prepare_services(
     )
     if exclusive is not None and db_name:
         exclusive.enter_context(holding(f"warble.scratch:{db_name}", db_host, db_port))
+    if redis_url:  # the cache's users exist from the start, as the stack's do once deployed
+        cluster = _declared_value(template, context, overrides, "REDIS_CLUSTER")
+        ensure_cache_users(template, context, redis_url, (cluster or "").lower() == "true")
     if empty:
         if db_name:
             drop_database(db_name, host=db_host, port=db_port)

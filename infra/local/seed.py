@@ -726,6 +726,11 @@ def stack_environment(args: argparse.Namespace) -> dict[str, str]:
         merged: dict[str, str] = {}
         for function in template.functions:
             merged.update(runtime.environment_for(function))
+        # The seed writes every table in bulk (COPY), which no function's database role may:
+        # it signs in as the schema's owner, as MigrateFunction does.
+        if "MigrateFunction" in template.functions:
+            owner = runtime.environment_for("MigrateFunction")
+            merged.update({k: v for k, v in owner.items() if k.startswith("DB_")})
     finally:
         runtime.close()
     return {k: v for k, v in merged.items() if not k.startswith(_NOT_SETTINGS)}
