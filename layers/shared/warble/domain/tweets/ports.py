@@ -94,11 +94,12 @@ class StoredTweet:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> StoredTweet:
+        media = record.get("media")  # absent from records cached before tweets had media
         return cls(
             **{
                 **record,
                 "media_ids": tuple(record.get("media_ids") or ()),
-                "media": tuple(AttachedMedia.from_record(m) for m in record.get("media") or ()),
+                "media": AttachedMedia.from_records(media) if media else (),
             }
         )
 
