@@ -26,11 +26,15 @@ LOAD_HTTP ?= http://127.0.0.1:3000
 LOAD_WS ?= ws://127.0.0.1:3001
 LOAD_MOTO ?= http://127.0.0.1:5005
 LOAD_CHECK_ARGS ?=
+## The stores' own counters around the run (once the streams have settled, before the check's own
+## reads) go to bench/results/load-ops.json (bench/load/ops.py), which `python -m bench.capacity` uses.
 load: bootstrap
+	$(PY) -m bench.load.ops start --endpoint-url $(LOAD_MOTO) $(LOAD_CHECK_ARGS)
 	LOAD_MAX_REQUESTS=$(LOAD_REQUESTS) LOAD_WS=$(LOAD_WS) LOAD_HTTP=$(LOAD_HTTP) \
 	  $(PY) -m locust -f bench/load/locustfile.py --headless --host $(LOAD_HTTP) \
 	  -u $(LOAD_USERS) -r 10 --run-time $(LOAD_TIME) --stop-timeout 10 \
 	  --csv bench/results/load --only-summary --exit-code-on-error 0
+	$(PY) -m bench.load.ops finish --endpoint-url $(LOAD_MOTO) $(LOAD_CHECK_ARGS)
 	$(PY) -m bench.load.check --csv bench/results/load --http $(LOAD_HTTP) --endpoint-url $(LOAD_MOTO) \
 	  $(LOAD_CHECK_ARGS)
 

@@ -24,7 +24,9 @@ scale needs and costs a month; see docs/capacity.md for the reading.
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import logging
 import math
 import os
 import statistics
@@ -135,27 +137,77 @@ class Ops:
     dynamodb_calls: float = 0.0
     rcu: float = 0.0
     wcu: float = 0.0
+    pg_writes: float = 0.0
+    ws_posts: float = 0.0
+    push_bytes: float = 0.0
+    log_bytes: float = 0.0
+    response_bytes: float = 0.0
+    redis_server_us: float = 0.0
+    redis_net_bytes: float = 0.0
     peak_kb: float = 0.0
     by_operation: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    # The Redis server's calls and microseconds per command (INFO commandstats).
+    redis_server: dict[str, list[float]] = field(default_factory=dict)
+    # Commands per key, when asked for (bench.celebrities: which keys a request touches).
+    by_key: dict[str, float] | None = None
 
     def per_call(self) -> dict[str, Any]:
         n = max(self.calls, 1)
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         out = {k: round(v / n, 3) for k, v in values.items() if isinstance(v, float)}
         out["peak_kb"] = round(self.peak_kb, 1)
+        # The same call on a cluster (ElastiCache Serverless): each MGET a GET per key.
+        spread = self.by_operation.get("redis MGET keys", 0.0) - self.by_operation.get(
+            "redis MGET", 0.0
+        )
+        out["cluster_commands"] = round((self.redis_commands + spread) / n, 3)
         out["calls"] = self.calls
         out["by_operation"] = {k: round(v / n, 3) for k, v in sorted(self.by_operation.items())}
+        out["redis_server"] = {
+            k: [round(calls / n, 3), round(usec / n, 2)]
+            for k, (calls, usec) in sorted(self.redis_server.items())
+        }
+        if self.by_key is not None:
+            out["by_key"] = {k: round(v / n, 3) for k, v in sorted(self.by_key.items())}
         return out
+
+
+_MULTI_KEY = {"MGET", "DEL", "EXISTS", "UNLINK", "TOUCH", "WATCH"}
+_NO_KEY = {"SCRIPT", "INFO", "PING", "CLIENT", "CONFIG", "SELECT", "FLUSHDB", "MULTI", "EXEC"}
+
+
+def command_keys(args: tuple[Any, ...] | list[Any]) -> list[str]:
+    """The keys a Redis command names (EVALSHA's KEYS, MGET's names, else its first argument)."""
+    name = str(args[0]).upper()
+    if name in _NO_KEY or len(args) < 2:
+        return []
+    if name in ("EVALSHA", "EVAL", "FCALL", "FCALL_RO", "EVALSHA_RO", "EVAL_RO"):
+        count = int(args[2])
+        return [str(k) for k in args[3 : 3 + count]]
+    if name in _MULTI_KEY:
+        return [str(k) for k in args[1:]]
+    if name == "MSET":
+        return [str(k) for k in args[1::2]]
+    return [str(args[1])]
+
+
+def _is_write(statement: Any) -> bool:
+    text = statement if isinstance(statement, str) else getattr(statement, "_obj", "")
+    head = str(text).lstrip().split(None, 1)[:1]
+    return bool(head) and head[0].upper() in ("INSERT", "UPDATE", "DELETE")
 
 
 @contextmanager
 def count_stores(ops: Ops) -> Iterator[None]:
-    """Count every Redis command and round trip, PostgreSQL query and DynamoDB call (with its
-    units) made in the block, in this process."""
+    """Count every Redis command and round trip (by key too when ``ops.by_key`` is a dict),
+    PostgreSQL query (and which of them write), DynamoDB call (with its units) and WebSocket
+    push (with its request's bytes) made in the block, in this process."""
     import botocore.client
     import psycopg
     import redis
     import redis.client
+    from warble.dal import redis as warble_redis
+    from warble.dal import websocket as warble_websocket
 
     originals: list[tuple[Any, str, Any]] = []
 
@@ -164,11 +216,20 @@ def count_stores(ops: Ops) -> Iterator[None]:
         originals.append((owner, name, original))
         setattr(owner, name, wrapper(original))
 
+    def seen(args: tuple[Any, ...] | list[Any]) -> None:
+        ops.redis_commands += 1
+        name = str(args[0]).upper()
+        ops.by_operation[f"redis {name}"] += 1
+        if name == "MGET":  # on a cluster (ElastiCache Serverless): one GET per key
+            ops.by_operation["redis MGET keys"] += len(args) - 1
+        if ops.by_key is not None:
+            for key in command_keys(args):
+                ops.by_key[key] = ops.by_key.get(key, 0.0) + 1
+
     def command(original: Any) -> Any:
         def wrapped(self: Any, *args: Any, **options: Any) -> Any:
-            ops.redis_commands += 1
             ops.redis_round_trips += 1
-            ops.by_operation[f"redis {str(args[0]).upper()}"] += 1
+            seen(args)
             return original(self, *args, **options)
 
         return wrapped
@@ -177,16 +238,26 @@ def count_stores(ops: Ops) -> Iterator[None]:
         def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
             if self.command_stack:
                 ops.redis_round_trips += 1
-                ops.redis_commands += len(self.command_stack)
                 for entry in self.command_stack:
-                    ops.by_operation[f"redis {str(entry[0][0]).upper()}"] += 1
+                    seen(entry[0])
             return original(self, *args, **kwargs)
+
+        return wrapped
+
+    def batch(original: Any) -> Any:
+        # warble.dal.redis.send_pipelined: the warm path's batches, below redis-py's pipeline.
+        def wrapped(client: Any, commands: Any) -> Any:
+            ops.redis_round_trips += 1
+            for entry in commands:
+                seen(entry)
+            return original(client, commands)
 
         return wrapped
 
     def query(original: Any) -> Any:
         def wrapped(self: Any, statement: Any, *args: Any, **kwargs: Any) -> Any:
             ops.pg_queries += 1
+            ops.pg_writes += 1 if _is_write(statement) else 0
             return original(self, statement, *args, **kwargs)
 
         return wrapped
@@ -204,10 +275,26 @@ def count_stores(ops: Ops) -> Iterator[None]:
 
         return wrapped
 
+    def signed(original: Any) -> Any:
+        # Every @connections POST is signed once per attempt: its size is what the NAT carries.
+        def wrapped(self: Any, url: str, data: bytes) -> Any:
+            request = original(self, url, data)
+            ops.ws_posts += 1
+            ops.push_bytes += (
+                len(data)
+                + len(url)
+                + sum(len(k) + len(str(v)) + 4 for k, v in request.headers.items())
+            )
+            return request
+
+        return wrapped
+
     patch(redis.Redis, "execute_command", command)
     patch(redis.client.Pipeline, "execute", pipeline)
+    patch(warble_redis, "send_pipelined", batch)
     patch(psycopg.Cursor, "execute", query)
     patch(botocore.client.BaseClient, "_make_api_call", api)
+    patch(warble_websocket.WebSocketSender, "signed", signed)
     try:
         yield
     finally:
@@ -215,14 +302,97 @@ def count_stores(ops: Ops) -> Iterator[None]:
             setattr(owner, name, original)
 
 
-def measured(ops: Ops, call: Callable[[], Any], memory: bool = False) -> Any:
-    """Run ``call`` once, adding its CPU and store operations (and peak allocation) to ops."""
+class CountingStream(io.TextIOBase):
+    """Stands in for stdout while measuring: counts what the functions log (Powertools' JSON
+    lines and EMF metrics), as CloudWatch Logs would ingest it, and keeps none of it."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.bytes += len(text.encode())
+        return len(text)
+
+
+STDOUT = CountingStream()
+
+
+class RedisMeter:
+    """The Redis server's own counters around a call (INFO commandstats and the bytes in and
+    out), less what reading them costs: the model prices ECPUs from them."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._client.set("capacity:ref", "x" * 300)
+        before = self._stats()
+        for _ in range(2000):
+            self._client.get("capacity:ref")
+        after = self._stats()
+        calls = after[0]["get"][0] - before[0]["get"][0]
+        self.get_usec = max(0.05, (after[0]["get"][1] - before[0]["get"][1]) / max(calls, 1))
+        empties = sorted(self._delta(self._stats(), self._stats()) for _ in range(5))
+        self._self_cost = empties[2]
+
+    def _stats(self) -> tuple[dict[str, tuple[int, float]], int]:
+        commands = {
+            name.removeprefix("cmdstat_"): (int(v["calls"]), float(v["usec"]))
+            for name, v in self._client.info("commandstats").items()
+        }
+        net = self._client.info("stats")
+        return commands, int(net["total_net_input_bytes"]) + int(net["total_net_output_bytes"])
+
+    @staticmethod
+    def _delta(a: Any, b: Any) -> tuple[float, float, dict[str, tuple[int, float]]]:
+        by: dict[str, tuple[int, float]] = {}
+        for name, (calls, usec) in b[0].items():
+            was = a[0].get(name, (0, 0.0))
+            if name != "info" and calls > was[0]:
+                by[name] = (calls - was[0], usec - was[1])
+        return sum(u for _, u in by.values()), float(b[1] - a[1]), by
+
+    def start(self) -> Any:
+        return self._stats()
+
+    def add(self, ops: Ops, started: Any) -> None:
+        usec, net, by = self._delta(started, self._stats())
+        ops.redis_server_us += usec
+        ops.redis_net_bytes += max(0.0, net - self._self_cost[1])
+        for name, (calls, spent) in by.items():
+            total = ops.redis_server.setdefault(name, [0.0, 0.0])
+            total[0] += calls
+            total[1] += spent
+
+
+def response_size(answer: Any) -> int:
+    """Bytes an answer sends to the client: its body and headers, plus API Gateway's own
+    (status line, date, content-length, apigw-requestid: ~150 bytes)."""
+    if not isinstance(answer, dict) or "statusCode" not in answer:
+        return 0
+    body = answer.get("body") or ""
+    headers = answer.get("headers") or {}
+    return 150 + len(str(body).encode()) + sum(len(k) + len(str(v)) + 4 for k, v in headers.items())
+
+
+def measured(
+    ops: Ops, call: Callable[[], Any], memory: bool = False, meter: RedisMeter | None = None
+) -> Any:
+    """Run ``call`` once, adding its CPU, store operations, log and response bytes (and peak
+    allocation, and the Redis server's side when a meter is given) to ops."""
     if memory:
         tracemalloc.start()
+    logged = STDOUT.bytes
+    server = meter.start() if meter is not None else None
     started = time.process_time()
     with count_stores(ops):
         result = call()
     ops.cpu_ms += (time.process_time() - started) * 1000
+    if meter is not None:
+        meter.add(ops, server)
+    ops.log_bytes += STDOUT.bytes - logged
+    ops.response_bytes += response_size(result)
     ops.calls += 1
     if memory:
         _, peak = tracemalloc.get_traced_memory()
@@ -376,7 +546,9 @@ def _route_event(route: Route, world: World, viewer: dict[str, Any], rng: Any) -
     return http_event(route, params, token, body, query)
 
 
-def measure_routes(handlers: Handlers, world: World, rounds: int) -> dict[str, Ops]:
+def measure_routes(
+    handlers: Handlers, world: World, rounds: int, meter: RedisMeter | None = None
+) -> dict[str, Ops]:
     """Each route ``rounds`` times; a read is measured warm (the viewer's second request: at
     scale the caches are warm), a write as it comes. The last call is measured again under
     tracemalloc for its peak allocation."""
@@ -400,7 +572,7 @@ def measure_routes(handlers: Handlers, world: World, rounds: int) -> dict[str, O
             warm = event if route.mix not in WRITES else _route_event(ROUTES[0], world, viewer, rng)
             if route.mix != "login":
                 _answer_ok(warm_handler(warm, handlers), route.name)
-            _answer_ok(measured(ops, partial(handler, event, _context())), route.name)
+            _answer_ok(measured(ops, partial(handler, event, _context()), meter=meter), route.name)
         viewer = rng.choice(pool)
         event = _route_event(route, world, viewer, rng)
         if route.mix not in WRITES:
@@ -431,8 +603,10 @@ def _context() -> Any:
     return Context()
 
 
-def measure_websocket(handlers: Handlers, world: World, rounds: int) -> Ops:
-    """sendMessage over the WebSocket API: $connect once, then messages."""
+def measure_websocket(
+    handlers: Handlers, world: World, rounds: int, meter: RedisMeter | None = None
+) -> dict[str, Ops]:
+    """sendMessage and ping over the WebSocket API: $connect once per round, then each."""
     from infra.local.events import (
         WebSocketConnection,
         websocket_connect_event,
@@ -440,7 +614,7 @@ def measure_websocket(handlers: Handlers, world: World, rounds: int) -> Ops:
     )
 
     handler = handlers.handler("WebSocketFunction")
-    ops = Ops()
+    send, ping = Ops(), Ops()
     for index in range(rounds):
         conversation, sender, _ = world.conversations[index % len(world.conversations)]
         token = next(u["token"] for u in world.users if u["id"] == sender)
@@ -453,11 +627,15 @@ def measure_websocket(handlers: Handlers, world: World, rounds: int) -> Ops:
         frame = {"action": "sendMessage", "conversation_id": str(conversation),
                  "text": f"capacity {index}", "client_id": uuid.uuid4().hex}  # fmt: skip
         event = websocket_message_event(connection, "sendMessage", json.dumps(frame))
-        measured(ops, partial(handler, event, _context()))
-    return ops
+        measured(send, partial(handler, event, _context()), meter=meter)
+        event = websocket_message_event(connection, "ping", json.dumps({"action": "ping"}))
+        measured(ping, partial(handler, event, _context()), meter=meter)
+    return {"WS sendMessage": send, "WS ping": ping}
 
 
-def measure_consumers(handlers: Handlers, stack: Any) -> dict[str, dict[str, Any]]:
+def measure_consumers(
+    handlers: Handlers, stack: Any, meter: RedisMeter | None = None
+) -> dict[str, dict[str, Any]]:
     """Every stream record the measured requests made, through each consumer the template wires
     to its table (with the mapping's filter): per consumer and record kind, the cost per record."""
     import boto3
@@ -503,12 +681,21 @@ def measure_consumers(handlers: Handlers, stack: Any) -> dict[str, dict[str, Any
             ops = Ops()
             for start in range(0, len(group), mapping.batch_size):
                 batch = {"Records": group[start : start + mapping.batch_size]}
-                measured(ops, partial(handler, batch, _context()))
+                measured(ops, partial(handler, batch, _context()), meter=meter)
             per_record = ops.per_call()
-            per_record.update({k: round(v * ops.calls / len(group), 4)
+            share = ops.calls / len(group)  # per batch -> per record
+            per_record.update({k: round(v * share, 4)
                                for k, v in per_record.items() if isinstance(v, float)})  # fmt: skip
+            per_record["by_operation"] = {
+                k: round(v * share, 4) for k, v in per_record["by_operation"].items()
+            }
+            per_record["redis_server"] = {
+                k: [round(calls * share, 4), round(usec * share, 2)]
+                for k, (calls, usec) in per_record["redis_server"].items()
+            }
             per_record["records"] = len(group)
             per_record["batch_size"] = mapping.batch_size
+            per_record["batch_window"] = mapping.batching_window
             out[f"{mapping.function_name} <- {kind}"] = per_record
     return out
 
@@ -553,28 +740,58 @@ def measure_redis_memory(client: Any) -> dict[str, float]:
     return {k: round(v, 1) for k, v in sizes.items()}
 
 
+def _production_password_hashes() -> int:
+    """The seed hashes every password at cost 4 (one bcrypt for the whole population); login is
+    measured at the production cost (PASSWORD_HASH_ROUNDS), so the users get such a hash."""
+    from warble import security
+
+    rounds = _container().settings.password_hash_rounds
+    hashed = security.hash_password("password1", rounds)
+    _container().database.run(
+        lambda conn: conn.execute("UPDATE users SET password_hash = %s", (hashed,))
+    )
+    return rounds
+
+
 def measure(rounds: int, users: int) -> dict[str, Any]:
     os.environ.setdefault("WARBLE_BENCH_DB", "warble_capacity")
     from bench import stack as bench_stack  # puts the shared layer on sys.path
 
     started = time.time()
+    load_before = os.getloadavg()[0]
     stack = bench_stack.start()
+    # Production's level (template.yaml Globals), so the log bytes are those Lambda ingests;
+    # every logger is made after this (the functions are loaded below).
+    os.environ["POWERTOOLS_LOG_LEVEL"] = "INFO"
+    stdout, sys.stdout = sys.stdout, STDOUT
     try:
+        import redis
+
+        meter = RedisMeter(redis.Redis.from_url(bench_stack.BENCH_REDIS_URL))
         world = seed_world(stack, users)
+        bcrypt_rounds = _production_password_hashes()
         handlers = Handlers()
-        routes = measure_routes(handlers, world, rounds)
-        routes["WS sendMessage"] = measure_websocket(handlers, world, rounds)
-        consumers = measure_consumers(handlers, stack)
+        from warble import skeleton  # made with the functions: it logs into STDOUT
+
+        if isinstance(skeleton.logger.registered_handler, logging.StreamHandler):
+            skeleton.logger.registered_handler.setStream(STDOUT)
+        routes = measure_routes(handlers, world, rounds, meter)
+        routes |= measure_websocket(handlers, world, rounds, meter)
+        consumers = measure_consumers(handlers, stack, meter)
         memory = measure_redis_memory(_container().redis)
         authors_followers = statistics.mean(world.followers_of.get(u["id"], 0) for u in world.users)
         functions = {name: handlers.routes[(r.method, r.path)] for r in ROUTES for name in [r.name]}
-        functions["WS sendMessage"] = "WebSocketFunction"
+        functions["WS sendMessage"] = functions["WS ping"] = "WebSocketFunction"
+        load_after = os.getloadavg()[0]
         return {
             "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
-            "machine": "shared 2-core VM (load from 4 other agents), Python "
-            + ".".join(map(str, sys.version_info[:3])),
+            "machine": f"shared 2-core VM (load average {load_before:.0f} at the start,"
+            f" {load_after:.0f} at the end), Python " + ".".join(map(str, sys.version_info[:3])),
             "users": users,
             "rounds": rounds,
+            "log_level": "INFO",
+            "password_hash_rounds": bcrypt_rounds,
+            "redis_get_usec": round(meter.get_usec, 3),
             "mean_followers_measured": round(authors_followers, 1),
             "routes": {name: ops.per_call() for name, ops in routes.items()},
             "route_functions": functions,
@@ -584,6 +801,7 @@ def measure(rounds: int, users: int) -> dict[str, Any]:
             "redis_bytes": memory,
         }
     finally:
+        sys.stdout = stdout
         stack.close()
 
 
@@ -592,6 +810,9 @@ def measure(rounds: int, users: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 START, END = "<!-- capacity:model:start -->", "<!-- capacity:model:end -->"
+CELEBRITIES = ROOT / "bench" / "results" / "celebrities.json"
+THROUGHPUT = ROOT / "bench" / "results" / "redis-throughput.json"
+LOAD_OPS = ROOT / "bench" / "results" / "load-ops.json"
 
 
 def _peak(kb: float) -> str:
@@ -609,17 +830,75 @@ def _si(value: float) -> str:
     return f"{value:,.1f}"
 
 
-def report(m: dict[str, Any]) -> str:
+def _optional(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def inputs_from_results(m: dict[str, Any]) -> Any:
     from bench import capacity_model as cm
 
+    return cm.Inputs(m=m, celebrities=_optional(CELEBRITIES), throughput=_optional(THROUGHPUT),
+                     load=_optional(LOAD_OPS), profiles=cm.template_profiles())  # fmt: skip
+
+
+# What lowers each cost item (the five largest at 100M are listed with these).
+LOWER = {
+    "API Gateway HTTP requests": "clients trust the pushed `unread_counts` (issue 34 pushes"
+    " them with every notification and fanned-out tweet) and poll only on (re)connect: seed"
+    " 004's 144 polls are 37% of the ~380 HTTP requests a user makes a day (the web client"
+    " already polls once a minute); past that, an Application Load Balancer prices per"
+    " LCU-hour, not per request",
+    "API Gateway WebSocket": "a heartbeat every 5 minutes instead of every 30 s (the API's"
+    " idle timeout is 10 minutes; a push's 410 also tells a dead connection): 60 pings and 60"
+    " pongs a user a day become 6 and 6",
+    "Lambda requests": "fewer HTTP requests (the polls above); pings answered without a Lambda"
+    " (a MOCK route response on the ping route)",
+    "Lambda compute (GB-s)": "login at 1,769 MB (a full vCPU: bcrypt at cost 12 is ~0.2 s of"
+    " CPU either way, billed at 1,024 MB over 0.58 of a vCPU); the rest is round trips: fewer"
+    " of them per read",
+    "CloudWatch Logs (Lambda, tiered)": "LoggingConfig SystemLogLevel WARN drops the START/"
+    "END/REPORT lines (most of the bytes: the code logs nothing at INFO on a request)",
+    "CloudWatch Logs (HTTP API access log)": "sample it, or keep it only on errors (a filter"
+    " in a Firehose subscription), or drop fields",
+    "X-Ray traces": "the 10M and 100M profiles trace nothing (PassThrough); at 1M, a sampling"
+    " rule under 5% once tracing is read through the ADOT layer",
+    "DynamoDB reads (on-demand)": "provisioned capacity with auto scaling (the table below),"
+    " then reserved capacity for the night's floor",
+    "DynamoDB writes (on-demand)": "one counter claim per stream batch instead of one per"
+    " record (issue 29's batch consumers); the like's LT# item outside the transaction;"
+    " provisioned and reserved capacity (the table below)",
+    "DynamoDB storage": "TTL or Standard-IA for history older than a few months",
+    "DynamoDB point-in-time backups": "PITR on the tables that are the source of truth only"
+    " (not counters, notifications or degrees: rebuildable)",
+    "ElastiCache Serverless (Valkey)": "cap home timelines at 200 entries and keep them 7 days"
+    " idle instead of 30 (data storage is most of it); past ~10M daily users, node-based"
+    " shards with reserved nodes (the comparison below)",
+    "Aurora Serverless v2 (ACU)": "last_seen_at kept in Redis and flushed in batches (item 5)",
+    "Aurora I/O and storage": "Aurora I/O-Optimized once I/O passes a quarter of the bill",
+    "RDS Proxy": "fewer ACUs (above)",
+    "NAT gateway": "fewer pushes (pings); one NAT gateway per AZ removes the single point of"
+    " failure for $33 a month each",
+    "Internet egress": "smaller home pages (20 tweets with their authors: most of the bytes);"
+    " gzip on JSON answers",
+    "Cross-AZ (Lambda <-> cache)": "read from the replica in the caller's AZ (the serverless"
+    " cache's reader endpoint)",
+}
+
+
+def report(m: dict[str, Any], inputs: Any = None) -> str:
+    from bench import capacity_model as cm
+
+    inputs = inputs or inputs_from_results(m)
     lines = [
         f"Measured {m['measured_at']} on a {m['machine']}; {m['users']} seeded users, "
-        f"{m['rounds']} calls per route (reads warm). Regenerate: `python -m bench.capacity`.",
+        f"{m['rounds']} calls per route (reads warm), functions logging at"
+        f" {m.get('log_level', 'WARNING')}, passwords at bcrypt cost"
+        f" {m.get('password_hash_rounds', 4)}. Regenerate: `python -m bench.capacity`.",
         "",
         "#### Per route, per call (measured)",
         "",
-        "| route | function (MB) | CPU ms | peak alloc KB | Redis cmds / round trips | DynamoDB calls | RCU | WCU | PG queries |",  # noqa: E501
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| route | function (MB) | CPU ms | peak alloc KB | Redis cmds / round trips | Redis server µs | ECPU | DynamoDB calls | RCU | WCU | PG queries (writes) | log B | response B |",  # noqa: E501
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for route, c in m["routes"].items():
         fn = m["route_functions"][route]
@@ -627,20 +906,24 @@ def report(m: dict[str, Any]) -> str:
             f"| {route} | {fn} ({m['memory_mb'][fn]}) | {c['cpu_ms']:.2f}"
             f" | {_peak(c['peak_kb'])}"
             f" | {c['redis_commands']:.1f} / {c['redis_round_trips']:.1f}"
-            f" | {c['dynamodb_calls']:.2f} | {c['rcu']:.2f} | {c['wcu']:.2f} | {c['pg_queries']:.2f} |"  # noqa: E501
+            f" | {c.get('redis_server_us', 0):.0f} | {cm.ecpus(c, inputs):.1f}"
+            f" | {c['dynamodb_calls']:.2f} | {c['rcu']:.2f} | {c['wcu']:.2f}"
+            f" | {c['pg_queries']:.2f} ({c.get('pg_writes', 0):.2f})"
+            f" | {c.get('log_bytes', 0):.0f} | {c.get('response_bytes', 0):.0f} |"
         )
     lines += [
         "",
         "#### Per stream record, per consumer (measured; records of the requests above)",
         "",
-        "| consumer <- record | records | batch | CPU ms | Redis cmds | DynamoDB calls | RCU | WCU |",  # noqa: E501
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| consumer <- record | records | batch | CPU ms | Redis cmds | ECPU | DynamoDB calls | RCU | WCU | log B |",  # noqa: E501
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, c in sorted(m["consumers"].items()):
         lines.append(
             f"| {name} | {c['records']} | {c['batch_size']} | {c['cpu_ms']:.2f}"
-            f" | {c['redis_commands']:.2f} | {c['dynamodb_calls']:.2f} | {c['rcu']:.2f}"
-            f" | {c['wcu']:.2f} |"
+            f" | {c['redis_commands']:.2f} | {cm.ecpus(c, inputs):.1f}"
+            f" | {c['dynamodb_calls']:.2f} | {c['rcu']:.2f}"
+            f" | {c['wcu']:.2f} | {c.get('log_bytes', 0):.0f} |"
         )
     b = m["redis_bytes"]
     lines += [
@@ -649,38 +932,59 @@ def report(m: dict[str, Any]) -> str:
         f" timeline), {b['following_field']:.0f} per following-hash field,"
         f" {b['liked_field']:.0f} per recent-like field, {b['profile']:.0f} per cached profile."
         f" The measured tweets' authors had {m['mean_followers_measured']} followers on average;"
-        f" the model fans out to {cm.FOLLOWERS_PER_TWEET}.",
-        "",
-        "#### What each scale needs",
-        "",
-        "| | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |",
-        "|---|" + "---:|" * len(cm.SCALES),
+        f" the model fans out to {cm.FOLLOWERS_PER_TWEET}. Logs: the bytes the code writes at"
+        f" INFO (EMF metrics), to which Lambda adds {cm.PLATFORM_LOG_BYTES} bytes of START/END/"
+        f"REPORT lines per invocation; the HTTP API's access log line is"
+        f" {cm.ACCESS_LOG_BYTES} bytes. ECPUs: {cm.command_overhead_us(inputs):.1f} µs of I/O"
+        f" per command and a 300-byte GET's {m.get('redis_get_usec', 0.3):.2f} µs of execution"
+        f" make one ECPU.",
     ]
-    all_needs = [cm.needs(m, d) for d in cm.SCALES]
+    lines += _sweep_section(inputs) + _throughput_section(inputs) + _load_section(inputs)
+    all_needs = [cm.needs(inputs, d) for d in cm.SCALES]
+    head = "| | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |"
+    rule = "|---|" + "---:|" * len(cm.SCALES)
+    lines += ["", "#### What each scale needs (daily peak = 3x the mean; event peak = 25x)", "",
+              head, rule]  # fmt: skip
+    spike = cm.EVENT_PEAK / cm.PEAK
     rows = [
-        ("requests a month (HTTP + WebSocket)", lambda n: _si(n.requests_month)),
-        ("peak requests/s", lambda n: _si(n.peak_rps)),
+        ("HTTP requests a month", lambda n: _si(n.http_requests_month)),
+        ("HTTP requests/s at the daily peak / an event", lambda n: f"{_si(n.peak_rps)} / "
+         f"{_si(n.peak_rps * spike)}"),
         ("Lambda invocations a month", lambda n: _si(n.lambda_invocations)),
         ("Lambda GB-seconds a month", lambda n: _si(n.lambda_gb_s)),
-        ("Lambda peak concurrency", lambda n: f"{n.peak_concurrency:,.0f}"),
+        ("Lambda concurrency, daily peak / event", lambda n: f"{n.peak_concurrency:,.0f} / "
+         f"{n.peak_concurrency * spike:,.0f}"),
+        ("Lambda logs a month, GB", lambda n: f"{n.lambda_log_gb:,.0f}"),
+        ("X-Ray traces a month", lambda n: _si(n.traces_month)),
         ("DynamoDB read units a month", lambda n: _si(n.rru_month)),
         ("DynamoDB write units a month", lambda n: _si(n.wru_month)),
+        ("DynamoDB write units/s, daily peak", lambda n: _si(n.peak_wru_s)),
         (f"DynamoDB storage ({cm.RETENTION_MONTHS} months of history), GB",
          lambda n: f"{n.storage_gb:,.0f}"),
-        ("Redis commands/s at peak", lambda n: _si(n.redis_peak_ops)),
-        ("Redis memory (timelines, sets, caches), GB", lambda n: f"{n.redis_gb:,.0f}"),
-        ("ElastiCache shards (r7g.4xlarge, 1 replica each)", lambda n: f"{n.redis_shards}"),
-        ("PostgreSQL queries/s at peak", lambda n: f"{n.pg_peak_qps:,.0f}"),
-        ("Aurora Serverless v2 ACU (writer + reader)", lambda n: f"{n.aurora_acu:,.1f} x 2"),
+        ("Redis commands/s, daily peak", lambda n: _si(n.redis_peak_ops)),
+        ("Redis ECPU/s, daily peak / event", lambda n: f"{_si(n.redis_peak_ecpu_s)} / "
+         f"{_si(n.redis_peak_ecpu_s * spike)}"),
+        ("Redis memory (timelines of 30-day users, sets, caches), GB",
+         lambda n: f"{n.redis_gb:,.0f}"),
+        ("serverless caches (5,000 GB and 15M ECPU/s each)", lambda n: f"{n.caches}"),
+        ("or: r7g.4xlarge shards (1 replica each; 3x the one-core mix a node)",
+         lambda n: f"{n.redis_shards:,}"),
+        ("PostgreSQL queries/s at peak (writes)", lambda n: f"{n.pg_peak_qps:,.0f}"
+         f" ({n.pg_peak_writes:,.0f})"),
+        ("Aurora ACU needed at peak (max 256 an instance)", lambda n: f"{n.aurora_acu:,.1f}"),
+        ("... with an UPDATE per active minute (before issue 30)",
+         lambda n: f"{n.aurora_acu_per_minute_updates:,.1f}"),
         ("WebSocket messages a month", lambda n: _si(n.ws_messages_month)),
+        ("internet egress a month, GB", lambda n: f"{n.egress_gb:,.0f}"),
+        ("NAT gateway data a month, GB", lambda n: f"{n.nat_gb:,.0f}"),
     ]  # fmt: skip
     for label, fmt in rows:
         lines.append(f"| {label} | " + " | ".join(fmt(n) for n in all_needs) + " |")
-    costs = [cm.cost(n) for n in all_needs]
+    costs = [cm.cost(n, inputs.profiles) for n in all_needs]
     clones = [cm.clone_cost(d) for d in cm.SCALES]
-    lines += ["", "#### Monthly cost (us-east-1, on-demand prices listed in 2025)", "",
-              "| item | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |",
-              "|---|" + "---:|" * len(cm.SCALES)]  # fmt: skip
+    money_head = "| item | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |"
+    lines += ["", "#### Monthly cost (us-east-1; the profile's deployment; prices below)", "",
+              money_head, rule]  # fmt: skip
     for item in costs[0]:
         lines.append(f"| {item} | " + " | ".join(_money(c[item]) for c in costs) + " |")
     lines.append(
@@ -691,25 +995,152 @@ def report(m: dict[str, Any]) -> str:
         + " | ".join(f"${sum(c.values()) / d:,.4f}" for c, d in zip(costs, cm.SCALES, strict=True))
         + " |"
     )
+    top = sorted(costs[-1].items(), key=lambda kv: -kv[1])[:5]
+    total = sum(costs[-1].values())
+    lines += ["", "**The five largest items at 100M DAU, and the change that lowers each:**", ""]
+    for i, (item, value) in enumerate(top, 1):
+        lines.append(f"{i}. {item}: {_money(value)} ({value / total:.0%}): {LOWER.get(item, '')}")
+    options = [cm.dynamodb_options(n) for n in all_needs]
+    lines += ["", "#### DynamoDB reads and writes: on-demand, provisioned, reserved", "",
+              money_head, rule]  # fmt: skip
+    for option in options[0]:
+        lines.append(f"| {option} | " + " | ".join(_money(o[option]) for o in options) + " |")
+    lines += ["", "#### ElastiCache: what the template deploys (serverless) against nodes", "",
+              money_head, rule,
+              "| Serverless (Valkey): GB-hours + ECPUs | "
+              + " | ".join(_money(cm.serverless_cache(n)) for n in all_needs) + " |",
+              "| node-based r7g.4xlarge, 1 replica a shard (on-demand) | "
+              + " | ".join(_money(cm.node_cache(n)) for n in all_needs) + " |"]  # fmt: skip
     lines += ["", "#### The same traffic on appsyncmasterclass-backend's design", "",
-              "| item | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |",
-              "|---|" + "---:|" * len(cm.SCALES)]  # fmt: skip
+              money_head, rule]  # fmt: skip
     for item in clones[0]:
         lines.append(f"| {item} | " + " | ".join(_money(c[item]) for c in clones) + " |")
     lines.append(
         "| **clone total** | " + " | ".join(f"**{_money(sum(c.values()))}**" for c in clones) + " |"
     )
-    top = sorted(costs[-1].items(), key=lambda kv: -kv[1])[:3]
-    lines += ["", "Largest items at 100M DAU: "
-              + ", ".join(f"{k} ({_money(v)})" for k, v in top) + ".", "",
-              "#### Where it stops scaling (at 100M DAU, peak)", "",
-              "| hot spot | load | limit | then |", "|---|---:|---:|---|"]  # fmt: skip
-    for what, load, limit, then in cm.hot_spots(cm.SCALES[-1]):
-        if "concurrency" in what:
-            load = all_needs[-1].peak_concurrency
-        lines.append(f"| {what} | {_si(load)} | {_si(limit)} | {then} |")
+    lines += _hot_section(inputs, all_needs[-1])
+    lines += ["", "#### Account quotas to raise first (defaults; needs at 100M DAU)", "",
+              "| quota | default | daily peak | event peak | what needs it |",
+              "|---|---:|---:|---:|---|"]  # fmt: skip
+    for quota, default, daily, event, what in cm.quotas(all_needs[-1]):
+        lines.append(f"| {quota} | {_si(default)} | {_si(daily)} | {_si(event)} | {what} |")
+    lines += ["", "#### Does each ScaleProfile hold its scale at the event peak?", "",
+              "| profile | setting | need | profile | |", "|---|---|---:|---:|---|"]  # fmt: skip
+    for d, n in zip(cm.SCALES, all_needs, strict=True):
+        name = cm.PROFILES[d]
+        for setting, need, value, ok in cm.profile_check(n, inputs.profiles.get(name, {})):
+            lines.append(f"| {name} | {setting} | {_si(need)} | {_si(value)} |"
+                         f" {'ok' if ok else '**short**'} |")  # fmt: skip
+    lines += ["", "#### Prices used", "", "| price | source |", "|---|---|"]
+    for what, source in cm.PRICE_SOURCES.items():
+        lines.append(f"| {what} | {source} |")
     chart(costs, clones)
     return "\n".join(lines)
+
+
+def _sweep_section(inputs: Any) -> list[str]:
+    sweep = inputs.celebrities
+    if not sweep:
+        return ["", "(No celebrity sweep: run `python -m bench.celebrities`; the model uses the"
+                " 400-user measurement for home and unread reads.)"]  # fmt: skip
+    g = sweep["graph"]
+    lines = [
+        "",
+        f"#### Celebrities and cold paths (bench/celebrities.py, {sweep['measured_at']})",
+        "",
+        f"A {g['users']:,}-user graph: {g['celebrities']:,} accounts above"
+        f" {g['threshold']:,} followers at 100M users (Zipf exponent {g['zipf_exponent']} over"
+        f" them, the top one followed by {g['top_share']:.0%} of users); users follow"
+        f" {g['mean_following']:.0f} accounts on average, {g['mean_celebrities_followed']:.1f}"
+        f" of them celebrities (quartiles {g['celebrity_quartiles']}; {g['share_none']:.0%}"
+        f" follow none, {g['share_120']:.1%} 120 or more). Redis state written directly; each"
+        f" point is one reader with c celebrities and f other accounts followed. Per call:",
+        "",
+        "| path | metric | intercept | per celebrity | per other followed | R² | points |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for path, metrics in sweep["formulas"].items():
+        for metric, fit in metrics.items():
+            if not isinstance(fit, dict):
+                continue
+            r2 = "const." if fit.get("r2") is None else f"{fit['r2']:.3f}"
+            if not fit.get("varies", True):
+                r2 += " (flat)"
+            lines.append(
+                f"| {path} | {metric} | {fit['intercept']:.2f} | {fit['per_celebrity']:.3f}"
+                f" | {fit['per_following']:.4f} | {r2} | {fit['points']} |"
+            )
+    return lines
+
+
+def _throughput_section(inputs: Any) -> list[str]:
+    t = inputs.throughput
+    if not t:
+        return ["", "(No Redis throughput measurement: run `python -m bench.redis_throughput`;"
+                " the model assumes 150,000 commands/s a shard.)"]  # fmt: skip
+    lines = ["", f"#### Redis throughput on one core (bench/redis_throughput.py,"
+             f" {t['measured_at']}; {t['machine']})", "",
+             "| command | keys | pipeline | per second of the server's CPU | per wall-clock"
+             " second |", "|---|---|---:|---:|---:|"]  # fmt: skip
+    for row in t["runs"]:
+        wall = row.get("wall_ops_per_s", 0)
+        lines.append(f"| {row['name']} | {row['keys']} | {row['pipeline']} |"
+                     f" {row['ops_per_s']:,.0f} | {wall:,.0f} |")  # fmt: skip
+    from bench import capacity_model as cm
+    from bench.redis_throughput import mix_ops, pipelined
+
+    mix, note = mix_ops(inputs.m, pipelined(t), cm.command_overhead_us(inputs))
+    lines += ["", f"The measured mix (the routes' commands as the client sends them, weighted by"
+              f" the traffic, each at its benchmarked time or its measured execution plus the"
+              f" per-command I/O): {mix:,.0f} commands/s on one core ({note}). A command's I/O"
+              f" and parsing: {t['command_overhead_us']:.1f} µs. Redis 7.0 on one core; Valkey 8"
+              f" on ElastiCache adds I/O threads, so these are a floor."]  # fmt: skip
+    return lines
+
+
+def _load_section(inputs: Any) -> list[str]:
+    load = inputs.load
+    if not load:
+        return [
+            "",
+            "(No load-test operation counts: `make load` writes"
+            " bench/results/load-ops.json; the model uses the in-process counts alone.)",
+        ]
+    lines = ["", f"#### The load test's operation counts ({load['measured_at']}: "
+             f"{load['requests']:,} requests, {load['failures_5xx']} 5xx)", "",
+             "| store | measured | predicted from the per-call figures | ratio (used) |",
+             "|---|---:|---:|---:|"]  # fmt: skip
+    for store, ratio in (load.get("ratio") or {}).items():
+        lines.append(f"| {store} | {load['measured'][store]:,.0f} |"
+                     f" {load['predicted'][store]:,.0f} | {ratio:.2f} |")  # fmt: skip
+    return lines
+
+
+def _hot_section(inputs: Any, n: Any) -> list[str]:
+    from bench import capacity_model as cm
+
+    keys = cm.hot_keys(inputs, cm.SCALES[-1], n)
+    lines = ["", "#### Hot keys at 100M DAU (daily peak): every key above 50,000 commands/s",
+             "", "| key | read by | before, ops/s | share of one shard | fix | after, ops/s |"
+             " share of one shard |", "|---|---|---:|---:|---|---:|---:|"]  # fmt: skip
+    for k in keys:
+        if k["before"] < cm.HOT_KEY_LIMIT:
+            continue
+        lines.append(
+            f"| `{k['key']}` | {k['who']} | {_si(k['before'])} | {k['share_before']:.0%} |"
+            f" {k['fix']} | {_si(k['after'])} | {k['share_after']:.1%} |"
+        )
+    lines += [
+        "",
+        "#### Hot partitions at 100M DAU (daily peak)",
+        "",
+        "| partition or item | units/s | limit | then |",
+        "|---|---:|---:|---|",
+    ]
+    for what, load, limit, then in cm.hot_partitions(cm.SCALES[-1]):
+        flag = " **over**" if load > limit else ""
+        lines.append(f"| {what} | {_si(load)}{flag} | {_si(limit)} | {then} |")
+    return lines
 
 
 def chart(costs: list[dict[str, float]], clones: list[dict[str, float]]) -> None:
@@ -725,12 +1156,12 @@ def chart(costs: list[dict[str, float]], clones: list[dict[str, float]]) -> None
     ax.plot(scales, [sum(c.values()) for c in costs], "o-", label="Warble (total)", linewidth=2)
     ax.plot(scales, [sum(c.values()) for c in clones], "s--",
             label="appsyncmasterclass design, same traffic")  # fmt: skip
-    for item in sorted(costs[-1], key=lambda k: -costs[-1][k])[:4]:
+    for item in sorted(costs[-1], key=lambda k: -costs[-1][k])[:5]:
         ax.plot(scales, [c[item] for c in costs], ":", label=f"Warble: {item}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("daily active users (millions)")
-    ax.set_ylabel("US$ a month (on-demand, us-east-1)")
+    ax.set_ylabel("US$ a month (us-east-1)")
     ax.set_title("Monthly AWS cost against daily users")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
@@ -748,10 +1179,20 @@ def write_doc(section: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.capacity", description=__doc__)
-    parser.add_argument("--model-only", action="store_true", help="reuse the last measurement")
+    parser.add_argument("--model-only", action="store_true", help="reuse the last measurements")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="also run the celebrity sweep and the Redis throughput first",
+    )
     parser.add_argument("--rounds", type=int, default=20, help="measured calls per route")
     parser.add_argument("--users", type=int, default=400, help="the measured population")
     args = parser.parse_args(argv)
+    if args.all:
+        from bench import celebrities, redis_throughput
+
+        celebrities.main([])
+        redis_throughput.main([])
     if args.model_only:
         m = json.loads(RESULTS.read_text())
     else:

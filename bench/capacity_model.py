@@ -1,6 +1,8 @@
-"""The capacity model: measured per-call costs (bench/capacity.py) x traffic per daily user x
-public prices -> what 1M, 10M and 100M daily users need and cost a month, and the same traffic
-priced on the design of theburningmonk/appsyncmasterclass-backend.
+"""The capacity model: measured per-call costs (bench/capacity.py, the celebrity sweep of
+bench/celebrities.py, the Redis throughput of bench/redis_throughput.py, the load test's
+operation counts) x traffic per daily user x public prices -> what 1M, 10M and 100M daily users
+need and cost a month on the system template.yaml deploys (its ScaleProfile for that size), and
+the same traffic priced on the design of theburningmonk/appsyncmasterclass-backend.
 
 Every number that is not measured is a named constant here, with its source.
 """
@@ -8,13 +10,32 @@ Every number that is not measured is a named constant here, with its source.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parent.parent
 SCALES = (1_000_000, 10_000_000, 100_000_000)
+PROFILES = {1_000_000: "1M", 10_000_000: "10M", 100_000_000: "100M"}  # template ScaleProfile
 DAY = 86_400
 MONTH_DAYS = 30
-PEAK = 3.0  # seed 000: "Peak = 100k * 3 = 300k QPS"
+HOURS = 730  # a month, as AWS prices hours
+
+# ---- the traffic basis ---------------------------------------------------------------------
+# Seed 001 (issue 22) takes Twitter's 2013 figures, "300K QPS to pull timelines" and "4,600
+# tweets/s on average" (R. Krikorian, "Timelines at Twitter", QCon 2012/2013), and applies them to
+# 100M daily users. Twitter had about 150M active users then (the same talk), so the rates below
+# are 1.5x Twitter's own per active user: a heavy user base, not seed 001's measured one.
+TWITTER_2013_ACTIVE_USERS = 150e6
+TWITTER_2013_TIMELINE_READS_PER_S = 300_000
+TWITTER_2013_TWEETS_PER_S = 4_600
+PEAK = 3.0  # the daily peak over the day's mean (seed 000: "Peak = 100k * 3 = 300k QPS")
+# An event's peak over the mean: 143,199 tweets/s for "Castle in the Sky" on 3 Aug 2013 against
+# ~5,700/s on a normal day (Twitter engineering blog, "New Tweets per second record, and how!",
+# 16 Aug 2013) is 25x; big matches and elections reach 10x. Capacities and quotas are checked at
+# it; it is minutes a year, so the monthly bill is the daily curve's.
+EVENT_PEAK = 25.0
+EVENT_PEAK_LOW = 10.0
 
 # Requests per daily user per day (bench/load/locustfile.py's table, with its sources).
 TRAFFIC = {
@@ -30,6 +51,12 @@ TRAFFIC = {
     "discover": 1.0,
     "login": 0.1,  # seed 000
 }
+CONNECTED_MINUTES = 30  # WebSocket minutes per daily user per day
+PING_EVERY_MINUTES = 0.5  # web/src/live.js's heartbeat: a ping every 30 s while connected
+CONNECTIONS_PER_DAY = 3  # WebSocket connections opened per daily user per day
+TRAFFIC["ws_ping"] = CONNECTED_MINUTES / PING_EVERY_MINUTES
+HTTP = ("profile", "home", "unread", "notifications", "tweet", "post", "like", "follow",
+        "discover", "login")  # fmt: skip
 ROUTE_MIX = {
     "GET /v1/users/{id}": "profile",
     "GET /v1/timeline/home": "home",
@@ -42,6 +69,7 @@ ROUTE_MIX = {
     "GET /v1/discover": "discover",
     "POST /v1/auth/login": "login",
     "WS sendMessage": "dm",
+    "WS ping": "ws_ping",
 }
 # Stream records per action, by the consumer's record kind (what the writes put in the streams).
 RECORDS = {
@@ -51,30 +79,86 @@ RECORDS = {
                "graph MODIFY META"),
 }  # fmt: skip
 
-# Assumptions (not measured here), each used once below.
+# ---- assumptions (not measured here), each used once below ------------------------------------
 FOLLOWERS_PER_TWEET = 75  # followers fanned out to per tweet (celebrities merged on read)
 FOLLOWING_PER_USER = 200  # following set size of an active user
-CACHE_MISS = 0.02  # share of warm-measured reads that miss a cache and read the tables
+CACHE_MISS = 0.02  # share of warm-measured profile and tweet reads that miss a cache
 LIKES_KEPT = 600  # recent likes held per active user (~1 month at 20 a day)
-CONNECTED_MINUTES = 30  # WebSocket minutes per daily user per day
-ACTIVE_MINUTES = 30  # minutes a daily user makes requests: one last_seen_at UPDATE each
+MAU_PER_DAU = 2.0  # users active in 30 days per daily user: home timelines live 30 days idle
+ACTIVE_MINUTES = 30  # minutes a daily user makes requests: one last_seen_at UPDATE each today
+REBUILDS_PER_DAU = 0.02  # home timelines rebuilt per daily user a day (back after 30 days, evicted)
 BATCH_FILL = 0.5  # how full a stream batch is on average (invocations = records / fill / size)
+BATCH_FILL_WINDOWED = 0.9  # with a batching window (the profile's StreamBatchWindow) at scale
 PUSHES_PER_DAY = 30  # WebSocket frames pushed per daily user per day (DMs, notifications)
-LOG_BYTES_PER_INVOCATION = 1024  # START/END/REPORT + one structured line + EMF metrics
-REDIS_OPS_PER_SHARD = 150_000  # commands/s one Valkey shard primary serves with Lua in the mix
-REDIS_NODE_GB = 105.8 * 0.75  # cache.r7g.4xlarge, 75% of its memory for data
 RTT_MS = {"redis": 0.4, "dynamodb": 5.0, "postgres": 1.5}  # per round trip, from Lambda in-AZ
 LAMBDA_FULL_VCPU_MB = 1769  # one full vCPU at this memory size
 PG_QPS_PER_ACU = 400  # simple indexed queries per second per Aurora ACU
+PG_ROW_UPDATES_PER_ACU = 4_000  # rows per second per ACU when updated 1,000 to a statement
+AURORA_MAX_ACU = 256  # Aurora Serverless v2's maximum per instance
+AURORA_IO_PER_WRITE = 2.0  # Aurora storage I/Os per written row (log records, index pages)
+AURORA_IO_PER_READ = 0.05  # per read query (almost all from the buffer cache)
+AURORA_GB = 0.002  # PostgreSQL GB per daily user (users, sessions)
 BYTES_PER_ITEM = {"tweet": 260, "like": 3 * 90, "follow": 4 * 75 + 40, "notification": 2 * 110}
 RETENTION_MONTHS = 12  # tables' history priced for storage
+# Lambda's platform lines per invocation (START, END, REPORT with its XRAY line when traced), as
+# Lambda writes them (text format), with a request id and figures of typical width.
+PLATFORM_LOG_LINES = (
+    "START RequestId: 8f507cfc-4f2e-4697-b07a-ac58fc914c95 Version: $LATEST\n"
+    "END RequestId: 8f507cfc-4f2e-4697-b07a-ac58fc914c95\n"
+    "REPORT RequestId: 8f507cfc-4f2e-4697-b07a-ac58fc914c95\tDuration: 12.49 ms\t"
+    "Billed Duration: 13 ms\tMemory Size: 512 MB\tMax Memory Used: 88 MB\t\n"
+    "XRAY TraceId: 1-5e34a614-10bdf2b7f1fb44f07bc535a1\tSegmentId: 3e3d2a8b7ae2b73a\t"
+    "Sampled: false\t\n"
+)
+PLATFORM_LOG_BYTES = len(PLATFORM_LOG_LINES.encode())
+# The HTTP API access log line (template.yaml's Format) with typical values.
+ACCESS_LOG_BYTES = len(
+    '{"requestId":"Ab1CdEfGhIjKlMn=","ip":"203.0.113.77",'
+    '"requestTime":"26/Nov/2026:10:00:00 +0000",'
+    '"routeKey":"GET /v1/notifications/unread-counts","status":"200","protocol":"HTTP/1.1",'
+    '"responseLength":"321","latency":"12","integrationLatency":"11","integrationError":"-"}\n'
+)
+LOG_COMPRESSION = 0.15  # CloudWatch stores logs compressed: ~0.15 of the ingested bytes
+XRAY_SAMPLED = 0.05  # Lambda's active tracing: 1 request a second and 5% of the rest
+TRACED_SHARE = 1.0  # every function has Tracing: Active (template.yaml Globals)
+AZ_CROSS_SHARE = 0.5  # Lambda in two subnets: half the calls reach the cache in the other AZ
+NAT_GATEWAYS = 1  # the template's one NAT gateway (EnableNatGateway)
+REDIS_OPS_PER_SHARD = 150_000  # assumed when bench/redis_throughput.py has not been run
+REDIS_CMD_OVERHEAD_US = 8.0  # a command's I/O and parsing on one core, when not measured
+REDIS_NODE_GB = 105.8 * 0.75  # cache.r7g.4xlarge, 75% of its memory for data
+# Valkey 8's I/O threads on a 16-vCPU node serve several times one core's commands (AWS cites up
+# to 230% more throughput than Valkey 7.2 on large nodes): the node-based comparison's shards
+# are sized at this many times the one-core mix measured here.
+VALKEY_IO_THREADS_GAIN = 3.0
+ELASTICACHE_MAX_GB = 5_000  # per serverless cache (ElastiCache quotas)
+ELASTICACHE_MAX_ECPU_S = 15_000_000  # per serverless cache (ElastiCache quotas)
+HOT_KEY_CACHE_SECONDS = 1.0  # the in-function cache of hot keys (warble.dal.hot)
+# The daily curve: hourly load over the day's mean, peaking at PEAK at 20:00 (an evening peak,
+# ~0.4x at night): provisioned capacity follows it.
+_WIDTH = 3.0
 
-# Public prices, us-east-1, on-demand, as AWS listed them in 2025 (the DynamoDB on-demand
-# prices after the November 2024 cut). Read from memory of the price pages: this machine has no
-# internet access, so they were not re-read on the day of the run.
+
+def _curve() -> list[float]:
+    raw = [math.exp(-((min(abs(h - 20), 24 - abs(h - 20)) / _WIDTH) ** 2)) for h in range(24)]
+    mean = sum(raw) / 24
+    # base + a * raw: mean 1, max PEAK
+    a = (PEAK - 1) / (1 - mean)
+    return [PEAK - a + a * r for r in raw]
+
+
+DAILY_CURVE = _curve()
+
+# ---- public prices -----------------------------------------------------------------------------
+# us-east-1, on-demand unless named, as AWS listed them in 2025-2026. This machine has no
+# internet access: each was read from the stored copy of the page named in PRICE_SOURCES (the
+# `search` tool's corpus, November 2026) or, where none was stored, from memory of the 2025 page
+# (marked "memory"). Check them before quoting a figure.
 PRICES = {
     "lambda_request_per_m": 0.20,
+    # arm64 GB-s, tiered per month: first 7.5B, next 11.25B, over 18.75B
     "lambda_gb_s_arm": 0.0000133334,
+    "lambda_gb_s_arm_tier2": 0.0000120001,
+    "lambda_gb_s_arm_tier3": 0.0000106667,
     "http_api_per_m": 1.00,  # first 300M a month; 0.90 beyond
     "http_api_per_m_over_300m": 0.90,
     "ws_message_per_m": 1.00,  # first 1B; 0.80 beyond
@@ -83,35 +167,168 @@ PRICES = {
     "ddb_read_per_m": 0.125,
     "ddb_write_per_m": 0.625,
     "ddb_storage_gb_month": 0.25,
-    "valkey_r7g_4xlarge_hour": 1.3984,  # ElastiCache for Valkey (20% under Redis OSS's 1.748)
+    "ddb_pitr_gb_month": 0.20,
+    "ddb_wcu_hour": 0.00065,  # provisioned
+    "ddb_rcu_hour": 0.00013,
+    "ddb_reserved_wcu100_upfront_1y": 150.0,  # reserved, 100 units, one year
+    "ddb_reserved_wcu100_hour_1y": 0.0128,
+    "ddb_reserved_rcu100_upfront_1y": 30.0,
+    "ddb_reserved_rcu100_hour_1y": 0.0025,
+    "valkey_serverless_gb_hour": 0.084,
+    "valkey_serverless_ecpu_per_m": 0.0023,
+    "valkey_r7g_4xlarge_hour": 1.3984,  # node-based, the comparison
     "aurora_acu_hour": 0.12,
+    "aurora_io_per_m": 0.20,
+    "aurora_storage_gb_month": 0.10,
     "rds_proxy_acu_hour": 0.015,
-    "logs_ingest_gb": 0.50,
+    # Lambda logs (vended, Standard class, since 1 May 2025): first 10 TB, next 20, next 20, over
+    "logs_lambda_gb": (0.50, 0.25, 0.10, 0.05),
+    "logs_ingest_gb": 0.50,  # other logs (the HTTP API's access log)
+    "logs_storage_gb_month": 0.03,
+    "xray_trace_per_m": 5.00,
+    "nat_hour": 0.045,
+    "nat_gb": 0.045,
+    "egress_gb": (0.09, 0.085, 0.07, 0.05),  # first 10 TB, next 40, next 100, over 150
+    "cross_az_gb": 0.02,  # $0.01 out of one AZ and $0.01 into the other
     "appsync_request_per_m": 4.00,
     "appsync_realtime_message_per_m": 2.00,
     "appsync_connection_minute_per_m": 0.08,
 }
-HOURS = 730
+PRICE_SOURCES = {
+    "Lambda requests and arm64 GB-s (tiers)": "aws.amazon.com/lambda/pricing (memory, 2025)",
+    "HTTP API, WebSocket API": "aws.amazon.com/api-gateway/pricing (memory, 2025)",
+    "DynamoDB on-demand (after the 50% cut of 1 Nov 2024), storage, PITR, provisioned, reserved":
+        "aws.amazon.com/dynamodb/pricing (memory, 2025)",
+    "ElastiCache Serverless for Valkey: $0.084/GB-hour, $0.0023 per million ECPUs; 1 ECPU per"
+    " KB transferred, more for vCPU-heavy commands":
+        "usage.ai 'ElastiCache Serverless pricing' (June 2026, citing the AWS Database Blog) and"
+        " the AWS price page's stored copy (aws.eu/elasticache/pricing), read 2026-11-26",
+    "cache.r7g.4xlarge for Valkey": "aws.amazon.com/elasticache/pricing (memory, 2025)",
+    "Aurora Serverless v2 ACU-hour, I/O, storage; RDS Proxy":
+        "aws.amazon.com/rds/aurora/pricing, aws.amazon.com/rds/proxy/pricing (memory, 2025)",
+    "Lambda log tiers $0.50/0.25/0.10/0.05 per GB at 10/30/50 TB (from 1 May 2025)":
+        "Duckbill Group, 'Lambda logs tiered pricing' (May 2025: 60 TB -> $12,500), read"
+        " 2026-11-26",
+    "CloudWatch Logs $0.50/GB ingested, $0.03/GB-month stored":
+        "aws.amazon.com/cloudwatch/pricing (memory, 2025)",
+    "X-Ray $5.00 per million traces recorded": "aws.amazon.com/xray/pricing (memory, 2025)",
+    "NAT gateway $0.045/hour and $0.045/GB; internet egress; cross-AZ $0.01/GB each way":
+        "aws.amazon.com/vpc/pricing, aws.amazon.com/ec2/pricing/on-demand (memory, 2025)",
+    "AppSync": "aws.amazon.com/appsync/pricing (memory, 2025)",
+}  # fmt: skip
+
+# ---- account quotas (defaults; the ones to raise first) -----------------------------------------
+QUOTAS = {
+    "lambda_concurrency": 1_000,  # per account and region (soft)
+    "lambda_scaling_per_10s": 1_000,  # new concurrency per function every 10 s (fixed)
+    "http_api_rps": 10_000,  # HTTP API, per account and region (soft), burst 5,000
+    "ws_new_connections_s": 500,  # WebSocket API new connections per second (soft)
+    "ddb_table_units_s": 40_000,  # on-demand read or write units per second per table (soft)
+    "ddb_partition_wcu": 1_000,  # write units per second per partition (hard)
+    "ddb_partition_rcu": 3_000,  # read units per second per partition (hard)
+}
 
 
 @dataclass
-class Needs:
-    dau: int
-    requests_month: float
-    peak_rps: float
-    lambda_gb_s: float
-    lambda_invocations: float
-    peak_concurrency: float
-    rru_month: float
-    wru_month: float
-    storage_gb: float
-    redis_peak_ops: float
-    redis_gb: float
-    redis_shards: int
-    pg_peak_qps: float
-    aurora_acu: float
-    ws_messages_month: float
-    ws_minutes_month: float
+class Inputs:
+    """What the model is fed: the per-call measurement, and the optional measurements that
+    replace an assumption when they were run."""
+
+    m: dict[str, Any]
+    celebrities: dict[str, Any] | None = None
+    throughput: dict[str, Any] | None = None
+    load: dict[str, Any] | None = None
+    profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def template_profiles(path: Path = ROOT / "template.yaml") -> dict[str, dict[str, Any]]:
+    """template.yaml's ScaleProfiles mapping: what each ScaleProfile deploys."""
+    from infra.local.template import load_template
+
+    return dict(load_template(path).mappings.get("ScaleProfiles") or {})
+
+
+# ---- per-call costs ----------------------------------------------------------------------------
+def shard_ops(inputs: Inputs) -> float:
+    """Commands/s one Redis shard (one core) serves with Warble's real mix: measured by
+    bench/redis_throughput.py (the replay), else the assumption."""
+    if inputs.throughput and inputs.throughput.get("runs"):
+        from bench.redis_throughput import mix_ops, pipelined
+
+        ops, _ = mix_ops(inputs.m, pipelined(inputs.throughput), command_overhead_us(inputs))
+        if ops:
+            return ops
+    return float(REDIS_OPS_PER_SHARD)
+
+
+def command_overhead_us(inputs: Inputs) -> float:
+    """A command's I/O and parsing on one core (beyond its own execution): from the measured
+    GET throughput without pipelining (1 / ops - GET's execution time)."""
+    if inputs.throughput and inputs.throughput.get("command_overhead_us"):
+        return float(inputs.throughput["command_overhead_us"])
+    return REDIS_CMD_OVERHEAD_US
+
+
+def client_commands(cost: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """The server's (calls, microseconds) per command, for the commands the client sent: INFO
+    commandstats also counts each command a Lua script runs, whose time is already in its
+    EVALSHA's, so those are left out (a command sent both ways keeps its client share)."""
+    server = cost.get("redis_server") or {}
+    sent = {k.removeprefix("redis ").lower(): v for k, v in (cost.get("by_operation") or {}).items()
+            if k.startswith("redis ")}  # fmt: skip
+    if not sent:
+        return {k: (float(c), float(u)) for k, (c, u) in server.items()}
+    out = {}
+    for name, (calls, usec) in server.items():
+        mine = min(float(calls), float(sent.get(name, 0.0)))
+        if mine > 0:
+            out[name] = (mine, float(usec) * mine / float(calls))
+    return out
+
+
+SIMPLE_COMMAND_CAP = 2.0  # a command not benchmarked: at most twice a GET's vCPU time
+
+
+def vcpu_caps(inputs: Inputs) -> dict[str, float]:
+    """The most vCPU a command of each kind took against a GET, per second of the server's own
+    CPU (bench/redis_throughput.py, without pipelining): a bound on the execution times the
+    capacity run read from INFO commandstats, which a busy machine inflates (they are wall-clock
+    time, and a command the kernel preempts counts the wait)."""
+    runs = [r for r in (inputs.throughput or {}).get("runs", []) if r["pipeline"] == 1]
+    get = next((r["ops_per_s"] for r in runs if r["name"].startswith("GET")), None)
+    if not get:
+        return {"evalsha": 5.0, "zrevrangebylex": 2.0, "zlexcount": 2.0}
+    caps: dict[str, float] = {}
+    for r in runs:
+        name = r["name"].split()[0].lower()
+        caps[name] = max(caps.get(name, 1.0), get / r["ops_per_s"])
+    return caps
+
+
+def ecpus(cost: dict[str, Any], inputs: Inputs) -> float:
+    """ElastiCache Serverless's ECPUs for a call, by its published rule: a simple read or write
+    is 1 ECPU per KB transferred (at least 1 a command); a command taking more vCPU time takes
+    proportionally more. A command's vCPU time is its measured execution (INFO commandstats)
+    plus the per-command I/O, against a 300-byte GET's. Measured on one node, priced on the
+    cluster the template deploys (an MGET there is a GET per key)."""
+    server = client_commands(cost)
+    if not server:
+        return float(cost.get("redis_commands", 0.0))
+    overhead = command_overhead_us(inputs)
+    get_us = float(inputs.m.get("redis_get_usec", 0.3))
+    caps = vcpu_caps(inputs)
+    total = 0.0
+    commands = 0.0
+    for name, (calls, usec) in server.items():
+        if calls <= 0:
+            continue
+        commands += calls
+        weight = max(1.0, (overhead + usec / calls) / (overhead + get_us))
+        total += calls * min(weight, caps.get(name, SIMPLE_COMMAND_CAP))
+    # On the cluster each MGET is a GET per key: at least one ECPU each.
+    spread = max(0.0, float(cost.get("cluster_commands", commands)) - float(cost["redis_commands"]))
+    total += spread
+    return total + max(0.0, float(cost.get("redis_net_bytes", 0.0)) / 1024 - commands - spread)
 
 
 def _duration_ms(cost: dict[str, Any], memory_mb: int) -> float:
@@ -122,7 +339,109 @@ def _duration_ms(cost: dict[str, Any], memory_mb: int) -> float:
         + cost["dynamodb_calls"] * RTT_MS["dynamodb"]
         + cost["pg_queries"] * RTT_MS["postgres"]
     )
-    return cpu + waits
+    return max(1.0, cpu + waits)
+
+
+def _formula(inputs: Inputs, path: str) -> dict[str, Any] | None:
+    sweep = inputs.celebrities or {}
+    found = (sweep.get("formulas") or {}).get(path)
+    return found if isinstance(found, dict) else None
+
+
+def _at_population(formula: dict[str, Any], metric: str, inputs: Inputs) -> float | None:
+    """A sweep formula's value at the population's mean celebrities and following."""
+    fit = formula.get(metric)
+    if not fit:
+        return None
+    graph = (inputs.celebrities or {}).get("graph") or {}
+    c = float(graph.get("mean_celebrities_followed", 0.0))
+    f = float(graph.get("mean_following", FOLLOWING_PER_USER)) - c
+    return max(
+        0.0,
+        float(fit.get("intercept", 0.0))
+        + float(fit.get("per_celebrity", 0.0)) * c
+        + float(fit.get("per_following", 0.0)) * f,
+    )
+
+
+SWEPT = {"GET /v1/timeline/home": "home warm", "GET /v1/notifications/unread-counts": "unread warm"}
+SWEPT_METRICS = ("redis_commands", "cluster_commands", "redis_round_trips", "redis_server_us",
+                 "redis_net_bytes", "cpu_ms", "rcu", "dynamodb_calls")  # fmt: skip
+
+
+def route_cost(inputs: Inputs, route: str) -> dict[str, Any]:
+    """A route's measured cost per call; for the routes whose cost depends on the celebrities a
+    reader follows, the sweep's formula at the population's mean (when the sweep was run), the
+    Redis server time scaled with the commands. The load test's measured Redis commands per
+    request, when present, scale every route's (the in-process figures' shape, the stack's
+    total)."""
+    cost = dict(inputs.m["routes"][route])
+    formula = _formula(inputs, SWEPT.get(route, ""))
+    if formula:
+        measured = max(float(cost.get("redis_commands", 0.0)), 1e-9)
+        for metric in SWEPT_METRICS:
+            value = _at_population(formula, metric, inputs)
+            if value is not None:
+                cost[metric] = value
+        scale = float(cost["redis_commands"]) / measured
+        cost["redis_server"] = {
+            k: [calls * scale, usec * scale] for k, (calls, usec) in cost["redis_server"].items()
+        }
+        cost["by_operation"] = {k: v * scale for k, v in (cost.get("by_operation") or {}).items()}
+    return cost
+
+
+def load_scale(inputs: Inputs) -> dict[str, float]:
+    """Measured over predicted, per store, from the load test (bench/load/check.py
+    --ops): the stack's own counters over what the in-process figures predict for the same
+    requests. 1.0 where the load test was not run with --ops."""
+    load = inputs.load or {}
+    return {k: float(v) for k, v in (load.get("ratio") or {}).items() if v}
+
+
+# ---- what a scale needs ------------------------------------------------------------------------
+@dataclass
+class Needs:
+    dau: int
+    requests_month: float = 0.0
+    http_requests_month: float = 0.0
+    peak_rps: float = 0.0
+    busiest_route_peak_rps: float = 0.0
+    lambda_gb_s: float = 0.0
+    lambda_invocations: float = 0.0
+    peak_concurrency: float = 0.0
+    concurrency_by_function: dict[str, float] = field(default_factory=dict)
+    lambda_log_gb: float = 0.0
+    access_log_gb: float = 0.0
+    traces_month: float = 0.0
+    rru_month: float = 0.0
+    wru_month: float = 0.0
+    peak_wru_s: float = 0.0
+    peak_rru_s: float = 0.0
+    hourly_rru: list[float] = field(default_factory=list)
+    hourly_wru: list[float] = field(default_factory=list)
+    storage_gb: float = 0.0
+    redis_peak_ops: float = 0.0
+    redis_ecpu_month: float = 0.0
+    redis_peak_ecpu_s: float = 0.0
+    redis_gb: float = 0.0
+    redis_bytes_month: float = 0.0
+    caches: int = 1
+    redis_shards: int = 1
+    pg_peak_qps: float = 0.0
+    pg_peak_writes: float = 0.0
+    pg_peak_reads: float = 0.0
+    last_seen_peak: float = 0.0
+    aurora_acu: float = 0.0
+    aurora_acu_per_minute_updates: float = 0.0
+    aurora_io_month: float = 0.0
+    ws_messages_month: float = 0.0
+    ws_minutes_month: float = 0.0
+    ws_peak_messages_s: float = 0.0
+    ws_busiest_route_peak: float = 0.0
+    ws_peak_connects_s: float = 0.0
+    egress_gb: float = 0.0
+    nat_gb: float = 0.0
 
 
 def _consumer_costs(m: dict[str, Any]) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
@@ -151,46 +470,161 @@ def _fanout_adjusted(
     # pipelined in chunks of 500: one round trip each
     adjusted["redis_round_trips"] = cost["redis_round_trips"] + max(0.0, extra) / 500
     adjusted["cpu_ms"] = cost["cpu_ms"] + extra * 0.02  # ~20 us per follower (bench: fan-out)
+    server = dict(cost.get("redis_server") or {})
+    calls, usec = server.get("evalsha", [0.0, 0.0])
+    per = usec / calls if calls else 5.0
+    server["evalsha"] = [max(0.0, calls + extra), max(0.0, usec + extra * per)]
+    adjusted["redis_server"] = server
+    adjusted["redis_net_bytes"] = cost.get("redis_net_bytes", 0.0) + extra * 110
     return adjusted
 
 
-def needs(m: dict[str, Any], dau: int) -> Needs:
-    routes, memory = m["routes"], m["memory_mb"]
+def _cold_paths(inputs: Inputs, dau: int) -> list[tuple[str, str, float, dict[str, Any]]]:
+    """(what, function, calls a day, cost per call) of the cold paths the sweep measured: the
+    followed-celebrities list refreshed once per active minute (its 60 s TTL) and the home
+    timeline rebuilt on a miss. Without the sweep, a rebuild is priced at the old 2 read units."""
+    paths: list[tuple[str, str, float, dict[str, Any]]] = []
+    for name, function, per_dau in (
+        ("celebrity list refresh", "TweetsFunction", ACTIVE_MINUTES),
+        ("home rebuild", "TweetsFunction", REBUILDS_PER_DAU),
+    ):
+        formula = _formula(inputs, name)
+        cost = {
+            "cpu_ms": 0.0,
+            "redis_commands": 0.0,
+            "redis_round_trips": 0.0,
+            "dynamodb_calls": 0.0,
+            "rcu": 2.0 if name == "home rebuild" else 0.0,
+            "wcu": 0.0,
+            "pg_queries": 0.0,
+            "redis_server": {},
+            "redis_net_bytes": 0.0,
+        }
+        if formula:
+            for metric in SWEPT_METRICS:
+                value = _at_population(formula, metric, inputs)
+                if value is not None:
+                    cost[metric] = value
+            cmds = cost["redis_commands"]
+            cost["redis_server"] = {"mixed": [cmds, cost.get("redis_server_us", 0.0)]}
+        paths.append((name, function, dau * per_dau, cost))
+    return paths
+
+
+def _tiered(units: float, tiers: list[tuple[float, float]]) -> float:
+    """Price of ``units`` over consecutive tiers [(size, price)], the last size infinite."""
+    total, left = 0.0, units
+    for size, price in tiers:
+        take = min(left, size)
+        total += take * price
+        left -= take
+        if left <= 0:
+            break
+    return total
+
+
+def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs:
+    """What ``dau`` daily users need. ``last_seen_in_redis``: the sessions' last_seen_at noted in
+    Redis and flushed in batches (LastSeenFunction, as the code does since issue 30); False
+    prices the UPDATE per active minute it replaced."""
+    m = inputs.m
+    memory = m["memory_mb"]
     per_day = {k: v * dau for k, v in TRAFFIC.items()}
-    requests = sum(per_day.values()) * MONTH_DAYS
-    gb_s = invocations = concurrency = rru = wru = redis_ops = pg_qps = 0.0
+    scale = load_scale(inputs)
+    n = Needs(dau=dau)
+    n.http_requests_month = sum(per_day[k] for k in HTTP) * MONTH_DAYS
+    n.requests_month = n.http_requests_month + (per_day["dm"] + per_day["ws_ping"]) * MONTH_DAYS
+    n.peak_rps = sum(per_day[k] for k in HTTP) / DAY * PEAK
+    n.busiest_route_peak_rps = max(per_day[k] for k in HTTP) / DAY * PEAK
+    hourly_r = [0.0] * 24
+    hourly_w = [0.0] * 24
+    redis_cmds_s = ecpu_s = 0.0
+    redis_bytes_day = 0.0
+    log_bytes_month = 0.0
+    pg_reads = pg_writes = 0.0
+
+    def add(function: str, calls_day: float, cost: dict[str, Any], invocations_day: float) -> None:
+        nonlocal redis_cmds_s, ecpu_s, redis_bytes_day, log_bytes_month, pg_reads, pg_writes
+        mb = memory.get(function, 512)
+        duration = _duration_ms(cost, mb)
+        calls = calls_day * MONTH_DAYS
+        n.lambda_gb_s += calls * duration / 1000 * mb / 1024
+        n.lambda_invocations += invocations_day * MONTH_DAYS
+        peak = calls_day / DAY * PEAK
+        n.concurrency_by_function[function] = (
+            n.concurrency_by_function.get(function, 0.0) + peak * duration / 1000
+        )
+        commands = float(cost.get("cluster_commands", cost["redis_commands"]))
+        commands *= scale.get("redis", 1.0)
+        redis_cmds_s += peak * commands
+        call_ecpu = ecpus(cost, inputs) * scale.get("redis", 1.0)
+        ecpu_s += peak * call_ecpu
+        n.redis_ecpu_month += calls * call_ecpu
+        redis_bytes_day += calls_day * float(cost.get("redis_net_bytes", 0.0))
+        log_bytes_month += calls * float(cost.get("log_bytes", 0.0))
+        for h, factor in enumerate(DAILY_CURVE):
+            hourly_r[h] += calls_day / DAY * factor * float(cost["rcu"])
+            hourly_w[h] += calls_day / DAY * factor * float(cost["wcu"])
+        n.rru_month += calls * float(cost["rcu"])
+        n.wru_month += calls * float(cost["wcu"])
+        writes = float(cost.get("pg_writes", 0.0))
+        pg_writes += peak * writes * scale.get("postgres", 1.0)
+        pg_reads += peak * (float(cost["pg_queries"]) - writes) * scale.get("postgres", 1.0)
+
     for route, mix in ROUTE_MIX.items():
-        cost = routes[route]
+        if route not in m["routes"]:
+            continue
+        cost = route_cost(inputs, route)
         function = m["route_functions"][route]
-        calls = per_day[mix] * MONTH_DAYS
-        duration = _duration_ms(cost, memory[function])
-        gb_s += calls * duration / 1000 * memory[function] / 1024
-        invocations += calls
-        peak = per_day[mix] / DAY * PEAK
-        concurrency += peak * duration / 1000
-        rru += calls * (cost["rcu"] + CACHE_MISS * 2)
-        wru += calls * cost["wcu"]
-        redis_ops += peak * cost["redis_commands"]
-        pg_qps += peak * (cost["pg_queries"] + (CACHE_MISS if mix == "profile" else 0))
-    # The session check touches last_seen_at at most once a minute per session (the skeleton).
-    pg_qps += dau * ACTIVE_MINUTES / DAY * PEAK
+        add(function, per_day[mix], cost, per_day[mix])
+        log_bytes_month += per_day[mix] * MONTH_DAYS * PLATFORM_LOG_BYTES
+        if mix in ("profile", "tweet"):  # a cache miss reads the table (and a profile, PG)
+            misses = per_day[mix] * CACHE_MISS
+            miss = {"cpu_ms": 1.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
+                    "dynamodb_calls": 1.0, "rcu": 2.0, "wcu": 0.0,
+                    "pg_queries": 1.0 if mix == "profile" else 0.0, "pg_writes": 0.0}  # fmt: skip
+            add(function, misses, miss, 0.0)
+    for _, function, calls_day, cost in _cold_paths(inputs, dau):
+        add(function, calls_day, cost, 0.0)
+    # $connect / $disconnect: a session check and a connection item each way.
+    connects = dau * CONNECTIONS_PER_DAY
+    connect = {"cpu_ms": 3.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
+               "dynamodb_calls": 1.0, "rcu": 0.0, "wcu": 1.0, "pg_queries": 0.0}  # fmt: skip
+    add("WebSocketFunction", connects * 2, connect, connects * 2)
+    log_bytes_month += connects * 2 * MONTH_DAYS * PLATFORM_LOG_BYTES
+    profile = inputs.profiles.get(PROFILES.get(dau, ""), {})
     for action, consumers in _consumer_costs(m).items():
-        records = per_day[action] * MONTH_DAYS
-        peak = per_day[action] / DAY * PEAK
         for consumer, kind, cost in consumers:
             cost = _fanout_adjusted(consumer, kind, cost, m)
-            duration = _duration_ms(cost, memory.get(consumer, 512))
-            gb_s += records * duration / 1000 * memory.get(consumer, 512) / 1024
-            invocations += records / (BATCH_FILL * max(1, cost.get("batch_size", 100)))
-            concurrency += peak * duration / 1000
-            rru += records * cost["rcu"]
-            wru += records * cost["wcu"]
-            redis_ops += peak * cost["redis_commands"]
+            # the template's mapping (issue 29's settings): a batching window fills batches
+            fill = BATCH_FILL_WINDOWED if cost.get("batch_window", 0) else BATCH_FILL
+            batches = per_day[action] / (fill * max(1, cost.get("batch_size", 100)))
+            add(consumer, per_day[action], cost, batches)
+            log_bytes_month += batches * MONTH_DAYS * PLATFORM_LOG_BYTES
+
+    n.peak_concurrency = sum(n.concurrency_by_function.values())
+    n.lambda_log_gb = log_bytes_month / 1e9
+    n.access_log_gb = n.http_requests_month * ACCESS_LOG_BYTES / 1e9
+    # PassThrough (the profile's Tracing from 10M up): nothing upstream samples (an HTTP API
+    # does not trace), so no traces.
+    traced = str(profile.get("Tracing", "Active")) == "Active"
+    n.traces_month = n.lambda_invocations * TRACED_SHARE * XRAY_SAMPLED if traced else 0.0
+    n.hourly_rru, n.hourly_wru = hourly_r, hourly_w
+    n.peak_rru_s, n.peak_wru_s = max(hourly_r), max(hourly_w)
+
     b = m["redis_bytes"]
-    per_user = (800 * b["timeline_entry"] + FOLLOWING_PER_USER * b["following_field"]
-                + LIKES_KEPT * b["liked_field"] + 3 * b["profile"])  # fmt: skip
-    redis_gb = dau * per_user / 1e9
-    shards = max(1, math.ceil(max(redis_ops / REDIS_OPS_PER_SHARD, redis_gb / REDIS_NODE_GB)))
+    per_user = (FOLLOWING_PER_USER * b["following_field"] + LIKES_KEPT * b["liked_field"]
+                + 3 * b["profile"])  # fmt: skip
+    timelines = 800 * b["timeline_entry"] * MAU_PER_DAU
+    n.redis_gb = dau * (per_user + timelines) / 1e9
+    n.redis_peak_ops = redis_cmds_s
+    n.redis_peak_ecpu_s = ecpu_s
+    n.redis_bytes_month = redis_bytes_day * MONTH_DAYS
+    n.caches = max(1, math.ceil(max(n.redis_gb / ELASTICACHE_MAX_GB,
+                                    ecpu_s / ELASTICACHE_MAX_ECPU_S)))  # fmt: skip
+    per_node = shard_ops(inputs) * VALKEY_IO_THREADS_GAIN
+    n.redis_shards = max(1, math.ceil(max(redis_cmds_s / per_node, n.redis_gb / REDIS_NODE_GB)))
+
     stored = (
         sum(per_day[k] * BYTES_PER_ITEM[k] for k in ("like", "follow"))
         + per_day["post"] * BYTES_PER_ITEM["tweet"]
@@ -198,56 +632,168 @@ def needs(m: dict[str, Any], dau: int) -> Needs:
     notifications_bytes = (per_day["like"] + per_day["follow"] + 0.3 * per_day["post"]) * (
         BYTES_PER_ITEM["notification"]
     )
-    storage_gb = (stored * MONTH_DAYS * RETENTION_MONTHS + notifications_bytes * 30) / 1e9
-    return Needs(
-        dau=dau,
-        requests_month=requests,
-        peak_rps=sum(per_day.values()) / DAY * PEAK,
-        lambda_gb_s=gb_s,
-        lambda_invocations=invocations,
-        peak_concurrency=concurrency,
-        rru_month=rru,
-        wru_month=wru,
-        storage_gb=storage_gb,
-        redis_peak_ops=redis_ops,
-        redis_gb=redis_gb,
-        redis_shards=shards,
-        pg_peak_qps=pg_qps,
-        aurora_acu=max(2.0, pg_qps / PG_QPS_PER_ACU),
-        ws_messages_month=per_day["dm"] * 2 * MONTH_DAYS + dau * PUSHES_PER_DAY * MONTH_DAYS,
-        ws_minutes_month=dau * CONNECTED_MINUTES * MONTH_DAYS,
+    n.storage_gb = (stored * MONTH_DAYS * RETENTION_MONTHS + notifications_bytes * 30) / 1e9
+
+    # PostgreSQL: the session's last_seen_at, one UPDATE per active minute (today), or flushed
+    # from Redis in batches of 1,000 rows, once per session per flush (item 5).
+    active_sessions_peak = dau * ACTIVE_MINUTES / (24 * 60) * PEAK
+    n.last_seen_peak = dau * ACTIVE_MINUTES / DAY * PEAK
+    n.aurora_acu_per_minute_updates = (pg_writes + pg_reads + n.last_seen_peak) / PG_QPS_PER_ACU
+    if last_seen_in_redis:
+        rows = active_sessions_peak / LAST_SEEN_FLUSH_SECONDS
+        last_seen_acu = rows / PG_ROW_UPDATES_PER_ACU
+        last_seen_statements = rows / 1000
+        # one ZADD a session-minute (the gate's note), one ZPOPMIN a thousand (the flush)
+        n.redis_peak_ops += n.last_seen_peak + rows / 1000
+        n.redis_peak_ecpu_s += n.last_seen_peak + rows / 1000 * 30
+        n.redis_ecpu_month += (n.last_seen_peak + rows / 1000 * 30) / PEAK * DAY * MONTH_DAYS
+    else:
+        last_seen_acu = n.last_seen_peak / PG_QPS_PER_ACU
+        last_seen_statements = n.last_seen_peak
+    n.pg_peak_writes = pg_writes + last_seen_statements
+    n.pg_peak_reads = pg_reads
+    n.pg_peak_qps = n.pg_peak_writes + n.pg_peak_reads
+    n.aurora_acu = max(0.5, (pg_writes + pg_reads) / PG_QPS_PER_ACU + last_seen_acu)
+    written_rows = pg_writes + (
+        active_sessions_peak / LAST_SEEN_FLUSH_SECONDS if last_seen_in_redis else n.last_seen_peak
+    )
+    n.aurora_io_month = (
+        (written_rows * AURORA_IO_PER_WRITE + pg_reads * AURORA_IO_PER_READ) / PEAK * DAY * 30
+    )
+
+    # WebSocket: inbound messages (DMs, pings), outbound (acks, pongs, pushes).
+    n.ws_messages_month = (
+        per_day["dm"] * 2 + per_day["ws_ping"] * 2 + dau * PUSHES_PER_DAY
+    ) * MONTH_DAYS
+    n.ws_minutes_month = dau * CONNECTED_MINUTES * MONTH_DAYS
+    n.ws_peak_messages_s = n.ws_messages_month / MONTH_DAYS / DAY * PEAK
+    n.ws_busiest_route_peak = max(per_day["dm"], per_day["ws_ping"]) / DAY * PEAK
+    n.ws_peak_connects_s = connects / DAY * PEAK
+
+    # Bytes: responses to the internet; the @connections posts through the NAT gateway.
+    egress = 0.0
+    for route, mix in ROUTE_MIX.items():
+        if route in m["routes"]:
+            egress += per_day[mix] * float(m["routes"][route].get("response_bytes", 0.0))
+    push = m["routes"].get("WS ping", {}).get("push_bytes", 400.0) or 400.0
+    pushes_day = per_day["dm"] + per_day["ws_ping"] + dau * PUSHES_PER_DAY
+    egress += pushes_day * 200  # a frame on the client's socket
+    n.egress_gb = egress * MONTH_DAYS / 1e9
+    n.nat_gb = pushes_day * (push + 300) * MONTH_DAYS / 1e9  # request + TLS and the response
+    return n
+
+
+LAST_SEEN_FLUSH_SECONDS = 300  # item 5: each active session's last_seen_at flushed every 5 min
+
+
+# ---- what it costs ----------------------------------------------------------------------------
+def _lambda_logs(gb: float) -> float:
+    tiers = PRICES["logs_lambda_gb"]
+    return _tiered(gb, [(10_000, tiers[0]), (20_000, tiers[1]), (20_000, tiers[2]),
+                        (math.inf, tiers[3])])  # fmt: skip
+
+
+def _lambda_compute(gb_s: float) -> float:
+    p = PRICES
+    return _tiered(gb_s, [(7.5e9, p["lambda_gb_s_arm"]), (11.25e9, p["lambda_gb_s_arm_tier2"]),
+                          (math.inf, p["lambda_gb_s_arm_tier3"])])  # fmt: skip
+
+
+def serverless_cache(n: Needs) -> float:
+    p = PRICES
+    return (
+        n.redis_gb * HOURS * p["valkey_serverless_gb_hour"]
+        + n.redis_ecpu_month / 1e6 * p["valkey_serverless_ecpu_per_m"]
     )
 
 
-def _tiered(units_m: float, first_m: float, price: float, over: float) -> float:
-    return min(units_m, first_m) * price + max(0.0, units_m - first_m) * over
+def node_cache(n: Needs) -> float:
+    """The same data and commands on node-based r7g.4xlarge shards, one replica each."""
+    return n.redis_shards * 2 * PRICES["valkey_r7g_4xlarge_hour"] * HOURS
 
 
-def cost(n: Needs) -> dict[str, float]:
+def aurora_instances(dau: int, profiles: dict[str, dict[str, Any]]) -> int:
+    """Instances the profile deploys: the writer, and a reader in promotion tier 0 (it scales
+    with the writer, so it costs what the writer costs) when the profile has one."""
+    profile = profiles.get(PROFILES.get(dau, ""), {})
+    return 2 if str(profile.get("DatabaseReader", "false")) == "true" else 1
+
+
+def cost(n: Needs, profiles: dict[str, dict[str, Any]] | None = None) -> dict[str, float]:
     p = PRICES
-    http_m = (n.requests_month - n.ws_messages_month / 2) / 1e6
+    profiles = profiles or {}
+    instances = aurora_instances(n.dau, profiles)
+    acu = min(n.aurora_acu, AURORA_MAX_ACU)  # past it the writer cannot serve: see hot spots
+    monthly_acu = acu / PEAK * 1.3  # Serverless v2 follows the load: mean + scaling headroom
     return {
         "API Gateway HTTP requests": _tiered(
-            http_m, 300, p["http_api_per_m"], p["http_api_per_m_over_300m"]
+            n.http_requests_month / 1e6,
+            [(300, p["http_api_per_m"]), (math.inf, p["http_api_per_m_over_300m"])],
         ),
         "API Gateway WebSocket": _tiered(
-            n.ws_messages_month / 1e6, 1000, p["ws_message_per_m"], p["ws_message_per_m_over_1b"]
+            n.ws_messages_month / 1e6,
+            [(1000, p["ws_message_per_m"]), (math.inf, p["ws_message_per_m_over_1b"])],
         )
         + n.ws_minutes_month / 1e6 * p["ws_connection_minute_per_m"],
         "Lambda requests": n.lambda_invocations / 1e6 * p["lambda_request_per_m"],
-        "Lambda compute (GB-s)": n.lambda_gb_s * p["lambda_gb_s_arm"],
-        "CloudWatch Logs ingestion": n.lambda_invocations
-        * LOG_BYTES_PER_INVOCATION
-        / 1e9
-        * p["logs_ingest_gb"],
-        "DynamoDB reads": n.rru_month / 1e6 * p["ddb_read_per_m"],
-        "DynamoDB writes": n.wru_month / 1e6 * p["ddb_write_per_m"],
+        "Lambda compute (GB-s)": _lambda_compute(n.lambda_gb_s),
+        "CloudWatch Logs (Lambda, tiered)": _lambda_logs(n.lambda_log_gb),
+        "CloudWatch Logs (HTTP API access log)": n.access_log_gb * p["logs_ingest_gb"],
+        "CloudWatch Logs storage": (n.lambda_log_gb + n.access_log_gb)
+        * LOG_COMPRESSION
+        * p["logs_storage_gb_month"],
+        "X-Ray traces": n.traces_month / 1e6 * p["xray_trace_per_m"],
+        "DynamoDB reads (on-demand)": n.rru_month / 1e6 * p["ddb_read_per_m"],
+        "DynamoDB writes (on-demand)": n.wru_month / 1e6 * p["ddb_write_per_m"],
         "DynamoDB storage": n.storage_gb * p["ddb_storage_gb_month"],
-        "ElastiCache (Valkey)": n.redis_shards * 2 * p["valkey_r7g_4xlarge_hour"] * HOURS,
-        "Aurora Serverless v2 + RDS Proxy": n.aurora_acu
-        * 2
-        * HOURS
-        * (p["aurora_acu_hour"] + p["rds_proxy_acu_hour"]),
+        "DynamoDB point-in-time backups": n.storage_gb * p["ddb_pitr_gb_month"],
+        "ElastiCache Serverless (Valkey)": serverless_cache(n),
+        "Aurora Serverless v2 (ACU)": monthly_acu * instances * HOURS * p["aurora_acu_hour"],
+        "Aurora I/O and storage": n.aurora_io_month / 1e6 * p["aurora_io_per_m"]
+        + n.dau * AURORA_GB * p["aurora_storage_gb_month"],
+        "RDS Proxy": max(8.0, monthly_acu * instances) * HOURS * p["rds_proxy_acu_hour"],
+        "NAT gateway": NAT_GATEWAYS * HOURS * p["nat_hour"] + n.nat_gb * p["nat_gb"],
+        "Internet egress": _tiered(
+            n.egress_gb,
+            [
+                (10_000, p["egress_gb"][0]),
+                (40_000, p["egress_gb"][1]),
+                (100_000, p["egress_gb"][2]),
+                (math.inf, p["egress_gb"][3]),
+            ],
+        ),
+        "Cross-AZ (Lambda <-> cache)": n.redis_bytes_month
+        * AZ_CROSS_SHARE
+        / 1e9
+        * p["cross_az_gb"],
+    }
+
+
+def dynamodb_options(n: Needs) -> dict[str, float]:
+    """The month's reads and writes on-demand, provisioned (auto scaling at 70% of the daily
+    curve's hourly load) and provisioned with the night's floor reserved for a year."""
+    p = PRICES
+    target = 0.7
+    on_demand = n.rru_month / 1e6 * p["ddb_read_per_m"] + n.wru_month / 1e6 * p["ddb_write_per_m"]
+    provisioned = 0.0
+    for r, w in zip(n.hourly_rru, n.hourly_wru, strict=True):
+        provisioned += (r / target * p["ddb_rcu_hour"] + w / target * p["ddb_wcu_hour"]) * 30
+    floor_r = min(n.hourly_rru) / target
+    floor_w = min(n.hourly_wru) / target
+    reserved_hourly = (
+        floor_r / 100 * (p["ddb_reserved_rcu100_hour_1y"] + p["ddb_reserved_rcu100_upfront_1y"]
+                         / (365 * 24))
+        + floor_w / 100 * (p["ddb_reserved_wcu100_hour_1y"] + p["ddb_reserved_wcu100_upfront_1y"]
+                           / (365 * 24))
+    )  # fmt: skip
+    above = 0.0
+    for r, w in zip(n.hourly_rru, n.hourly_wru, strict=True):
+        above += ((r / target - floor_r) * p["ddb_rcu_hour"]
+                  + (w / target - floor_w) * p["ddb_wcu_hour"]) * 30  # fmt: skip
+    return {
+        "on-demand": on_demand,
+        "provisioned (auto scaling, 70% target)": provisioned,
+        "provisioned, night floor reserved 1 year": reserved_hourly * HOURS + above,
     }
 
 
@@ -280,9 +826,9 @@ CLONE_TIMELINE_ITEM = 120  # bytes of a timeline item
 
 def clone_cost(dau: int) -> dict[str, float]:
     p = PRICES
-    per_day = {k: v * dau for k, v in TRAFFIC.items()}
+    per_day = {k: v * dau for k, v in TRAFFIC.items() if k in CLONE_RRU}
     month = {k: v * MONTH_DAYS for k, v in per_day.items()}
-    operations = sum(v for k, v in month.items() if k != "dm") + month["dm"]
+    operations = sum(month.values())
     rru = sum(month[k] * CLONE_RRU[k] for k in month)
     fanout_writes = month["post"] * FOLLOWERS_PER_TWEET + month["follow"] * CLONE_BACKFILL
     wru = sum(month[k] * CLONE_WRU.get(k, 0.0) for k in month) + fanout_writes
@@ -306,10 +852,7 @@ def clone_cost(dau: int) -> dict[str, float]:
         "DynamoDB reads": rru / 1e6 * p["ddb_read_per_m"],
         "DynamoDB writes": wru / 1e6 * p["ddb_write_per_m"],
         "DynamoDB storage": (timeline_gb + other_gb) * p["ddb_storage_gb_month"],
-        "CloudWatch Logs ingestion": stream_lambda
-        * LOG_BYTES_PER_INVOCATION
-        / 1e9
-        * p["logs_ingest_gb"],
+        "CloudWatch Logs ingestion": _lambda_logs(stream_lambda * PLATFORM_LOG_BYTES / 1e9),
     }
 
 
@@ -317,31 +860,161 @@ def clone_cost(dau: int) -> dict[str, float]:
 TOP_ACCOUNT_FOLLOWERS_SHARE = 0.3  # the most followed account: a third of the daily users
 HOT_TWEET_LIKE_SHARE = 0.01  # a viral tweet: 1% of all likes in its peak hour
 TOP_ACCOUNT_FOLLOW_SHARE = 0.05  # share of all new follows going to the top account
+HOT_KEY_LIMIT = 50_000  # ops/s: a key above it is listed (issue 30)
 
 
-def hot_spots(dau: int) -> list[tuple[str, float, float, str]]:
-    """(what, load at peak, limit, what changes past it)."""
+def hot_partitions(dau: int) -> list[tuple[str, float, float, str]]:
+    """DynamoDB partitions and items one key receives everything of (what, units/s at the daily
+    peak, limit, the change past it). Every like is a TransactWriteItems: its items cost twice,
+    and the likers partition's sort key only grows (the newest like is always the last split),
+    so splitting for heat does not spread it."""
     peak = {k: v * dau / DAY * PEAK for k, v in TRAFFIC.items()}
+    likes = peak["like"] * HOT_TWEET_LIKE_SHARE
+    follows = peak["follow"] * TOP_ACCOUNT_FOLLOW_SHARE
     return [
-        ("a celebrity's recent-tweets set (one Redis key) read by its followers' home reads, "
-         "reads/s", peak["home"] * TOP_ACCOUNT_FOLLOWERS_SHARE, REDIS_OPS_PER_SHARD,
-         "copy the set to every shard's replicas (or a 1 s in-function cache of celebrity "
-         "lists): one key cannot be split"),
-        ("likes of one viral tweet: its T#<tweet> likers partition, writes/s",
-         peak["like"] * HOT_TWEET_LIKE_SHARE, 1000.0,
-         "shard the likers partition (T#<tweet>#<n>, as dal/likes.py plans)"),
-        ("follows of the top account: its U#<id> followers partition (I# and IT# items), "
-         "writes/s", peak["follow"] * TOP_ACCOUNT_FOLLOW_SHARE * 2, 1000.0,
+        ("likes of one viral tweet: its likers partition T#<tweet> (one LU#<seq> item each, in"
+         " a transaction), write units/s", likes * 2, QUOTAS["ddb_partition_wcu"],
+         "shard the likers partition by the like's seq (T#<tweet>#<seq mod n>, n = units / 500)"
+         " and read the shards' Queries merged"),
+        ("likes of one viral tweet: the ConditionCheck on its tweet-index item T#<tweet> (one"
+         " item: it cannot split), write units/s", likes * 2, QUOTAS["ddb_partition_wcu"],
+         "drop the ConditionCheck for a read of the item (3,000 read units/s, eventually"
+         " consistent: 6,000 reads) and let the delete's cleanup take likes that raced it"),
+        ("follows of the top account: its followers partition U#<id> (I# and IT# items, in a"
+         " transaction), write units/s", follows * 2 * 2, QUOTAS["ddb_partition_wcu"],
          "shard the followers partition (U#<id>#<n>, as dal/graph.py plans)"),
-        ("PostgreSQL writer: last_seen_at UPDATEs (one per active minute per user), queries/s",
-         dau * ACTIVE_MINUTES / DAY * PEAK, 256 * PG_QPS_PER_ACU,
-         "Aurora Serverless v2 stops at 256 ACU a writer: keep last_seen_at in Redis and flush"
-         " it in batches (or drop it), so PostgreSQL sees logins and cache misses only"),
-        ("HTTP API requests per second (the account's default quota)", sum(peak.values()),
-         10_000.0, "raise the quota (soft), then split the API across regions or accounts"),
-        ("Lambda concurrency (the account's default quota)", 0.0, 1000.0,
-         "raise the quota (soft); see peak concurrency in the needs table"),
     ]  # fmt: skip
+
+
+def _share_of_top(inputs: Inputs) -> float:
+    graph = (inputs.celebrities or {}).get("graph") or {}
+    return float(graph.get("top_share", TOP_ACCOUNT_FOLLOWERS_SHARE))
+
+
+def hot_keys(inputs: Inputs, dau: int, n: Needs) -> list[dict[str, Any]]:
+    """Every Redis key above HOT_KEY_LIMIT commands/s at the daily peak: before (the sweep's
+    commands per request on that key x the request rate x the share of readers that touch it)
+    and after the fix (warble.dal.hot: each warm container reads the key at most once per
+    HOT_KEY_CACHE_SECONDS, so the key sees at most the reading functions' concurrency a
+    second), with its share of one shard (the single-key throughput measured for its command).
+    Without the sweep, the touches are the code's, read by hand (marked)."""
+    sweep = inputs.celebrities or {}
+    touches = sweep.get("touches") or DEFAULT_TOUCHES
+    share = _share_of_top(inputs)
+    peak = {k: v * dau / DAY * PEAK for k, v in TRAFFIC.items()}
+    rates = {"home warm": peak["home"], "unread warm": peak["unread"],
+             "profile": peak["profile"], "tweet": peak["tweet"]}  # fmt: skip
+    concurrency = n.concurrency_by_function
+    readers = {"home warm": "TweetsFunction", "unread warm": "NotificationsFunction",
+               "profile": "AccountsFunction", "tweet": "TweetsFunction"}  # fmt: skip
+    single = (inputs.throughput or {}).get("single_key_ops_per_s") or {}
+    out = []
+    for key, (who, command) in HOT_KEY_CLASSES.items():
+        before = 0.0
+        after = 0.0
+        for path, per_request in touches.items():
+            t = float(per_request.get(key, 0.0))
+            if not t or path not in rates:
+                continue
+            reach = 1.0 if who == "everyone" else share
+            before += rates[path] * reach * t
+            # held: one whole-set read (ZRANGE) a window per warm container that reads it
+            held = concurrency.get(readers[path], 0.0) / HOT_KEY_CACHE_SECONDS
+            after += (
+                min(rates[path] * reach * t, held)
+                if key in HELD_IN_FUNCTION
+                else (rates[path] * reach * t)
+            )
+        capacity = float(single.get(command, shard_ops(inputs)))
+        # held: the refresh reads the whole set (ZRANGE), measured on one hot key too
+        held_capacity = (
+            float(single.get("zrange", capacity)) if key in HELD_IN_FUNCTION else capacity
+        )
+        out.append(
+            {
+                "key": key,
+                "who": who,
+                "command": command,
+                "before": before,
+                "after": after,
+                "capacity": capacity,
+                "share_before": before / capacity,
+                "share_after": after / held_capacity,
+                "fix": "held 1 s in the function (warble.dal.hot)"
+                if key in HELD_IN_FUNCTION
+                else "none needed: under half a shard as it is",
+            }
+        )
+    return sorted(out, key=lambda k: -k["before"])
+
+
+# Shared keys a request touches, by class: whose readers, and the command that reads them.
+HOT_KEY_CLASSES = {
+    "{sys}:notifications": ("everyone", "zlexcount"),
+    "{a:<top celebrity>}:recent": ("followers of the top account", "zrevrangebylex"),
+    "{tw:<its newest tweet>}": ("followers of the top account", "get"),
+    "{tw:<its newest tweet>}:counts": ("followers of the top account", "get"),
+    "{u:<top celebrity>}:profile": ("followers of the top account", "get"),
+    "{u:<top celebrity>}:counts": ("followers of the top account", "get"),
+}
+# The keys warble.dal.hot holds in the function (HOT_KEY_CACHE_MS); the others are read as before.
+HELD_IN_FUNCTION = {"{sys}:notifications", "{a:<top celebrity>}:recent"}
+# Read from the code when the sweep has not been run: the unread count reads the system list
+# twice (EXISTS, ZLEXCOUNT) and each followed celebrity's recent set twice; a home read reads
+# each followed celebrity's set twice (EXISTS, ZREVRANGEBYLEX) and renders its newest tweet.
+DEFAULT_TOUCHES = {
+    "unread warm": {"{sys}:notifications": 2.0, "{a:<top celebrity>}:recent": 2.0},
+    "home warm": {"{a:<top celebrity>}:recent": 2.0, "{tw:<its newest tweet>}": 1.0,
+                  "{tw:<its newest tweet>}:counts": 1.0, "{u:<top celebrity>}:profile": 1.0,
+                  "{u:<top celebrity>}:counts": 1.0},
+}  # fmt: skip
+
+
+def quotas(n: Needs) -> list[tuple[str, int, float, float, str]]:
+    """(quota, default, need at the daily peak, need at the event peak, what needs it)."""
+    spike = EVENT_PEAK / PEAK
+    busiest = max(n.concurrency_by_function.items(), key=lambda kv: kv[1], default=("", 0.0))
+    return [
+        ("Lambda concurrent executions (account)", QUOTAS["lambda_concurrency"],
+         n.peak_concurrency, n.peak_concurrency * spike, "every function's peak concurrency"),
+        ("Lambda scaling rate (per function, per 10 s)", QUOTAS["lambda_scaling_per_10s"],
+         busiest[1] / 60, busiest[1] * spike / 6,
+         f"{busiest[0]} reaching its peak in 10 minutes (daily) or 1 minute (event)"),
+        ("HTTP API requests/s (account)", QUOTAS["http_api_rps"], n.peak_rps, n.peak_rps * spike,
+         "every HTTP request"),
+        ("WebSocket new connections/s (account)", QUOTAS["ws_new_connections_s"],
+         n.ws_peak_connects_s, n.ws_peak_connects_s * spike,
+         "connections opened (a deploy or a network blip reconnects everyone at once)"),
+        ("DynamoDB write units/s per table (on-demand)", QUOTAS["ddb_table_units_s"],
+         n.peak_wru_s * 0.6, n.peak_wru_s * 0.6 * spike, "the likes table (~60% of writes)"),
+        ("ElastiCache Serverless ECPU/s per cache", ELASTICACHE_MAX_ECPU_S,
+         n.redis_peak_ecpu_s, n.redis_peak_ecpu_s * spike, "every Redis command"),
+        ("ElastiCache Serverless GB per cache", ELASTICACHE_MAX_GB, n.redis_gb, n.redis_gb,
+         "timelines, memberships, caches"),
+        ("Aurora Serverless v2 ACU per instance (hard)", AURORA_MAX_ACU, n.aurora_acu,
+         n.aurora_acu * spike, "PostgreSQL: logins, cache misses, the last_seen_at flush"),
+    ]  # fmt: skip
+
+
+def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
+    """(setting, the scale's need at the event peak, the profile's value, enough)."""
+    spike = EVENT_PEAK / PEAK
+    rows = []
+
+    def row(name: str, need: float, key: str) -> None:
+        if key in profile:
+            value = float(profile[key])
+            rows.append((name, need, value, value >= need))
+
+    row("HTTP API route rate limit (req/s) vs the busiest route", n.busiest_route_peak_rps * spike,
+        "HttpThrottleRate")  # fmt: skip
+    row("WebSocket route rate limit (messages/s) vs the busiest route (ping)",
+        n.ws_busiest_route_peak * spike, "WebSocketThrottleRate")  # fmt: skip
+
+    row("Aurora max ACU", min(n.aurora_acu * spike, AURORA_MAX_ACU), "DatabaseMaxCapacity")
+    row("cache ECPU/s maximum", n.redis_peak_ecpu_s * spike / n.caches, "CacheMaxEcpuPerSecond")
+    row("cache GB maximum", n.redis_gb / n.caches, "CacheMaxDataStorageGB")
+    return rows
 
 
 # ---- media: S3 storage and requests, CloudFront egress (issue 35) -----------------------------

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -284,6 +285,55 @@ def warmed_event_files(
 
 @group("coldstart", "import + initialisation in a fresh process, and the first invocation")
 def coldstart_group(run: Run) -> Iterator[Precomputed]:
+    s = cold_samples(run)
+    yield from cold_imports(s)
+    yield cold_import_without_pyc(s)
+    yield from cold_requests(s)
+    yield from first_invocations(s)
+
+
+BOTO3_LABEL = "import boto3 (fresh process)"
+
+
+@dataclass
+class ColdSamples:
+    """Every fresh process of the run, by what it ran: each function (its import, then its
+    first requests), the boto3 baseline, each function's libraries alone, and the no-pyc runs;
+    a round runs one of each, in turn."""
+
+    every: dict[str, tuple[Path, str]]  # the template's functions
+    first: dict[str, tuple[dict[str, Any], str]]  # the functions with first requests
+    reps: int
+    samples: dict[str, list[dict[str, Any]]]
+
+    def series(self, key: str, field: str) -> list[int]:
+        return [int(s[field]) for s in self.samples[key]]
+
+    def median(self, key: str, field: str) -> float:
+        return float(statistics.median(self.series(key, field)))
+
+    def cold_total(self, key: str) -> str:
+        return fmt_ns(statistics.median(s["import_ns"] + s["first_ns"] for s in self.samples[key]))
+
+    def wall_note(self, key: str) -> str:
+        return fmt_ns(self.median(key, "wall_ns"))
+
+    def cpu_note(self, key: str, field: str, baseline: str, baseline_field: str, what: str) -> str:
+        # CPU time counts only this process's own work: other work on a shared machine stretches
+        # the wall times above far more than it does these.
+        ratio = self.median(key, field) / self.median(baseline, baseline_field)
+        return (
+            f"CPU time (process_time), median: {fmt_ns(self.median(key, field))} vs "
+            f"{fmt_ns(self.median(baseline, baseline_field))} for {what} ({ratio:.1f}x)"
+        )
+
+    def per_round(self, totals: list[int], baseline: str) -> float:
+        # samples[baseline][i] ran in the same round as totals[i]
+        rounds = zip(totals, self.series(baseline, "import_ns"), strict=True)
+        return float(statistics.median(total / base for total, base in rounds))
+
+
+def cold_samples(run: Run) -> ColdSamples:
     import redis
 
     who = people(run)
@@ -322,52 +372,37 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
                     alone = _child(target, env, script=_LIBRARIES, extra=(str(listed),),
                                    code=every.get(target))  # fmt: skip
                     samples.setdefault(f"{target} libraries", []).append(alone)
+    return ColdSamples(every, first, reps, samples)
 
-    def series(key: str, field: str) -> list[int]:
-        return [int(s[field]) for s in samples[key]]
 
-    def median(key: str, field: str) -> float:
-        return float(statistics.median(series(key, field)))
-
-    def cold_total(key: str) -> str:
-        return fmt_ns(statistics.median(s["import_ns"] + s["first_ns"] for s in samples[key]))
-
-    def wall_note(key: str) -> str:
-        return fmt_ns(median(key, "wall_ns"))
-
-    def cpu_note(key: str, field: str, baseline: str, baseline_field: str, what: str) -> str:
-        # CPU time counts only this process's own work: other work on a shared machine stretches
-        # the wall times above far more than it does these.
-        ratio = median(key, field) / median(baseline, baseline_field)
-        return (
-            f"CPU time (process_time), median: {fmt_ns(median(key, field))} vs "
-            f"{fmt_ns(median(baseline, baseline_field))} for {what} ({ratio:.1f}x)"
-        )
-
-    boto3_label = "import boto3 (fresh process)"
-    for name in every:
-        modules = samples[name][0]["modules"]
-        invocations = "two invocations, " if name in first else ""
+def cold_imports(s: ColdSamples) -> Iterator[Precomputed]:
+    """Each function's import and initialisation, against import boto3."""
+    for name in s.every:
+        modules = s.samples[name][0]["modules"]
+        invocations = "two invocations, " if name in s.first else ""
         yield Precomputed(
-            f"cold start: import + init of {name} ({reps} fresh processes)",
-            ("import app", series(name, "import_ns")),
-            [(boto3_label, series("boto3", "import_ns"))],
+            f"cold start: import + init of {name} ({s.reps} fresh processes)",
+            ("import app", s.series(name, "import_ns")),
+            [(BOTO3_LABEL, s.series("boto3", "import_ns"))],
             notes=[
-                cpu_note(name, "import_cpu_ns", "boto3", "import_cpu_ns", "import boto3"),
+                s.cpu_note(name, "import_cpu_ns", "boto3", "import_cpu_ns", "import boto3"),
                 f"{modules} modules loaded; whole child process (interpreter start, import, "
-                f"{invocations}exit) median wall {wall_note(name)} vs "
-                f"{wall_note('boto3')} for the boto3 child",
+                f"{invocations}exit) median wall {s.wall_note(name)} vs "
+                f"{s.wall_note('boto3')} for the boto3 child",
             ],
         )
-    no_pyc_runs = len(samples["accounts no-pyc"])
-    yield Precomputed(
+
+
+def cold_import_without_pyc(s: ColdSamples) -> Precomputed:
+    no_pyc_runs = len(s.samples["accounts no-pyc"])
+    return Precomputed(
         f"cold start without .pyc (as SAM's Python builder ships code; the layers now ship "
         f"theirs): accounts "
         f"({no_pyc_runs} fresh processes)",
-        ("import app, compiling every non-stdlib module", series("accounts no-pyc", "import_ns")),
+        ("import app, compiling every non-stdlib module", s.series("accounts no-pyc", "import_ns")),
         [
-            ("import boto3, compiling boto3/botocore", series("boto3 no-pyc", "import_ns")),
-            ("import app with .pyc (the row above)", series("accounts", "import_ns")),
+            ("import boto3, compiling boto3/botocore", s.series("boto3 no-pyc", "import_ns")),
+            ("import app with .pyc (the row above)", s.series("accounts", "import_ns")),
         ],
         notes=[
             "imitates Lambda after sam build: no __pycache__ shipped, /var/task and /opt "
@@ -375,49 +410,52 @@ def coldstart_group(run: Run) -> Iterator[Precomputed]:
         ],
     )
 
-    def per_round(totals: list[int], baseline: str) -> float:
-        # samples[baseline][i] ran in the same round as totals[i]
-        rounds = zip(totals, series(baseline, "import_ns"), strict=True)
-        return float(statistics.median(total / base for total, base in rounds))
 
-    for name in first:
-        totals = [s["import_ns"] + s["first_ns"] for s in samples[name]]
+def cold_requests(s: ColdSamples) -> Iterator[Precomputed]:
+    """Each cold request (import, init and the first invocation), against import boto3 and
+    against its third-party modules imported alone."""
+    for name in s.first:
+        totals = [x["import_ns"] + x["first_ns"] for x in s.samples[name]]
         libraries = f"{name} libraries"
-        failed = samples[libraries][0]["failed"]
+        failed = s.samples[libraries][0]["failed"]
         named = ": " + ", ".join(failed[:5]) if failed else ""
         yield Precomputed(
-            f"cold request: import + init + 1st invocation of {name}, traced ({reps} fresh "
+            f"cold request: import + init + 1st invocation of {name}, traced ({s.reps} fresh "
             "processes)",
             ("import + init + 1st invocation", totals),
             [
-                (boto3_label, series("boto3", "import_ns")),
+                (BOTO3_LABEL, s.series("boto3", "import_ns")),
                 (
-                    f"its {len(samples[name][0]['libraries'])} third-party modules imported "
+                    f"its {len(s.samples[name][0]['libraries'])} third-party modules imported "
                     "alone (fresh process)",
-                    series(libraries, "import_ns"),
+                    s.series(libraries, "import_ns"),
                 ),
             ],
             notes=[
-                cpu_note(name, "first_cpu_ns", "boto3", "import_cpu_ns", "import boto3")
+                s.cpu_note(name, "first_cpu_ns", "boto3", "import_cpu_ns", "import boto3")
                 + " (the 1st invocation alone)",
                 f"the libraries alone cover no client, connection or call; {len(failed)} of "
                 f"their modules would not import alone{named}",
                 # This machine's speed drifts between rounds more than between the children of
                 # one round: each round's own ratio, then their median, cancels the drift.
-                f"median of the rounds' own ratios: {per_round(totals, 'boto3'):.2f}x import "
-                f"boto3, {per_round(totals, libraries):.2f}x its libraries alone",
+                f"median of the rounds' own ratios: {s.per_round(totals, 'boto3'):.2f}x import "
+                f"boto3, {s.per_round(totals, libraries):.2f}x its libraries alone",
             ],
         )
-    for name, (_, what) in first.items():
+
+
+def first_invocations(s: ColdSamples) -> Iterator[Precomputed]:
+    """Each function's first invocation after a cold import, against its second."""
+    for name, (_, what) in s.first.items():
         yield Precomputed(
-            f"first invocation after a cold import: {name} ({reps} fresh processes)",
-            ("1st invocation (builds settings, clients, services)", series(name, "first_ns")),
-            [("2nd invocation, same process", series(name, "second_ns"))],
+            f"first invocation after a cold import: {name} ({s.reps} fresh processes)",
+            ("1st invocation (builds settings, clients, services)", s.series(name, "first_ns")),
+            [("2nd invocation, same process", s.series(name, "second_ns"))],
             notes=[
                 what,
                 f"import + init + 1st invocation (what the cold request waits for, in-process), "
-                f"median: {cold_total(name)}",
-                cpu_note(name, "first_cpu_ns", name, "second_cpu_ns", "the 2nd")
+                f"median: {s.cold_total(name)}",
+                s.cpu_note(name, "first_cpu_ns", name, "second_cpu_ns", "the 2nd")
                 + "; waits on the stores are not CPU time",
             ],
         )

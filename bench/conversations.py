@@ -56,41 +56,64 @@ def _page_event(name: str, issued: Any, limit: int) -> dict[str, Any]:
 
 @group("conversations", "conversation list page of 20 and history page of 50 vs raw reads")
 def conversations_group(run: Run) -> Iterator[Item]:
-    from warble import keys, services
-    from warble.settings import get_settings
-
-    from bench.timeline import make_user
-
     bench_stack = stack.shared(run)
     raw, ddb = stack.raw_clients(run, bench_stack)
-    settings = get_settings()
-    accounts, graph, dms = services.accounts(), services.graph(), services.conversations()
+    dm = Inbox(raw, ddb)
+    yield conversation_list(dm)
+    yield message_history(dm)
 
-    viewer_id = make_user("dm_viewer")
-    viewer = accounts.login("dm_viewer", PASSWORD, "bench")
-    conversation_ids = []
-    for n in range(CONVERSATIONS):
-        friend = make_user(f"dm_friend_{n}")
-        graph.follow(viewer_id, friend)
-        graph.follow(friend, viewer_id)
-        body, _ = dms.open(viewer_id, friend)
-        conversation = int(body.id)
-        conversation_ids.append(conversation)
-        for m in range(MESSAGES if n == 0 else 2):
-            dms.send(friend if m % 2 else viewer_id, conversation, f"message {m} of {n}")
-    busy = conversation_ids[0]
 
-    handler = stack.load_function("conversations").handler
-    list_page = expect(handler, _page_event("conversations/list.json", viewer, LIST_PAGE), 200)
-    history_evt = stack.with_path_id(
-        _page_event("conversations/messages.json", viewer, HISTORY_PAGE), "conversation_id", busy
-    )
-    history_page = expect(handler, history_evt, 200)
-    for call in (list_page, history_page):
-        call()
-        call()  # profiles cached
-    session_check = stack.session_check(raw, viewer)
-    shown = json.loads(list_page()["body"])["items"]
+class Inbox:
+    """A viewer with 25 conversations with friends, the first of 60 messages (the others of
+    2), both pages' handler calls, warm (profiles cached), and a bare client of each store for
+    the raw operations."""
+
+    def __init__(self, raw: Any, ddb: Any) -> None:
+        from warble import services
+        from warble.settings import get_settings
+
+        from bench.timeline import make_user
+
+        self.raw, self.ddb, self.settings = raw, ddb, get_settings()
+        accounts, graph, dms = services.accounts(), services.graph(), services.conversations()
+        self.viewer_id = make_user("dm_viewer")
+        self.viewer = accounts.login("dm_viewer", PASSWORD, "bench")
+        conversation_ids = []
+        for n in range(CONVERSATIONS):
+            friend = make_user(f"dm_friend_{n}")
+            graph.follow(self.viewer_id, friend)
+            graph.follow(friend, self.viewer_id)
+            body, _ = dms.open(self.viewer_id, friend)
+            conversation = int(body.id)
+            conversation_ids.append(conversation)
+            for m in range(MESSAGES if n == 0 else 2):
+                dms.send(friend if m % 2 else self.viewer_id, conversation, f"message {m} of {n}")
+        self.busy = conversation_ids[0]
+
+        handler = stack.load_function("conversations").handler
+        self.list_page = expect(
+            handler, _page_event("conversations/list.json", self.viewer, LIST_PAGE), 200
+        )
+        history_evt = stack.with_path_id(
+            _page_event("conversations/messages.json", self.viewer, HISTORY_PAGE),
+            "conversation_id",
+            self.busy,
+        )
+        self.history_page = expect(handler, history_evt, 200)
+        for call in (self.list_page, self.history_page):
+            call()
+            call()  # profiles cached
+        self.session_check = stack.session_check(raw, self.viewer)
+
+
+# ---- GET /v1/conversations?limit=20 -------------------------------------------------------------
+
+
+def conversation_list(dm: Inbox) -> Benchmark:
+    from warble import keys
+
+    raw, ddb, settings, session_check = dm.raw, dm.ddb, dm.settings, dm.session_check
+    shown = json.loads(dm.list_page()["body"])["items"]
     profile_keys = list(
         dict.fromkeys(keys.profile(int(p["id"])).value for c in shown for p in c["participants"])
     )
@@ -100,7 +123,7 @@ def conversations_group(run: Run) -> Iterator[Item]:
             TableName=settings.conversations_table,
             IndexName="activity",
             KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": f"U#{viewer_id}"}},
+            ExpressionAttributeValues={":pk": {"S": f"U#{dm.viewer_id}"}},
             ScanIndexForward=False,
             Limit=LIST_PAGE + 1,
             ConsistentRead=True,
@@ -115,10 +138,48 @@ def conversations_group(run: Run) -> Iterator[Item]:
         raw_list_query()
         raw_profiles()
 
+    def list_all() -> None:
+        session_check()
+        raw_list()
+
+    return Benchmark(
+        f"GET /v1/conversations?limit={LIST_PAGE} (ConversationsFunction handler)",
+        dm.list_page,
+        raw_list,
+        path="handler",
+        baseline=f"raw LSI Query ({LIST_PAGE + 1}) + MGET of the profiles",
+        floor="raw session check + Query + MGET, in sequence",
+        breakdown=[
+            ("raw session check (pipeline)", session_check),
+            (f"raw LSI Query, {LIST_PAGE + 1} memberships (moto)", raw_list_query),
+            (f"raw MGET {len(profile_keys)} profiles", raw_profiles),
+            ("raw session check + Query + MGET, in sequence", list_all),
+        ],
+        budget_s=6.0,
+        check=lambda: stack.compare_traces(dm.list_page, list_all, "conversation list"),
+        describe=lambda: [f"round trips of one warm call: {stack.traced(dm.list_page)}"],
+        summarize=[
+            Benchmark.difference(
+                "handler", "raw session check + Query + MGET, in sequence", "handler overhead"
+            )
+        ],
+        notes=[
+            f"{CONVERSATIONS} conversations; last_message and unread_count come from the "
+            "membership items, so the page reads no message"
+        ],
+    )
+
+
+# ---- GET /v1/conversations/{id}/messages?limit=50 -----------------------------------------------
+
+
+def message_history(dm: Inbox) -> Benchmark:
+    ddb, settings, session_check, busy = dm.ddb, dm.settings, dm.session_check, dm.busy
+
     def raw_membership() -> Any:
         return ddb.get_item(
             TableName=settings.conversations_table,
-            Key={"pk": {"S": f"U#{viewer_id}"}, "sk": {"S": f"C#{busy}"}},
+            Key={"pk": {"S": f"U#{dm.viewer_id}"}, "sk": {"S": f"C#{busy}"}},
             ConsistentRead=True,
         )
 
@@ -136,43 +197,13 @@ def conversations_group(run: Run) -> Iterator[Item]:
         raw_membership()
         raw_history_query()
 
-    def list_all() -> None:
-        session_check()
-        raw_list()
-
     def history_all() -> None:
         session_check()
         raw_history()
 
-    yield Benchmark(
-        f"GET /v1/conversations?limit={LIST_PAGE} (ConversationsFunction handler)",
-        list_page,
-        raw_list,
-        path="handler",
-        baseline=f"raw LSI Query ({LIST_PAGE + 1}) + MGET of the profiles",
-        floor="raw session check + Query + MGET, in sequence",
-        breakdown=[
-            ("raw session check (pipeline)", session_check),
-            (f"raw LSI Query, {LIST_PAGE + 1} memberships (moto)", raw_list_query),
-            (f"raw MGET {len(profile_keys)} profiles", raw_profiles),
-            ("raw session check + Query + MGET, in sequence", list_all),
-        ],
-        budget_s=6.0,
-        check=lambda: stack.compare_traces(list_page, list_all, "conversation list"),
-        describe=lambda: [f"round trips of one warm call: {stack.traced(list_page)}"],
-        summarize=[
-            Benchmark.difference(
-                "handler", "raw session check + Query + MGET, in sequence", "handler overhead"
-            )
-        ],
-        notes=[
-            f"{CONVERSATIONS} conversations; last_message and unread_count come from the "
-            "membership items, so the page reads no message"
-        ],
-    )
-    yield Benchmark(
+    return Benchmark(
         f"GET /v1/conversations/{{id}}/messages?limit={HISTORY_PAGE} (ConversationsFunction)",
-        history_page,
+        dm.history_page,
         raw_history,
         path="handler",
         baseline=f"raw GetItem membership + Query ({HISTORY_PAGE + 1}) messages",
@@ -184,8 +215,8 @@ def conversations_group(run: Run) -> Iterator[Item]:
             ("raw session check + GetItem + Query, in sequence", history_all),
         ],
         budget_s=6.0,
-        check=lambda: stack.compare_traces(history_page, history_all, "history"),
-        describe=lambda: [f"round trips of one warm call: {stack.traced(history_page)}"],
+        check=lambda: stack.compare_traces(dm.history_page, history_all, "history"),
+        describe=lambda: [f"round trips of one warm call: {stack.traced(dm.history_page)}"],
         summarize=[
             Benchmark.difference(
                 "handler", "raw session check + GetItem + Query, in sequence", "handler overhead"
@@ -202,118 +233,150 @@ def _rounds(run: Run, full: int) -> int:
 
 @group("push", "send -> receipt over the local WebSocket gateway; push to 5 connections")
 def push_group(run: Run) -> Iterator[Item]:
-    import boto3
-    import httpx
-    from websockets.sync.client import connect
+    s = PushStack(run)
+    yield send_to_receipt(run, s)
+    samples = push_samples(run, s)
+    yield push_posts(samples)
+    yield push_with_registry(samples)
 
-    from infra.local.database import drop_database
-    from tests.support.local_stack import start_serve, stop_serve
 
-    db = f"warble_bench_push_{uuid.uuid4().hex[:6]}"
-    env_file = Path(tempfile.mkdtemp()) / "env.json"
-    stack_name = f"warble-bench-{uuid.uuid4().hex[:6]}"
-    served = start_serve(
-        env_file,
-        {
-            "Parameters": {
-                "DB_NAME": db,
-                "REDIS_URL": f"redis://127.0.0.1:6379/{stack.BENCH_REDIS_DB - 1}",
-                "REDIS_CLUSTER": "false",
-                "DB_SSLMODE": "disable",
-                "PASSWORD_HASH_ROUNDS": "4",
-                # Repeated runs sign up from one address within the signup window.
-                **{k: v for k, v in stack.ENV.items() if k.startswith("RATE_LIMIT_")},
-            }
-        },
-        extra_args=["--stack-name", stack_name],
-        drop_env_prefixes=("AWS_", "DB_", "REDIS_"),
-    )
-    run.cleanups.append(lambda: drop_database(db))
+class PushStack:
+    """The local runtime serving the template on its own stack and database, two friends with a
+    conversation, each with an open WebSocket connection (sender and receiver), a bare
+    ``@connections`` client of the same gateway, and the stack's connection registry."""
 
-    def stop() -> None:
-        with contextlib.suppress(subprocess.TimeoutExpired):  # killed when slow to stop
-            stop_serve(served)
+    def __init__(self, run: Run) -> None:
+        import boto3
+        import httpx
 
-    run.cleanups.append(stop)
-    http = httpx.Client(base_url=served.http, timeout=30)
-    run.cleanups.append(http.close)
+        from infra.local.database import drop_database
+        from tests.support.local_stack import start_serve, stop_serve
 
-    def signup(prefix: str) -> tuple[str, str]:
+        self._run = run
+        db = f"warble_bench_push_{uuid.uuid4().hex[:6]}"
+        env_file = Path(tempfile.mkdtemp()) / "env.json"
+        self.stack_name = f"warble-bench-{uuid.uuid4().hex[:6]}"
+        served = start_serve(
+            env_file,
+            {
+                "Parameters": {
+                    "DB_NAME": db,
+                    # The bench's Redis (WARBLE_BENCH_REDIS_PORT), the index below the shared
+                    # stack's: this stack's serve empties it at start.
+                    "REDIS_URL": (
+                        f"redis://127.0.0.1:{stack.BENCH_REDIS_PORT}/{stack.BENCH_REDIS_DB - 1}"
+                    ),
+                    "REDIS_CLUSTER": "false",
+                    "DB_SSLMODE": "disable",
+                    "PASSWORD_HASH_ROUNDS": "4",
+                    # Repeated runs sign up from one address within the signup window.
+                    **{k: v for k, v in stack.ENV.items() if k.startswith("RATE_LIMIT_")},
+                }
+            },
+            extra_args=["--stack-name", self.stack_name],
+            drop_env_prefixes=("AWS_", "DB_", "REDIS_"),
+        )
+        self.served = served
+        run.cleanups.append(lambda: drop_database(db))
+
+        def stop() -> None:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # killed when slow to stop
+                stop_serve(served)
+
+        run.cleanups.append(stop)
+        self.http = httpx.Client(base_url=served.http, timeout=30)
+        run.cleanups.append(self.http.close)
+
+        (a, a_token), (self.b, b_token) = self.signup("pa"), self.signup("pb")
+        auth_a = {"Authorization": f"Bearer {a_token}"}
+        auth_b = {"Authorization": f"Bearer {b_token}"}
+        http = self.http
+        assert http.put(f"/v1/users/me/following/{self.b}", headers=auth_a).status_code == 200
+        assert http.put(f"/v1/users/me/following/{a}", headers=auth_b).status_code == 200
+        self.conversation = http.post(
+            "/v1/conversations", json={"participant_id": self.b}, headers=auth_a
+        ).json()["id"]
+
+        fake = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+        self.ddb = boto3.client(
+            "dynamodb", endpoint_url=served.moto, region_name="us-east-1", **fake
+        )
+        self.connections_table = f"{self.stack_name}-connections"
+        self.sender, self.receiver = self.device(a_token), self.device(b_token)
+        self.gateway = boto3.client(
+            "apigatewaymanagementapi",
+            endpoint_url=f"{served.ws.replace('ws://', 'http://')}/live",
+            region_name="us-east-1",
+            **fake,
+        )
+        run.cleanups.append(self.gateway.close)
+        self.frame = json.dumps({"type": "message", "data": {"text": "bench"}}).encode()
+
+    def signup(self, prefix: str) -> tuple[str, str]:
         name = f"{prefix}{uuid.uuid4().hex[:8]}"
-        answer = http.post(
+        answer = self.http.post(
             "/v1/auth/signup",
             json={"username": name, "email": f"{name}@example.com", "password": PASSWORD},
         ).json()
         return answer["user"]["id"], answer["token"]
 
-    (a, a_token), (b, b_token) = signup("pa"), signup("pb")
-    auth_a, auth_b = {"Authorization": f"Bearer {a_token}"}, {"Authorization": f"Bearer {b_token}"}
-    assert http.put(f"/v1/users/me/following/{b}", headers=auth_a).status_code == 200
-    assert http.put(f"/v1/users/me/following/{a}", headers=auth_b).status_code == 200
-    conversation = http.post(
-        "/v1/conversations", json={"participant_id": b}, headers=auth_a
-    ).json()["id"]
+    def device(self, token: str) -> Any:
+        from websockets.sync.client import connect
 
-    def device(token: str) -> Any:
-        ws = connect(f"{served.ws}/?token={token}", open_timeout=30, max_size=None)
-        run.cleanups.append(ws.close)
+        ws = connect(f"{self.served.ws}/?token={token}", open_timeout=30, max_size=None)
+        self._run.cleanups.append(ws.close)
         ws.send(json.dumps({"action": "ping"}))
         assert json.loads(ws.recv(timeout=30))["type"] == "pong"
         return ws
 
-    fake = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-    ddb = boto3.client("dynamodb", endpoint_url=served.moto, region_name="us-east-1", **fake)
-    connections_table = f"{stack_name}-connections"
-
-    def connection_ids(user: str) -> list[str]:
-        items = ddb.query(
-            TableName=connections_table,
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": f"USER#{user}"}},
+    def connection_ids(self, user: str) -> list[str]:
+        items = self.ddb.query(
+            TableName=self.connections_table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :conn)",
+            ExpressionAttributeValues={":pk": {"S": f"USER#{user}"}, ":conn": {"S": "CONN#"}},
             ConsistentRead=True,
         )["Items"]
         return [item["connection_id"]["S"] for item in items]
 
-    sender, receiver = device(a_token), device(b_token)
-    (receiver_id,) = connection_ids(b)
-    gateway = boto3.client(
-        "apigatewaymanagementapi",
-        endpoint_url=f"{served.ws.replace('ws://', 'http://')}/live",
-        region_name="us-east-1",
-        **fake,
-    )
-    run.cleanups.append(gateway.close)
 
-    def until(ws: Any, wanted: str) -> None:
-        while json.loads(ws.recv(timeout=30)).get("type") != wanted:
-            pass
+def _until(ws: Any, wanted: str) -> None:
+    while json.loads(ws.recv(timeout=30)).get("type") != wanted:
+        pass
 
-    def send_to_receipt() -> int:
+
+# ---- send -> receipt on the recipient's open connection ------------------------------------------
+
+
+def send_to_receipt(run: Run, s: PushStack) -> Precomputed:
+    (receiver_id,) = s.connection_ids(s.b)
+    sender, receiver, gateway, frame = s.sender, s.receiver, s.gateway, s.frame
+
+    def send() -> int:
         started = time.perf_counter_ns()
         sender.send(
-            json.dumps({"action": "sendMessage", "conversation_id": conversation, "text": "bench"})
+            json.dumps(
+                {"action": "sendMessage", "conversation_id": s.conversation, "text": "bench"}
+            )
         )
-        until(receiver, "message")
+        _until(receiver, "message")
         elapsed = time.perf_counter_ns() - started
-        until(sender, "message_ack")
+        _until(sender, "message_ack")
         return elapsed
-
-    frame = json.dumps({"type": "message", "data": {"text": "bench"}}).encode()
 
     def raw_post_to_receipt() -> int:
         started = time.perf_counter_ns()
         gateway.post_to_connection(ConnectionId=receiver_id, Data=frame)
-        until(receiver, "message")
+        _until(receiver, "message")
         return time.perf_counter_ns() - started
 
     for _ in range(5):  # warm the workers
-        send_to_receipt()
+        send()
         raw_post_to_receipt()
     sends, posts = [], []
     for _ in range(_rounds(run, 60)):
-        sends.append(send_to_receipt())
+        sends.append(send())
         posts.append(raw_post_to_receipt())
-    yield Precomputed(
+    return Precomputed(
         "send -> receipt on the recipient's open connection (sendMessage over the local runtime)",
         ("sendMessage frame -> message frame", sends),
         [("raw @connections post -> frame, same gateway and connection", posts)],
@@ -325,20 +388,26 @@ def push_group(run: Run) -> Iterator[Item]:
         throughput=False,
     )
 
-    # ---- Pusher.push to a user with 5 connections, in this process --------------------------
-    # Another user's devices, read only between measurements: a client's own work (reading,
-    # inflating, parsing frames) runs on its own machine, not in the pushing Lambda, so the
-    # bench keeps it out of the timed window instead of letting it compete for this process.
-    c, c_token = signup("pc")
-    devices = _QuietDevices(served.ws, c_token, DEVICES)
+
+# ---- Pusher.push to a user with 5 connections, in this process ----------------------------------
+
+
+def push_samples(run: Run, s: PushStack) -> dict[str, list[int]]:
+    """The push and its raw baselines, every row in the same interleaved rounds. Another user's
+    devices, read only between measurements: a client's own work (reading, inflating, parsing
+    frames) runs on its own machine, not in the pushing Lambda, so the bench keeps it out of the
+    timed window instead of letting it compete for this process."""
+    gateway, frame = s.gateway, s.frame
+    c, c_token = s.signup("pc")
+    devices = _QuietDevices(s.served.ws, c_token, DEVICES)
     run.cleanups.append(devices.close)
-    targets = connection_ids(c)
+    targets = s.connection_ids(c)
     assert len(targets) == DEVICES, targets
     devices.learn(targets, lambda t: gateway.post_to_connection(ConnectionId=t, Data=frame))
 
     # Run alone, the group has no shared stack to set the fake credentials the Pusher's clients use.
     local_aws = {k: v for k, v in stack.ENV.items() if k.startswith("AWS_")}
-    local_aws["AWS_ENDPOINT_URL"] = served.moto
+    local_aws["AWS_ENDPOINT_URL"] = s.served.moto
     saved = {k: os.environ.get(k) for k in local_aws}
     os.environ.update(local_aws)
     from warble import services
@@ -347,10 +416,10 @@ def push_group(run: Run) -> Iterator[Item]:
     from warble.domain.push.service import Pusher
     from warble.settings import Settings
 
-    settings = Settings.from_environment(connections_table=connections_table)
+    settings = Settings.from_environment(connections_table=s.connections_table)
     pool = ThreadPoolExecutor(max_workers=POOL_CONNECTIONS)  # as warble.services builds it
     run.cleanups.append(lambda: pool.shutdown(wait=False))
-    callback = f"{served.ws.replace('ws://', 'http://')}/live"
+    callback = f"{s.served.ws.replace('ws://', 'http://')}/live"
     sender_of_push = WebSocketSender(callback, settings.aws_region)
     pusher = Pusher(ConnectionRegistry(settings), sender_of_push, pool)
     known = Pusher(_Known(targets), sender_of_push, pool)  # the same push, registry read left out
@@ -382,7 +451,7 @@ def push_group(run: Run) -> Iterator[Item]:
             gateway.post_to_connection(ConnectionId=target, Data=frame)
 
     def raw_query() -> None:
-        assert len(connection_ids(c)) == DEVICES
+        assert len(s.connection_ids(c)) == DEVICES
 
     ops: dict[str, tuple[Any, list[str]]] = {
         "push": (push, targets),
@@ -408,7 +477,11 @@ def push_group(run: Run) -> Iterator[Item]:
     # The registry above bound the connections model to this group's own stack: the next
     # group's container binds it back to the shared one.
     services.reset()
-    yield Precomputed(
+    return samples
+
+
+def push_posts(samples: dict[str, list[int]]) -> Precomputed:
+    return Precomputed(
         f"push to a user with {DEVICES} connections: the posts (Pusher.push, connections known)",
         ("Pusher.push, its 5 concurrent posts", samples["push, connections known"]),
         [
@@ -425,7 +498,10 @@ def push_group(run: Run) -> Iterator[Item]:
         ],
         throughput=False,
     )
-    yield Precomputed(
+
+
+def push_with_registry(samples: dict[str, list[int]]) -> Precomputed:
+    return Precomputed(
         f"push to a user with {DEVICES} connections, registry read included (Pusher.push)",
         ("Pusher.push", samples["push"]),
         [

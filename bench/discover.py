@@ -25,6 +25,7 @@ import itertools
 import json
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from bench import stack
@@ -61,11 +62,20 @@ def swipes_per_second(result: Result) -> list[str]:
     ]
 
 
+@dataclass
+class DiscoverBench:
+    """What the Discover benchmarks share: a bare Redis client, the DiscoverFunction handler,
+    the viewers (located at the centre, among the seeded people) and the Discover settings."""
+
+    raw: Any
+    handler: Any
+    viewers: list[Any]
+    settings: Any
+
+
 @group("discover", "nearby page, swipe and the seen filter against their raw Redis calls")
 def discover_group(run: Run) -> Iterator[Item]:
-    from warble import keys, services
-    from warble.dal.discover import _SEEN_SCRIPT, _SWIPE_SCRIPT, SeenFilter
-    from warble.domain.discover.geo import cells_covering
+    from warble import services
 
     from infra.local.seed_nearby import seed
 
@@ -81,12 +91,27 @@ def discover_group(run: Run) -> Iterator[Item]:
         issued = accounts.login(name, "correct horse battery", "bench")
         container.discover.set_location(int(issued.user["id"]), *CENTRE)
         viewers.append(issued)
+    d = DiscoverBench(raw, stack.load_function("discover").handler, viewers, container.settings)
+    yield nearby_page(d)
+    yield swipe(d)
+    yield seen_filter(d)
 
-    handler = stack.load_function("discover").handler
+
+# ---- GET /v1/discover -------------------------------------------------------------------------
+
+
+def nearby_page(d: DiscoverBench) -> Benchmark:
+    from warble import keys
+    from warble.dal.discover import _SEEN_SCRIPT
+    from warble.domain.discover.geo import cells_covering
+
+    raw, settings = d.raw, d.settings
     pages = itertools.cycle(
         [
-            expect(handler, http_event(v, "GET", "/v1/discover", f"limit={PAGE}&radius_km=10"), 200)
-            for v in viewers
+            expect(
+                d.handler, http_event(v, "GET", "/v1/discover", f"limit={PAGE}&radius_km=10"), 200
+            )
+            for v in d.viewers
         ]
     )
 
@@ -95,8 +120,7 @@ def discover_group(run: Run) -> Iterator[Item]:
 
     seen_sha = raw.script_load(_SEEN_SCRIPT)
     cells = cells_covering(*CENTRE, 10.0)
-    probe_user = int(viewers[0].user["id"])
-    settings = container.settings
+    probe_user = int(d.viewers[0].user["id"])
     user_keys = [
         keys.seen_filter(probe_user),
         keys.seen_meta(probe_user),
@@ -140,7 +164,7 @@ def discover_group(run: Run) -> Iterator[Item]:
         raw_geosearch()
         return raw_filter_check()
 
-    yield Benchmark(
+    return Benchmark(
         f"GET /v1/discover, page of {PAGE} among {PEOPLE:,} located users (handler)",
         page,
         raw_page,
@@ -153,11 +177,21 @@ def discover_group(run: Run) -> Iterator[Item]:
         max_iterations=VIEWERS * (PEOPLE // PAGE) // 2,  # never past everyone seen
     )
 
-    # ---- swipe ------------------------------------------------------------------------------
-    targets = [int(u) for u in raw.zrange(keys.geo_cell(cells[0]), 0, -1)]
-    pairs = itertools.product(viewers, targets)
 
-    def swipe() -> Any:
+# ---- swipe ------------------------------------------------------------------------------------
+
+
+def swipe(d: DiscoverBench) -> Benchmark:
+    from warble import keys
+    from warble.dal.discover import _SWIPE_SCRIPT
+    from warble.domain.discover.geo import cells_covering
+
+    raw, handler = d.raw, d.handler
+    cells = cells_covering(*CENTRE, 10.0)
+    targets = [int(u) for u in raw.zrange(keys.geo_cell(cells[0]), 0, -1)]
+    pairs = itertools.product(d.viewers, targets)
+
+    def swipe_new_pair() -> Any:
         viewer, target = next(pairs)
         body = {"user_id": str(target), "direction": "left"}
         return expect(handler, http_event(viewer, "POST", "/v1/discover/swipes", body=body), 200)()
@@ -181,15 +215,23 @@ def discover_group(run: Run) -> Iterator[Item]:
             keys.SWIPE_PAIR_TTL_SECONDS,
         )
 
-    yield Benchmark(
+    return Benchmark(
         "POST /v1/discover/swipes, a new pair (handler)",
-        swipe,
+        swipe_new_pair,
         raw_swipe,
         baseline="raw EVALSHA of the swipe script",
         summarize=[swipes_per_second],
     )
 
-    # ---- the seen filter --------------------------------------------------------------------
+
+# ---- the seen filter --------------------------------------------------------------------------
+
+
+def seen_filter(d: DiscoverBench) -> Precomputed:
+    from warble import keys
+    from warble.dal.discover import SeenFilter
+
+    raw, settings = d.raw, d.settings
     seen = SeenFilter(raw, settings.seen_filter_capacity, settings.seen_filter_error)
     notes = []
     insert_ns: list[int] = []
@@ -217,7 +259,7 @@ def discover_group(run: Run) -> Iterator[Item]:
         started = time.perf_counter_ns()
         check()
         check_ns.append(time.perf_counter_ns() - started)
-    yield Precomputed(
+    return Precomputed(
         "seen filter: false hides and bytes per user",
         ("insert 1,000 ids (one EVALSHA)", insert_ns),
         [("check 1,000 non-members at 100,000 seen (one EVALSHA)", check_ns)],

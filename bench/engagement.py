@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bench import stack
@@ -98,47 +99,75 @@ def likes_per_second(result: Result) -> list[str]:
     ]
 
 
+@dataclass
+class EngagementBench:
+    """What the engagement benchmarks share: the stack's settings, a bare client of each store
+    for the raw operations, the services, the likes store and the container's consumer."""
+
+    run: Run
+    settings: Any
+    raw: Any
+    ddb: Any
+    store: Any  # warble.dal.likes.LikeStore
+    container: Any  # warble.services.Container
+
+
 @group("engagement", "like counter consumer (per-batch aggregation) and a page with counts")
 def engagement_group(run: Run) -> Iterator[Item]:
-    from warble import keys, services
+    from warble import services
     from warble.dal.likes import LikeStore
     from warble.settings import get_settings
-
-    from bench.timeline import make_user
-    from tests.support.streams import StreamTap
 
     bench_stack = stack.shared(run)
     settings = get_settings()
     raw, ddb = stack.raw_clients(run, bench_stack)
-    accounts, tweets, ids = services.accounts(), services.tweets(), services.ids()
-    store = LikeStore()
-    counters_table = settings.counters_table
-    container = services.container()
+    e = EngagementBench(run, settings, raw, ddb, LikeStore(), services.container())
+    likes = LikeRecords(e)
+    yield counter_consumer(e, likes)
+    yield hot_tweet(e, likes)
+    yield user_tweets_page(e, likes.author_id)
 
-    def liked_tweet(record: dict[str, Any]) -> int:
+
+class LikeRecords:
+    """500 likes (100 likers of 5 tweets) read back from the likes table's stream, counted once
+    for real; the consumer's batches of them and the raw operations they compare with."""
+
+    def __init__(self, e: EngagementBench) -> None:
+        from warble import services
+
+        from bench.timeline import make_user
+        from tests.support.streams import StreamTap
+
+        self._e = e
+        tweets, ids, container = services.tweets(), services.ids(), e.container
+        self.author_id = make_user("eng_author")
+        tap = StreamTap([e.settings.likes_table])
+        liked = [
+            int(tweets.post(self.author_id, f"liked tweet {n}", None, []).id) for n in range(TWEETS)
+        ]
+        likers = [ids.next_id() for _ in range(LIKERS)]
+        for liker in likers:
+            for tid in liked:
+                assert e.store.like(liker, tid, self.author_id, ids.next_id())
+        edges: list[dict[str, Any]] = []
+        while drained := tap.drain():
+            edges += [r for r in drained if container.stream_decoder.decode(r).events]
+        assert len(edges) == TWEETS * LIKERS, len(edges)
+        assert container.count_batch({"Records": edges}).failures == []  # the real counts, once
+        self.mixed = edges[:BATCH]  # stream order: 20 likes on each of the 5 tweets
+        hot_tweet = liked[0]
+        self.hot = [r for r in edges if self.liked_tweet(r) == hot_tweet][:BATCH]
+        assert len(self.hot) == BATCH
+        self.serial = itertools.count(1)
+
+    def liked_tweet(self, record: dict[str, Any]) -> int:
         """The tweet of a like edge's record, as the stores decode it."""
-        return int(container.stream_decoder.decode(record).events[0].tweet_id)  # type: ignore[union-attr]
+        decoded = self._e.container.stream_decoder.decode(record)
+        return int(decoded.events[0].tweet_id)
 
-    # ---- set-up: 500 likes, read back from the likes table's stream ---------------------------
-    author_id = make_user("eng_author")
-    tap = StreamTap([settings.likes_table])
-    liked = [int(tweets.post(author_id, f"liked tweet {n}", None, []).id) for n in range(TWEETS)]
-    likers = [ids.next_id() for _ in range(LIKERS)]
-    for liker in likers:
-        for tid in liked:
-            assert store.like(liker, tid, author_id, ids.next_id())
-    edges: list[dict[str, Any]] = []
-    while drained := tap.drain():
-        edges += [r for r in drained if container.stream_decoder.decode(r).events]
-    assert len(edges) == TWEETS * LIKERS, len(edges)
-    assert container.count_batch({"Records": edges}).failures == []  # the real counts, once
-    mixed = edges[:BATCH]  # stream order: 20 likes on each of the 5 tweets
-    hot_tweet = liked[0]
-    hot = [r for r in edges if liked_tweet(r) == hot_tweet][:BATCH]
-    assert len(hot) == BATCH
-    serial = itertools.count(1)
+    def consume(self, records: Sequence[dict[str, Any]]) -> Callable[[], Any]:
+        container, serial = self._e.container, self.serial
 
-    def consume(records: Sequence[dict[str, Any]]) -> Callable[[], Any]:
         def call() -> Any:
             outcome = container.count_batch({"Records": fresh(records, serial)})
             if outcome.failures:
@@ -147,7 +176,8 @@ def engagement_group(run: Run) -> Iterator[Item]:
 
         return call
 
-    def raw_updates(records: Sequence[dict[str, Any]]) -> Callable[[], None]:
+    def raw_updates(self, records: Sequence[dict[str, Any]]) -> Callable[[], None]:
+        ddb, counters_table = self._e.ddb, self._e.settings.counters_table
         targets = [{"pk": {"S": f"T#{int(r['dynamodb']['Keys']['sk']['S'][2:])}"}} for r in records]
 
         def call() -> None:
@@ -162,7 +192,9 @@ def engagement_group(run: Run) -> Iterator[Item]:
 
         return call
 
-    def raw_transactions(records: Sequence[dict[str, Any]]) -> Callable[[], None]:
+    def raw_transactions(self, records: Sequence[dict[str, Any]]) -> Callable[[], None]:
+        ddb, counters_table, serial = self._e.ddb, self._e.settings.counters_table, self.serial
+
         def call() -> None:
             expires = "9999999999"
             for claims, items in chunked(fresh(records, serial)):
@@ -192,8 +224,11 @@ def engagement_group(run: Run) -> Iterator[Item]:
 
         return call
 
-    def raw_invalidate(records: Sequence[dict[str, Any]]) -> Callable[[], None]:
-        tids = sorted({liked_tweet(r) for r in records})
+    def raw_invalidate(self, records: Sequence[dict[str, Any]]) -> Callable[[], None]:
+        from warble import keys
+
+        raw = self._e.raw
+        tids = sorted({self.liked_tweet(r) for r in records})
 
         def call() -> None:
             pipe = raw.pipeline(transaction=False)  # as LeasedCache.invalidate_many sends them
@@ -204,8 +239,8 @@ def engagement_group(run: Run) -> Iterator[Item]:
 
         return call
 
-    def raw_consumer_sequence(records: Sequence[dict[str, Any]]) -> Callable[[], None]:
-        tx, dels = raw_transactions(records), raw_invalidate(records)
+    def raw_consumer_sequence(self, records: Sequence[dict[str, Any]]) -> Callable[[], None]:
+        tx, dels = self.raw_transactions(records), self.raw_invalidate(records)
 
         def call() -> None:
             tx()
@@ -213,31 +248,37 @@ def engagement_group(run: Run) -> Iterator[Item]:
 
         return call
 
-    consume_mixed = consume(mixed)
+
+# ---- a batch of 100 likes on 5 tweets ----------------------------------------------------------
+
+
+def counter_consumer(e: EngagementBench, likes: LikeRecords) -> Benchmark:
+    mixed = likes.mixed
+    consume_mixed = likes.consume(mixed)
     n_tx = len(chunked(mixed))
     floor = f"raw {n_tx} TransactWriteItems (claims + summed updates) + DELs, in sequence"
-    yield Benchmark(
+    return Benchmark(
         f"counter consumer: batch of {BATCH} likes on {TWEETS} tweets "
         "(StreamCounterProcessor.process)",
         consume_mixed,
-        raw_updates(mixed),
+        likes.raw_updates(mixed),
         path="consumer",
         baseline=f"raw {BATCH} UpdateItems, one ADD per like (naive), in sequence",
         floor=floor,
         breakdown=[
             (
                 f"raw {n_tx} TransactWriteItems, same actions as the consumer",
-                raw_transactions(mixed),
+                likes.raw_transactions(mixed),
             ),
-            (f"raw pipelined DEL of {TWEETS} cached counters", raw_invalidate(mixed)),
-            (floor, raw_consumer_sequence(mixed)),
+            (f"raw pipelined DEL of {TWEETS} cached counters", likes.raw_invalidate(mixed)),
+            (floor, likes.raw_consumer_sequence(mixed)),
         ],
         budget_s=10.0,
         warmup=3,
         min_iterations=10,
         max_iterations=300,
         check=lambda: stack.compare_traces(
-            consume_mixed, raw_consumer_sequence(mixed), "counter consumer"
+            consume_mixed, likes.raw_consumer_sequence(mixed), "counter consumer"
         ),
         describe=lambda: [f"round trips of one batch: {stack.traced(consume_mixed)}"],
         summarize=[likes_per_second],
@@ -247,20 +288,25 @@ def engagement_group(run: Run) -> Iterator[Item]:
         ],
     )
 
-    # ---- hot tweet: 100 likes of one tweet in a batch ------------------------------------------
-    consume_hot = consume(hot)
+
+# ---- hot tweet: 100 likes of one tweet in a batch ----------------------------------------------
+
+
+def hot_tweet(e: EngagementBench, likes: LikeRecords) -> Precomputed:
+    hot = likes.hot
+    consume_hot = likes.consume(hot)
     hot_trace = stack.traced(consume_hot)
     outcome = consume_hot()
     writes = sum(1 for c in hot_trace.calls if c == "dynamodb TransactWriteItems")
-    naive = stack.traced(raw_updates(hot))
+    naive = stack.traced(likes.raw_updates(hot))
     naive_writes = sum(1 for c in naive.calls if c == "dynamodb UpdateItem")
-    hot_op, naive_op = Op("hot", consume_hot), Op("naive", raw_updates(hot))
-    rounds = max(3, round(10 * min(1.0, run.scale)))
+    hot_op, naive_op = Op("hot", consume_hot), Op("naive", likes.raw_updates(hot))
+    rounds = max(3, round(10 * min(1.0, e.run.scale)))
     hot_ns, naive_ns = [], []
     for _ in range(rounds):
         hot_ns.append(hot_op.sample())
         naive_ns.append(naive_op.sample())
-    yield Precomputed(
+    return Precomputed(
         f"hot tweet: batch of {BATCH} likes of ONE tweet (counter consumer)",
         ("consumer", hot_ns),
         [(f"raw {BATCH} UpdateItems of the one counter (naive)", naive_ns)],
@@ -275,13 +321,24 @@ def engagement_group(run: Run) -> Iterator[Item]:
         throughput=True,
     )
 
-    # ---- GET /v1/users/{id}/tweets?limit=20, warm caches ---------------------------------------
+
+# ---- GET /v1/users/{id}/tweets?limit=20, warm caches -------------------------------------------
+
+
+def user_tweets_page(e: EngagementBench, author_id: int) -> Benchmark:
+    from warble import keys, services
+
+    from bench.timeline import make_user
+    from tests.support.streams import StreamTap
+
+    raw, ddb, settings, container = e.raw, e.ddb, e.settings, e.container
+    accounts, tweets, ids = services.accounts(), services.tweets(), services.ids()
     viewer_id = make_user("eng_viewer")
     viewer = accounts.login("eng_viewer", PASSWORD, "bench")
     tap = StreamTap([settings.likes_table])
     page_ids = [int(tweets.post(author_id, f"page tweet {n}", None, []).id) for n in range(25)]
     for tid in page_ids[::2]:
-        assert store.like(viewer_id, tid, author_id, ids.next_id())
+        assert e.store.like(viewer_id, tid, author_id, ids.next_id())
     while drained := tap.drain():
         assert container.count_batch({"Records": drained}).failures == []
 
@@ -355,7 +412,7 @@ def engagement_group(run: Run) -> Iterator[Item]:
 
     total = "raw sum, in sequence: " + " + ".join(name for name, _, _ in steps)
     liked_shown = sum(1 for t in shown if t in set(page_ids[::2]))
-    yield Benchmark(
+    return Benchmark(
         f"GET /v1/users/{{id}}/tweets?limit={PAGE}, counts + liked_by_me, warm caches "
         "(TweetsFunction handler)",
         read_page,

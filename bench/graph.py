@@ -258,71 +258,173 @@ def write_check(what: str, path: Step, raw: Step) -> list[str]:
     return request_differences(what, got_requests, expected_requests)
 
 
-# ---- the group ----------------------------------------------------------------------------------
+# ---- what every graph benchmark shares -----------------------------------------------------------
 
 
-@group("graph", "follow/unfollow, statuses, a followers page and degrees (GraphFunction)")
-def graph_group(run: Run) -> Iterator[Benchmark]:
-    from warble import keys, services
-    from warble.settings import get_settings
+def in_sequence(*steps: Callable[[], Any]) -> Callable[[], None]:
+    def run_all() -> None:
+        for step in steps:
+            step()
 
-    who = graph_users(run)
-    bench_stack = stack.shared(run)
-    handler = stack.load_function("graph").handler
-    table, degrees_table = bench_stack.tables["GraphTable"], bench_stack.tables["DegreesTable"]
-    gina, gus, hub = int(who.viewer.user["id"]), who.target, who.hub
-    dana = int(who.degree_viewer.user["id"])
+    return run_all
 
-    # A bare client of each store, configured like the app's, for the raw operations.
-    raw, ddb = stack.raw_clients(run, bench_stack)
 
-    gina_session = stack.session_check(raw, who.viewer)
-    dana_session = stack.session_check(raw, who.degree_viewer)
+def handler_overhead(total: str) -> list[Callable[[Any], list[str]]]:
+    return [Benchmark.difference("handler", total, "handler overhead over its store calls")]
 
-    def settle() -> None:
+
+@dataclass
+class GraphBench:
+    """The graph benchmarks' world: the users, the GraphFunction handler, the tables, a bare
+    client of each store (configured like the app's) for the raw operations, and the two
+    viewers' raw session checks."""
+
+    who: GraphUsers
+    handler: Callable[[dict[str, Any], Any], dict[str, Any]]
+    table: str
+    degrees_table: str
+    raw: Any
+    ddb: Any
+    gina_session: Callable[[], Any]
+    dana_session: Callable[[], Any]
+
+    @property
+    def gina(self) -> int:
+        return int(self.who.viewer.user["id"])
+
+    @property
+    def dana(self) -> int:
+        return int(self.who.degree_viewer.user["id"])
+
+    def settle(self) -> None:
         """Before a check: renew the Snowflake worker lease and set the sessions' last-seen
         markers now, so that neither (once a minute or so) shows up in the traced call."""
-        services.ids().next_id()
-        gina_session()
-        dana_session()
+        from warble import services
 
-    def raw_get(user_id: int) -> Callable[[], Any]:
+        services.ids().next_id()
+        self.gina_session()
+        self.dana_session()
+
+    def raw_get(self, user_id: int) -> Callable[[], Any]:
+        from warble import keys
+
         profile_key = keys.profile(user_id).value
+        raw = self.raw
         if raw.get(profile_key) is None:
             raise RuntimeError(f"profile {user_id} is not cached")
         return lambda: raw.get(profile_key)
 
-    def in_sequence(*steps: Callable[[], Any]) -> Callable[[], None]:
-        def run_all() -> None:
-            for step in steps:
-                step()
-
-        return run_all
-
     def read_check(
-        title: str, path: Callable[[], Any], raw_sequence: Callable[[], Any]
+        self, title: str, path: Callable[[], Any], raw_sequence: Callable[[], Any]
     ) -> Callable[[], list[str]]:
         def check() -> list[str]:
-            settle()
+            self.settle()
             return stack.compare_traces(path, raw_sequence, title) or same_requests(
                 title, path, raw_sequence
             )
 
         return check
 
-    def handler_overhead(total: str) -> list[Callable[[Any], list[str]]]:
-        return [Benchmark.difference("handler", total, "handler overhead over its store calls")]
+    def raw_sets(self, others: list[int]) -> Callable[[], Any]:
+        """The relationships' reads: does gina follow them (one HMGET of her set), does each
+        follow her (one HMGET of each one's set), in one pipeline."""
+        from warble import keys
 
-    # ---- follow and unfollow --------------------------------------------------------------
-    limit = get_settings().follow_limit
-    absent = {"ConditionExpression": "attribute_not_exists (#0)"}
+        raw, gina = self.raw, self.gina
 
-    def absent_names() -> dict[str, Any]:
-        return {**absent, "ExpressionAttributeNames": {"#0": "pk"}}
+        def hmgets() -> Any:
+            pipe = raw.pipeline(transaction=False)
+            pipe.hmget(keys.memberships("following", gina).value, "*", *others)
+            for other in others:
+                pipe.hmget(keys.memberships("following", other).value, "*", gina)
+            # The blocking, blocked_by and muting flags: one HMGET of gina's blocks hash.
+            fields = [f"{kind}{other}" for other in others for kind in "bym"]
+            pipe.hmget(keys.memberships("blocks", gina).value, "*", *fields)
+            return pipe.execute()
 
-    def follow_items(seq: int) -> list[dict[str, Any]]:
+        return hmgets
+
+
+def graph_bench(run: Run) -> GraphBench:
+    who = graph_users(run)
+    bench_stack = stack.shared(run)
+    raw, ddb = stack.raw_clients(run, bench_stack)
+    return GraphBench(
+        who=who,
+        handler=stack.load_function("graph").handler,
+        table=bench_stack.tables["GraphTable"],
+        degrees_table=bench_stack.tables["DegreesTable"],
+        raw=raw,
+        ddb=ddb,
+        gina_session=stack.session_check(raw, who.viewer),
+        dana_session=stack.session_check(raw, who.degree_viewer),
+    )
+
+
+@group("graph", "follow/unfollow, statuses, a followers page and degrees (GraphFunction)")
+def graph_group(run: Run) -> Iterator[Benchmark]:
+    b = graph_bench(run)
+    edge = FollowEdge(b)
+    yield follow(b, edge)
+    yield unfollow(b, edge)
+    yield relationships(b)
+    yield followers_page(b)
+    yield from degrees(b)
+
+
+# ---- follow and unfollow ----------------------------------------------------------------------
+
+
+class FollowEdge:
+    """gina's follow of gus (who does not follow her back) as warble.dal.graph writes it, in raw
+    operations: the follow and the unfollow transactions of the edge with the seq minted last,
+    the reads and cache writes around them, and the handler's two calls."""
+
+    def __init__(self, b: GraphBench) -> None:
+        from warble import keys, services
+        from warble.dal.memberships import _APPLY
+        from warble.settings import get_settings
+
+        self._b = b
+        self._services = services
+        self.limit = get_settings().follow_limit
+        self.seq = 0  # the seq of the edge the raw operations write next
+        gina, gus = b.gina, b.who.target
+        self.pair_keys = [key(gina, f"O#{padded(gus)}"), key(gina, f"I#{padded(gus)}")]
+        self.changed = [
+            keys.counts(gina),
+            keys.first_page(gina, "following"),
+            keys.first_page(gus, "followers"),
+        ]
+        self.apply_change = b.raw.register_script(_APPLY)
+        self.gina_set = keys.memberships("following", gina)
+        self.gus_profile = b.raw_get(gus)
+        self.follow_call = expect(
+            b.handler,
+            stack.as_session(
+                stack.with_path_id(stack.event("graph/follow.json"), "user_id", gus), b.who.viewer
+            ),
+            200,
+        )
+        self.unfollow_call = expect(
+            b.handler,
+            stack.as_session(
+                stack.with_path_id(stack.event("graph/unfollow.json"), "user_id", gus),
+                b.who.viewer,
+            ),
+            200,
+        )
+
+    def _absent_names(self) -> dict[str, Any]:
+        return {
+            "ConditionExpression": "attribute_not_exists (#0)",
+            "ExpressionAttributeNames": {"#0": "pk"},
+        }
+
+    def follow_items(self, seq: int) -> list[dict[str, Any]]:
         """warble.dal.graph's follow of gus by gina, who is not followed back, in pynamodb's
         order (condition checks, deletes, puts, updates)."""
+        table, gina, gus = self._b.table, self._b.gina, self._b.who.target
 
         def edge(owner: int, kind: str, other: int) -> dict[str, Any]:
             item = {
@@ -331,7 +433,7 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
                 "seq": {"N": str(seq)},
                 "uid": {"N": str(other)},
             }
-            return {"Put": {"TableName": table, "Item": item, **absent_names()}}
+            return {"Put": {"TableName": table, "Item": item, **self._absent_names()}}
 
         def listed(owner: int, kind: str, other: int) -> dict[str, Any]:
             item = {**key(owner, f"{kind}#{padded(seq)}"), "uid": {"N": str(other)}}
@@ -339,7 +441,7 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
 
         reverse = key(gus, f"O#{padded(gina)}")
         return [
-            {"ConditionCheck": {"TableName": table, "Key": reverse, **absent_names()}},
+            {"ConditionCheck": {"TableName": table, "Key": reverse, **self._absent_names()}},
             edge(gina, "O", gus),
             edge(gus, "I", gina),
             listed(gina, "OT", gus),
@@ -351,13 +453,17 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
                     "ConditionExpression": "(attribute_not_exists (#0) OR #0 < :0)",
                     "UpdateExpression": "ADD #0 :1",
                     "ExpressionAttributeNames": {"#0": "following_count"},
-                    "ExpressionAttributeValues": {":0": {"N": str(limit)}, ":1": {"N": "1"}},
+                    "ExpressionAttributeValues": {
+                        ":0": {"N": str(self.limit)},
+                        ":1": {"N": "1"},
+                    },
                 }
             },
         ]
 
-    def unfollow_items(seq: int) -> list[dict[str, Any]]:
+    def unfollow_items(self, seq: int) -> list[dict[str, Any]]:
         """warble.dal.graph's unfollow of that edge, conditional on its seq and friend flag."""
+        table, gina, gus = self._b.table, self._b.gina, self._b.who.target
         return [
             {
                 "Delete": {
@@ -383,143 +489,152 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
             },
         ]
 
-    seq = [0]  # the seq of the edge the raw operations write next
+    def mint(self) -> None:
+        self.seq = self._services.ids().next_id()
 
-    def mint() -> None:
-        seq[0] = services.ids().next_id()
-
-    def raw_follow() -> Any:
-        return ddb.transact_write_items(
-            TransactItems=follow_items(seq[0]), ReturnConsumedCapacity="TOTAL"
+    def raw_follow(self) -> Any:
+        return self._b.ddb.transact_write_items(
+            TransactItems=self.follow_items(self.seq), ReturnConsumedCapacity="TOTAL"
         )
 
-    def raw_unfollow() -> Any:
-        return ddb.transact_write_items(
-            TransactItems=unfollow_items(seq[0]), ReturnConsumedCapacity="TOTAL"
+    def raw_unfollow(self) -> Any:
+        return self._b.ddb.transact_write_items(
+            TransactItems=self.unfollow_items(self.seq), ReturnConsumedCapacity="TOTAL"
         )
 
-    def mint_and_follow() -> None:
-        mint()
-        raw_follow()  # fails (TransactionCanceled) if the edge is still there
+    def mint_and_follow(self) -> None:
+        self.mint()
+        self.raw_follow()  # fails (TransactionCanceled) if the edge is still there
 
-    def remove_written_edge() -> None:
+    def remove_written_edge(self) -> None:
         """After the handler's follow: its edge must exist; remove it (with its seq)."""
-        found = ddb.get_item(
-            TableName=table, Key=key(gina, f"O#{padded(gus)}"), ConsistentRead=True
+        found = self._b.ddb.get_item(
+            TableName=self._b.table,
+            Key=key(self._b.gina, f"O#{padded(self._b.who.target)}"),
+            ConsistentRead=True,
         ).get("Item")
         if found is None:
             raise RuntimeError("the follow wrote no edge")
-        seq[0] = int(found["seq"]["N"])
-        raw_unfollow()
+        self.seq = int(found["seq"]["N"])
+        self.raw_unfollow()
 
-    pair_keys = [key(gina, f"O#{padded(gus)}"), key(gina, f"I#{padded(gus)}")]
-
-    def raw_pair() -> Any:
-        return ddb.batch_get_item(
-            RequestItems={table: {"ConsistentRead": True, "Keys": pair_keys}},
+    def raw_pair(self) -> Any:
+        return self._b.ddb.batch_get_item(
+            RequestItems={self._b.table: {"ConsistentRead": True, "Keys": self.pair_keys}},
             ReturnConsumedCapacity="TOTAL",
         )
 
-    changed = [
-        keys.counts(gina),
-        keys.first_page(gina, "following"),
-        keys.first_page(gus, "followers"),
-    ]
+    def raw_invalidate(self) -> None:
+        for cache_key in self.changed:
+            self._b.raw.delete(cache_key.value, cache_key.lease)
 
-    def raw_invalidate() -> None:
-        for cache_key in changed:
-            raw.delete(cache_key.value, cache_key.lease)
+    def raw_apply(self) -> Any:  # the follow's change to gina's following set (one EVALSHA)
+        return self.apply_change(
+            keys=[self.gina_set.value, self.gina_set.lease],
+            args=[self._b.who.target, f"{self.seq:019d}a"],
+        )
 
-    from warble.dal.memberships import _APPLY
 
-    apply_change = raw.register_script(_APPLY)
-    gina_set = keys.memberships("following", gina)
-
-    def raw_apply() -> Any:  # the follow's change to gina's following set (one EVALSHA)
-        return apply_change(keys=[gina_set.value, gina_set.lease], args=[gus, f"{seq[0]:019d}a"])
-
-    gus_profile = raw_get(gus)
-    follow_call = expect(
-        handler,
-        stack.as_session(
-            stack.with_path_id(stack.event("graph/follow.json"), "user_id", gus), who.viewer
-        ),
-        200,
-    )
-    unfollow_call = expect(
-        handler,
-        stack.as_session(
-            stack.with_path_id(stack.event("graph/unfollow.json"), "user_id", gus), who.viewer
-        ),
-        200,
+def follow(b: GraphBench, edge: FollowEdge) -> Benchmark:
+    return follow_write(
+        b,
+        edge,
+        "PUT /v1/users/me/following/{id}: follow (GraphFunction handler)",
+        path=Step(edge.follow_call, after=edge.remove_written_edge),
+        headline=Step(edge.raw_follow, before=edge.mint, after=edge.raw_unfollow),
+        write=edge.raw_follow,
+        setup=edge.mint,
+        cleanup=edge.raw_unfollow,
+        baseline="raw TransactWriteItems, the same 6 actions (4 Put, Update, check)",
+        pair=Step(edge.raw_pair),
+        work="timed from no edge; the edge written is removed untimed afterwards",
     )
 
-    def write_benchmark(follow: bool) -> Benchmark:
-        if follow:
-            title = "PUT /v1/users/me/following/{id}: follow (GraphFunction handler)"
-            path = Step(follow_call, after=remove_written_edge)
-            headline = Step(raw_follow, before=mint, after=raw_unfollow)
-            write, setup, cleanup = raw_follow, mint, raw_unfollow
-            baseline = "raw TransactWriteItems, the same 6 actions (4 Put, Update, check)"
-            pair = Step(raw_pair)
-        else:
-            title = "DELETE /v1/users/me/following/{id}: unfollow (GraphFunction handler)"
-            path = Step(unfollow_call, before=mint_and_follow)
-            headline = Step(raw_unfollow, before=mint_and_follow)
-            write, setup, cleanup = raw_unfollow, mint_and_follow, _nothing
-            baseline = "raw TransactWriteItems, the same 5 actions (4 Delete, Update)"
-            pair = Step(raw_pair, before=mint_and_follow, after=raw_unfollow)  # finds the edge
-        sequence = in_sequence(
-            gina_session, gus_profile, raw_pair, write, raw_apply, raw_invalidate
-        )
-        raw_sum = Step(sequence, before=setup, after=cleanup)
-        total = (
-            "raw sum, in sequence: session check + GET + BatchGetItem + TransactWriteItems + "
-            "EVALSHA + 3 DEL"
-        )
 
-        def check() -> list[str]:
-            settle()
-            return write_check(title, path, raw_sum)
+def unfollow(b: GraphBench, edge: FollowEdge) -> Benchmark:
+    return follow_write(
+        b,
+        edge,
+        "DELETE /v1/users/me/following/{id}: unfollow (GraphFunction handler)",
+        path=Step(edge.unfollow_call, before=edge.mint_and_follow),
+        headline=Step(edge.raw_unfollow, before=edge.mint_and_follow),
+        write=edge.raw_unfollow,
+        setup=edge.mint_and_follow,
+        cleanup=_nothing,
+        baseline="raw TransactWriteItems, the same 5 actions (4 Delete, Update)",
+        # finds the edge
+        pair=Step(edge.raw_pair, before=edge.mint_and_follow, after=edge.raw_unfollow),
+        work="an untimed raw follow first, then the timed unfollow",
+    )
 
-        return Benchmark(
-            title,
-            path,
-            headline,
-            path="handler",
-            baseline=baseline,
-            breakdown=[
-                ("raw BatchGetItem of the edge pair (2 keys)", pair),
-                ("raw 3 DEL (counts and first-page caches)", Step(raw_invalidate)),
-                (total, raw_sum),
-            ],
-            floor=total,
-            sampled=True,
-            budget_s=6.0,
-            warmup=10,
-            min_iterations=60,
-            max_iterations=1000,
-            check=check,
-            describe=lambda: [f"round trips of one call: {path.record()[0]}"],
-            summarize=handler_overhead(total),
-            notes=[
-                "each sample does real work: "
-                + (
-                    "timed from no edge; the edge written is removed untimed afterwards"
-                    if follow
-                    else "an untimed raw follow first, then the timed unfollow"
-                )
-                + " (the raw rows alike). DynamoDB is a moto server on localhost, far slower "
-                "than the real service: compare the handler with the raw sum"
-            ],
-        )
 
-    yield write_benchmark(follow=True)
-    yield write_benchmark(follow=False)
+def follow_write(
+    b: GraphBench,
+    edge: FollowEdge,
+    title: str,
+    *,
+    path: Step,
+    headline: Step,
+    write: Callable[[], Any],
+    setup: Callable[[], Any],
+    cleanup: Callable[[], Any],
+    baseline: str,
+    pair: Step,
+    work: str,
+) -> Benchmark:
+    """A follow's or an unfollow's benchmark: each sample does real work, its set-up and
+    clean-up untimed, and the raw rows alike."""
+    sequence = in_sequence(
+        b.gina_session, edge.gus_profile, edge.raw_pair, write, edge.raw_apply, edge.raw_invalidate
+    )
+    raw_sum = Step(sequence, before=setup, after=cleanup)
+    total = (
+        "raw sum, in sequence: session check + GET + BatchGetItem + TransactWriteItems + "
+        "EVALSHA + 3 DEL"
+    )
 
-    # ---- relationship statuses of 100 users -----------------------------------------------
-    relationships = expect(
-        handler,
+    def check() -> list[str]:
+        b.settle()
+        return write_check(title, path, raw_sum)
+
+    return Benchmark(
+        title,
+        path,
+        headline,
+        path="handler",
+        baseline=baseline,
+        breakdown=[
+            ("raw BatchGetItem of the edge pair (2 keys)", pair),
+            ("raw 3 DEL (counts and first-page caches)", Step(edge.raw_invalidate)),
+            (total, raw_sum),
+        ],
+        floor=total,
+        sampled=True,
+        budget_s=6.0,
+        warmup=10,
+        min_iterations=60,
+        max_iterations=1000,
+        check=check,
+        describe=lambda: [f"round trips of one call: {path.record()[0]}"],
+        summarize=handler_overhead(total),
+        notes=[
+            "each sample does real work: "
+            + work
+            + " (the raw rows alike). DynamoDB is a moto server on localhost, far slower "
+            "than the real service: compare the handler with the raw sum"
+        ],
+    )
+
+
+# ---- relationship statuses of 100 users ---------------------------------------------------------
+
+
+def relationships(b: GraphBench) -> Benchmark:
+    from warble import services
+
+    who, gina, ddb, table = b.who, b.gina, b.ddb, b.table
+    call = expect(
+        b.handler,
         stack.as_session(
             with_query(
                 stack.event("graph/relationships.json"),
@@ -529,7 +644,7 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
         ),
         200,
     )
-    statuses = [item["status"] for item in body(relationships())["items"]]
+    statuses = [item["status"] for item in body(call())["items"]]
     if len(statuses) != CROWD or {*statuses} != {"friends", "following", "followed_by", "none"}:
         raise RuntimeError(f"unexpected statuses: {statuses}")
     status_keys = [key(gina, f"{kind}#{padded(uid)}") for uid in who.crowd for kind in "OI"]
@@ -558,53 +673,44 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
     for uid in who.crowd:  # each user's own activity has their following set in Redis
         services.graph().relationships(uid, [gina])
 
-    def raw_sets(others: list[int]) -> Callable[[], Any]:
-        """The relationships' reads: does gina follow them (one HMGET of her set), does each
-        follow her (one HMGET of each one's set), in one pipeline."""
-
-        def hmgets() -> Any:
-            pipe = raw.pipeline(transaction=False)
-            pipe.hmget(keys.memberships("following", gina).value, "*", *others)
-            for other in others:
-                pipe.hmget(keys.memberships("following", other).value, "*", gina)
-            # The blocking, blocked_by and muting flags: one HMGET of gina's blocks hash.
-            fields = [f"{kind}{other}" for other in others for kind in "bym"]
-            pipe.hmget(keys.memberships("blocks", gina).value, "*", *fields)
-            return pipe.execute()
-
-        return hmgets
-
-    crowd_sets = raw_sets(who.crowd)
-    rel_sequence = in_sequence(gina_session, crowd_sets)
-    rel_title = "GET /v1/users/me/relationships, 100 ids (GraphFunction handler)"
-    rel_total = "raw sum, in sequence: session check + pipeline of 102 HMGET"
-    yield Benchmark(
-        rel_title,
-        relationships,
+    crowd_sets = b.raw_sets(who.crowd)
+    sequence = in_sequence(b.gina_session, crowd_sets)
+    title = "GET /v1/users/me/relationships, 100 ids (GraphFunction handler)"
+    total = "raw sum, in sequence: session check + pipeline of 102 HMGET"
+    return Benchmark(
+        title,
+        call,
         crowd_sets,
         path="handler",
         baseline="raw pipeline of 102 HMGET (gina's following set, each user's, gina's blocks)",
         breakdown=[
-            (rel_total, rel_sequence),
+            (total, sequence),
             ("raw 2 BatchGetItem of the 200 edge keys (what the path read before)", both_halves),
         ],
-        floor=rel_total,
+        floor=total,
         budget_s=5.0,
         warmup=10,
         min_iterations=60,
         max_iterations=2000,
-        check=read_check(rel_title, relationships, rel_sequence),
-        describe=lambda: [f"round trips of one call: {stack.traced(relationships)}"],
-        summarize=handler_overhead(rel_total),
+        check=b.read_check(title, call, sequence),
+        describe=lambda: [f"round trips of one call: {stack.traced(call)}"],
+        summarize=handler_overhead(total),
         notes=[
             "the following sets of gina and of the 100 users are in Redis (each user's own "
             "reads rebuild theirs); the 100 users mix friends, following, followed_by and none"
         ],
     )
 
-    # ---- a followers page of 20, warm caches ---------------------------------------------
+
+# ---- a followers page of 20, warm caches ------------------------------------------------------
+
+
+def followers_page(b: GraphBench) -> Benchmark:
+    from warble import keys
+
+    who, gina, hub, raw, ddb = b.who, b.gina, b.who.hub, b.raw, b.ddb
     followers = expect(
-        handler,
+        b.handler,
         stack.as_session(
             with_query(
                 stack.with_path_id(stack.event("graph/followers.json"), "user_id", hub),
@@ -619,7 +725,7 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
     if len(follower_ids) != PAGE or not page["next_cursor"]:
         raise RuntimeError(f"unexpected followers page: {page}")
     page_query = {
-        "TableName": table,
+        "TableName": b.table,
         "KeyConditionExpression": "(#0 = :0 AND begins_with (#1, :1))",
         "ConsistentRead": True,
         "Limit": PAGE + 1,
@@ -644,15 +750,12 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
     def raw_profiles() -> Any:
         return raw.mget(profile_keys)
 
-    def raw_counts() -> Any:
-        return raw.mget(counts_keys)
-
     def raw_hub_counts() -> Any:  # GraphService.counts: a pipeline of one MGET
         pipe = raw.pipeline(transaction=False)
         pipe.mget(hub_counts)
         return pipe.execute()
 
-    page_sets = raw_sets(follower_ids)
+    page_sets = b.raw_sets(follower_ids)
 
     def raw_page_reads() -> Any:  # the Users' profiles, counts and relationships: one pipeline
         pipe = raw.pipeline(transaction=False)
@@ -664,15 +767,13 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
         return pipe.execute()
 
     query_and_profiles = in_sequence(raw_query, raw_profiles)
-    page_sequence = in_sequence(
-        gina_session, raw_get(hub), raw_hub_counts, raw_query, raw_page_reads
+    sequence = in_sequence(
+        b.gina_session, b.raw_get(hub), raw_hub_counts, raw_query, raw_page_reads
     )
-    page_title = f"GET /v1/users/{{id}}/followers?limit={PAGE}, warm caches (GraphFunction handler)"
-    page_total = (
-        "raw sum, in sequence: session check + GET + counts pipeline + Query + reads pipeline"
-    )
-    yield Benchmark(
-        page_title,
+    title = f"GET /v1/users/{{id}}/followers?limit={PAGE}, warm caches (GraphFunction handler)"
+    total = "raw sum, in sequence: session check + GET + counts pipeline + Query + reads pipeline"
+    return Benchmark(
+        title,
         followers,
         query_and_profiles,
         path="handler",
@@ -681,16 +782,16 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
             (f"raw Query, Limit {PAGE + 1} (the page and one more)", raw_query),
             (f"raw MGET of the {PAGE} cached profiles", raw_profiles),
             (f"raw pipeline of the {PAGE + 1} relationship HMGETs alone", page_sets),
-            (page_total, page_sequence),
+            (total, sequence),
         ],
-        floor=page_total,
+        floor=total,
         budget_s=6.0,
         warmup=10,
         min_iterations=60,
         max_iterations=2000,
-        check=read_check(page_title, followers, page_sequence),
+        check=b.read_check(title, followers, sequence),
         describe=lambda: [f"round trips of one call: {stack.traced(followers)}"],
-        summarize=handler_overhead(page_total),
+        summarize=handler_overhead(total),
         notes=[
             f"gina reads the newest {PAGE} of the hub's 30 followers: each User carries its "
             "profile, counts and gina's relationship, read in one pipeline (MGET, MGET, "
@@ -698,7 +799,21 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
         ],
     )
 
-    # ---- degrees --------------------------------------------------------------------------
+
+# ---- degrees ----------------------------------------------------------------------------------
+
+
+def degrees(b: GraphBench) -> Iterator[Benchmark]:
+    """A degree query for each of dana's targets: 1st, 2nd, 3rd, unconnected."""
+    for label, target, expected in b.who.degrees:
+        yield degree(b, label, target, expected)
+
+
+def degree(b: GraphBench, label: str, target: int, expected: int | None) -> Benchmark:
+    from warble import services
+
+    ddb, table, dana = b.ddb, b.table, b.dana
+
     def friends_query(user_id: int) -> Callable[[], Any]:
         params = {
             "TableName": table,
@@ -718,7 +833,7 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
 
     def second_degree_query(user_id: int) -> Callable[[], Any]:
         params = {
-            "TableName": degrees_table,
+            "TableName": b.degrees_table,
             "KeyConditionExpression": "#0 = :0",
             "ExpressionAttributeNames": {"#0": "pk"},
             "ExpressionAttributeValues": {":0": {"S": f"D2#{user_id}"}},
@@ -726,67 +841,66 @@ def graph_group(run: Run) -> Iterator[Benchmark]:
         }
         return lambda: ddb.query(**params)
 
-    first_friend = who.degrees[0][1]
+    first_friend = b.who.degrees[0][1]
 
     def raw_get_item() -> Any:
         return ddb.get_item(
             TableName=table, Key=key(dana, f"O#{padded(first_friend)}"), ConsistentRead=True
         )
 
-    degree_event = stack.event("graph/degree.json")
-    for label, target, expected in who.degrees:
-        call = expect(
-            handler,
-            stack.as_session(
-                stack.with_path_id(degree_event, "user_id", target), who.degree_viewer
-            ),
-            200,
-        )
-        got = body(call())["degree"]
-        if got != expected:
-            raise RuntimeError(f"degree of the {label} target: expected {expected}, got {got}")
-        reads = [friends_query(dana)]  # the viewer's friends answer a 1st
-        if expected != 1:
-            reads.append(friends_query(target))  # theirs: a common friend is a 2nd
-        if expected != 1 and expected != 2:
-            reads.append(second_degree_query(dana))  # the precomputed set: a 3rd, or none
-        sequence = in_sequence(dana_session, raw_get(target), *reads)
-        title = f"GET /v1/users/me/degree/{{id}}, {label} target (GraphFunction handler)"
-        total = f"raw sum, in sequence: pipeline + GET + {len(reads)} Query"
+    call = expect(
+        b.handler,
+        stack.as_session(
+            stack.with_path_id(stack.event("graph/degree.json"), "user_id", target),
+            b.who.degree_viewer,
+        ),
+        200,
+    )
+    got = body(call())["degree"]
+    if got != expected:
+        raise RuntimeError(f"degree of the {label} target: expected {expected}, got {got}")
+    reads = [friends_query(dana)]  # the viewer's friends answer a 1st
+    if expected != 1:
+        reads.append(friends_query(target))  # theirs: a common friend is a 2nd
+    if expected != 1 and expected != 2:
+        reads.append(second_degree_query(dana))  # the precomputed set: a 3rd, or none
+    sequence = in_sequence(b.dana_session, b.raw_get(target), *reads)
+    title = f"GET /v1/users/me/degree/{{id}}, {label} target (GraphFunction handler)"
+    total = f"raw sum, in sequence: pipeline + GET + {len(reads)} Query"
 
-        def describe(call: Callable[[], Any] = call, target: int = target) -> list[str]:
-            trace = stack.traced(call)
-            dynamo = sum(1 for name in trace.calls if name.startswith("dynamodb "))
-            store = services.graph()._store
-            before = store.reads
-            services.graph().degree(dana, target)
-            counted = store.reads - before
-            return [
-                f"store reads: {dynamo} DynamoDB {'read' if dynamo == 1 else 'reads'} "
-                f"(the graph store counts {counted}); all round trips of one call: {trace}"
-            ]
+    def describe() -> list[str]:
+        trace = stack.traced(call)
+        dynamo = sum(1 for name in trace.calls if name.startswith("dynamodb "))
+        store = services.graph()._store
+        before = store.reads
+        services.graph().degree(dana, target)
+        counted = store.reads - before
+        return [
+            f"store reads: {dynamo} DynamoDB {'read' if dynamo == 1 else 'reads'} "
+            f"(the graph store counts {counted}); all round trips of one call: {trace}"
+        ]
 
-        yield Benchmark(
-            title,
-            call,
-            raw_get_item,
-            path="handler",
-            baseline="raw GetItem (one store read)",
-            breakdown=[(total, sequence)],
-            floor=total,
-            budget_s=3.0,
-            warmup=10,
-            min_iterations=50,
-            max_iterations=2000,
-            check=read_check(title, call, sequence),
-            describe=describe,
-            summarize=handler_overhead(total),
-            notes=[
-                "dana has 3 friends (and follows 10 users one way); each friend has a friend "
-                "of their own, one of whom has a friend of theirs; the unconnected target is "
-                "one of two friends apart from everyone (a target with no friends at all would "
-                "take 2 reads, not 3). Second-degree sets were rebuilt first"
-            ]
-            if expected == 1
-            else [],
-        )
+    return Benchmark(
+        title,
+        call,
+        raw_get_item,
+        path="handler",
+        baseline="raw GetItem (one store read)",
+        breakdown=[(total, sequence)],
+        floor=total,
+        budget_s=3.0,
+        warmup=10,
+        min_iterations=50,
+        max_iterations=2000,
+        check=b.read_check(title, call, sequence),
+        describe=describe,
+        summarize=handler_overhead(total),
+        notes=[
+            "dana has 3 friends (and follows 10 users one way); each friend has a friend "
+            "of their own, one of whom has a friend of theirs; the unconnected target is "
+            "one of two friends apart from everyone (a target with no friends at all would "
+            "take 2 reads, not 3). Second-degree sets were rebuilt first"
+        ]
+        if expected == 1
+        else [],
+    )

@@ -11,11 +11,14 @@ position and the celebrities' list; round trip 2: the system list and each celeb
 set above the positions), round trip 1 sent with the gate's script, as the handler sends it. Its
 round trips are printed.
 
-Consumer: ``NotificationService.notify`` for 100 fresh likes (new liker ids, so each is a new
-notification) of 10 authors' tweets, against one raw PutItem per notification (the naive
-design, no dedupe). Hot recipient: 1,000 likes of one tweet within one window: DynamoDB writes
-made and notifications dropped by the cap (600 a window; the bench stretches the window from a
-minute to ten, so a loaded machine cannot spread the likes over several windows).
+Consumer: ``NotificationService.notify_all`` on a batch of 100 fresh likes (new liker ids, so
+each is a new notification) of 10 authors' tweets, as the reactions reader calls it, against the
+batch's writes sent raw in the fewest calls (its notifications and dedupe items in
+BatchWriteItems of 25, the unread ids in one Redis pipeline; issue 29's goal: within 1.5x), the
+same likes one at a time, and one raw PutItem per notification (the naive design, no dedupe).
+Hot recipient: 1,000 likes of one tweet within one window: DynamoDB writes made and
+notifications dropped by the cap (600 a window; the bench stretches the window from a minute to
+ten, so a loaded machine cannot spread the likes over several windows).
 
 Broadcast: ``POST /v1/admin/system-notifications`` (the service call), its store calls with 10
 and with 1,000,000 users in PostgreSQL (rows inserted with generate_series).
@@ -34,6 +37,7 @@ import os
 import statistics
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from bench import stack
@@ -56,14 +60,23 @@ def counts_event(issued: Any) -> dict[str, Any]:
     return stack.as_session(evt, issued)
 
 
+@dataclass
+class NotificationsBench:
+    """What the notification benchmarks share: the stack, a bare client of each store for the
+    raw operations, the NotificationsFunction handler, and fresh liker ids (each like a new
+    notification)."""
+
+    run: Run
+    stack: stack.Stack
+    raw: Any
+    ddb: Any
+    handler: Any
+    context: Any
+    fresh_ids: Iterator[int] = dataclasses.field(default_factory=lambda: itertools.count(10**15))
+
+
 @group("notifications", "unread counts, the notification consumer, system broadcasts")
 def notifications_group(run: Run) -> Iterator[Item]:
-    from warble import keys, services
-    from warble.dal.notifications import STORED_TYPES, padded
-    from warble.events import Liked
-
-    from bench.timeline import make_user
-
     bench_stack = stack.shared(run)
     # The admin who posts the broadcasts (ADMIN_USERNAMES, read by a fresh container). The cap's
     # window is stretched to 10 minutes (600 per window as in production), so that a slow or
@@ -72,96 +85,161 @@ def notifications_group(run: Run) -> Iterator[Item]:
     os.environ["NOTIFICATION_CAP_WINDOW_SECONDS"] = "600"
     stack.reset_clients()
     raw, ddb = stack.raw_clients(run, bench_stack)
+    handler = stack.load_function("notifications").handler
+    n = NotificationsBench(run, bench_stack, raw, ddb, handler, stack.Context())
+    followed = Followees(n)
+    for count in FOLLOWEES:
+        yield unread_counts(n, followed, count)
+    yield consumer(n)
+    hot = hot_recipient(n)
+    yield system_broadcast(n, hot)
+    yield end_to_end(run, bench_stack)
+
+
+# ---- unread counts, 10 -> 1,000 followees -----------------------------------------------------
+
+
+class Followees:
+    """1,000 users to follow, and ten celebrities who posted (their recent sets built)."""
+
+    def __init__(self, n: NotificationsBench) -> None:
+        from warble import services
+
+        from bench.timeline import make_user
+
+        tweets, timelines = services.tweets(), services.timelines()
+        self.pool = [make_user(f"nb_f{i}") for i in range(max(FOLLOWEES))]
+        self.celebrities = [make_user(f"nb_celeb{i}") for i in range(CELEBRITIES)]
+        for celebrity in self.celebrities:
+            posted = [int(tweets.post(celebrity, "big news", None, []).id) for _ in range(3)]
+            timelines.ensure_recent([celebrity])
+            for tweet_id in posted:
+                timelines.tweet_created(celebrity, tweet_id)
+
+
+def unread_counts(n: NotificationsBench, followed: Followees, count: int) -> Benchmark:
+    from warble import keys, services
+    from warble.dal.notifications import STORED_TYPES, padded
+    from warble.events import Liked
+
+    from bench.timeline import make_user
+
+    raw, celebrities = n.raw, followed.celebrities
     accounts, graph, tweets = services.accounts(), services.graph(), services.tweets()
     notifications, timelines = services.notifications(), services.timelines()
-    handler = stack.load_function("notifications").handler
-    context = stack.Context()
+    reader = make_user(f"nb_reader{count}")
+    issued = accounts.login(f"nb_reader{count}", stack_password(), "bench")
+    for followee in followed.pool[:count]:
+        graph.follow(reader, followee)
+    timelines.rebuild(reader)
+    notifications.counts(reader)  # builds the counts at the reader's signup position
+    for i, followee in enumerate(followed.pool[: min(count, 50)]):
+        tweet_id = int(tweets.post(followee, "hello", None, []).id)
+        timelines.tweet_created(followee, tweet_id)
+        notifications.notify(Liked(user_id=followee, tweet_id=i + 1, author_id=reader))
+    raw.hset(keys.dm_unread(reader), mapping={"built": 0, "c1": 1, "c2": 4})
+    celebs_key = keys.home_celebrities(reader)
+    evt = counts_event(issued)
+    positions = keys.notif_positions(reader)
 
-    # ---- unread counts, 10 -> 1,000 followees -------------------------------------------------
-    pool = [make_user(f"nb_f{i}") for i in range(max(FOLLOWEES))]
-    celebrities = [make_user(f"nb_celeb{i}") for i in range(CELEBRITIES)]
-    for celebrity in celebrities:
-        posted = [int(tweets.post(celebrity, "big news", None, []).id) for _ in range(3)]
-        timelines.ensure_recent([celebrity])
-        for tweet_id in posted:
-            timelines.tweet_created(celebrity, tweet_id)
-    for n in FOLLOWEES:
-        reader = make_user(f"nb_reader{n}")
-        issued = accounts.login(f"nb_reader{n}", stack_password(), "bench")
-        for followee in pool[:n]:
-            graph.follow(reader, followee)
-        timelines.rebuild(reader)
-        notifications.counts(reader)  # builds the counts at the reader's signup position
-        for i, followee in enumerate(pool[: min(n, 50)]):
-            tweet_id = int(tweets.post(followee, "hello", None, []).id)
-            timelines.tweet_created(followee, tweet_id)
-            notifications.notify(Liked(user_id=followee, tweet_id=i + 1, author_id=reader))
-        raw.hset(keys.dm_unread(reader), mapping={"built": 0, "c1": 1, "c2": 4})
-        celebs_key = keys.home_celebrities(reader)
-        evt = counts_event(issued)
-        positions = keys.notif_positions(reader)
+    def path() -> Any:
+        # The celebrities' list is a 60 s cache: kept warm as a follower's reads keep it.
+        raw.set(celebs_key, ",".join(map(str, celebrities)), ex=60, nx=True)
+        answer = n.handler(evt, n.context)
+        assert answer["statusCode"] == 200, answer
+        return answer
 
-        def path(evt: dict[str, Any] = evt, key: str = celebs_key) -> Any:
-            # The celebrities' list is a 60 s cache: kept warm as a follower's reads keep it.
-            raw.set(key, ",".join(map(str, celebrities)), ex=60, nx=True)
-            answer = handler(evt, context)
-            assert answer["statusCode"] == 200, answer
-            return answer
+    path()
 
-        path()
+    def round_one(pipe: Any) -> None:
+        pipe.hget(positions, "built")
+        pipe.hget(positions, "system")
+        for kind in STORED_TYPES:
+            pipe.zcard(keys.notif_unread(reader, kind))
+        pipe.hvals(keys.dm_unread(reader))
+        pipe.get(keys.home_read(reader))
+        pipe.zrangebylex(keys.home_timeline(reader), f"({padded(reader)};", "+")
+        pipe.get(celebs_key)
+        pipe.hgetall(keys.memberships("blocks", reader).value)  # blocks and mutes (home count)
 
-        def round_one(
-            pipe: Any, reader: int = reader, positions: str = positions, celebs: str = celebs_key
-        ) -> None:
-            pipe.hget(positions, "built")
-            pipe.hget(positions, "system")
-            for kind in STORED_TYPES:
-                pipe.zcard(keys.notif_unread(reader, kind))
-            pipe.hvals(keys.dm_unread(reader))
-            pipe.get(keys.home_read(reader))
-            pipe.zrangebylex(keys.home_timeline(reader), f"({padded(reader)};", "+")
-            pipe.get(celebs)
-            pipe.hgetall(keys.memberships("blocks", reader).value)  # blocks and mutes (home count)
+    # Round trip 1: the gate's script and the first reads, in one pipeline (as the handler
+    # sends them); round trip 2: the system list and the celebrities' recent sets.
+    gate_and_reads = stack.session_check(raw, issued, round_one)
 
-        # Round trip 1: the gate's script and the first reads, in one pipeline (as the handler
-        # sends them); round trip 2: the system list and the celebrities' recent sets.
-        gate_and_reads = stack.session_check(raw, issued, round_one)
+    def raw_reads() -> Any:
+        answers = gate_and_reads()
+        pipe = raw.pipeline(transaction=False)
+        pipe.zlexcount(keys.system_notifications(), f"({answers[2]}", "+")
+        for celebrity in celebrities:
+            pipe.zlexcount(keys.author_recent(celebrity), f"({padded(reader)};", "+")
+        return pipe.execute()
 
-        def raw_reads(reader: int = reader, check: Any = gate_and_reads) -> Any:
-            answers = check()
-            pipe = raw.pipeline(transaction=False)
-            pipe.zlexcount(keys.system_notifications(), f"({answers[2]}", "+")
-            for celebrity in celebrities:
-                pipe.zlexcount(keys.author_recent(celebrity), f"({padded(reader)};", "+")
-            return pipe.execute()
+    return Benchmark(
+        f"GET /v1/notifications/unread-counts, {count:,} followees (handler)",
+        path,
+        raw_reads,
+        path="handler",
+        baseline="raw (gate script + the first reads) pipeline, then the second round",
+        describe=lambda: [f"round trips: {stack.traced(path)}"],
+        notes=[
+            f"{CELEBRITIES} followed celebrities (merged, not fanned out); "
+            f"{min(count, 50)} unread likes, home posts by followees, 2 conversations in "
+            "dm_unread; the round trips stay 2 (gate + first reads, then the second round) as "
+            "followees grow",
+        ],
+    )
 
-        yield Benchmark(
-            f"GET /v1/notifications/unread-counts, {n:,} followees (handler)",
-            path,
-            raw_reads,
-            path="handler",
-            baseline="raw (gate script + the first reads) pipeline, then the second round",
-            describe=lambda p=path: [f"round trips: {stack.traced(p)}"],
-            notes=[
-                f"{CELEBRITIES} followed celebrities (merged, not fanned out); "
-                f"{min(n, 50)} unread likes, home posts by followees, 2 conversations in "
-                "dm_unread; the round trips stay 2 (gate + first reads, then the second round) as "
-                "followees grow",
-            ],
-        )
 
-    # ---- consumer: fresh likes -> notifications -----------------------------------------------
+# ---- consumer: fresh likes -> notifications -----------------------------------------------------
+
+
+def consumer(n: NotificationsBench) -> Benchmark:
+    from warble import keys, services
+    from warble.events import Liked
+
+    from bench.timeline import make_user
+
+    notifications, tweets, ddb, fresh_ids = (
+        services.notifications(),
+        services.tweets(),
+        n.ddb,
+        n.fresh_ids,
+    )
     authors = [make_user(f"nb_author{i}") for i in range(10)]
     liked = {a: int(tweets.post(a, "like me", None, []).id) for a in authors}
-    fresh_ids = itertools.count(10**15)
-    table = bench_stack.tables["NotificationsTable"]
+    table = n.stack.tables["NotificationsTable"]
+
+    def batch() -> list[Any]:
+        return [
+            Liked(user_id=next(fresh_ids), tweet_id=liked[authors[i % 10]],
+                  author_id=authors[i % 10])
+            for i in range(BATCH)
+        ]  # fmt: skip
 
     def consume() -> None:
+        notifications.notify_all(batch())
+
+    def one_by_one() -> None:
+        for event in batch():
+            notifications.notify(event)
+
+    def raw_batched() -> None:
+        """The batch's writes sent raw in the fewest calls: its 100 notifications and their 100
+        dedupe items in BatchWriteItems of 25, and the 100 unread ids in one Redis pipeline."""
+        items = []
         for i in range(BATCH):
-            author = authors[i % len(authors)]
-            notifications.notify(
-                Liked(user_id=next(fresh_ids), tweet_id=liked[author], author_id=author)
-            )
+            author, nid = authors[i % 10], next(fresh_ids)
+            items.append({"pk": {"S": f"U#{author}"}, "sk": {"S": f"N#{nid:019d}"},
+                          "kind": {"S": "like"}})  # fmt: skip
+            items.append({"pk": {"S": f"U#{author}"}, "sk": {"S": f"D#L#{nid}"},
+                          "notification_id": {"N": str(nid)}})  # fmt: skip
+        for start in range(0, len(items), 25):
+            chunk = [{"PutRequest": {"Item": it}} for it in items[start : start + 25]]
+            ddb.batch_write_item(RequestItems={table: chunk})
+        pipe = n.raw.pipeline(transaction=False)
+        for i in range(BATCH):
+            pipe.zadd(keys.notif_unread(authors[i % 10], "like"), {f"{i:019d}": 0})
+        pipe.execute()
 
     def raw_puts() -> None:
         for i in range(BATCH):
@@ -171,29 +249,55 @@ def notifications_group(run: Run) -> Iterator[Item]:
                       "sk": {"S": f"N#{next(fresh_ids):019d}"}, "kind": {"S": "like"}},
             )  # fmt: skip
 
-    yield Benchmark(
-        f"notification consumer: {BATCH} new likes of 10 authors (NotificationService.notify)",
+    return Benchmark(
+        f"notification consumer: a batch of {BATCH} new likes of 10 authors "
+        "(NotificationService.notify_all)",
         consume,
-        raw_puts,
+        raw_batched,
         path="consumer",
-        baseline=f"raw {BATCH} PutItems, one per notification (no dedupe, no count)",
+        baseline=f"raw batched writes: {BATCH} notifications + {BATCH} dedupe items in "
+        "BatchWriteItems of 25, one Redis pipeline of the unread ids (goal 1.5x)",
+        breakdown=[
+            ("the same likes one at a time (notify per event)", one_by_one),
+            (f"raw {BATCH} PutItems, one per notification (no dedupe, no count)", raw_puts),
+        ],
         budget_s=8.0,
         warmup=2,
         min_iterations=5,
         max_iterations=100,
         describe=lambda: [
-            "per notification: "
-            + one_notification_trace(notifications, authors[0], liked, fresh_ids)
+            "per batch: " + str(stack.traced(consume)),
+            "per notification, one at a time: "
+            + one_notification_trace(notifications, authors[0], liked, fresh_ids),
         ],
         summarize=[
             lambda r: [
-                f"notifications/s: consumer {BATCH * 1e9 / r.path.stats.median_ns:,.0f}; "
-                f"raw puts {BATCH * 1e9 / r.baselines[0].stats.median_ns:,.0f}"
+                f"notifications/s: batch {BATCH * 1e9 / r.path.stats.median_ns:,.0f}; "
+                f"raw batched writes {BATCH * 1e9 / r.baselines[0].stats.median_ns:,.0f}"
             ]
         ],
     )
 
-    # ---- hot recipient: 1,000 likes of one tweet in one window ------------------------------
+
+# ---- hot recipient: 1,000 likes of one tweet in one window --------------------------------------
+
+
+@dataclass
+class HotRecipient:
+    created: int
+    capped: int
+    writes: int  # TransactWriteItems made
+    elapsed_ns: int
+
+
+def hot_recipient(n: NotificationsBench) -> HotRecipient:
+    """Not a benchmark of its own: its figures are notes of the broadcast's (printed here)."""
+    from warble import services
+    from warble.events import Liked
+
+    from bench.timeline import make_user
+
+    notifications, tweets = services.notifications(), services.tweets()
     celebrity = make_user("nb_hot")
     hot_tweet = int(tweets.post(celebrity, "viral", None, []).id)
     created = capped = 0
@@ -201,7 +305,7 @@ def notifications_group(run: Run) -> Iterator[Item]:
         started = time.perf_counter_ns()
         for _ in range(HOT_LIKES):
             outcome = notifications.notify(
-                Liked(user_id=next(fresh_ids), tweet_id=hot_tweet, author_id=celebrity)
+                Liked(user_id=next(n.fresh_ids), tweet_id=hot_tweet, author_id=celebrity)
             )
             created += outcome.created
             capped += outcome.capped
@@ -209,8 +313,18 @@ def notifications_group(run: Run) -> Iterator[Item]:
     writes_hot = sum(1 for c in trace.calls if c == "dynamodb TransactWriteItems")
     print(f"hot recipient: {HOT_LIKES} likes -> {created} stored "
           f"({writes_hot} TransactWriteItems), {capped} dropped by the cap")  # fmt: skip
+    return HotRecipient(created, capped, writes_hot, elapsed)
 
-    # ---- system broadcast: writes for 10 and 1,000,000 users ---------------------------------
+
+# ---- system broadcast: writes for 10 and 1,000,000 users ----------------------------------------
+
+
+def system_broadcast(n: NotificationsBench, hot: HotRecipient) -> Precomputed:
+    from warble import services
+
+    from bench.timeline import make_user
+
+    notifications = services.notifications()
     admin = make_user("warble_admin")
     database = services.container().database
     broadcasts: list[str] = []
@@ -236,20 +350,20 @@ def notifications_group(run: Run) -> Iterator[Item]:
             notifications.post_system(admin, "Hello", "Everyone")
             timings[users].append(time.perf_counter_ns() - started)
     print("system broadcast: " + "; ".join(broadcasts))
-    yield Precomputed(
+    return Precomputed(
         "POST /v1/admin/system-notifications (service), 1,000,000 users vs 10",
         ("1,000,000 users", timings[1_000_000]),
         baselines=[("10 users", timings[10])],
         notes=[
             "writes: " + "; ".join(broadcasts),
-            f"hot recipient: {HOT_LIKES} likes of one tweet in one window -> {created} stored "
-            f"({writes_hot} TransactWriteItems), {capped} dropped by the cap (600 a window), "
-            f"{fmt_ns(elapsed / HOT_LIKES)} a like",
+            f"hot recipient: {HOT_LIKES} likes of one tweet in one window -> {hot.created} "
+            f"stored ({hot.writes} TransactWriteItems), {hot.capped} dropped by the cap (600 a "
+            f"window), {fmt_ns(hot.elapsed_ns / HOT_LIKES)} a like",
         ],
     )
 
-    # ---- post -> the recipient's count visible -----------------------------------------------
-    yield end_to_end(run, bench_stack)
+
+# ---- post -> the recipient's count visible: end_to_end below ------------------------------------
 
 
 def stack_password() -> str:

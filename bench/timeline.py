@@ -48,11 +48,14 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench import stack
 from bench.accounts import expect
 from bench.harness import Benchmark, Item, Precomputed, Result, Run, fmt_ns, group
+
+if TYPE_CHECKING:
+    from warble.domain.timelines.service import TimelineService
 
 PASSWORD = "correct horse battery staple"
 FOLLOWERS = 10_000  # the fan-out author's followers in a full run
@@ -217,27 +220,44 @@ def per_follower(sizes: dict[str, int | None]) -> Callable[[Result], list[str]]:
 # ---- the group -------------------------------------------------------------------------------
 
 
+@dataclass
+class TimelineBench:
+    """What every timeline benchmark shares: the run, its stack, the settings and a bare client
+    of each store (configured like the app's) for the raw operations."""
+
+    run: Run
+    stack: stack.Stack
+    settings: Any
+    raw: Any
+    ddb: Any
+
+
 @group("timeline", "home page read (warm), fan-out on write, stream delivery, fan-out growth")
 def timeline_group(run: Run) -> Iterator[Item]:
-    from warble import keys, services
-    from warble.dal.graph import DynamoGraphStore
-    from warble.dal.timelines import _PUSH_IF_BUILT, TimelineStore
-    from warble.domain.graph.service import FOLLOWER_PAGE
-    from warble.domain.timelines.service import (
-        HOME_OVERFETCH,
-        TimelinePolicy,
-        TimelineService,
-        entry,
-        parse_entry,
-    )
     from warble.settings import get_settings
 
     bench_stack = stack.shared(run)
-    settings = get_settings()
     raw, ddb = stack.raw_clients(run, bench_stack)
-    accounts, tweets, timelines = services.accounts(), services.tweets(), services.timelines()
+    t = TimelineBench(run, bench_stack, get_settings(), raw, ddb)
+    yield home_page(t)
+    fan = FanoutAuthors(t)
+    yield fanout(t, fan)
+    yield end_to_end(
+        run, bench_stack, raw, fan.big, fan.big_keys, fan.growth[fan.sizes[0]], fan.seen
+    )
+    yield fanout_growth(t, fan)
+    fan.tear_down()
 
-    # ---- GET /v1/timeline/home?limit=20, all cached -----------------------------------------
+
+# ---- GET /v1/timeline/home?limit=20, all cached -------------------------------------------------
+
+
+def home_page(t: TimelineBench) -> Benchmark:
+    from warble import keys, services
+    from warble.domain.timelines.service import HOME_OVERFETCH, parse_entry
+
+    raw, settings = t.raw, t.settings
+    accounts, tweets, timelines = services.accounts(), services.tweets(), services.timelines()
     reader_id = make_user("tl_reader")
     reader = accounts.login("tl_reader", PASSWORD, "bench")
     authors = [make_user(f"tl_author_{n}") for n in range(5)]
@@ -333,7 +353,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
     home_floor = "raw sum, in sequence: " + " + ".join(
         f"{name} pipeline" for name, _, _ in home_steps
     )
-    yield Benchmark(
+    return Benchmark(
         f"GET /v1/timeline/home?limit={PAGE}, all cached (TweetsFunction handler)",
         read_home,
         raw_range_and_mgets,
@@ -369,41 +389,65 @@ def timeline_group(run: Run) -> Iterator[Item]:
         ],
     )
 
-    # ---- set-up of the fan-out authors -----------------------------------------------------
-    started = time.perf_counter()
-    n_big = max(10, round(FOLLOWERS * run.scale))
-    sizes = sorted({max(10, round(n * run.scale)) for n in GROWTH} | {n_big})
-    ids = services.ids()
-    followers = [ids.next_id() for _ in range(n_big)]
-    seqs = iter(ids.next_id, None)
-    graph = Followers(ddb, bench_stack.tables["GraphTable"], bench_stack.tables["CountersTable"])
-    growth: dict[int, int] = {}  # followers -> author
-    for n in sizes:
-        growth[n] = make_user("tl_fanout" if n == n_big else f"tl_fanout_{n}")
-        graph.follow_all(growth[n], followers[:n], seqs)
-    big = growth[n_big]
-    graph.write_meta()
-    build_timelines(raw, [*followers, *growth.values()], settings.timeline_ttl_seconds)
-    # Each author's followers, read once through the app's own store (every page of them).
-    remembered = RememberedFollowers(
-        services.graph(), DynamoGraphStore(), {a: n for n, a in growth.items()}
-    )
-    setup_s = time.perf_counter() - started
-    setup_note = (
-        f"set-up ({setup_s:.1f} s): the {sum(graph.following.values()):,} follow edges were "
-        "written with raw BatchWriteItem in warble.dal.graph's item shape (O#/I# edges, OT#/IT# "
-        "list items, META following_count) with the authors' followers_count counter items, "
-        "not through GraphService.follow; the followers' home timelines were created directly "
-        "(start_rebuild's sentinel), as if every follower were active"
-    )
 
-    # ---- fan-out of one tweet to N followers -----------------------------------------------
-    tweet_ids = itertools.count(ids.next_id() + 1)  # new ids, never posted: as many as needed
-    push = raw.register_script(_PUSH_IF_BUILT)
-    cap, recent_cap = settings.timeline_cap, settings.author_recent_cap
+# ---- the fan-out authors, shared by the fan-out benchmarks ------------------------------------
 
-    def timeline_service(graph: Any, threshold: int) -> TimelineService:
+
+class FanoutAuthors:
+    """Authors with 100, 1,000 and 10,000 followers (scaled by the run), every follower with a
+    built home timeline; the TimelineService that fans their tweets out, built as
+    warble.services builds it but with their followers from memory; and the pushes' keys."""
+
+    def __init__(self, t: TimelineBench) -> None:
+        from warble import keys, services
+        from warble.dal.graph import DynamoGraphStore
+        from warble.dal.timelines import _PUSH_IF_BUILT
+
+        self._t = t
+        settings, raw = t.settings, t.raw
+        started = time.perf_counter()
+        n_big = max(10, round(FOLLOWERS * t.run.scale))
+        self.n_big = n_big
+        self.sizes = sorted({max(10, round(n * t.run.scale)) for n in GROWTH} | {n_big})
+        ids = services.ids()
+        followers = [ids.next_id() for _ in range(n_big)]
+        seqs = iter(ids.next_id, None)
+        graph = Followers(t.ddb, t.stack.tables["GraphTable"], t.stack.tables["CountersTable"])
+        self.graph_table = graph.graph_table
+        self.growth: dict[int, int] = {}  # followers -> author
+        for n in self.sizes:
+            self.growth[n] = make_user("tl_fanout" if n == n_big else f"tl_fanout_{n}")
+            graph.follow_all(self.growth[n], followers[:n], seqs)
+        self.big = self.growth[n_big]
+        graph.write_meta()
+        build_timelines(raw, [*followers, *self.growth.values()], settings.timeline_ttl_seconds)
+        # Each author's followers, read once through the app's own store (every page of them).
+        self.remembered = RememberedFollowers(
+            services.graph(), DynamoGraphStore(), {a: n for n, a in self.growth.items()}
+        )
+        setup_s = time.perf_counter() - started
+        self.setup_note = (
+            f"set-up ({setup_s:.1f} s): the {sum(graph.following.values()):,} follow edges were "
+            "written with raw BatchWriteItem in warble.dal.graph's item shape (O#/I# edges, "
+            "OT#/IT# list items, META following_count) with the authors' followers_count counter "
+            "items, not through GraphService.follow; the followers' home timelines were created "
+            "directly (start_rebuild's sentinel), as if every follower were active"
+        )
+        self.tweet_ids = itertools.count(ids.next_id() + 1)  # new ids, never posted
+        self.push = raw.register_script(_PUSH_IF_BUILT)
+        self.cap, self.recent_cap = settings.timeline_cap, settings.author_recent_cap
+        self.in_memory = self.timeline_service(self.remembered, settings.celebrity_followers)
+        # push order
+        self.big_keys = [keys.home_timeline(uid) for uid in self.remembered.followers(self.big)]
+        self.seen: dict[str, float] = {}  # the fan-out's medians, for the end-to-end notes
+
+    def timeline_service(self, graph: Any, threshold: int) -> TimelineService:
         """Built as warble.services.timelines() builds it, with this follow graph and threshold."""
+        from warble import services
+        from warble.dal.timelines import TimelineStore
+        from warble.domain.timelines.service import TimelinePolicy, TimelineService
+
+        settings, cap, recent_cap = self._t.settings, self.cap, self.recent_cap
         return TimelineService(
             timelines=TimelineStore(
                 services.container().redis, cap=cap, recent_cap=recent_cap,
@@ -418,11 +462,29 @@ def timeline_group(run: Run) -> Iterator[Item]:
             shields=services.container().shields,
         )  # fmt: skip
 
-    in_memory = timeline_service(remembered, settings.celebrity_followers)
-    big_keys = [keys.home_timeline(uid) for uid in remembered.followers(big)]  # push order
+    def fanout(self, service: TimelineService, author: int) -> Callable[[], None]:
+        return lambda: service.tweet_created(author, next(self.tweet_ids))
 
-    def fanout(service: TimelineService, author: int) -> Callable[[], None]:
-        return lambda: service.tweet_created(author, next(tweet_ids))
+    def tear_down(self) -> None:
+        """The followers' timelines hold every pushed id."""
+        from warble import keys
+
+        home_keys = [*self.big_keys, *(keys.home_timeline(a) for a in self.growth.values())]
+        for batch in chunks(home_keys, CHUNK):
+            self._t.raw.delete(*batch)
+
+
+# ---- fan-out of one tweet to N followers -------------------------------------------------------
+
+
+def fanout(t: TimelineBench, fan: FanoutAuthors) -> Benchmark:
+    from warble import keys, services
+    from warble.domain.graph.service import FOLLOWER_PAGE
+    from warble.domain.timelines.service import entry
+
+    raw, ddb, big, n_big = t.raw, t.ddb, fan.big, fan.n_big
+    big_keys, push, cap, recent_cap = fan.big_keys, fan.push, fan.cap, fan.recent_cap
+    tweet_ids = fan.tweet_ids
 
     def raw_zadds() -> None:
         new = entry(big, next(tweet_ids))
@@ -456,7 +518,7 @@ def timeline_group(run: Run) -> Iterator[Item]:
     def raw_query_page() -> Any:
         # DynamoGraphStore.page's Query: the newest FOLLOWER_PAGE followers (+1: more?).
         return ddb.query(
-            TableName=graph.graph_table,
+            TableName=fan.graph_table,
             KeyConditionExpression="#pk = :pk AND begins_with(#sk, :prefix)",
             ExpressionAttributeNames={"#pk": "pk", "#sk": "sk"},
             ExpressionAttributeValues={":pk": {"S": f"U#{big}"}, ":prefix": {"S": "IT#"}},
@@ -465,15 +527,15 @@ def timeline_group(run: Run) -> Iterator[Item]:
             Limit=FOLLOWER_PAGE + 1,
         )
 
-    fanout_path = fanout(in_memory, big)
-    small = growth[sizes[0]]
+    fanout_path = fan.fanout(fan.in_memory, big)
+    small = fan.growth[fan.sizes[0]]
 
     def same_as_real_service() -> list[str]:
         """The stand-in must make the calls services.timelines() makes, less the Queries."""
-        fanout(in_memory, small)()  # warms the author's counts, as the warm-up did for ``big``
-        real = compact(stack.traced(fanout(services.timelines(), small)))
+        fan.fanout(fan.in_memory, small)()  # warms the author's counts, as the warm-up did
+        real = compact(stack.traced(fan.fanout(services.timelines(), small)))
         real = [call for call in real if "Query" not in call]
-        ours = compact(stack.traced(fanout(in_memory, small)))
+        ours = compact(stack.traced(fan.fanout(fan.in_memory, small)))
         if real == ours:
             return []
         return [
@@ -489,14 +551,13 @@ def timeline_group(run: Run) -> Iterator[Item]:
 
     fanout_floor = "raw sum, in sequence: EVALSHA + counts pipeline + its EVALSHA pipelines"
     pages = -(-n_big // FOLLOWER_PAGE)
-    seen: dict[str, float] = {}
 
     def remember_medians(result: Result) -> list[str]:
-        seen.update({r.label: r.stats.median_ns for r in (result.path, *result.baselines)})
+        fan.seen.update({r.label: r.stats.median_ns for r in (result.path, *result.baselines)})
         return []
 
     query_label = f"raw DynamoDB Query, one page of up to {FOLLOWER_PAGE:,} followers (moto)"
-    yield Benchmark(
+    return Benchmark(
         f"Fan-out of one tweet to {n_big:,} followers (TimelineService.tweet_created)",
         fanout_path,
         raw_zadds,
@@ -531,28 +592,32 @@ def timeline_group(run: Run) -> Iterator[Item]:
             "each Query re-sorts the author's whole partition (2 items a "
             f"follower), see the Query row, so {pages} of them would be all this benchmark "
             "measured (the end-to-end benchmark below reads them for real)",
-            setup_note,
+            fan.setup_note,
         ],
     )
 
-    # ---- end to end: post -> the last follower's timeline, through the stream ---------------
-    yield end_to_end(run, bench_stack, raw, big, big_keys, growth[sizes[0]], seen)
 
-    # ---- growth with the follower count ---------------------------------------------------
+# ---- growth with the follower count ------------------------------------------------------------
+
+
+def fanout_growth(t: TimelineBench, fan: FanoutAuthors) -> Benchmark:
+    from warble.domain.graph.service import FOLLOWER_PAGE
+
+    n_big, sizes, settings = fan.n_big, fan.sizes, t.settings
     threshold = n_big // 2
-    lowered = timeline_service(remembered, threshold)
+    lowered = fan.timeline_service(fan.remembered, threshold)
     labels = {n: f"{n:,} followers" for n in sizes}
     celebrity = f"{n_big:,} followers, above a threshold of {threshold:,} (not fanned out)"
     order = sorted(sizes, reverse=True)
-    yield Benchmark(
+    return Benchmark(
         "Fan-out cost by follower count (TimelineService.tweet_created, followers in memory)",
-        fanout(in_memory, growth[order[0]]),
-        fanout(in_memory, growth[order[1]]),
+        fan.fanout(fan.in_memory, fan.growth[order[0]]),
+        fan.fanout(fan.in_memory, fan.growth[order[1]]),
         path=labels[order[0]],
         baseline=labels[order[1]],
         breakdown=[
-            *((labels[n], fanout(in_memory, growth[n])) for n in order[2:]),
-            (celebrity, fanout(lowered, big)),
+            *((labels[n], fan.fanout(fan.in_memory, fan.growth[n])) for n in order[2:]),
+            (celebrity, fan.fanout(lowered, fan.big)),
         ],
         budget_s=10.0,
         warmup=3,
@@ -568,10 +633,6 @@ def timeline_group(run: Run) -> Iterator[Item]:
             f"celebrity_followers = {threshold:,} (same stores, only the policy differs)",
         ],
     )
-
-    # ---- tear down: the followers' timelines hold every pushed id -------------------------
-    for batch in chunks([*big_keys, *(keys.home_timeline(a) for a in growth.values())], CHUNK):
-        raw.delete(*batch)
 
 
 class RememberedFollowers:
@@ -614,55 +675,7 @@ def end_to_end(
     from warble.domain.graph.service import FOLLOWER_PAGE
     from warble.domain.timelines.service import entry
 
-    from infra.local.lambdas import LambdaRuntime
-    from infra.local.provisioning import provision
-    from infra.local.stream_mappings import stream_mappings
-    from infra.local.stream_pollers import StreamPollers
-    from infra.local.template import ResolveContext, load_template
-
-    template = load_template(stack.ROOT / "template.yaml")
-    context = ResolveContext(stack_name="warble-bench")
-    provision(template, bench_stack.moto_url, context)  # idempotent: names and stream ARNs
-    runtime = LambdaRuntime(
-        template,
-        context,
-        env_overrides={
-            "Parameters": {
-                "DB_NAME": stack.BENCH_DB,
-                "DB_HOST": "127.0.0.1",
-                "DB_SSLMODE": "disable",
-                "REDIS_URL": stack.BENCH_REDIS_URL,
-                "REDIS_CLUSTER": "false",
-                "POWERTOOLS_LOG_LEVEL": "WARNING",
-            }
-        },
-        extra_env={
-            "AWS_ENDPOINT_URL": bench_stack.moto_url,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "POWERTOOLS_TRACE_DISABLED": "1",
-        },
-        log_line=lambda _function, _line: None,
-    )
-    # Only the timeline consumer of the tweets stream, from now on (earlier records are not
-    # this benchmark's), with the template's batch size and retry settings.
-    mappings = [
-        dataclasses.replace(m, starting_position="LATEST")
-        for m in stream_mappings(template, context)
-        if m.function_name == "FanoutConsumerFunction" and m.event_name == "TweetsStream"
-    ]
-    assert len(mappings) == 1, mappings
-    pollers = StreamPollers(template, runtime, bench_stack.moto_url, context, mappings=mappings)
-    stopped: list[bool] = []
-
-    def stop() -> None:
-        if not stopped:
-            stopped.append(True)
-            pollers.stop()
-            runtime.close()
-
-    run.cleanups.append(stop)
-    pollers.start()
+    stop = fanout_consumer_running(run, bench_stack)
     tweets = services.tweets()
     n = len(push_order)
     timeout_s = 120.0
@@ -758,3 +771,58 @@ def end_to_end(
         ],
         notes=notes,
     )
+
+
+def fanout_consumer_running(run: Run, bench_stack: stack.Stack) -> Callable[[], None]:
+    """The tweets stream's fan-out reader, from now on (earlier records are not the end-to-end
+    benchmark's): the template's FanoutConsumerFunction in a local Lambda worker, fed by the
+    local stream poller in this process with the template's batch size and retry settings. Its
+    stop (also a cleanup of the run)."""
+    from infra.local.lambdas import LambdaRuntime
+    from infra.local.provisioning import provision
+    from infra.local.stream_mappings import stream_mappings
+    from infra.local.stream_pollers import StreamPollers
+    from infra.local.template import ResolveContext, load_template
+
+    template = load_template(stack.ROOT / "template.yaml")
+    context = ResolveContext(stack_name="warble-bench")
+    provision(template, bench_stack.moto_url, context)  # idempotent: names and stream ARNs
+    runtime = LambdaRuntime(
+        template,
+        context,
+        env_overrides={
+            "Parameters": {
+                "DB_NAME": stack.BENCH_DB,
+                "DB_HOST": "127.0.0.1",
+                "DB_SSLMODE": "disable",
+                "REDIS_URL": stack.BENCH_REDIS_URL,
+                "REDIS_CLUSTER": "false",
+                "POWERTOOLS_LOG_LEVEL": "WARNING",
+            }
+        },
+        extra_env={
+            "AWS_ENDPOINT_URL": bench_stack.moto_url,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "POWERTOOLS_TRACE_DISABLED": "1",
+        },
+        log_line=lambda _function, _line: None,
+    )
+    mappings = [
+        dataclasses.replace(m, starting_position="LATEST")
+        for m in stream_mappings(template, context)
+        if m.function_name == "FanoutConsumerFunction" and m.event_name == "TweetsStream"
+    ]
+    assert len(mappings) == 1, mappings
+    pollers = StreamPollers(template, runtime, bench_stack.moto_url, context, mappings=mappings)
+    stopped: list[bool] = []
+
+    def stop() -> None:
+        if not stopped:
+            stopped.append(True)
+            pollers.stop()
+            runtime.close()
+
+    run.cleanups.append(stop)
+    pollers.start()
+    return stop

@@ -29,12 +29,20 @@ CONTENT_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; cha
                  ".html": "text/html; charset=utf-8", ".json": "application/json"}  # fmt: skip
 
 
+# What only the browser tests use (they inject axe-core into each screen): never published.
+TESTS_ONLY = frozenset({"vendor/axe.min.js", "vendor/LICENSE-axe-core"})
+
+
 def files_to_publish(root: Path = WEB_ROOT) -> list[tuple[str, Path]]:
-    """(key, path) of what the client needs: everything under `web/` but notes for developers."""
+    """(key, path) of what the client needs: everything under `web/` but notes for developers
+    and what only the tests use."""
     return [
-        (path.relative_to(root).as_posix(), path)
+        (key, path)
         for path in sorted(root.rglob("*"))
-        if path.is_file() and path.suffix != ".md" and not path.name.startswith(".")
+        if path.is_file()
+        and path.suffix != ".md"
+        and not path.name.startswith(".")
+        and (key := path.relative_to(root).as_posix()) not in TESTS_ONLY
     ]
 
 

@@ -32,7 +32,7 @@ PGHOST=${PGHOST:-127.0.0.1}
 if ! pg_isready -q -h "$PGHOST" -p 5432 2>/dev/null; then
   if ! command -v pg_ctlcluster >/dev/null; then
     log "installing PostgreSQL"
-    as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql postgresql-contrib >/dev/null
   fi
   log "starting PostgreSQL"
   version=$(ls /etc/postgresql | sort -V | tail -1)

@@ -2,10 +2,9 @@
 
 HTTP events start from `sam local generate-event apigateway http-api-proxy` and change only what
 a route changes (routeKey, path, method, body, Authorization header; the API has no authorizer,
-so no authorizer context). SAM has no WebSocket or HTTP API authorizer generator; those follow
-the shapes in AWS's documentation, which Powertools' parser models encode
-(tests/integration/test_sample_events.py checks them against the models). The authorizer sample
-is kept for the local runtime's authorizer support (tests/unit/test_local_events.py).
+so no authorizer context). SAM has no WebSocket event generator; those follow the shapes in AWS's
+documentation, which Powertools' parser models encode (tests/integration/test_sample_events.py
+checks them against the models).
 
     .venv-sam/bin/python scripts/generate_events.py   # or any Python with `sam` on PATH
 """
@@ -80,30 +79,6 @@ def http_event(
     else:
         event.pop("pathParameters", None)
     return event
-
-
-def authorizer_event(base: dict) -> dict:
-    """HTTP API Lambda authorizer, payload format 2.0 (REQUEST)."""
-    ctx = copy.deepcopy(base["requestContext"])
-    ctx.pop("authorizer", None)
-    ctx.pop("authentication", None)
-    ctx["http"].update(method="GET", path="/v1/users/me")
-    ctx["routeKey"] = "GET /v1/users/me"
-    return {
-        "version": "2.0",
-        "type": "REQUEST",
-        "routeArn": "arn:aws:execute-api:us-east-1:123456789012:api-id/$default/GET/v1/users/me",
-        "identitySource": ["Bearer wbl_sample-token-replaced-in-tests"],
-        "routeKey": "GET /v1/users/me",
-        "rawPath": "/v1/users/me",
-        "rawQueryString": "",
-        "headers": {
-            "authorization": "Bearer wbl_sample-token-replaced-in-tests",
-            "host": "api.example.com",
-            "user-agent": "warble-client/1.0",
-        },
-        "requestContext": ctx,
-    }
 
 
 def websocket_event(route: str, event_type: str, body: str | None = None) -> dict:
@@ -207,6 +182,25 @@ def graph_events(base: dict) -> dict[str, dict]:
             "GET", "/v1/users/me/degree/{user_id}", f"/v1/users/me/degree/{other}"
         ),
         "counters/graph-stream.json": graph_stream_event(sam_event("dynamodb", "update")),
+    }
+
+
+def search_events(base: dict) -> dict[str, dict]:
+    """SearchFunction's routes: people search, a hashtag's page, trends."""
+
+    def route(route: str, path: str, query: dict[str, str] | None = None, **params: str) -> dict:
+        event = http_event(base, "GET", route, path, params=params or None)
+        if query:
+            event["rawQueryString"] = "&".join(f"{k}={v}" for k, v in query.items())
+            event["queryStringParameters"] = query
+        return event
+
+    return {
+        "search/users.json": route("/v1/search/users", "/v1/search/users", {"q": "jose"}),
+        "search/hashtag.json": route(
+            "/v1/hashtags/{tag}/tweets", "/v1/hashtags/warble/tweets", tag="warble"
+        ),
+        "search/trends.json": route("/v1/trends", "/v1/trends"),
     }
 
 
@@ -388,7 +382,6 @@ def main() -> None:
             "/v1/users/by-username/alice",
             params={"username": "alice"},
         ),
-        "authorizer/request.json": authorizer_event(base),
         "meta/health.json": http_event(base, "GET", "/v1/health", "/v1/health", auth=False),
         "meta/openapi.json": http_event(
             base, "GET", "/v1/openapi.json", "/v1/openapi.json", auth=False
@@ -420,6 +413,7 @@ def main() -> None:
         "media/upload-created.json": upload_event(),
     }
     events.update(graph_events(base))
+    events.update(search_events(base))
     events.update(tweet_events(base))
     events.update(conversation_events(base))
     for name, event in events.items():

@@ -20,6 +20,9 @@ the task weights):
 | follow | 1 | assumption: seed 000's rare writes (0.1 a day) times a few |
 | direct message (WebSocket) | 5 | assumption |
 | Discover page | 1 | assumption: seed 003's feed, once a day |
+| people search (a prefix of a name) | 5 | assumption: a search bar used a few times a day |
+| hashtag page | 3 | assumption: a tag followed from a tweet or the trends |
+| trends | 2 | assumption: the search page opened |
 | login | 0.1 | seed 000: "100M * 0.1 (10 days once)"; once per simulated user |
 
 (docs/capacity.md carries the same table with the reasoning.)
@@ -164,6 +167,26 @@ class DailyUser(HttpUser):
         answer = self.client.put(f"/v1/tweets/{tweet}/like", name="PUT /v1/tweets/{id}/like")
         if answer.ok:
             record("like", user=self.me["id"], tweet=tweet)
+
+    @task(5)
+    def search(self) -> None:
+        # What a person types: the first letters of a name someone has (accents and case as
+        # they come), or of a seeded username.
+        names = population().get("display_names") or [u["username"] for u in population()["users"]]
+        word = random.choice(random.choice(names).split())
+        query = word[: random.randint(1, min(6, len(word)))]
+        self.client.get("/v1/search/users", params={"q": query}, name="GET /v1/search/users")
+
+    @task(3)
+    def hashtag(self) -> None:
+        tags = population().get("tags") or ["coffeemorning"]
+        # The head of the long tail most often: what people click on is what people use.
+        tag = tags[min(int(random.expovariate(0.1)), len(tags) - 1)]
+        self.client.get(f"/v1/hashtags/{tag}/tweets", name="GET /v1/hashtags/{tag}/tweets")
+
+    @task(2)
+    def trends(self) -> None:
+        self.client.get("/v1/trends", name="GET /v1/trends")
 
     @task(1)
     def follow(self) -> None:

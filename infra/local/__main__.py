@@ -28,7 +28,13 @@ from urllib.parse import urlparse
 from infra.local import events as event_builders
 from infra.local.errors import UnsupportedTemplateError
 from infra.local.http_gateway import HttpGateway
-from infra.local.lambdas import InvokeResult, LambdaRuntime
+from infra.local.lambdas import (
+    DEFAULT_ENV_VARS,
+    DUMMY_CREDENTIALS,
+    InvokeResult,
+    LambdaRuntime,
+    read_env_vars,
+)
 from infra.local.seed import add_arguments as add_seed_arguments
 from infra.local.template import ResolveContext, Template, load_template
 from infra.local.web_client import WebClientHost
@@ -36,9 +42,6 @@ from infra.local.ws_gateway import WebSocketGateway
 
 log = logging.getLogger("infra.local")
 
-DEFAULT_ENV_VARS = Path("infra/local/env.json")
-# moto accepts any credentials; fixed dummy ones keep a developer's real profile out of reach.
-DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 SCRATCH_REDIS_INDEX = 15  # `invoke` and `schedule` without a running stack (_scratch_stores)
 _RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
 _UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
@@ -47,18 +50,6 @@ _UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 # --------------------------------------------------------------------------------------------
 # Shared set-up
 # --------------------------------------------------------------------------------------------
-
-
-def read_env_vars(path: str | None) -> dict[str, dict[str, Any]]:
-    """SAM --env-vars JSON ({"Parameters": {...}, "<FunctionId>": {...}}); {} when absent."""
-    if path is None:
-        if not DEFAULT_ENV_VARS.is_file():
-            return {}
-        path = str(DEFAULT_ENV_VARS)
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        raise SystemExit(f"{path}: expected {{'Parameters': {{...}}, '<FunctionId>': {{...}}}}")
-    return data
 
 
 def _declared_value(

@@ -1,8 +1,8 @@
 """Builders for the events AWS sends to Lambda, in AWS's exact shapes.
 
-Used by the local gateways (HTTP API payload 2.0, its Lambda REQUEST authorizer, WebSocket API
-CONNECT / MESSAGE / DISCONNECT), by the CLI (EventBridge scheduled events) and by tests that need
-a realistic event without a running gateway. Pure functions: the caller supplies ids and clocks.
+Used by the local gateways (HTTP API payload 2.0, WebSocket API CONNECT / MESSAGE / DISCONNECT),
+by the CLI (EventBridge scheduled events) and by tests that need a realistic event without a
+running gateway. Pure functions: the caller supplies ids and clocks.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ __all__ = [
     "HttpRequest",
     "apigw_time",
     "aws_id",
-    "http_api_authorizer_event",
     "http_api_event",
     "is_text_content_type",
     "scheduled_event",
@@ -147,14 +146,11 @@ def _v2_request_context(
     route_key: str,
     api_id: str,
     account_id: str,
-    stage: str,
-    authorizer: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     domain = request.domain_name
-    context: dict[str, Any] = {"accountId": account_id, "apiId": api_id}
-    if authorizer is not None:
-        context["authorizer"] = dict(authorizer)
-    return context | {
+    return {
+        "accountId": account_id,
+        "apiId": api_id,
         "domainName": domain,
         "domainPrefix": domain.split(".", 1)[0],
         "http": {
@@ -166,7 +162,7 @@ def _v2_request_context(
         },
         "requestId": request.request_id,
         "routeKey": route_key,
-        "stage": stage,
+        "stage": "$default",  # the template names no stage: the API's default one
         "time": apigw_time(request.epoch_ms),
         "timeEpoch": request.epoch_ms,
     }
@@ -179,14 +175,9 @@ def http_api_event(
     api_id: str,
     account_id: str = "123456789012",
     path_parameters: Mapping[str, str] | None = None,
-    authorizer: Mapping[str, Any] | None = None,
-    stage: str = "$default",
-    stage_variables: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """An HTTP API payload format 2.0 event. Optional keys appear only when they have content.
-
-    `authorizer` is the requestContext.authorizer value, e.g. {"lambda": {...}}.
-    """
+    """An HTTP API payload format 2.0 event (no authorizer, no stage variables: the template
+    has neither). Optional keys appear only when they have content."""
     headers, cookies = _v2_headers(request)
     event: dict[str, Any] = {
         "version": "2.0",
@@ -200,58 +191,13 @@ def http_api_event(
     query = _v2_query(request.raw_query_string)
     if query:
         event["queryStringParameters"] = query
-    event["requestContext"] = _v2_request_context(
-        request, route_key, api_id, account_id, stage, authorizer
-    )
+    event["requestContext"] = _v2_request_context(request, route_key, api_id, account_id)
     if path_parameters:
         event["pathParameters"] = dict(path_parameters)
-    if stage_variables:
-        event["stageVariables"] = dict(stage_variables)
     body, is_base64 = _v2_body(request)
     if body is not None:
         event["body"] = body
     event["isBase64Encoded"] = is_base64
-    return event
-
-
-def http_api_authorizer_event(
-    request: HttpRequest,
-    *,
-    route_key: str,
-    api_id: str,
-    identity_source: list[str],
-    region: str = "us-east-1",
-    account_id: str = "123456789012",
-    path_parameters: Mapping[str, str] | None = None,
-    stage: str = "$default",
-    stage_variables: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """The payload 2.0 REQUEST event of an HTTP API Lambda authorizer."""
-    headers, cookies = _v2_headers(request)
-    route_arn = (
-        f"arn:aws:execute-api:{region}:{account_id}:{api_id}/{stage}/"
-        f"{request.method.upper()}{request.path}"
-    )
-    event: dict[str, Any] = {
-        "version": "2.0",
-        "type": "REQUEST",
-        "routeArn": route_arn,
-        "identitySource": list(identity_source),
-        "routeKey": route_key,
-        "rawPath": request.path,
-        "rawQueryString": request.raw_query_string,
-    }
-    if cookies:
-        event["cookies"] = cookies
-    event["headers"] = headers
-    query = _v2_query(request.raw_query_string)
-    if query:
-        event["queryStringParameters"] = query
-    event["requestContext"] = _v2_request_context(request, route_key, api_id, account_id, stage)
-    if path_parameters:
-        event["pathParameters"] = dict(path_parameters)
-    if stage_variables:
-        event["stageVariables"] = dict(stage_variables)
     return event
 
 

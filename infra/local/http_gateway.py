@@ -1,39 +1,33 @@
-"""Local stand-in for API Gateway HTTP APIs: template routes, Lambda authorizers, payload 2.0.
+"""Local stand-in for API Gateway HTTP APIs: template routes, CORS, payload 2.0.
 
-Routes come from the template's `HttpApi` function events; the API's Auth section supplies the
-Lambda REQUEST authorizers (with API Gateway's result cache). Requests are matched the way API
+Routes come from the template's `HttpApi` function events. Requests are matched the way API
 Gateway matches them, turned into payload format 2.0 events, sent to the local Lambda runtime,
-and the function's answer is mapped back to HTTP with the 2.0 response rules.
+and the function's answer is mapped back to HTTP with the 2.0 response rules. The template has
+no authorizer (the handlers check the session, warble.http.app), and the start-up check
+(infra/local/support.py) refuses one by name.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import fnmatch
 import json
 import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import unquote
 
 from aiohttp import web
 from multidict import CIMultiDict
 
-from infra.local.events import (
-    HttpRequest,
-    http_api_authorizer_event,
-    http_api_event,
-    trace_id,
-)
+from infra.local.events import HttpRequest, http_api_event, trace_id
 from infra.local.lambdas import InvokeResult, LambdaRuntime
 from infra.local.quotas import PARSER_LIMITS, over_quota
 from infra.local.template import ResolveContext, Template, local_api_id, merge_globals
 
 __all__ = [
-    "AuthorizerSpec",
     "HttpApiSpec",
     "HttpGateway",
     "HttpRoute",
@@ -45,8 +39,6 @@ log = logging.getLogger("infra.local.http")
 
 # API Gateway's own answers, byte for byte the JSON it sends.
 NOT_FOUND = (404, {"message": "Not Found"})
-UNAUTHORIZED = (401, {"message": "Unauthorized"})
-FORBIDDEN = (403, {"message": "Forbidden"})
 INTERNAL_ERROR = (500, {"message": "Internal Server Error"})
 SERVICE_UNAVAILABLE = (503, {"message": "Service Unavailable"})
 TOO_LARGE = (413, {"message": "Request Entity Too Large"})
@@ -73,19 +65,6 @@ DEFAULT_ROUTE = "$default"
 
 
 @dataclass
-class AuthorizerSpec:
-    """A Lambda REQUEST authorizer from an HttpApi's Auth.Authorizers."""
-
-    name: str
-    function: str  # logical id of the authorizer function
-    identity_headers: list[str] = field(default_factory=list)
-    identity_query_strings: list[str] = field(default_factory=list)
-    ttl_seconds: int = 300
-    simple_responses: bool = False
-    payload_version: str = "2.0"
-
-
-@dataclass
 class HttpRoute:
     """One route: a function event of Type HttpApi (or the API's `$default` route)."""
 
@@ -93,7 +72,6 @@ class HttpRoute:
     method: str  # upper case, or "ANY"
     path: str  # "/v1/users/{user_id}", or "$default"
     function: str
-    authorizer: AuthorizerSpec | None
     event_name: str = ""
     segments: list[tuple[str, str]] = field(default_factory=list)  # (kind, text)
 
@@ -116,12 +94,8 @@ class HttpApiSpec:
 
     logical_id: str
     api_id: str
-    stage: str = "$default"
     routes: list[HttpRoute] = field(default_factory=list)
-    authorizers: dict[str, AuthorizerSpec] = field(default_factory=dict)
-    default_authorizer: str | None = None
     cors: dict[str, Any] | None = None
-    stage_variables: dict[str, str] = field(default_factory=dict)
 
 
 def _parse_path(path: str) -> list[tuple[str, str]]:
@@ -144,35 +118,6 @@ def _api_logical_id(template: Template, api_ref: Any) -> str:
     return str(api_ref)
 
 
-def _authorizers(
-    template: Template, auth: Mapping[str, Any], context: ResolveContext
-) -> dict[str, AuthorizerSpec]:
-    specs: dict[str, AuthorizerSpec] = {}
-    for name, raw in (auth.get("Authorizers") or {}).items():
-        if "FunctionArn" not in raw:
-            log.warning("authorizer %s is not a Lambda authorizer: ignored locally", name)
-            continue
-        function = template.function_id_for(raw["FunctionArn"])
-        if function is None:
-            function = template.function_id_for(
-                template.resolve(raw["FunctionArn"], context), context
-            )
-        if function is None:
-            raise ValueError(f"authorizer {name}: FunctionArn is not a function of the template")
-        identity = raw.get("Identity") or {}
-        ttl = template.resolve(identity.get("ReauthorizeEvery", 300), context)
-        specs[name] = AuthorizerSpec(
-            name=name,
-            function=function,
-            identity_headers=list(identity.get("Headers") or []),
-            identity_query_strings=list(identity.get("QueryStrings") or []),
-            ttl_seconds=int(ttl),
-            simple_responses=bool(raw.get("EnableSimpleResponses", False)),
-            payload_version=str(raw.get("AuthorizerPayloadFormatVersion", "2.0")),
-        )
-    return specs
-
-
 def load_http_apis(template: Template, context: ResolveContext) -> dict[str, HttpApiSpec]:
     """Every HTTP API of the template with its routes, keyed by logical id."""
     global_props = template.globals.get("HttpApi") or {}
@@ -183,19 +128,10 @@ def load_http_apis(template: Template, context: ResolveContext) -> dict[str, Htt
             return apis[logical_id]
         resource = template.resources.get(logical_id) or {}
         props = merge_globals(global_props, resource.get("Properties") or {})
-        auth = props.get("Auth") or {}
-        stage = template.resolve(props.get("StageName", "$default"), context)
         spec = HttpApiSpec(
             logical_id=logical_id,
             api_id=_api_id(template, logical_id, context),
-            stage=str(stage),
-            authorizers=_authorizers(template, auth, context),
-            default_authorizer=auth.get("DefaultAuthorizer"),
             cors=_cors(template.resolve(props.get("CorsConfiguration"), context)),
-            stage_variables={
-                k: str(v)
-                for k, v in (template.resolve(props.get("StageVariables"), context) or {}).items()
-            },
         )
         apis[logical_id] = spec
         return spec
@@ -216,22 +152,12 @@ def load_http_apis(template: Template, context: ResolveContext) -> dict[str, Htt
             method = str(props.get("Method", "ANY")).upper()
             if method in ("X-AMAZON-APIGATEWAY-ANY-METHOD", "*"):
                 method = "ANY"
-            auth = props.get("Auth") or {}
-            authorizer_name = auth.get("Authorizer", api.default_authorizer)
-            authorizer = None
-            if authorizer_name and authorizer_name != "NONE":
-                if authorizer_name not in api.authorizers:
-                    raise ValueError(
-                        f"{function_name}.{event_name}: unknown authorizer {authorizer_name!r}"
-                    )
-                authorizer = api.authorizers[authorizer_name]
             api.routes.append(
                 HttpRoute(
                     api=api.logical_id,
                     method=method,
                     path=path,
                     function=function_name,
-                    authorizer=authorizer,
                     event_name=event_name,
                 )
             )
@@ -327,13 +253,6 @@ def match_route(
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _CachedDecision:
-    allowed: bool
-    context: Any
-    expires: float
-
-
 class HttpGateway:
     """An aiohttp server answering like API Gateway in front of the template's HTTP APIs."""
 
@@ -352,7 +271,6 @@ class HttpGateway:
         self.port = port
         self.apis = load_http_apis(template, context)
         self.routes = [route for api in self.apis.values() for route in api.routes]
-        self._cache: dict[tuple[str, tuple[str, ...]], _CachedDecision] = {}
         self._runner: web.AppRunner | None = None
         self.app = web.Application(client_max_size=MAX_PAYLOAD_BYTES + 1)
         # Every path reaches `_handle`, as every path reaches API Gateway: `(?s)` so a decoded
@@ -448,20 +366,12 @@ class HttpGateway:
             return _gateway_error(NOT_FOUND, rid), None
         route, path_params = matched
         assert api is not None
-        authorizer_context: dict[str, Any] | None = None
-        if route.authorizer is not None:
-            denied, authorizer_context = await self._authorize(api, route, request, path_params)
-            if denied is not None:
-                return _with_cors(_gateway_error(denied, rid), api, request), route.authorizer.name
         event = http_api_event(
             request,
             route_key=route.route_key,
             api_id=api.api_id,
             account_id=self.context.account_id,
             path_parameters=path_params,
-            authorizer=authorizer_context,
-            stage=api.stage,
-            stage_variables=api.stage_variables,
         )
         try:
             result = await asyncio.wait_for(
@@ -476,71 +386,6 @@ class HttpGateway:
         if route is not None:
             return self.apis[route.api]
         return next(iter(self.apis.values()), None)
-
-    async def _authorize(
-        self,
-        api: HttpApiSpec,
-        route: HttpRoute,
-        request: HttpRequest,
-        path_params: dict[str, str],
-    ) -> tuple[tuple[int, dict[str, Any]] | None, dict[str, Any] | None]:
-        """Run (or reuse) the route's authorizer: (error to answer, requestContext.authorizer)."""
-        authorizer = route.authorizer
-        assert authorizer is not None
-        identity = self._identity(authorizer, request)
-        if identity is None:
-            # A missing identity source is refused without calling the authorizer (AWS).
-            return UNAUTHORIZED, None
-        key = (f"{api.logical_id}/{authorizer.name}", tuple(identity))
-        cached = self._cache.get(key)
-        now = time.monotonic()
-        if cached is not None and cached.expires > now:
-            decision = cached
-        else:
-            event = http_api_authorizer_event(
-                request,
-                route_key=route.route_key,
-                api_id=api.api_id,
-                identity_source=identity,
-                region=self.context.region,
-                account_id=self.context.account_id,
-                path_parameters=path_params,
-                stage=api.stage,
-                stage_variables=api.stage_variables,
-            )
-            try:
-                result = await asyncio.wait_for(
-                    self.runtime.ainvoke(authorizer.function, event), INTEGRATION_TIMEOUT_SECONDS
-                )
-            except TimeoutError:
-                return INTERNAL_ERROR, None
-            parsed = _authorizer_decision(result, authorizer, event["routeArn"])
-            if parsed is None:
-                return INTERNAL_ERROR, None
-            decision = _CachedDecision(parsed[0], parsed[1], now + authorizer.ttl_seconds)
-            if authorizer.ttl_seconds > 0:
-                self._cache[key] = decision
-        if not decision.allowed:
-            return FORBIDDEN, None
-        return None, {"lambda": decision.context}
-
-    @staticmethod
-    def _identity(authorizer: AuthorizerSpec, request: HttpRequest) -> list[str] | None:
-        values: list[str] = []
-        for header in authorizer.identity_headers:
-            value = request.header(header)
-            if not value:
-                return None
-            values.append(value)
-        if authorizer.identity_query_strings:
-            query: dict[str, str] = {}
-            for key, value in parse_qsl(request.raw_query_string, keep_blank_values=True):
-                query[key] = f"{query[key]},{value}" if key in query else value
-            for name in authorizer.identity_query_strings:
-                if not query.get(name):
-                    return None
-                values.append(query[name])
-        return values
 
 
 # --------------------------------------------------------------------------------------------
@@ -558,44 +403,6 @@ def _json_response(status: int, payload: Any, request_id: str) -> web.Response:
 
 def _gateway_error(error: tuple[int, dict[str, Any]], request_id: str) -> web.Response:
     return _json_response(error[0], error[1], request_id)
-
-
-def _authorizer_decision(
-    result: InvokeResult, authorizer: AuthorizerSpec, route_arn: str
-) -> tuple[bool, Any] | None:
-    """(allowed, context) from an authorizer's answer; None when API Gateway would fail (500)."""
-    if not result.ok or not isinstance(result.payload, dict):
-        return None
-    payload = result.payload
-    if authorizer.simple_responses:
-        allowed = payload.get("isAuthorized")
-        if not isinstance(allowed, bool):
-            return None
-        return allowed, payload.get("context")
-    policy = payload.get("policyDocument")
-    if not isinstance(policy, dict):
-        return None
-    return _policy_allows(policy, route_arn), payload.get("context")
-
-
-def _policy_allows(policy: Mapping[str, Any], route_arn: str) -> bool:
-    statements = policy.get("Statement") or []
-    if isinstance(statements, dict):
-        statements = [statements]
-    allowed = False
-    for statement in statements:
-        actions = statement.get("Action") or []
-        resources = statement.get("Resource") or []
-        actions = [actions] if isinstance(actions, str) else actions
-        resources = [resources] if isinstance(resources, str) else resources
-        action_ok = any(fnmatch.fnmatchcase("execute-api:Invoke", a) for a in actions)
-        resource_ok = any(fnmatch.fnmatchcase(route_arn, r) for r in resources)
-        if action_ok and resource_ok:
-            if statement.get("Effect") == "Deny":
-                return False
-            if statement.get("Effect") == "Allow":
-                allowed = True
-    return allowed
 
 
 def _lambda_response(result: InvokeResult, request_id: str, head: bool = False) -> web.Response:

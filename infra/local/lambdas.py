@@ -30,7 +30,14 @@ from typing import Any, Self
 
 from infra.local.template import FunctionSpec, ResolveContext, Template, to_env_value
 
-__all__ = ["InvokeResult", "LambdaRuntime", "UnknownFunctionError"]
+__all__ = [
+    "DEFAULT_ENV_VARS",
+    "DUMMY_CREDENTIALS",
+    "InvokeResult",
+    "LambdaRuntime",
+    "UnknownFunctionError",
+    "read_env_vars",
+]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +48,25 @@ INIT_TIMEOUT_SECONDS = 10.0
 # Host variables a worker keeps: enough to run Python, nothing that leaks the host's settings.
 _INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "VIRTUAL_ENV")
 _INHERITED_PREFIXES = ("COVERAGE_", "PYENV_")
+
+
+# What every command that runs the template's functions gives them (serve, invoke, schedule, the
+# population generator): the SAM --env-vars overrides, and credentials for the moto server.
+DEFAULT_ENV_VARS = Path("infra/local/env.json")
+# moto accepts any credentials; fixed dummy ones keep a developer's real profile out of reach.
+DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+
+def read_env_vars(path: str | None) -> dict[str, dict[str, Any]]:
+    """SAM --env-vars JSON ({"Parameters": {...}, "<FunctionId>": {...}}); {} when absent."""
+    if path is None:
+        if not DEFAULT_ENV_VARS.is_file():
+            return {}
+        path = str(DEFAULT_ENV_VARS)
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise SystemExit(f"{path}: expected {{'Parameters': {{...}}, '<FunctionId>': {{...}}}}")
+    return data
 
 
 class UnknownFunctionError(KeyError):

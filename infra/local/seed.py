@@ -65,6 +65,21 @@ WORDS = (
     "fix", "release", "coast", "mountain", "book", "movie", "team", "rain", "sunny", "quiet",
     "loud", "new", "old", "fast", "slow", "hello", "thanks", "great", "today", "tomorrow",
 )  # fmt: skip
+# Display names (people search): first and last names of several languages, accents included.
+FIRST_NAMES = (
+    "José", "María", "Ana", "Jean", "Chloé", "Zoë", "Björn", "Søren", "François", "Ángel",
+    "Noah", "Emma", "Olivia", "Liam", "Lucas", "Léa", "Wei", "Li", "Kenji", "Yuki", "Priya",
+    "Arjun", "Fatima", "Omar", "Ingrid", "Pedro", "Camila", "Mateo", "Inès", "Łukasz",
+)  # fmt: skip
+LAST_NAMES = (
+    "Núñez", "García", "Martínez", "Smith", "Müller", "Dubois", "Lefèvre", "Rossi", "Kowalski",
+    "Tanaka", "Kim", "Chen", "Singh", "Öztürk", "Andersson", "Hansen", "Novák", "Silva",
+    "Santos", "López", "Pérez", "Brown", "Taylor", "Martin", "Bernard", "Dvořák", "Yılmaz",  # noqa: RUF001  (Turkish dotless i)
+)  # fmt: skip
+# Hashtags: a vocabulary drawn Zipf-like (exponent 1.1), so a few tags are everywhere and most
+# are used once or twice, as on any social network; about a third of tweets carry 1 to 3.
+TAG_SHARE = 0.35
+TAG_EXPONENT = 1.1
 CITIES = (  # Discover: located users around a few cities (lat, lon)
     (48.8566, 2.3522),
     (51.5074, -0.1278),
@@ -149,6 +164,24 @@ def _text(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
+def _tag_vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
+    """Tags (two words run together: ``#coffeemorning``) in a random order, with the
+    cumulative Zipf weights of their ranks."""
+    tags = [a + b for a in WORDS for b in WORDS if a != b]
+    rng.shuffle(tags)
+    return tags, list(_accumulate(1.0 / (rank + 1) ** TAG_EXPONENT for rank in range(len(tags))))
+
+
+def _tagged(text: str, vocabulary: tuple[list[str], list[float]], rng: random.Random) -> str:
+    """The text with 1 to 3 hashtags from the long tail appended, a third of the time."""
+    if rng.random() >= TAG_SHARE:
+        return text
+    tags, cumulative = vocabulary
+    chosen = dict.fromkeys(rng.choices(tags, cum_weights=cumulative, k=rng.randint(1, 3)))
+    # Some written capitalised: the tag is the same (API.md: matched ignoring case).
+    return text + "".join(f" #{t.capitalize() if rng.random() < 0.2 else t}" for t in chosen)
+
+
 def plan_population(
     sizes: Sizes, follow_limit: int, seed: int, celebrity_followers: int | None = None
 ) -> Plan:
@@ -228,12 +261,14 @@ def _plan_tweets(
     tweets: list[PlannedTweet] = []
     targets: list[int] = []
     retweeted: set[tuple[int, int]] = set()
+    vocabulary = _tag_vocabulary(rng)
     for _ in range(sizes.tweets):
         author = rng.choices(users, cum_weights=activity)[0]
         roll = rng.random()
         if targets and roll < sizes.reply_share:
             parent = rng.choice(targets)
-            tweets.append(PlannedTweet(author, _text(rng, rng.randint(3, 14)), reply_to=parent))
+            text = _tagged(_text(rng, rng.randint(3, 14)), vocabulary, rng)
+            tweets.append(PlannedTweet(author, text, reply_to=parent))
             targets.append(len(tweets) - 1)
         elif targets and roll < sizes.reply_share + sizes.retweet_share:
             original = rng.choice(targets)
@@ -241,10 +276,12 @@ def _plan_tweets(
                 retweeted.add((author, original))
                 tweets.append(PlannedTweet(author, "", retweet_of=original))
                 continue
-            tweets.append(PlannedTweet(author, _text(rng, rng.randint(3, 14))))
+            tweets.append(
+                PlannedTweet(author, _tagged(_text(rng, rng.randint(3, 14)), vocabulary, rng))
+            )
             targets.append(len(tweets) - 1)
         else:
-            text = _text(rng, rng.randint(3, 14))
+            text = _tagged(_text(rng, rng.randint(3, 14)), vocabulary, rng)
             if following[author] and rng.random() < sizes.mention_share:
                 text = f"@{{user:{rng.choice(following[author])}}} {text}"
             tweets.append(PlannedTweet(author, text))
@@ -369,6 +406,7 @@ class Written:
     counts: dict[str, int] = field(default_factory=dict)
     celebrities: list[int] = field(default_factory=list)
     conversation_ids: list[int] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)  # the most used hashtags, most used first
 
 
 class Progress:
@@ -410,6 +448,13 @@ def _names(run: str, count: int) -> list[str]:
     return [f"s{run}_{_base36(i)}" for i in range(count)]
 
 
+def _display_name(index: int) -> str:
+    """A person's name: every first name with every last name before any repeats."""
+    first = FIRST_NAMES[index % len(FIRST_NAMES)]
+    last = LAST_NAMES[(index // len(FIRST_NAMES)) % len(LAST_NAMES)]
+    return f"{first} {last}"
+
+
 def _mentions(text: str, names: list[str]) -> str:
     """``@{user:<index>}`` placeholders of the plan -> ``@<username>``."""
     while "@{user:" in text:
@@ -425,9 +470,14 @@ def write_population(
     """Write ``plan`` into the stores ``container`` points at; what was written."""
     from warble.dal.counters import CounterItem
     from warble.dal.graph import GraphItem
+    from warble.dal.hashtags import HashtagItem, RedisTrends, partition
     from warble.dal.likes import LikeItem
     from warble.dal.notifications import NotificationItem, padded
+    from warble.dal.search import PostgresPeopleIndex
     from warble.dal.tweets import TweetIndexItem, TweetItem
+    from warble.domain.hashtags.ports import TagUse
+    from warble.domain.hashtags.service import WINDOW_MS
+    from warble.domain.text import hashtags
     from warble.events import Change, Followed, Liked, TweetPosted
     from warble.ids import decompose
     from warble.security import hash_password
@@ -443,8 +493,9 @@ def write_population(
     advance = progress.phase("users", plan.users)
     password_hash = hash_password(PASSWORD, 4)
     buffer = io.StringIO()
-    for uid, name in zip(user_ids, names, strict=True):
-        buffer.write(f"{uid}\t{name}\t{name}@example.com\t{password_hash}\t{name}\n")
+    for index, (uid, name) in enumerate(zip(user_ids, names, strict=True)):
+        display = _display_name(index)
+        buffer.write(f"{uid}\t{name}\t{name}@example.com\t{password_hash}\t{display}\n")
 
     def copy(conn: Any) -> None:
         columns = "id, username, email, password_hash, display_name"
@@ -487,6 +538,9 @@ def write_population(
     advance = progress.phase("tweets", len(plan.tweets))
     tweet_ids: list[int] = []
     authors: list[int] = []
+    # Hashtag timelines and trends, as the ReactionsConsumerFunction would derive them: each tag
+    # on one shard (the seed's rate per tag stays under a shard's, warble.domain.hashtags).
+    uses: list[tuple[TagUse, int]] = []
     for planned in plan.tweets:
         tid, author = mint(), user_ids[planned.author]
         tweet_ids.append(tid)
@@ -496,12 +550,18 @@ def write_population(
         retweet_of = None if planned.retweet_of is None else tweet_ids[planned.retweet_of]
         parent_author = None if planned.reply_to is None else authors[planned.reply_to]
         original_author = None if planned.retweet_of is None else authors[planned.retweet_of]
+        tags = hashtags(text) if retweet_of is None else ()
         item = TweetItem(
             author, tid, text=text, created_at_ms=decompose(tid)[0],
             reply_to=reply_to, reply_to_author=parent_author,
             retweet_of=retweet_of, retweet_of_author=original_author,
+            hashtags=list(tags) or None,
         )  # fmt: skip
         writer.put(s.tweets_table, item.serialize())
+        for tag in tags:
+            entry = HashtagItem(partition(tag, 0), tid, author_id=author)
+            writer.put(s.hashtags_table, entry.serialize())
+            uses.append((TagUse(tag, tid, author), decompose(tid)[0]))
         writer.put(s.tweet_index_table, TweetIndexItem(f"T#{tid}", author_id=author).serialize())
         if retweet_of is not None:
             writer.put(
@@ -509,12 +569,17 @@ def write_population(
                 TweetIndexItem(f"RT#{author}#{retweet_of}", tweet_id=tid).serialize(),
             )
         events.append(
-            TweetPosted(tid, author, text, reply_to, parent_author, retweet_of, original_author)
+            TweetPosted(tid, author, text, reply_to, parent_author, retweet_of, original_author,
+                        hashtags=tags)
         )  # fmt: skip
         advance()
     writer.flush()
+    trends = RedisTrends(container.redis, WINDOW_MS)
+    for start in range(0, len(uses), 1000):
+        trends.apply(uses[start : start + 1000], [], decompose(container.ids.next_id())[0])
     advance(0)  # the phase's time includes its last writes
     written.tweet_ids = tweet_ids
+    written.tags = [tag for tag, _ in Counter(u.tag for u, _ in uses).most_common(200)]
 
     # ---- likes ------------------------------------------------------------------------------
     advance = progress.phase("likes", len(plan.likes))
@@ -550,6 +615,11 @@ def write_population(
     threshold = s.celebrity_followers
     written.celebrities = sorted(
         uid for uid in user_ids if by_key.get(f"U#{uid}", {}).get("followers_count", 0) > threshold
+    )
+    # People search orders its candidates by its copy of followers_count (the counter consumer
+    # keeps it; here the counts were derived in bulk): one UPDATE.
+    PostgresPeopleIndex(container.database).set_followers(
+        {uid: by_key.get(f"U#{uid}", {}).get("followers_count", 0) for uid in user_ids}
     )
 
     directory = _Directory(names, user_ids)
@@ -631,8 +701,7 @@ _NOT_SETTINGS = ("AWS_LAMBDA_", "LAMBDA_", "_HANDLER", "AWS_EXECUTION_ENV", "AWS
 def stack_environment(args: argparse.Namespace) -> dict[str, str]:
     """The settings the stack's functions run with (every function's environment merged: table
     names, database, Redis, limits), pointed at the stack's moto server."""
-    from infra.local.__main__ import DUMMY_CREDENTIALS, read_env_vars
-    from infra.local.lambdas import LambdaRuntime
+    from infra.local.lambdas import DUMMY_CREDENTIALS, LambdaRuntime, read_env_vars
     from infra.local.moto_server import _port_in_use
     from infra.local.provisioning import provision
     from infra.local.template import ResolveContext, load_template
@@ -677,6 +746,8 @@ def manifest(written: Written, plan: Plan, full: bool) -> dict[str, Any]:
             for cid, (a, b, _) in zip(written.conversation_ids, plan.conversations, strict=True)
         ],
         "tweets_sample": [str(t) for t in written.tweet_ids[-2000:]],
+        "tags": written.tags,
+        "display_names": [_display_name(i) for i in range(min(len(written.user_ids), 200))],
         "probe": _probe(written, plan),
     }
     if full:

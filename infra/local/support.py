@@ -62,6 +62,9 @@ _STOOD_IN = frozenset(
         "AWS::ElastiCache::ServerlessCache",
     }
 )
+# One local PostgreSQL stands in for the Aurora cluster however many instances it has, so an
+# instance the template creates under a condition (ScaleProfile's reader) changes nothing here.
+_ONE_STANDS_IN = frozenset({"AWS::RDS::DBInstance"})
 # With a Condition, the web client's hosting: `serve` hosts web/ itself (infra/local/web_client.py),
 # whatever the condition says (`--web-port -1` serves none). Without one, a bucket is created in
 # moto and served through the local S3 endpoint, a distribution by the local CDN, and a bucket
@@ -119,14 +122,22 @@ _FUNCTION_PROPERTIES = frozenset(
 )
 # Event types and the properties their local emulation reads (infra/local/http_gateway.py,
 # infra/local/__main__.py); DynamoDB events are checked by infra/local/stream_mappings.py.
+# An HttpApi event's Auth (a route's authorizer) is not among them: the API has no authorizer.
 _EVENT_PROPERTIES = {
-    "HttpApi": frozenset({"ApiId", "Auth", "Method", "Path", "PayloadFormatVersion"}),
+    "HttpApi": frozenset({"ApiId", "Method", "Path", "PayloadFormatVersion"}),
     "Schedule": frozenset({"Schedule", "Name", "Input", "Enabled"}),
     "ScheduleV2": frozenset(
         {"ScheduleExpression", "Name", "Input", "State", "Enabled", "RetryPolicy"}
     ),
 }
 _GLOBALS = frozenset({"Function", "HttpApi"})
+# An HTTP API's properties (its own, and Globals.HttpApi's) that the gateway emulates (CORS) or that
+# have no local meaning (throttling, access logs). Not Auth: no authorizer is emulated, since the
+# handlers check the session themselves (warble.http.app) and an authorizer would answer 401 and
+# 403 in its own shape (tests/unit/test_template_auth.py); nor StageName or StageVariables.
+_HTTP_API_PROPERTIES = frozenset(
+    {"AccessLogSettings", "CorsConfiguration", "DefaultRouteSettings", "Description"}
+)
 
 
 def _intrinsics(value: Any, path: str) -> list[tuple[str, str]]:
@@ -156,15 +167,35 @@ def _resource_problems(template: Template, logical_id: str, resource: dict[str, 
         problems = []
     else:
         return [f"{where}: resource type {rtype} is not supported"]
-    if "Condition" in resource and rtype not in _NOT_NEEDED_LOCALLY | _WEB_HOSTING:
+    if "Condition" in resource and rtype not in _NOT_NEEDED_LOCALLY | _WEB_HOSTING | _ONE_STANDS_IN:
         # The local runtime creates every resource: a conditional one would exist regardless.
         problems.append(f"{where}: Condition {resource['Condition']!r} is not supported")
-    if rtype == "AWS::ApiGatewayV2::Api":
-        protocol = (resource.get("Properties") or {}).get("ProtocolType")
-        if protocol != "WEBSOCKET":
-            problems.append(f"{where}: ProtocolType {protocol!r} is not supported (only "
-                            "WEBSOCKET; HTTP APIs are AWS::Serverless::HttpApi)")  # fmt: skip
+    props = resource.get("Properties") or {}
+    if rtype == "AWS::ApiGatewayV2::Api" and props.get("ProtocolType") != "WEBSOCKET":
+        problems.append(f"{where}: ProtocolType {props.get('ProtocolType')!r} is not supported "
+                        "(only WEBSOCKET; HTTP APIs are AWS::Serverless::HttpApi)")  # fmt: skip
+    if rtype == "AWS::Serverless::HttpApi":
+        problems += _http_api_problems(where, props)
+    if rtype == "AWS::ApiGatewayV2::Route" and (
+        props.get("AuthorizationType", "NONE") != "NONE" or "AuthorizerId" in props
+    ):
+        problems.append(f"{where}: an authorizer (AuthorizationType "
+                        f"{props.get('AuthorizationType')!r}) is not supported")  # fmt: skip
     return problems
+
+
+def _http_api_problems(where: str, props: dict[str, Any]) -> list[str]:
+    auth = props.get("Auth") or {}
+    named = [
+        f"{where}: authorizer {name!r} (Auth.Authorizers) is not supported: the handlers check "
+        "the session (warble.http.app), and an authorizer would answer 401/403 in its own shape"
+        for name in auth.get("Authorizers") or {}
+    ]
+    if auth.get("DefaultAuthorizer"):
+        named.append(f"{where}: Auth.DefaultAuthorizer {auth['DefaultAuthorizer']!r} is not "
+                     "supported")  # fmt: skip
+    rest = sorted(set(props) - _HTTP_API_PROPERTIES - ({"Auth"} if named else set()))
+    return named + [f"{where}: property {key} is not supported" for key in rest]
 
 
 def _function_problems(template: Template, logical_id: str) -> list[str]:
@@ -202,6 +233,7 @@ def template_problems(template: Template) -> list[str]:
         f"Globals.{section} is not supported"
         for section in sorted(set(template.globals) - _GLOBALS)
     ]
+    problems += _http_api_problems("Globals.HttpApi", template.globals.get("HttpApi") or {})
     for logical_id, resource in sorted(template.resources.items()):
         problems += _resource_problems(template, logical_id, resource)
         if resource.get("Type") == "AWS::Serverless::Function":

@@ -296,7 +296,7 @@ def test_websocket_ping_pong_and_refusal(stack, new_user):
     _, token = new_user("ws")
     with connect(f"{stack.ws}/?token={token}", open_timeout=20) as socket:
         socket.send(json.dumps({"action": "ping"}))
-        assert json.loads(socket.recv(timeout=20)) == {"type": "pong", "data": {}}
+        assert json.loads(socket.recv(timeout=20)) == {"type": "pong", "data": {"registered": True}}
         socket.send(json.dumps({"action": "no-such-action"}))
         frame = json.loads(socket.recv(timeout=20))
         assert frame["type"] == "error" and frame["data"]["code"] == "unknown_action"

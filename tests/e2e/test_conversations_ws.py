@@ -89,17 +89,57 @@ def send_frame(conversation: str, text: str, client_id: str | None = None) -> st
     return json.dumps(frame)
 
 
-def registered(stack, user_id: str) -> set[str]:
-    """The user's connections in the registry (ConnectionsTable, read like the Pusher does)."""
-    table = boto3.resource("dynamodb", endpoint_url=stack.moto, region_name="us-east-1").Table(
+def _connections_table(stack) -> Any:
+    return boto3.resource("dynamodb", endpoint_url=stack.moto, region_name="us-east-1").Table(
         f"{stack.stack_name}-connections"
     )
-    answer = table.query(
-        KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": f"USER#{user_id}"},
+
+
+def registered(stack, user_id: str) -> set[str]:
+    """The user's connections in the registry (ConnectionsTable, read like the Pusher does)."""
+    answer = _connections_table(stack).query(
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :conn)",
+        ExpressionAttributeValues={":pk": f"USER#{user_id}", ":conn": "CONN#"},
         ConsistentRead=True,
     )
     return {item["connection_id"] for item in answer["Items"]}
+
+
+def unregister(stack, user_id: str) -> None:
+    """Forget the user's connections in the registry, as a push refused with 410 in the
+    handshake's gap did (issue 34): the sockets stay open, and no push finds them."""
+    connections = registered(stack, user_id)
+    assert connections
+    table = _connections_table(stack)
+    with table.batch_writer() as items:
+        for connection in connections:
+            items.delete_item(Key={"pk": f"USER#{user_id}", "sk": f"CONN#{connection}"})
+            items.delete_item(Key={"pk": f"CONN#{connection}", "sk": "META"})
+    # and from the user's set of connections that a stream batch reads
+    of_user = {"pk": f"USER#{user_id}", "sk": "CONNS"}
+    entries = table.get_item(Key=of_user, ConsistentRead=True).get("Item", {}).get("conns", set())
+    if gone := {entry for entry in entries if entry.split(" ")[0] in connections}:
+        table.update_item(
+            Key=of_user,
+            UpdateExpression="DELETE conns :gone",
+            ExpressionAttributeValues={":gone": gone},
+        )
+
+
+def test_a_pong_says_when_the_connection_is_no_longer_registered(stack, pair):
+    # given an open connection, registered (issue 34: a push refused in the handshake's gap
+    # deleted the registration of a live connection, which then received nothing)
+    me, mine, _, _ = pair
+    with device(stack, mine.headers["Authorization"][7:]) as ws:
+        assert len(registered(stack, me["id"])) == 1
+        # when its registration is gone
+        unregister(stack, me["id"])
+        # then its pong says so, and the client knows to connect again
+        ws.send(json.dumps({"action": "ping"}))
+        assert frames_until(ws, lambda f: f["type"] == "pong")[-1] == {
+            "type": "pong",
+            "data": {"registered": False},
+        }
 
 
 # ---- HTTP ---------------------------------------------------------------------------------------
@@ -290,6 +330,12 @@ def _register(stack, user_id: str, connection_id: str) -> None:
                 "expires_at": expires,
             }
         )
+    # and the user's set of connections, which stream batches read (warble.dal.connections)
+    table.update_item(
+        Key={"pk": f"USER#{user_id}", "sk": "CONNS"},
+        UpdateExpression="ADD conns :entry",
+        ExpressionAttributeValues={":entry": {f"{connection_id} {expires}"}},
+    )
 
 
 def test_bad_frames_get_error_frames_and_the_connection_stays_open(stack, pair, new_user):
@@ -327,7 +373,7 @@ def test_bad_frames_get_error_frames_and_the_connection_stays_open(stack, pair, 
         assert (refused["type"], refused["data"]["code"]) == ("error", "not_allowed")
         assert refused["data"]["client_id"] == "g"
         ws.send(json.dumps({"action": "ping"}))
-        assert next_frame(ws) == {"type": "pong", "data": {}}
+        assert next_frame(ws) == {"type": "pong", "data": {"registered": True}}
     assert theirs.get(f"/v1/conversations/{conversation}/messages").json()["items"] == []
 
 

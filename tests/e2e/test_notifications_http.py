@@ -98,8 +98,24 @@ def test_notifications_counts_read_and_pushes(stack, pair):
 def test_home_count_and_system_notifications(stack, pair, new_user):
     _, mine, them, theirs = pair
     follow(mine, them["id"])
-    post(theirs, "news")
-    eventually(lambda: counts(mine)["home"] == 1, timeout=30)
+    _, bystander_token = new_user("bystander")
+    listener = Listener(f"{stack.ws}/?token={mine.headers['Authorization'].split()[1]}")
+    bystander = Listener(f"{stack.ws}/?token={bystander_token}")
+    try:
+        post(theirs, "news")
+        eventually(lambda: counts(mine)["home"] == 1, timeout=30)
+        # The home count is pushed to the followers' connections as the other counts are
+        # (issue 34: it was only polled), and to nobody else.
+        eventually(
+            lambda: any(
+                "id" not in n and n["unread_counts"]["home"] == 1 for n in listener.notifications()
+            ),
+            timeout=30,
+        )
+        assert bystander.notifications() == []
+    finally:
+        listener.close()
+        bystander.close()
     assert mine.post("/v1/notifications/read", json={"types": ["home"]}).status_code == 204
     assert counts(mine)["home"] == 0
 

@@ -141,6 +141,33 @@ def test_every_seeded_user_and_tweet_reads_as_planned(stack, seeded) -> None:
     assert mismatches == []
 
 
+def test_seeded_hashtags_and_names_are_found(stack, seeded) -> None:
+    from warble.domain.text import hashtags
+
+    # given the plan's tweets and their tags, by the one rule
+    tagged: dict[str, list[str]] = {}
+    for tweet in seeded["plan"]["tweets"]:
+        if tweet["retweet_of"] is None:
+            for tag in hashtags(tweet["text"]):
+                tagged.setdefault(tag, []).append(tweet["id"])
+    assert tagged and seeded["tags"][0] in tagged  # the manifest names the most used first
+    user = seeded["users"][0]
+    with stack.client() as anonymous:
+        token = anonymous.post(
+            "/v1/auth/login", json={"login": user["username"], "password": seeded["password"]}
+        ).json()["token"]
+    with stack.client(token) as client:
+        # when each tag's page is read, then it lists the tag's tweets, newest first
+        for tag, ids in tagged.items():
+            page = client.get(f"/v1/hashtags/{tag}/tweets", params={"limit": 100}).json()
+            assert [t["id"] for t in page["items"]] == sorted(ids, key=int, reverse=True), tag
+        # and a person is found by a word of the name the seed gave them
+        other = seeded["users"][1]
+        word = seeded["display_names"][1].split()[-1]
+        found = client.get("/v1/search/users", params={"q": word, "limit": 100}).json()
+        assert other["id"] in [u["id"] for u in found["items"]]
+
+
 def test_the_streams_go_on_from_the_seeded_state(stack, seeded) -> None:
     # given a seeded user and another who does not follow them yet
     follows = {tuple(edge) for edge in seeded["plan"]["follows"]}

@@ -9,17 +9,22 @@ is tested goes through the page. Screenshots of the main screens are taken on ev
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import unique_name
-from tests.support.browser import WebUser, chromium, screenshot_dir
+from tests.e2e.test_conversations_ws import unregister
+from tests.e2e.test_tweets_http import eventually
+from tests.support.browser import PHONE, VIEWPORT, WebUser, chromium, screenshot_dir
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
+SETTLE_MS = 30_000  # what a reconnection and a reload may take on a busy machine
 
 NOTES = [
     "Morning run by the river: 8 km, and the herons were out again.",
@@ -118,7 +123,7 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
     compose.fill("x" * 281)
     assert alice.page.get_by_test_id("counter").inner_text() == "-1"
     assert alice.page.get_by_role("button", name="Post").is_disabled()
-    text = "Tea party at the March Hare's, 4 pm. Bring a riddle!"
+    text = "Tea party at the March Hare's, 4 pm. Bring a riddle! https://example.org/tea"
     compose.fill(text)
     assert alice.page.get_by_test_id("counter").inner_text() == str(280 - len(text))
     alice.page.get_by_role("button", name="Post").click()
@@ -126,22 +131,48 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
 
     # Bob sees the new-posts bar without reloading, and the tweet once he clicks it.
     bar = page.get_by_role("button", name=re.compile(r"Show \d+ new posts?"))
-    bar.wait_for(timeout=30_000)  # the home count is polled every 10 s
+    bar.wait_for(timeout=30_000)  # pushed after the fan-out (the poll is every 60 s)
     assert page.locator("article.tweet", has_text=text).count() == 0
+    # it stays in view while he scrolls down his timeline
+    page.evaluate("scrollTo(0, 2000)")
+    page.wait_for_function("scrollY > 1000")
+    top = bar.bounding_box()["y"]
+    assert 0 <= top < 200, top
+    page.evaluate("scrollTo(0, 0)")
     bob.shot(shots, "timeline")
     bar.click()
     mine = page.locator("article.tweet", has_text=text)
     mine.wait_for()
     assert bar.count() == 0
 
-    # Bob likes, retweets and replies: Alice's per-type badges change live.
-    mine.get_by_role("button", name="Like", exact=True).click()
-    mine.get_by_role("button", name="Unlike").wait_for()
-    mine.get_by_role("button", name="Retweet", exact=True).click()
-    mine.get_by_role("button", name="Undo retweet").wait_for()
-    mine.get_by_role("button", name="Reply", exact=True).click()
+    # Bob likes and retweets: each button names the tweet it acts on
+    like = mine.get_by_role("button", name=re.compile("^Like "))
+    assert like.get_attribute("aria-label") == f"Like Alice Liddell's tweet: {text[:40]}…"
+    like.click()
+    mine.get_by_role("button", name=re.compile("^Unlike ")).wait_for()
+    mine.get_by_role("button", name=re.compile("^Retweet ")).click()
+    mine.get_by_role("button", name=re.compile("^Undo retweet ")).wait_for()
+    # His timeline read again before the counters settle: her tweet and his retweet of it, each
+    # counting his retweet (never retweeted by him with 0).
+    tweet_id = mine.get_attribute("data-tweet-id")
+    copies = page.locator(f'article.tweet[data-tweet-id="{tweet_id}"]')
+    for _ in range(60):  # his retweet reaches his own home timeline through the stream
+        page.reload()
+        copies.first.wait_for()
+        if copies.count() == 2:
+            break
+        page.wait_for_timeout(250)
+    assert copies.count() == 2
+    assert copies.locator(".act.retweet span").all_inner_texts() == ["1", "1"]
+    # Undoing it on one copy changes both, his retweet leaves, and no count goes below zero.
+    copies.first.get_by_role("button", name=re.compile("^Undo retweet ")).click()
+    page.locator(".retweeted-by").wait_for(state="detached")
+    assert copies.count() == 1
+    assert copies.locator(".act.retweet span").inner_text() == ""
+    assert copies.get_by_role("button", name=re.compile("^Retweet ")).count() == 1
+    mine.get_by_role("button", name=re.compile("^Reply to ")).click()
     mine.get_by_label("Reply text").fill(f"@{alice.username} I'll bring the raven riddle.")
-    mine.get_by_role("button", name="Reply", exact=True).last.click()
+    mine.get_by_role("button", name="Reply", exact=True).click()
     page.get_by_text("Your reply was posted.").wait_for()
 
     alice.go("notifications")
@@ -161,13 +192,33 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
     alice.page.get_by_role("button", name="Mark all read").click()
     alice.nav_badge("notifications").wait_for(state="detached")
 
-    # The tweet's page lists Bob's reply; Bob deletes it there.
+    # The reply's own page: the thread above it, "Replying to @alice", its full date and time;
+    # her link opens apart from the app, without a referrer.
     mine.locator("a.when").click()
     page.get_by_role("heading", name="Replies").wait_for()
+    page.locator("article.tweet", has_text="the raven riddle").locator("a.when").click()
+    page.locator(".thread article.tweet", has_text=text).wait_for()
+    main = page.locator("section.page > article.tweet")
+    main.get_by_role("link", name=f"Replying to @{alice.username}").wait_for()
+    assert re.search(r"\d{4}", main.locator(".full-time").inner_text())
+    link = page.locator(".thread a", has_text="https://example.org/tea")
+    assert link.get_attribute("href") == "https://example.org/tea"
+    assert link.get_attribute("rel") == "noopener noreferrer nofollow"
+    # Her tweet's page lists Bob's reply; he deletes it there and its count follows.
+    page.locator(".thread a.when").click()
+    page.get_by_role("heading", name="Replies").wait_for()
+    original = page.locator("section.page > article.tweet")
+    original.locator(".act.reply span").filter(has_text="1").wait_for()
     reply = page.locator("article.tweet", has_text="the raven riddle")
-    reply.wait_for()
-    reply.get_by_role("button", name="Delete").click()
+    reply.get_by_role("button", name=re.compile("^Delete your tweet")).click()
     reply.wait_for(state="detached")
+    page.get_by_text("No replies yet.").wait_for()
+    assert original.locator(".act.reply span").inner_text() == ""
+
+    # Bob has her profile open when she follows him back: it says so without a reload.
+    bob.go(f"u/{alice.username}")
+    page.get_by_test_id("relationship").filter(has_text="Following").wait_for()
+    assert page.locator('a[data-nav="u"]').get_attribute("class").split().count("on") == 0
 
     # Alice's profile as Bob sees it: counts, the relationship badge, the degree.
     alice.go(f"u/{bob.username}")
@@ -175,9 +226,10 @@ def test_timeline_follow_post_new_posts_bar_and_live_notification_badges(
     assert alice.page.get_by_test_id("relationship").inner_text() == "Follows you"
     alice.page.get_by_role("button", name="Follow", exact=True).click()
     alice.page.get_by_test_id("relationship").filter(has_text="Friends").wait_for()
-    bob.go(f"u/{alice.username}")
     page.get_by_test_id("relationship").filter(has_text="Friends").wait_for()
     page.locator(".degree", has_text="1st").wait_for()
+    counts = page.locator(".counts").inner_text()
+    assert "1 Follower" in counts and "1 Followers" not in counts, counts
     page.get_by_role("button", name="Message").wait_for()
     page.locator("article.tweet").first.wait_for()
     bob.shot(shots, "profile")
@@ -234,6 +286,8 @@ def test_direct_messages_live_both_ways_history_unread_and_reconnect(
     amy.page.get_by_role("button", name="Send").click()
     box.locator(".message.mine", has_text="Fish fingers").wait_for()
     box.locator(".message.pending").wait_for(state="detached")
+    # her conversation list shows it as the last message at once (it kept the old one)
+    amy.page.locator("li[data-conversation] .snippet", has_text="Fish fingers").wait_for()
     rory.nav_badge("messages").filter(has_text="1").wait_for()
     rory.page.locator('a[data-nav="messages"]').click()
     item = rory.page.locator("li[data-conversation]", has_text="Fish fingers")
@@ -253,12 +307,79 @@ def test_direct_messages_live_both_ways_history_unread_and_reconnect(
     sockets[-1].close()
     amy.live().filter(has_text="Reconnecting").wait_for()
     amy.live().filter(has_text="Live").wait_for()
-    assert len(sockets) == 2, "the client did not reconnect"
+    assert len(sockets) >= 2, "the client did not reconnect"
     rory.page.get_by_label("Message").fill("Still there?")
     rory.page.get_by_role("button", name="Send").click()
     box.get_by_text("Still there?").wait_for()
     rory.page.get_by_test_id("message-box").get_by_text("Still there?").wait_for()
     rory.shot(shots, "conversation")
+
+
+def test_a_dead_or_unregistered_connection_is_noticed_and_what_it_missed_shown(
+    stack, new_user, person
+) -> None:
+    # given two friends with a conversation; Amy's socket goes through a route that can go
+    # silent (a network gone without a close), and her page's clock can be moved forward
+    a, a_token = api_user(stack, new_user, "amy", "Amy Pond")
+    b, b_token = api_user(stack, new_user, "rory", "Rory Williams")
+    with stack.client(a_token) as amy_api, stack.client(b_token) as rory_api:
+        amy_api.put(f"/v1/users/me/following/{b['id']}").raise_for_status()
+        rory_api.put(f"/v1/users/me/following/{a['id']}").raise_for_status()
+        conversation = amy_api.post("/v1/conversations", json={"participant_id": b["id"]}).json()
+    path = f"/v1/conversations/{conversation['id']}/messages"
+    sockets: list = []
+    silent: set = set()
+
+    def through(ws) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(lambda frame: ws not in silent and server.send(frame))
+        server.on_message(lambda frame: ws not in silent and ws.send(frame))
+        sockets.append(ws)
+
+    amy = person()
+    amy.page.clock.install()
+    amy.page.route_web_socket(re.compile(r"^ws://"), through)
+    amy.log_in(a["username"])
+    amy.page.get_by_role("heading", name="Home").wait_for()
+    amy.go(f"messages/{conversation['id']}")
+    box = amy.page.get_by_test_id("message-box")
+    box.get_by_text("This is the start of your conversation.").wait_for()
+    amy.live().filter(has_text="Live").wait_for()
+
+    # when her socket goes silent and Rory writes meanwhile
+    silent.add(sockets[-1])
+    with stack.client(b_token) as rory_api:
+        rory_api.post(path, json={"text": "Are you there?"}).raise_for_status()
+    # then within a heartbeat and its pong's wait she notices, reconnects and shows it
+    amy.page.clock.fast_forward("00:30")
+    amy.page.clock.fast_forward("00:10")
+    amy.live().filter(has_text="Reconnecting").wait_for()
+    box.get_by_text("Are you there?").wait_for(timeout=SETTLE_MS)
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    assert len(sockets) >= 2
+
+    # when the server forgets her connection (the socket stays open) and Rory writes again
+    unregister(stack, a["id"])
+    with stack.client(b_token) as rory_api:
+        rory_api.post(path, json={"text": "Hello?"}).raise_for_status()
+    # then her next heartbeat's pong says so: she reconnects and shows what she missed
+    amy.page.clock.fast_forward("00:30")
+    box.get_by_text("Hello?").wait_for(timeout=SETTLE_MS)
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    assert len(sockets) >= 3
+
+    # when it is forgotten again and she sends: the refused frame sends it over HTTP instead
+    unregister(stack, a["id"])
+    amy.page.get_by_label("Message").fill("Here! The network was down.")
+    amy.page.get_by_role("button", name="Send").click()
+    box.locator(".message.mine", has_text="Here! The network was down.").wait_for()
+    box.locator(".message.pending").wait_for(state="detached", timeout=SETTLE_MS)
+    assert box.locator(".message.failed").count() == 0
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    assert len(sockets) >= 4
+    with stack.client(b_token) as rory_api:
+        texts = [m["text"] for m in rory_api.get(path).json()["items"]]
+    assert texts[0] == "Here! The network was down.", texts
 
 
 def test_discover_location_cards_swipes_and_the_match(stack, new_user, person, shots) -> None:
@@ -279,6 +400,10 @@ def test_discover_location_cards_swipes_and_the_match(stack, new_user, person, s
     fox.page.get_by_role("heading", name="Home").wait_for()
     fox.go("discover")
     fox.page.get_by_label("Latitude").fill(f"{lat + 1.2 / 111.195:.6f}")
+    # an empty longitude is refused, not taken for 0
+    fox.page.get_by_role("button", name="Set location").click()
+    fox.page.get_by_role("alert").filter(has_text="Type a latitude between -90 and 90").wait_for()
+    assert fox.page.get_by_label("Longitude").is_visible()
     fox.page.get_by_label("Longitude").fill(f"{lon:.6f}")
     fox.page.get_by_role("button", name="Set location").click()
     card = fox.page.locator(f'.swipe-card[data-user="{a["username"]}"]')
@@ -288,10 +413,10 @@ def test_discover_location_cards_swipes_and_the_match(stack, new_user, person, s
     card.get_by_role("button", name="Swipe right").click()
     fox.page.get_by_text("Nobody new nearby").wait_for()
 
-    # Her feed of this spot and radius ran dry before Fox came: a wider radius is a new look.
-    dana.page.get_by_label("Radius").select_option("50")
+    # Her feed ran dry before Fox came: her empty deck asks again by itself (the server looks
+    # afresh 15 s after a feed ran dry), no Refresh clicked.
     mine = dana.page.locator(f'.swipe-card[data-user="{b["username"]}"]')
-    mine.wait_for()
+    mine.wait_for(timeout=45_000)
     mine.get_by_role("button", name="Swipe right").click()
 
     # Both see the match: Dana from her swipe's answer, Fox from the pushed event.
@@ -303,6 +428,11 @@ def test_discover_location_cards_swipes_and_the_match(stack, new_user, person, s
     dana.page.get_by_role("button", name="Send a message").click()
     dana.page.get_by_test_id("message-box").get_by_text("Dana, it's me.").wait_for()
     assert dana.page.url.split("#")[1] == fox.page.url.split("#")[1]
+    # a match's profile offers Message (they are not friends)
+    fox.go(f"u/{a['username']}")
+    fox.page.get_by_role("button", name="Mute").wait_for()
+    fox.page.get_by_role("button", name="Message").click()
+    fox.page.get_by_test_id("message-box").get_by_text("Dana, it's me.").wait_for()
 
 
 def test_failure_paths_wrong_password_taken_username_and_revoked_session(
@@ -330,7 +460,7 @@ def test_failure_paths_wrong_password_taken_username_and_revoked_session(
     phone.page.get_by_role("heading", name="Home").wait_for()
 
     # The laptop revokes the phone's session: the phone is back at the login screen.
-    laptop.go("sessions")
+    laptop.go("sessions")  # the sessions screen
     others = laptop.page.locator("ul.sessions li:not(.current)", has_text="(web)")
     others.first.wait_for()
     assert others.count() == 1
@@ -338,7 +468,9 @@ def test_failure_paths_wrong_password_taken_username_and_revoked_session(
     laptop.shot(shots, "sessions")
     others.first.get_by_role("button", name="Revoke").click()
     laptop.page.get_by_text("The session was revoked").wait_for()
-    phone.page.get_by_text("Your session has ended").wait_for(timeout=30_000)  # the next poll
+    # at its next request: here when the tab comes back to the front
+    phone.page.evaluate("document.dispatchEvent(new Event('visibilitychange', {bubbles: true}))")
+    phone.page.get_by_text("Your session has ended").wait_for()
     phone.page.get_by_role("button", name="Log in").wait_for()
 
     # Logging out ends the laptop's own session.
@@ -369,7 +501,7 @@ def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:
     page.get_by_role("button", name="Unblock").wait_for()
     page.get_by_test_id("relationship").wait_for(state="detached")  # the follows ended
     assert page.get_by_role("button", name=follow).count() == 0
-    ann.go("sessions")
+    ann.go("blocked")
     page.get_by_test_id("blocked").locator("li", has_text=b["username"]).wait_for()
     ann.go(f"u/{b['username']}")
 
@@ -393,7 +525,7 @@ def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:
     # and she mutes him, which the server keeps, then unmutes
     page.get_by_role("button", name="Mute", exact=True).click()
     page.get_by_test_id("muting").wait_for()
-    ann.go("sessions")
+    ann.go("blocked")
     page.get_by_test_id("muted").locator("li", has_text=b["username"]).wait_for()
     page.get_by_test_id("blocked").get_by_text("You block nobody.").wait_for()
     ann.go(f"u/{b['username']}")
@@ -401,6 +533,114 @@ def test_block_and_mute_from_a_profile(stack, new_user, person) -> None:
     page.get_by_role("button", name="Mute", exact=True).wait_for()
     assert page.get_by_test_id("muting").count() == 0
     assert page.get_by_role("button", name="Follow", exact=True).is_visible()
+
+
+# Every screen of the client, for the accessibility check and the phone screenshots
+# (docs/screenshots/phone-<name>.png): a new screen is one line, its route (with the world's
+# names in braces) and what shows it is ready.
+SCREENS: list[tuple[str, str, Any]] = [
+    ("home", "home", lambda page: page.locator("article.tweet").first),
+    ("tweet", "tweet/{reply}", lambda page: page.locator(".thread article.tweet").first),
+    ("profile", "u/{friend}", lambda page: page.get_by_role("button", name="Mute")),
+    ("followers", "u/{friend}/followers", lambda page: page.locator(".user-rows li").first),
+    ("notifications", "notifications", lambda page: page.locator("li.notification").first),
+    ("messages", "messages", lambda page: page.locator("li[data-conversation]").first),
+    (
+        "conversation",
+        "messages/{conversation}",
+        lambda page: page.get_by_test_id("message-box").locator(".message").first,
+    ),
+    ("discover", "discover", lambda page: page.locator(".swipe-card").first),
+    ("search", "search/{friend}", lambda page: page.get_by_test_id("person").first),
+    ("hashtag", "tag/meetup", lambda page: page.locator("article.tweet").first),
+    ("sessions", "sessions", lambda page: page.locator("ul.sessions li").first),
+    ("blocked", "blocked", lambda page: page.get_by_test_id("blocked").locator("li").first),
+    ("more", "more", lambda page: page.get_by_role("button", name="Log out")),
+    ("no-such-tweet", "tweet/abc", lambda page: page.get_by_role("alert")),
+]
+SIGNED_OUT = [
+    ("login", "login", lambda page: page.get_by_role("button", name="Log in")),
+    ("signup", "signup", lambda page: page.get_by_role("button", name="Create account")),
+]
+LONG_NAME = "Featherstonehaugh-Cholmondeley-Marjoribanks-Smythe"  # 50 characters, unbroken
+
+
+def test_every_screen_at_phone_size_is_accessible_and_fits(stack, new_user, person, shots) -> None:
+    # given a person at phone size who signed up in the page, with a friend of the longest
+    # name, tweets and a reply, a conversation, notifications, a block and a Discover spot
+    phone = person(viewport=PHONE, is_mobile=True, has_touch=True)
+    for name, route, ready in SIGNED_OUT:
+        phone.open(route)
+        ready(phone.page).wait_for()
+        assert phone.accessibility() == [], name
+        phone.shot(shots, f"phone-{name}")
+    phone.sign_up(unique_name("pia"))
+    me, token = phone.page.evaluate("localStorage.getItem('warble.token')"), token_of(phone)
+    friend, friend_token = api_user(stack, new_user, "quin", LONG_NAME, "Tea, maps and long walks.")
+    other, _ = api_user(stack, new_user, "rex", "Rex Blocked")
+    lat, lon = random.uniform(-60, 60), random.uniform(-179, 179)
+    with stack.client(token) as mine, stack.client(friend_token) as theirs:
+        me = mine.get("/v1/users/me").json()
+        mine.patch("/v1/users/me", json={"display_name": "Pia Phone"}).raise_for_status()
+        mine.put(f"/v1/users/me/following/{friend['id']}").raise_for_status()
+        theirs.put(f"/v1/users/me/following/{me['id']}").raise_for_status()
+        mine.put(f"/v1/users/me/blocks/{other['id']}").raise_for_status()
+        first = theirs.post("/v1/tweets", json={"text": f"{NOTES[4]} #meetup"}).json()
+        theirs.post("/v1/tweets", json={"text": f"{NOTES[2]} https://example.org/coffee"})
+        reply = mine.post("/v1/tweets", json={"text": "Count me in!", "reply_to": first["id"]})
+        mine.put(f"/v1/tweets/{first['id']}/like").raise_for_status()
+        conversation = mine.post("/v1/conversations", json={"participant_id": friend["id"]})
+        path = f"/v1/conversations/{conversation.json()['id']}/messages"
+        theirs.post(path, json={"text": "Are we still on for Thursday?"}).raise_for_status()
+        mine.post(path, json={"text": "Yes! 7 pm at the corner shop."}).raise_for_status()
+        theirs.put("/v1/users/me/location", json={"lat": lat, "lon": lon}).raise_for_status()
+        mine.put("/v1/users/me/location", json={"lat": lat + 0.01, "lon": lon})
+        phone.page.evaluate(
+            "([key, spot]) => localStorage.setItem(key, spot)",
+            [f"warble.location.{me['id']}", json.dumps({"lat": lat + 0.01, "lon": lon})],
+        )
+    with stack.client(token) as mine:  # the hashtag page lists it once the stream indexed it
+        eventually(lambda: mine.get("/v1/hashtags/meetup/tweets").json()["items"], SETTLE_MS / 1000)
+    world = {
+        "friend": friend["username"],
+        "reply": reply.json()["id"],
+        "conversation": conversation.json()["id"],
+    }
+    phone.page.reload()
+    phone.page.get_by_role("heading", name="Home").wait_for()
+    page = phone.page
+
+    # then the tab bar names every link, and every screen fits the phone, has no critical
+    # accessibility violation at phone or desktop size, and is pictured
+    for label in ("Home", "Search", "Notifications", "Messages", "Discover", "More"):
+        link = page.get_by_role("link", name=re.compile(f"^{label}( \\d+ unread)?$"))
+        assert link.is_visible(), label
+    for name, route, ready in SCREENS:
+        phone.go(route.format(**world))
+        ready(page).wait_for(timeout=30_000)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], (name, width)
+        assert phone.accessibility() == [], name
+        phone.shot(shots, f"phone-{name}")
+        page.set_viewport_size(VIEWPORT)
+        assert phone.accessibility() == [], (name, "desktop")
+        page.set_viewport_size(PHONE)
+
+    # and the details the phone report found: the back arrow is an arrow, a bad address says
+    # so once in words, the sign-up's session is named from the browser
+    phone.go(f"tweet/{world['reply']}")
+    back = page.get_by_role("button", name="Back")
+    assert back.locator("svg").bounding_box()["width"] == 20  # not squeezed to a dot
+    page.locator(".thread article.tweet").first.wait_for()
+    phone.go("tweet/abc")
+    page.get_by_role("alert").wait_for()
+    assert page.get_by_role("alert").all_inner_texts() == ["No such tweet."]
+    phone.go("sessions")
+    assert page.locator("ul.sessions li.current b").inner_text() == "Chromium on Linux (web)"
+    page.get_by_test_id("blocked").wait_for(state="detached")  # not under Sessions
+    phone.go("more")
+    page.get_by_role("button", name="Log out").click()
+    page.get_by_text("You are logged out.").wait_for()
 
 
 def test_swagger_ui_renders_from_the_stack_alone(browser, stack) -> None:

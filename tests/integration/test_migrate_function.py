@@ -51,10 +51,15 @@ def test_migrate_function_applies_sql_migrations_once(empty_database):
     first = module.handler({}, Context())
     second = module.handler({}, Context())
 
-    assert first["applied"] == ["0001_accounts"]
+    every = sorted(
+        path.stem
+        for path in (ROOT / "infra/migrations").glob("*.sql")
+        if not path.stem.endswith(".rollback")
+    )
+    assert first["applied"] == every and every[0] == "0001_accounts"
     assert second["applied"] == []
     with psycopg.connect(f"host=127.0.0.1 user=postgres dbname={empty_database}") as conn:
         tables = {
             r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname='public'")
         }
-    assert {"users", "sessions"} <= tables
+    assert {"users", "sessions", "search_prefixes"} <= tables

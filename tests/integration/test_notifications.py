@@ -183,6 +183,24 @@ def test_home_counts_followees_posts_since_read_celebrities_included(
     assert notifications.counts(me).home == 0
 
 
+def test_the_home_count_is_pushed_to_the_fan_outs_followers_but_not_a_big_accounts(
+    accounts, moto, redis, tap
+):
+    # given an author with one follower and one with three (issue 34: the home count is pushed
+    # after a fan-out; a big account must not mean a push to each follower)
+    small, big, a, b, c = (user(services.accounts(), n) for n in ("small", "big", "fa", "fb", "fc"))
+    graph = services.graph()
+    graph.follow(a, small)
+    for follower in (a, b, c):
+        graph.follow(follower, big)
+    services.container().count_batch({"Records": tap.drain()})
+    timelines = services.timelines()
+    # then the audience of a batch is its authors' followers, once each, big accounts left out
+    assert timelines.audience([small, big, small], most=2) == {a}
+    assert timelines.audience([small, big], most=3) == {a, b, c}
+    assert timelines.audience([], most=3) == set()
+
+
 def test_system_notifications_one_write_and_positions_start_at_signup(
     accounts, moto, redis, monkeypatch
 ):

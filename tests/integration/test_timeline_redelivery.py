@@ -8,60 +8,21 @@ duplicated.
 
 from __future__ import annotations
 
-import dataclasses
-import os
-
 import pytest
 from warble import keys, services
 from warble.dal.timelines import SENTINEL
 from warble.domain.timelines.service import entry
 
-from infra.local.lambdas import LambdaRuntime
-from infra.local.stream_mappings import stream_mappings
-from infra.local.stream_pollers import StreamPollers
-from infra.local.template import ResolveContext, load_template
-from tests.conftest import ROOT, TEST_DB
+from tests.support.streams import reader_pollers
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
 
 @pytest.fixture
 def fanout(moto, accounts, redis_backend):
-    template = load_template(ROOT / "template.yaml")
-    context = ResolveContext(stack_name="warble-test", values=moto.values)
-    overrides = {
-        "Parameters": {
-            "DB_NAME": TEST_DB,
-            "DB_SSLMODE": "disable",
-            # The Redis this test runs on: one node, or the cluster (the worker's cluster client).
-            "REDIS_URL": os.environ["REDIS_URL"],
-            "REDIS_CLUSTER": os.environ["REDIS_CLUSTER"],
-        }
-    }
-    runtime = LambdaRuntime(
-        template,
-        context,
-        env_overrides=overrides,
-        extra_env={
-            "AWS_ENDPOINT_URL": moto.url,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-        },
-        log_line=lambda _function, _line: None,
-    )
-    # Only the timeline consumer, from now on (earlier tests' records are not this test's).
-    mappings = [
-        dataclasses.replace(m, starting_position="LATEST", batch_size=7)
-        for m in stream_mappings(template, context)
-        if m.function_name == "FanoutConsumerFunction"
-    ]
-    pollers = StreamPollers(
-        template, runtime, moto.url, context, mappings=mappings, redeliver_every_batch=True
-    )
-    pollers.start()
-    yield pollers
-    pollers.stop()
-    runtime.close()
+    # Only the fan-out reader, from now on (earlier tests' records are not this test's).
+    with reader_pollers(moto, "FanoutConsumerFunction") as pollers:
+        yield pollers
 
 
 def test_crashes_and_redelivery_lose_no_entry_and_duplicate_none(fanout, accounts, redis):

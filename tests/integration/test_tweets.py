@@ -44,6 +44,23 @@ def test_post_read_and_delete(tweets, alice, bob):
         tweets.delete(alice, tweet_id)
 
 
+def test_my_own_like_and_retweet_count_in_what_i_see_before_the_counters_settle(tweets, alice, bob):
+    # given Alice's tweet, liked and retweeted by Bob; the counter consumer has not run yet
+    # (issue 34: Bob's reload answered retweeted_by_me with retweet_count 0, his undo showed -1)
+    original = int(tweets.post(alice, "hello", None, []).id)
+    services.likes().like(bob, original)
+    retweet = int(tweets.retweet(bob, original)[0].id)
+    # then Bob sees his own like and retweet counted, on the tweet and on his retweet of it
+    mine = tweets.get(bob, original)
+    assert (mine.liked_by_me, mine.like_count) == (True, 1)
+    assert (mine.retweeted_by_me, mine.retweet_count) == (True, 1)
+    embedded = tweets.get(bob, retweet).retweet_of
+    assert embedded is not None and (embedded.like_count, embedded.retweet_count) == (1, 1)
+    # and Alice sees what the counters say (they settle within seconds)
+    theirs = tweets.get(alice, original)
+    assert (theirs.liked_by_me, theirs.retweeted_by_me) == (False, False)
+
+
 def test_text_rules_apply_after_nfc_normalisation(tweets, alice):
     decomposed = "e\u0301" * 280  # 560 code points, 280 characters once composed
     assert len(tweets.post(alice, decomposed, None, []).text) == 280

@@ -31,6 +31,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1100, "height": 760}
+PHONE = {"width": 390, "height": 844}  # a phone's viewport (the issue 34 report's)
+AXE = ROOT / "web" / "vendor" / "axe.min.js"  # axe-core, vendored (web/vendor/README.md)
 
 
 def screenshot_dir(default: Path) -> Path:
@@ -74,7 +76,7 @@ class WebUser:
         # endpoint on another port).
         self.allowed = ("data:", *(url.rstrip("/") + "/" for url in (web_url, *apis)))
         self.elsewhere: list[str] = []
-        self.context = browser.new_context(viewport=VIEWPORT, **context_args)
+        self.context = browser.new_context(**{"viewport": VIEWPORT, **context_args})
         self.context.set_default_timeout(15_000)
         self.page = self.context.new_page()
         self.errors: list[str] = []
@@ -120,10 +122,24 @@ class WebUser:
     def live(self) -> Any:
         return self.page.get_by_test_id("live-state")
 
+    def accessibility(self, impact: str = "critical") -> list[dict[str, Any]]:
+        """axe-core's violations of this impact on the page as it is now (injected here; the
+        client never loads it): each rule with the elements that break it."""
+        if not self.page.evaluate("typeof axe !== 'undefined'"):
+            self.page.add_script_tag(path=str(AXE))
+        violations: list[dict[str, Any]] = self.page.evaluate(
+            "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        )
+        return [
+            {"rule": v["id"], "help": v["help"], "where": [n["target"] for n in v["nodes"]]}
+            for v in violations
+            if v["impact"] == impact
+        ]
+
     def shot(self, directory: Path, name: str) -> Path:
         path = directory / f"{name}.png"
         self.page.locator(".toast").first.wait_for(state="detached", timeout=8_000)
-        self.page.mouse.move(0, VIEWPORT["height"] - 1)  # no hover effect in the picture
+        self.page.mouse.move(self.page.viewport_size["width"] - 1, 0)  # no hover effect
         self.page.screenshot(path=str(path))
         return path
 

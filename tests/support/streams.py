@@ -6,6 +6,8 @@ injected. The local runtime's pollers do the ordinary delivery (tests/e2e, test_
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import boto3
@@ -66,3 +68,54 @@ def decoded(records: list[dict[str, Any]]) -> list[Any]:
     from warble import services
 
     return services.container().stream_decoder.decode_batch({"Records": records})
+
+
+@contextmanager
+def reader_pollers(moto: Any, function: str, batch_size: int = 7) -> Iterator[Any]:
+    """The template's stream reader ``function`` in a Lambda worker, fed by the local pollers
+    from now on (earlier tests' records are not this test's), every batch delivered twice; on
+    the Redis and database this test runs on (one node or the cluster)."""
+    import dataclasses
+    import os
+
+    from infra.local.lambdas import LambdaRuntime
+    from infra.local.stream_mappings import stream_mappings
+    from infra.local.stream_pollers import StreamPollers
+    from infra.local.template import ResolveContext, load_template
+    from tests.conftest import ROOT, TEST_DB
+
+    template = load_template(ROOT / "template.yaml")
+    context = ResolveContext(stack_name="warble-test", values=moto.values)
+    overrides = {
+        "Parameters": {
+            "DB_NAME": TEST_DB,
+            "DB_SSLMODE": "disable",
+            "REDIS_URL": os.environ["REDIS_URL"],
+            "REDIS_CLUSTER": os.environ["REDIS_CLUSTER"],
+        }
+    }
+    runtime = LambdaRuntime(
+        template,
+        context,
+        env_overrides=overrides,
+        extra_env={
+            "AWS_ENDPOINT_URL": moto.url,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        },
+        log_line=lambda _function, _line: None,
+    )
+    mappings = [
+        dataclasses.replace(m, starting_position="LATEST", batch_size=batch_size)
+        for m in stream_mappings(template, context)
+        if m.function_name == function
+    ]
+    pollers = StreamPollers(
+        template, runtime, moto.url, context, mappings=mappings, redeliver_every_batch=True
+    )
+    pollers.start()
+    try:
+        yield pollers
+    finally:
+        pollers.stop()
+        runtime.close()

@@ -117,7 +117,13 @@ class FakeCache:
         batch: Any,
         subjects: Sequence[Any],
         loader: Callable[[list[int]], list[Any | None]],
+        fill: bool = True,
     ) -> Callable[[], list[Any | None]]:
+        if not fill:
+            return lambda: [
+                found if found is not None else loader([i])[0]
+                for i, found in enumerate(self.get_many(subjects))
+            ]
         return lambda: self.get_many_or_load(subjects, loader)
 
     def get_or_load(self, subject: Any, loader: Callable[[], T | None]) -> T | Any | None:
@@ -189,7 +195,7 @@ class FakeProfiles:
         return {uid: dict(self.users[uid]) for uid in user_ids if uid in self.users}
 
     def profiles_later(
-        self, batch: Any, user_ids: list[int]
+        self, batch: Any, user_ids: list[int], fill: bool = True
     ) -> Callable[[], dict[int, dict[str, Any]]]:
         return lambda: self.profiles(user_ids)
 
@@ -239,6 +245,18 @@ class FakeMemberships:
         if held is None or _order(seq, present) > _order(*held):
             versions[member] = (seq, present)
 
+    def apply_later(self, writes: Any, owner: int, member: int, seq: int, present: bool) -> None:
+        self.apply(owner, member, seq, present)  # the fakes write at once
+
+    def members_later(self, batch: Any, owner: int) -> Callable[[], Held | None]:
+        def held() -> Held | None:
+            if owner not in self.held:
+                return None
+            floor, versions = self.held[owner]
+            return Held(floor, frozenset(m for m, (_, present) in versions.items() if present))
+
+        return held
+
     def drop(self, owner: int | None = None) -> None:
         if owner is None:
             self.held.clear()
@@ -267,6 +285,11 @@ class FakeBlockSets:
         return self.held.get(owner, Shield())
 
     def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
+        raise NotImplementedError("blocks are not faked beyond reading")
+
+    def apply_later(
+        self, writes: Any, owner: int, kind: str, other: int, seq: int, present: bool
+    ) -> None:
         raise NotImplementedError("blocks are not faked beyond reading")
 
 
@@ -599,6 +622,9 @@ class FakeGraphStore:
     def restrictions(self, user_id: int) -> list[tuple[str, int, int]]:
         return []  # the unit tier's world has no blocks or mutes
 
+    def restricted_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
+        return set()
+
     def followers_among(self, user_id: int, others: list[int]) -> set[int]:
         return {o for o in others if (o, user_id) in self.edges}
 
@@ -770,6 +796,35 @@ class FakeTimelineStore:
     def forget_celebrities(self, user_id: int) -> None:
         self.celebrities.pop(user_id, None)
 
+    # A stream batch's writes: the fake applies each at once, in order.
+    def push_later(self, writes: Any, user_ids: Iterable[int], entry: str) -> None:
+        self.push(user_ids, entry)
+
+    def remove_later(self, writes: Any, user_ids: Iterable[int], entry: str) -> None:
+        self.remove(user_ids, entry)
+
+    def remember_recent_later(self, writes: Any, author_id: int, entry: str) -> None:
+        self.remember_recent(author_id, entry)
+
+    def forget_recent_later(self, writes: Any, author_id: int, entry: str) -> None:
+        self.forget_recent(author_id, entry)
+
+    def add_later(self, writes: Any, user_id: int, entries: list[str]) -> None:
+        self.add(user_id, entries)
+
+    def remove_author_later(self, writes: Any, user_id: int, author_id: int) -> None:
+        self.remove_author(user_id, author_id)
+
+    def forget_celebrities_later(self, writes: Any, user_id: int) -> None:
+        self.forget_celebrities(user_id)
+
+    def recent_later(
+        self, batch: Any, author_ids: list[int], limit: int
+    ) -> Callable[[], dict[int, list[str] | None]]:
+        built = self.recent_built(author_ids)
+        pages = self.recent_pages([a for a in author_ids if built[a]], None, limit)
+        return lambda: {a: pages.get(a) if built[a] else None for a in author_ids}
+
 
 # ---- the world: real services on fakes --------------------------------------------------------
 @dataclass
@@ -787,6 +842,7 @@ class World:
     timeline_store: FakeTimelineStore = field(default_factory=FakeTimelineStore)
     tweet_cache: FakeCache = field(default_factory=FakeCache)
     following: FakeMemberships = field(default_factory=FakeMemberships)
+    followers: FakeMemberships = field(default_factory=FakeMemberships)
     liked: FakeMemberships = field(default_factory=FakeMemberships)
     retweeted: FakeMemberships = field(default_factory=FakeMemberships)
     recent_actions: int = 1000
@@ -835,6 +891,8 @@ class World:
             ids=self.ids,
             policy=GraphPolicy(),
             following=self.following,
+            friends_cache=FakeCache(),
+            degree2_cache=FakeCache(),
         )
         self.tweets = TweetService(
             store=self.tweet_store,
@@ -879,6 +937,7 @@ class World:
                 backfill=self.backfill,
             ),
             shields=self.shields,
+            followers=self.followers,
         )
         self.reconciler = Reconciler(
             graph=self.graph_store,

@@ -36,3 +36,102 @@ def test_writes_round_up_to_1_kb_and_double_in_a_transaction() -> None:
     writes = {"RequestItems": {"t": [{"PutRequest": {"Item": _item(2100)}},
                                      {"DeleteRequest": {"Key": {}}}]}}  # fmt: skip
     assert capacity_units("BatchWriteItem", writes, {}) == (0.0, 4.0)
+
+
+# ---- the model (bench/capacity_model.py) ------------------------------------------------------
+def _cost(**values: float) -> dict:
+    cost = {"cpu_ms": 1.0, "redis_commands": 2.0, "redis_round_trips": 1.0, "dynamodb_calls": 0.0,
+            "rcu": 0.0, "wcu": 0.0, "pg_queries": 0.0, "pg_writes": 0.0, "log_bytes": 0.0,
+            "response_bytes": 500.0, "redis_net_bytes": 600.0, "redis_server": {"get": [2, 1.0]},
+            "batch_size": 100, "records": 10}  # fmt: skip
+    cost.update(values)
+    return cost
+
+
+def _measurement() -> dict:
+    from bench import capacity_model as cm
+
+    routes = {route: _cost() for route in cm.ROUTE_MIX}
+    functions = {route: "WebSocketFunction" if route.startswith("WS") else "TweetsFunction"
+                 for route in cm.ROUTE_MIX}  # fmt: skip
+    return {"routes": routes, "route_functions": functions,
+            "memory_mb": {"TweetsFunction": 512, "WebSocketFunction": 512},
+            "consumers": {"FanoutConsumerFunction <- likes INSERT T#": _cost(wcu=4.0)},
+            "mean_followers_measured": 75, "redis_get_usec": 0.3,
+            "redis_bytes": {"timeline_entry": 136, "following_field": 21, "liked_field": 102,
+                            "profile": 328}}  # fmt: skip
+
+
+def test_http_requests_are_the_http_routes_only() -> None:
+    """Not all requests less half the WebSocket messages: pings and DMs are WebSocket messages."""
+    from bench import capacity_model as cm
+
+    n = cm.needs(cm.Inputs(m=_measurement()), 1_000_000)
+    http_per_user = sum(cm.TRAFFIC[k] for k in cm.HTTP)
+    assert n.http_requests_month == http_per_user * 1_000_000 * cm.MONTH_DAYS
+    pings = cm.TRAFFIC["ws_ping"] * 1_000_000 * cm.MONTH_DAYS
+    assert n.ws_messages_month >= 2 * pings  # each ping and its pong
+
+
+def test_lambda_logs_are_priced_in_tiers() -> None:
+    from bench import capacity_model as cm
+
+    # 60 TB: 10 at $0.50, 20 at $0.25, 20 at $0.10, 10 at $0.05
+    assert cm._lambda_logs(60_000) == 5_000 + 5_000 + 2_000 + 500
+    assert cm._lambda_logs(1_000) == 500
+
+
+def test_ecpus_follow_the_published_rule() -> None:
+    """1 ECPU per KB transferred, at least one a command, more for a command's vCPU time; an
+    MGET is one GET per key on the cluster."""
+    from bench import capacity_model as cm
+
+    inputs = cm.Inputs(m={"redis_get_usec": 0.3}, throughput={"command_overhead_us": 9.7})
+    small = {"redis_commands": 1, "redis_server": {"get": [1, 0.3]}, "redis_net_bytes": 400}
+    assert cm.ecpus(small, inputs) == 1.0
+    big = {"redis_commands": 1, "redis_server": {"get": [1, 0.3]}, "redis_net_bytes": 3.2 * 1024}
+    assert abs(cm.ecpus(big, inputs) - 3.2) < 1e-9
+    script = {"redis_commands": 1, "redis_server": {"evalsha": [1, 20.3]}, "redis_net_bytes": 300}
+    assert abs(cm.ecpus(script, inputs) - 3.0) < 1e-9
+    mget = {"redis_commands": 1, "cluster_commands": 20, "redis_server": {"mget": [1, 2.0]},
+            "redis_net_bytes": 4000}  # fmt: skip
+    assert 20.0 <= cm.ecpus(mget, inputs) < 21.0
+
+
+def test_a_viral_tweets_likes_cost_two_units_a_like_on_one_partition() -> None:
+    from bench import capacity_model as cm
+
+    likers, condition, _ = cm.hot_partitions(100_000_000)
+    likes = 20 * 100_000_000 / cm.DAY * cm.PEAK * cm.HOT_TWEET_LIKE_SHARE
+    assert round(likes) == 694
+    assert likers[1] == condition[1] == 2 * likes > likers[2] == 1_000
+
+
+def test_aurora_is_priced_within_one_instances_maximum() -> None:
+    from bench import capacity_model as cm
+
+    n = cm.needs(cm.Inputs(m=_measurement()), 100_000_000, last_seen_in_redis=False)
+    assert n.aurora_acu > cm.AURORA_MAX_ACU  # one last_seen_at UPDATE per active minute
+    quota = next(q for q in cm.quotas(n) if q[0].startswith("Aurora"))
+    assert quota[2] > quota[1]
+    flushed = cm.needs(cm.Inputs(m=_measurement()), 100_000_000)  # noted in Redis, flushed
+    assert flushed.aurora_acu < cm.AURORA_MAX_ACU / 10
+    assert flushed.aurora_acu_per_minute_updates == n.aurora_acu
+
+
+def test_provisioned_capacity_follows_the_daily_curve() -> None:
+    from bench import capacity_model as cm
+
+    assert abs(sum(cm.DAILY_CURVE) / 24 - 1) < 1e-9 and abs(max(cm.DAILY_CURVE) - cm.PEAK) < 1e-9
+    n = cm.needs(cm.Inputs(m=_measurement()), 10_000_000)
+    options = cm.dynamodb_options(n)
+    assert options["provisioned, night floor reserved 1 year"] < options["on-demand"]
+
+
+def test_every_scale_profile_sets_the_same_settings() -> None:
+    from bench import capacity_model as cm
+
+    profiles = cm.template_profiles()
+    assert set(profiles) == {"dev", *cm.PROFILES.values()}
+    settings = {name: set(values) for name, values in profiles.items()}
+    assert all(found == settings["dev"] for found in settings.values()), settings

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from infra.local.__main__ import build_parser, read_env_vars, schedule_rules, scheduled_event_for
+from infra.local.__main__ import build_parser, schedule_rules, scheduled_event_for
+from infra.local.lambdas import read_env_vars
 from infra.local.template import ResolveContext, load_template
 
 pytestmark = pytest.mark.unit

@@ -153,8 +153,8 @@ def test_provisioned_billing_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_unknown_intrinsic_is_refused_wherever_it_is(tmp_path: Path) -> None:
-    # given an intrinsic the resolver does not implement, in a resource the runtime never
-    # resolves (a log group)
+    # given intrinsics the resolver does not implement (no template uses them), in a resource the
+    # runtime never resolves (a log group), beside one it does (Join)
     template = load(
         tmp_path,
         """
@@ -163,12 +163,18 @@ def test_an_unknown_intrinsic_is_refused_wherever_it_is(tmp_path: Path) -> None:
             Type: AWS::Logs::LogGroup
             Properties:
               RetentionInDays: !Length [1, 2]
+              LogGroupName: !Join ["", !Split [",", !Base64 x]]
+              KmsKeyId: !ImportValue key
         """,
     )
-    # then the check names where it is
+    # then the check names where each is
+    message = refused(template)
     assert "Resources.Logs.Properties.RetentionInDays: intrinsic function Fn::Length is not" in (
-        refused(template)
+        message
     )
+    for name in ("Split", "Base64", "ImportValue"):
+        assert f"intrinsic function Fn::{name} is not supported" in message
+    assert "function Fn::Join" not in message
 
 
 def test_functions_events_conditions_and_transforms_outside_the_template_are_refused(
@@ -204,6 +210,56 @@ def test_functions_events_conditions_and_transforms_outside_the_template_are_ref
     assert "Fn event Queue: event type SQS is not supported" in message
     assert "Fn event Api (HttpApi): property TimeoutInMillis is not supported" in message
     assert "Maybe (AWS::SQS::Queue): Condition 'Never' is not supported" in message
+
+
+def test_an_authorizer_is_refused_by_name(tmp_path: Path) -> None:
+    # given template.yaml as a developer would change it to put an authorizer on the HTTP API,
+    # a route and the WebSocket $connect, and stage variables on the API
+    text = (ROOT / "template.yaml").read_text()
+    api = "      Description: Warble HTTP API (v1)\n"
+    assert api in text
+    text = text.replace(
+        api,
+        api
+        + """      StageVariables: {Mode: live}
+      Auth:
+        DefaultAuthorizer: SessionAuthorizer
+        Authorizers:
+          SessionAuthorizer:
+            FunctionArn: !GetAtt AccountsFunction.Arn
+            Identity: {Headers: [Authorization]}
+""",
+    )
+    connect = "      RouteKey: $connect\n      AuthorizationType: NONE\n"
+    assert connect in text
+    text = text.replace(connect, "      RouteKey: $connect\n      AuthorizationType: CUSTOM\n")
+    later = """
+  Later:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: functions/meta/
+      Handler: app.handler
+      Events:
+        Private:
+          Type: HttpApi
+          Properties: {ApiId: !Ref HttpApi, Path: /x, Method: GET, Auth: {Authorizer: Other}}
+"""
+    text = text.replace("\nResources:\n", "\nResources:\n" + later.lstrip("\n"), 1)
+    path = tmp_path / "template.yaml"
+    path.write_text(text)
+    # then the start-up check names each of them, and nothing else
+    problems = template_problems(load_template(path))
+    assert problems == [
+        "HttpApi (AWS::Serverless::HttpApi): authorizer 'SessionAuthorizer' (Auth.Authorizers) "
+        "is not supported: the handlers check the session (warble.http.app), and an authorizer "
+        "would answer 401/403 in its own shape",
+        "HttpApi (AWS::Serverless::HttpApi): Auth.DefaultAuthorizer 'SessionAuthorizer' is not "
+        "supported",
+        "HttpApi (AWS::Serverless::HttpApi): property StageVariables is not supported",
+        "Later event Private (HttpApi): property Auth is not supported",
+        "WebSocketConnectRoute (AWS::ApiGatewayV2::Route): an authorizer (AuthorizationType "
+        "'CUSTOM') is not supported",
+    ]
 
 
 def test_the_command_line_refuses_an_unsupported_template_before_starting_anything(

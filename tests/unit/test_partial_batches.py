@@ -91,3 +91,36 @@ def test_a_batch_with_no_record_done_fails_the_invocation():
 def test_an_event_without_records_is_refused(event):
     with pytest.raises(BatchFailed):
         Reader("R", Consumer("G"), decoder=Decoder()).process(event.get("Records"))
+
+
+def test_a_batch_handler_that_raises_is_split_down_to_its_poison_event():
+    group = Consumer("G")
+    runs: list[list[int]] = []
+
+    @group.batch(Followed)
+    def _follows(deliveries: list[Delivery[Any]]) -> None:
+        runs.append([d.event.follower for d in deliveries])
+        if any(d.event.follower == 3 for d in deliveries):
+            raise RuntimeError("poison")
+
+    answer = Reader("R", group, decoder=Decoder()).process(
+        _records(*(Followed(i, 99) for i in range(6)))
+    )
+
+    # only the poison event's record fails; the others were applied (in stream order)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "400"}]}
+    assert runs == [[0, 1, 2, 3, 4, 5], [0, 1, 2], [3, 4, 5], [3], [4, 5]]
+
+
+def test_when_both_halves_fail_too_every_record_fails_without_more_attempts():
+    group = Consumer("G")
+    runs: list[int] = []
+
+    @group.batch(Followed)
+    def _down(deliveries: list[Delivery[Any]]) -> None:
+        runs.append(len(deliveries))
+        raise ConnectionError("store down")
+
+    with pytest.raises(BatchFailed):
+        Reader("R", group, decoder=Decoder()).process(_records(*(Followed(i, 9) for i in range(8))))
+    assert runs == [8, 4, 4]  # the batch, then each half once

@@ -23,6 +23,7 @@ TWEET = {
     "reply_to": None,
     "retweet_of": None,
     "media_ids": [],
+    "hashtags": [],
     "media": [],
     "like_count": 0,
     "retweet_count": 0,

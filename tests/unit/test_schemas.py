@@ -65,6 +65,9 @@ def test_validation_details_name_each_bad_field():
         )
     assert [d.field for d in details] == ["username", "email", "password"]
     assert all(d.message for d in details)
+    # in words, not the pattern (issue 34: sign-up showed ^[A-Za-z0-9_]{1,15}$)
+    assert details[0].message == "must be 1 to 15 letters (a to z), digits or underscores"
+    assert not any("^" in d.message or "pattern" in d.message for d in details)
 
 
 def test_rate_limited_carries_retry_after():

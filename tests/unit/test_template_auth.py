@@ -5,7 +5,8 @@ authorizer can answer a request itself with another body: a Lambda authorizer wi
 identity source refuses a request without it as `401 {"message": "Unauthorized"}`, a denial is
 `403 {"message": "Forbidden"}`, a JWT authorizer has its own 401. So the HTTP API has no
 authorizer at all, and the handler skeleton checks the bearer token on every route but the
-public ones API.md names.
+public ones API.md names. (The local runtime has no authorizer either: its start-up check refuses
+one by name, tests/unit/test_local_support.py.)
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from typing import Any
 import pytest
 from warble.http import accounts, meta
 
-from infra.local.http_gateway import load_http_apis
-from infra.local.template import ResolveContext, load_template
+from infra.local.template import load_template
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.unit
@@ -60,16 +60,6 @@ def test_the_http_api_has_no_authorizer(resources):
     assert not [k for k, v in resources.items() if v["Type"] == "AWS::ApiGatewayV2::Authorizer"]
     for function, event in _http_events(resources):
         assert "Auth" not in event, f"{function} {event.get('Path')}: routes carry no auth"
-
-
-def test_the_local_gateway_reads_the_same_wiring():
-    # The emulator derives its behaviour from the template: no route goes through an authorizer.
-    template = load_template(ROOT / "template.yaml")
-    routes = [
-        route for api in load_http_apis(template, ResolveContext()).values() for route in api.routes
-    ]
-    assert routes
-    assert [route.route_key for route in routes if route.authorizer is not None] == []
 
 
 def test_only_the_routes_api_md_names_skip_the_session_check(resources):

@@ -138,3 +138,33 @@ def test_a_lost_timeline_is_rebuilt_from_the_followed_and_own_tweets():
     assert home_ids(world, bob) == [posted[4], posted[2], posted[1], posted[0]]
     stored = world.timeline_store.home[bob]
     assert stored == {entry(a, posted[i]) for i, a in ((0, alice), (2, bob), (4, alice))}
+
+
+def test_a_stream_batch_applies_in_stream_order_with_followers_from_memory(world: World):
+    from warble.events import Followed, TweetDeleted, TweetPosted, Unfollowed
+
+    from tests.unit.fakes import FakeBatch
+
+    # given: bob and carol follow alice; bob's timeline is built, alice has no followers hash
+    alice, bob, carol = world.user(), world.user(), world.user()
+    world.follow(bob, alice)
+    world.follow(carol, alice)
+    assert home_ids(world, bob) == []
+    kept, gone = (int(world.tweets.post(alice, t, None, []).id) for t in ("kept", "gone"))
+    # when: one batch posts both and deletes one (the followers hash is loaded once)
+    world.timelines.apply_stream(
+        [TweetPosted(kept, alice), TweetPosted(gone, alice), TweetDeleted(gone, alice)],
+        FakeBatch(),
+    )
+    # then
+    assert world.timeline_store.home[bob] == {entry(alice, kept)}
+    assert world.followers.rebuilds == [alice]
+    # when: bob unfollows and follows again in one batch, and a new tweet follows
+    world.timelines.apply_stream(
+        [Unfollowed(bob, alice, seq=5), Followed(bob, alice, seq=9)], FakeBatch()
+    )
+    later = int(world.tweets.post(alice, "later", None, []).id)
+    world.timelines.apply_stream([TweetPosted(later, alice)], FakeBatch())
+    # then: the follow stands (backfilled), and the followers hash served the fan-out
+    assert home_ids(world, bob) == [later, kept]
+    assert world.followers.rebuilds == [alice]

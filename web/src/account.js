@@ -1,6 +1,6 @@
 // Signing up, logging in, the sessions list with revoke, and who I block and mute.
 import { useEffect, useState } from "preact/hooks";
-import { html, useApp, useRoute, ErrorNote, Time, Logo } from "./ui.js";
+import { html, useApp, useRoute, ErrorNote, Time, Logo, Icon } from "./ui.js";
 import { UserRows } from "./profile.js";
 
 // What the sessions list calls this browser.
@@ -24,7 +24,7 @@ export function AuthScreen({ api, onSignedIn, notice }) {
     setError(null);
     try {
       const answer = mode === "signup"
-        ? await api.signup(form.username, form.email, form.password)
+        ? await api.signup(form.username, form.email, form.password, deviceName())
         : await api.login(form.login, form.password, deviceName());
       onSignedIn(answer);
     } catch (e) {
@@ -87,8 +87,32 @@ export function SessionsPage() {
         <button class=${s.current ? "" : "danger"} onClick=${() => revoke(s)}>${s.current ? "Log out" : "Revoke"}</button>
       </li>`)}
     </ul>
+  </section>`;
+}
+
+// Who I block and who I mute (a profile's buttons undo either).
+export function BlockedPage() {
+  const { api } = useApp();
+  return html`<section class="page">
+    <h1>Blocked and muted</h1>
+    <p class="hint">Blocked people cannot follow you, message you or see you in Discover; muted people's tweets leave your home timeline. Undo either from their profile.</p>
     <${PeopleList} title="Blocked" load=${() => api.blocks()} empty="You block nobody." />
     <${PeopleList} title="Muted" load=${() => api.mutes()} empty="You mute nobody." />
+  </section>`;
+}
+
+// On phones, what the tab bar has no room for.
+export function MorePage({ liveState }) {
+  const { me, signOut } = useApp();
+  return html`<section class="page">
+    <h1>More</h1>
+    <ul class="more-links">
+      <li><a href=${"#/u/" + encodeURIComponent(me.username)}><${Icon} name="user" /> Profile</a></li>
+      <li><a href="#/sessions"><${Icon} name="lock" /> Sessions</a></li>
+      <li><a href="#/blocked"><${Icon} name="shield" /> Blocked and muted</a></li>
+      <li><button onClick=${signOut}><${Icon} name="logout" /> Log out</button></li>
+    </ul>
+    <p class="hint">${liveState === "open" ? "Connected: new messages and notifications arrive live." : "Reconnecting: what arrives meanwhile shows once connected."}</p>
   </section>`;
 }
 
@@ -98,7 +122,7 @@ function PeopleList({ title, load, empty }) {
   const [error, setError] = useState(null);
   useEffect(() => { load().then((page) => setUsers(page.items), setError); }, []);
   return html`<div data-testid=${title.toLowerCase()}>
-    <h2>${title}</h2>
+    <h2 class="sub">${title}</h2>
     <${ErrorNote} error=${error} />
     ${users && html`<${UserRows} users=${users} empty=${empty} />`}
   </div>`;

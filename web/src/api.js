@@ -10,14 +10,18 @@ export class ApiError extends Error {
     this.retryAfter = retryAfter;
   }
 
-  // What a person reads: API.md's message, each bad field's message, and when to retry.
+  // What a person reads: each bad field in a sentence ("Username must be ..."), else API.md's
+  // message; and when to retry.
   get text() {
-    const parts = [this.message];
-    for (const d of this.details || []) parts.push(`${d.field}: ${d.message}`);
+    const details = this.details || [];
+    const parts = details.length ? details.map((d) => `${fieldName(d.field)} ${d.message}.`) : [this.message];
     if (this.retryAfter) parts.push(`Try again in ${this.retryAfter} s.`);
     return parts.join(" ");
   }
 }
+
+// "display_name" -> "Display name", "body" -> "The request".
+const fieldName = (field) => (field === "body" ? "The request" : (field.charAt(0).toUpperCase() + field.slice(1)).replace(/[_.]/g, " "));
 
 const TOKEN_KEY = "warble.token";
 
@@ -84,7 +88,7 @@ export class Api {
   del(path) { return this.request("DELETE", path); }
 
   // accounts
-  signup(username, email, password) { return this.request("POST", "/v1/auth/signup", { body: { username, email, password } }); }
+  signup(username, email, password, device) { return this.request("POST", "/v1/auth/signup", { body: { username, email, password, device } }); }
   login(login, password, device) { return this.request("POST", "/v1/auth/login", { body: { login, password, device } }); }
   logout() { return this.request("POST", "/v1/auth/logout"); }
   sessions() { return this.get("/v1/auth/sessions"); }

@@ -6,16 +6,18 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { Api } from "./api.js";
 import { Live } from "./live.js";
 import { html, AppContext, useRoute, Badge, Avatar, Icon, Logo, go } from "./ui.js";
-import { AuthScreen, SessionsPage } from "./account.js";
+import { AuthScreen, SessionsPage, BlockedPage, MorePage } from "./account.js";
 import { HomeTimeline, TweetPage } from "./tweets.js";
 import { ProfilePage } from "./profile.js";
 import { NotificationsPage, NOTIFICATION_TYPES } from "./notifications.js";
 import { MessagesPage } from "./messages.js";
 import { DiscoverPage, MatchModal } from "./discover.js";
+import { SearchPage, HashtagPage } from "./search.js";
 
-// The `home` count is not pushed: poll it (and resync the others) while the tab is visible. Every
-// 10 s is 30 requests of the user's 300 per 5 minutes (docs/accounts.md, Rate limits).
-const COUNTS_POLL_MS = 10_000;
+// Every count is pushed (`home` after a followed account's tweet reaches the home timeline), so
+// the poll only resyncs, notices a revoked session, and brings the home count of accounts too
+// big to be announced one follower at a time: 5 requests of the user's 300 per 5 minutes.
+const COUNTS_POLL_MS = 60_000;
 const ZERO = { follow: 0, like: 0, reply: 0, mention: 0, retweet: 0, match: 0, system: 0, message: 0, home: 0, total: 0 };
 
 function App({ config }) {
@@ -99,10 +101,15 @@ function App({ config }) {
     addEventListener("warble:match", onMatch);
     refreshCounts();
     const timer = setInterval(() => { if (!document.hidden) refreshCounts(); }, COUNTS_POLL_MS);
+    // A tab coming back to the front (a phone waking up) reads them at once: it may have missed
+    // pushes, or its session may have ended meanwhile.
+    const onShow = () => { if (!document.hidden) refreshCounts(); };
+    document.addEventListener("visibilitychange", onShow);
     return () => {
       off();
       connection.close();
       clearInterval(timer);
+      document.removeEventListener("visibilitychange", onShow);
       removeEventListener("warble:match", onMatch);
       setLive(null);
     };
@@ -131,40 +138,53 @@ function App({ config }) {
   const context = { api, me, setMe, live, counts, refreshCounts, markRead, toast, signOut };
   const notificationsUnread = NOTIFICATION_TYPES.reduce((s, t) => s + (counts[t] || 0), 0);
   const [page, ...params] = route;
-  const link = (name, href, label, icon, badge) => html`<a class=${"nav-link" + (page === name ? " on" : "")} href=${href} data-nav=${name}>
-    <span class="icon"><${Icon} name=${icon} size=${24} filled=${page === name && icon !== "compass"} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
+  // The Profile tab is lit on my own profile only.
+  const at = page === "u" && params[0] !== me.username ? "someone" : page;
+  // Each link's label stays in the accessibility tree when a phone shows only icons; `phone`
+  // links are the phone's tab bar (the others are under More there).
+  const link = (name, href, label, icon, badge, where = "both") => html`<a class=${`nav-link ${where}` + (at === name ? " on" : "")} href=${href} data-nav=${name}
+      aria-current=${at === name ? "page" : undefined}>
+    <span class="icon"><${Icon} name=${icon} size=${24} filled=${at === name && !["compass", "shield", "more", "search"].includes(icon)} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
+  const liveText = liveState === "open" ? "● Live" : liveState === "reconnecting" ? "○ Reconnecting…" : "○ Connecting…";
   return html`<${AppContext.Provider} value=${context}>
     <div class="shell">
-      <nav class="sidebar">
-        <a class="logo" href="#/home"><${Logo} /> <span class="label">Warble</span></a>
+      <nav class="sidebar" aria-label="Warble">
+        <a class="logo" href="#/home" aria-label="Warble home"><${Logo} /> <span class="label">Warble</span></a>
         ${link("home", "#/home", "Home", "home", counts.home)}
+        ${link("search", "#/search", "Search", "search")}
         ${link("notifications", "#/notifications", "Notifications", "bell", notificationsUnread)}
         ${link("messages", "#/messages", "Messages", "mail", counts.message)}
         ${link("discover", "#/discover", "Discover", "compass")}
-        ${link("u", `#/u/${me.username}`, "Profile", "user")}
-        ${link("sessions", "#/sessions", "Sessions", "lock")}
+        ${link("u", `#/u/${me.username}`, "Profile", "user", 0, "wide")}
+        ${link("sessions", "#/sessions", "Sessions", "lock", 0, "wide")}
+        ${link("blocked", "#/blocked", "Blocked and muted", "shield", 0, "wide")}
+        ${link("more", "#/more", "More", "more", 0, "phone")}
         <div class="me">
           <${Avatar} user=${me} size=${32} />
           <div class="label"><b>${me.display_name || me.username}</b><div class="handle">@${me.username}</div></div>
         </div>
-        <div class=${"live-state " + liveState} data-testid="live-state">${liveState === "open" ? "● Live" : liveState === "reconnecting" ? "○ Reconnecting…" : "○ Connecting…"}</div>
+        <div class=${"live-state " + liveState} data-testid="live-state" role="status">${liveText}</div>
         <button class="logout" onClick=${signOut}>Log out</button>
       </nav>
-      <main class="main">${routeView(page, params)}</main>
+      <main class="main">${routeView(page, params, liveState)}</main>
     </div>
     <${MatchModal} match=${match} onClose=${() => setMatch(null)} />
     <div class="toasts">${toasts.map((t) => html`<div key=${t.id} class=${"toast " + t.kind} role="status">${t.text}</div>`)}</div>
   <//>`;
 }
 
-function routeView(page, params) {
+function routeView(page, params, liveState) {
   switch (page) {
+    case "blocked": return html`<${BlockedPage} />`;
+    case "more": return html`<${MorePage} liveState=${liveState} />`;
     case "tweet": return html`<${TweetPage} id=${params[0]} />`;
     case "u": return html`<${ProfilePage} by="username" lookup=${params[0]} tab=${params[1]} />`;
     case "user": return html`<${ProfilePage} by="id" lookup=${params[0]} tab=${params[1]} />`;
     case "notifications": return html`<${NotificationsPage} type=${params[0]} />`;
     case "messages": return html`<${MessagesPage} id=${params[0]} />`;
     case "discover": return html`<${DiscoverPage} />`;
+    case "search": return html`<${SearchPage} query=${params.join("/")} />`;
+    case "tag": return html`<${HashtagPage} tag=${params[0]} />`;
     case "sessions": return html`<${SessionsPage} />`;
     default: return html`<${HomeTimeline} />`;
   }

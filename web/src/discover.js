@@ -1,7 +1,7 @@
 // Discover: set my location (the browser's geolocation or typed coordinates), then cards of
 // people nearby, nearest first, to swipe left or right; a match opens the conversation.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { html, useApp, ErrorNote, Avatar, Icon, go } from "./ui.js";
+import { html, useApp, ErrorNote, Avatar, Icon, go, plural } from "./ui.js";
 
 
 export function DiscoverPage() {
@@ -18,7 +18,7 @@ export function DiscoverPage() {
   const [editing, setEditing] = useState(!saved);
 
   async function load(km = radius) {
-    setState("loading");
+    setState((was) => (was === "ready" && cards.length === 0 ? was : "loading"));
     setError(null);
     try {
       const page = await api.discover(Number(km) || 10);
@@ -32,6 +32,15 @@ export function DiscoverPage() {
   }
 
   useEffect(() => { if (located) load(); }, []);
+
+  // "Nobody new nearby" does not last: the server looks afresh 15 s after a feed ran dry
+  // (docs/discover.md), so the empty deck asks again as often while it is shown.
+  const dry = located && !editing && state === "ready" && cards.length === 0;
+  useEffect(() => {
+    if (!dry) return undefined;
+    const timer = setInterval(() => { if (!document.hidden) load(); }, DRY_RETRY_MS);
+    return () => clearInterval(timer);
+  }, [dry, radius]);
 
   async function place(latitude, longitude) {
     setError(null);
@@ -74,7 +83,12 @@ export function DiscoverPage() {
   const [top, ...rest] = cards;
   return html`<section class="page discover">
     <h1>Discover</h1>
-    ${editing || !located ? html`<form class="card form location" onSubmit=${(e) => { e.preventDefault(); place(Number(lat), Number(lon)); }}>
+    ${editing || !located ? html`<form class="card form location" noValidate onSubmit=${(e) => {
+        e.preventDefault();
+        const spot = coordinates(lat, lon);
+        if (spot.error) setError(spot.error);
+        else place(spot.lat, spot.lon);
+      }}>
         <p>Set your location to see people nearby.</p>
         <button type="button" class="primary" onClick=${useBrowserLocation}><${Icon} name="pin" size=${16} /> Use my location</button>
         <div class="or">or type coordinates</div>
@@ -138,7 +152,7 @@ function SwipeCard({ card, onSwipe }) {
     <div class="handle">@${card.username}</div>
     <div class="distance" data-testid="distance">${formatKm(card.distance_km)} away</div>
     ${card.bio && html`<p class="bio">${card.bio}</p>`}
-    <div class="counts small"><span><b>${card.followers_count}</b> followers</span> <span><b>${card.tweet_count}</b> tweets</span></div>
+    <div class="counts small"><span><b>${card.followers_count}</b> ${plural(card.followers_count, "follower")}</span> <span><b>${card.tweet_count}</b> ${plural(card.tweet_count, "tweet")}</span></div>
     <div class="swipe-buttons">
       <button class="nope" title="Pass (←)" onClick=${() => onSwipe(card, "left")} aria-label="Swipe left"><${Icon} name="x" size=${30} /></button>
       <button class="like" title="Like (→)" onClick=${() => onSwipe(card, "right")} aria-label="Swipe right"><${Icon} name="heart" size=${30} filled=${true} /></button>
@@ -158,6 +172,23 @@ export function MatchModal({ match, onClose }) {
       <div class="row"><button class="primary" onClick=${open}>Send a message</button> <button onClick=${onClose}>Keep swiping</button></div>
     </div>
   </div>`;
+}
+
+const DRY_RETRY_MS = 15_000;
+
+// Typed coordinates, or the error to show: an empty field is not 0 (Number("") is).
+function coordinates(lat, lon) {
+  const read = (text, bound) => {
+    const t = text.trim().replace(",", ".");
+    const x = /^[-+]?(\d+\.?\d*|\.\d+)$/.test(t) ? Number(t) : NaN;
+    return Math.abs(x) <= bound ? x : null;
+  };
+  const la = read(lat, 90);
+  const lo = read(lon, 180);
+  if (la === null || lo === null) {
+    return { error: { text: "Type a latitude between -90 and 90 and a longitude between -180 and 180, for example 48.8566 and 2.3522." } };
+  }
+  return { lat: la, lon: lo };
 }
 
 const round = (x) => Math.round(x * 1e5) / 1e5;

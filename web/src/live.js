@@ -1,8 +1,18 @@
 // The WebSocket API: one connection per signed-in tab, reconnected with backoff when it drops,
-// a ping now and then so idle proxies keep it open, and `sendMessage` answered by its ack.
+// and `sendMessage` answered by its ack.
+//
+// A socket can look open while nothing reaches it: the network went away without a close (a
+// phone asleep, a proxy), or the server forgot its registration, so pushes look for it in vain.
+// So the connection is "open" (the page says Live) only once a pong has come back saying the
+// server has it registered, and it is checked again every HEARTBEAT_MS, when the tab becomes
+// visible and when the network returns: a pong missing for PONG_TIMEOUT_MS, a pong saying
+// "not registered", or a frame refused for that reason drops it and connects again, and the
+// page then reads again what it shows ("reconnected").
 
-const PING_EVERY_MS = 60_000;
+const HEARTBEAT_MS = 30_000;
+const PONG_TIMEOUT_MS = 10_000;
 const ACK_TIMEOUT_MS = 15_000;
+const NOT_REGISTERED = "This connection is not registered.";
 
 export class Live {
   constructor(url, token) {
@@ -11,7 +21,11 @@ export class Live {
     this.pending = new Map(); // client_id -> {resolve, reject, timer}
     this.state = "connecting";
     this.attempt = 0;
+    this.wasOpen = false; // a confirmed connection was lost: what the page shows may be stale
     this.closed = false;
+    this.check = () => { if (!document.hidden) this.verify(); };
+    document.addEventListener("visibilitychange", this.check);
+    addEventListener("online", this.check);
     this.connect();
   }
 
@@ -32,17 +46,15 @@ export class Live {
 
   connect() {
     if (this.closed) return;
-    this.setState(this.attempt ? "reconnecting" : "connecting");
+    this.setState(this.wasOpen || this.attempt ? "reconnecting" : "connecting");
     const socket = new WebSocket(this.url);
     this.socket = socket;
     socket.onopen = () => {
-      const again = this.attempt > 0;
-      this.attempt = 0;
-      this.setState("open");
-      if (again) this.emit("reconnected", {});
-      this.pinger = setInterval(() => this.send({ action: "ping" }), PING_EVERY_MS);
+      this.verify();
+      this.heartbeat = setInterval(() => this.verify(), HEARTBEAT_MS);
     };
     socket.onmessage = (event) => {
+      if (this.socket !== socket) return;
       let frame;
       try {
         frame = JSON.parse(event.data);
@@ -50,30 +62,67 @@ export class Live {
         return;
       }
       const data = frame.data || {};
-      if (frame.type === "message_ack" || (frame.type === "error" && data.client_id)) {
-        const waiting = this.pending.get(data.client_id);
-        if (waiting) {
-          this.pending.delete(data.client_id);
-          clearTimeout(waiting.timer);
-          if (frame.type === "message_ack") waiting.resolve(data.message);
-          else waiting.reject(data);
-        }
+      if (frame.type === "pong") return this.ponged(data);
+      if (frame.type === "error" && data.message === NOT_REGISTERED) {
+        this.settle(data.client_id, null, { ...data, code: "not_registered" });
+        return this.drop();
       }
+      if (frame.type === "message_ack") this.settle(data.client_id, data.message, null);
+      if (frame.type === "error" && data.client_id) this.settle(data.client_id, null, data);
       this.emit(frame.type, data);
     };
-    socket.onclose = () => {
-      clearInterval(this.pinger);
-      if (this.socket !== socket || this.closed) return;
-      for (const [id, waiting] of this.pending) {
-        clearTimeout(waiting.timer);
-        waiting.reject({ code: "disconnected", message: "The connection dropped before the message was sent.", client_id: id });
-      }
-      this.pending.clear();
-      this.attempt += 1;
-      this.setState("reconnecting");
-      const delay = Math.min(10_000, 500 * 2 ** Math.min(this.attempt - 1, 5)) * (0.75 + Math.random() / 2);
-      this.retry = setTimeout(() => this.connect(), delay);
-    };
+    socket.onclose = () => { if (this.socket === socket) this.drop(); };
+  }
+
+  // A ping that must come back in time; its pong says whether pushes can find this connection.
+  verify() {
+    if (!this.socket || this.socket.readyState !== WebSocket.OPEN || this.waiting) return;
+    this.send({ action: "ping" });
+    this.waiting = setTimeout(() => this.drop(), PONG_TIMEOUT_MS);
+  }
+
+  ponged(data) {
+    clearTimeout(this.waiting);
+    this.waiting = null;
+    if (data.registered === false) return this.drop();
+    const again = this.wasOpen && this.state !== "open";
+    this.attempt = 0;
+    this.wasOpen = true;
+    this.setState("open");
+    if (again) this.emit("reconnected", {});
+  }
+
+  settle(clientId, message, error) {
+    const waiting = clientId && this.pending.get(clientId);
+    if (!waiting) return;
+    this.pending.delete(clientId);
+    clearTimeout(waiting.timer);
+    if (error) waiting.reject(error);
+    else waiting.resolve(message);
+  }
+
+  // Forget this socket (whatever it still receives is ignored) and connect again with backoff.
+  drop() {
+    const socket = this.socket;
+    this.socket = null;
+    clearInterval(this.heartbeat);
+    clearTimeout(this.waiting);
+    this.waiting = null;
+    if (socket) {
+      socket.onopen = socket.onmessage = socket.onclose = null;
+      if (socket.readyState <= WebSocket.OPEN) socket.close();
+    }
+    for (const [id, waiting] of this.pending) {
+      clearTimeout(waiting.timer);
+      waiting.reject({ code: "disconnected", message: "The connection dropped before the message was sent.", client_id: id });
+    }
+    this.pending.clear();
+    if (this.closed) return;
+    this.attempt += 1;
+    this.setState("reconnecting");
+    const delay = Math.min(10_000, 500 * 2 ** Math.min(this.attempt - 1, 5)) * (0.75 + Math.random() / 2);
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => this.connect(), delay);
   }
 
   send(frame) {
@@ -84,13 +133,14 @@ export class Live {
     return false;
   }
 
-  // Resolves with the stored Message once the server acknowledges it.
+  // Resolves with the stored Message once the server acknowledges it. Refused with code
+  // "disconnected" or "not_registered", the message was not stored: it may be sent another way.
   sendMessage(conversationId, text) {
     const clientId = crypto.randomUUID();
     return new Promise((resolve, reject) => {
       const frame = { action: "sendMessage", conversation_id: conversationId, text, client_id: clientId };
-      if (!this.send(frame)) {
-        reject({ code: "disconnected", message: "Not connected: the message was not sent.", client_id: clientId });
+      if (this.state !== "open" || !this.send(frame)) {
+        reject({ code: "disconnected", message: "Not connected: the message was not sent.", client_id: clientId, unsent: true });
         return;
       }
       const timer = setTimeout(() => {
@@ -103,8 +153,9 @@ export class Live {
 
   close() {
     this.closed = true;
+    document.removeEventListener("visibilitychange", this.check);
+    removeEventListener("online", this.check);
     clearTimeout(this.retry);
-    clearInterval(this.pinger);
-    if (this.socket) this.socket.close();
+    this.drop();
   }
 }

@@ -19,12 +19,21 @@ export function MessagesPage({ id }) {
 
   const current = list.items.find((c) => c.id === id);
   const read = (cid) => list.update((items) => items.map((c) => (c.id === cid ? { ...c, unread_count: 0 } : c)));
+  // My own message (its ack or HTTP answer; no push comes back to this connection): its
+  // conversation's preview changes and it moves to the top; one not listed yet is read again.
+  const sent = (message) => {
+    if (!list.items.some((c) => c.id === message.conversation_id)) return list.reload();
+    list.update((items) => {
+      const mine = items.find((c) => c.id === message.conversation_id);
+      return [{ ...mine, last_message: message, unread_count: 0 }, ...items.filter((c) => c !== mine)];
+    });
+  };
   return html`<section class=${"page messages" + (id ? " has-open" : "")}>
     <div class="conversation-list">
       <h1>Messages</h1>
       <${ConversationList} list=${list} current=${id} />
     </div>
-    ${id ? html`<${Conversation} key=${id} id=${id} conversation=${current} onRead=${read} />`
+    ${id ? html`<${Conversation} key=${id} id=${id} conversation=${current} onRead=${read} onSent=${sent} />`
       : html`<div class="conversation empty-pane"><p class="empty">Pick a conversation, or start one from a friend's profile or a Discover match.</p></div>`}
   </section>`;
 }
@@ -38,7 +47,7 @@ function ConversationList({ list, current }) {
         <a href=${"#/messages/" + c.id}>
           <${Avatar} user=${them} size=${40} />
           <div class="c-text">
-            <div><b>${them.display_name || them.username}</b> <span class="handle">@${them.username}</span></div>
+            <div class="c-who"><b>${them.display_name || them.username}</b> <span class="handle">@${them.username}</span></div>
             <div class="snippet">${c.last_message ? c.last_message.text : "No messages yet"}</div>
           </div>
           <${Badge} n=${c.unread_count} label="conversation" />
@@ -51,7 +60,7 @@ function ConversationList({ list, current }) {
   </ul>`;
 }
 
-function Conversation({ id, conversation, onRead }) {
+function Conversation({ id, conversation, onRead, onSent }) {
   const { api, me, live, refreshCounts } = useApp();
   const [messages, setMessages] = useState([]); // oldest first
   const [cursor, setCursor] = useState(null);
@@ -129,10 +138,14 @@ function Conversation({ id, conversation, onRead }) {
     stick.current = true;
     setMessages((ms) => [...ms, temp]);
     try {
-      // Over the WebSocket with its ack; over HTTP while the socket is reconnecting.
-      const sent = live && live.state === "open" ? await live.sendMessage(id, body) : await api.post(`/v1/conversations/${id}/messages`, { text: body });
+      // Over the WebSocket with its ack; over HTTP while the socket is reconnecting, or when
+      // it refused the message unstored (its registration was gone: it reconnects meanwhile).
+      const overHttp = () => api.post(`/v1/conversations/${id}/messages`, { text: body });
+      const sent = live && live.state === "open"
+        ? await live.sendMessage(id, body).catch((e) => (e.unsent || e.code === "not_registered" ? overHttp() : Promise.reject(e)))
+        : await overHttp();
       setMessages((ms) => merge([sent], ms.filter((m) => m.id !== temp.id)));
-      onRead(id);
+      onSent(sent);
     } catch (e) {
       setMessages((ms) => ms.map((m) => (m.id === temp.id ? { ...m, pending: false, failed: true } : m)));
       setError(e);
@@ -142,7 +155,7 @@ function Conversation({ id, conversation, onRead }) {
   const them = conversation ? other(conversation, me) : null;
   return html`<div class="conversation">
     <header class="c-head">
-      <a class="back-link" href="#/messages"><${Icon} name="back" /></a>
+      <a class="back-link" href="#/messages" aria-label="Back to the conversations"><${Icon} name="back" /></a>
       ${them ? html`<a href=${userHref(them)}><${Avatar} user=${them} size=${32} /> <b>${them.display_name || them.username}</b></a>` : html`<b>Conversation</b>`}
     </header>
     <div class="message-box" ref=${box} onScroll=${onScroll} data-testid="message-box">

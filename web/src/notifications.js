@@ -17,6 +17,7 @@ export function NotificationsPage({ type = "all" }) {
     if (event === "notification" && data.id && (type === "all" || data.type === type)) {
       paged.update((items) => (items.some((n) => n.id === data.id) ? items : [data, ...items]));
     }
+    if (event === "reconnected") paged.reload(); // what was pushed meanwhile never came
   }), [live, type]);
 
   const unreadHere = type === "all" ? NOTIFICATION_TYPES.reduce((s, t) => s + (counts[t] || 0), 0) : counts[type] || 0;

@@ -1,7 +1,7 @@
 // Profiles by username (#/u/name) or id (#/user/id): counts, follow/unfollow, the relationship
 // badge, the connection degree, mutual friends, block and mute, and the user's tweets and lists.
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, userHref, go } from "./ui.js";
+import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, userHref, go, plural } from "./ui.js";
 import { TweetList } from "./tweets.js";
 
 const BADGES = { following: "Following", followed_by: "Follows you", friends: "Friends", none: null };
@@ -20,7 +20,7 @@ const TABS = [
 
 export function ProfilePage({ by, lookup, tab: asked }) {
   const tab = TABS.some(([t]) => t === asked) ? asked : "tweets";
-  const { api, me, toast } = useApp();
+  const { api, me, toast, live } = useApp();
   const [user, setUser] = useState(null);
   const [error, setError] = useState(null);
   const [degree, setDegree] = useState(null);
@@ -48,6 +48,13 @@ export function ProfilePage({ by, lookup, tab: asked }) {
     if (!user || self) return;
     api.relationship(user.id).then(setFlags, () => setFlags(null));
   }, [user && user.id]);
+
+  // They follow me (back) while their profile is open: its badge, degree and counts change.
+  useEffect(() => live && user && !self && live.on((event, data) => {
+    if (event === "notification" && data.type === "follow" && data.actor && data.actor.id === user.id) {
+      api.user(user.id).then(setUser, () => {});
+    }
+  }), [live, user && user.id]);
 
   async function toggleFollow() {
     setBusy(true);
@@ -102,12 +109,12 @@ export function ProfilePage({ by, lookup, tab: asked }) {
           ${flags && flags.blocking && html` <span class="rel-badge block" data-testid="blocking">Blocked</span>`}
           ${flags && flags.blocked_by && html` <span class="rel-badge block" data-testid="blocked-by">Blocked you</span>`}
           ${flags && flags.muting && html` <span class="rel-badge" data-testid="muting">Muted</span>`}
-          ${degree && html` <span class="degree" title="Connection degree on the friends graph">${degree.label}</span>`}
+          ${degree && degree.degree && html` <span class="degree" title="Connection degree on the friends graph">${degree.label}</span>`}
         </div>
       </div>
       <div class="profile-actions">
         ${self ? html`<button onClick=${() => setEditing(!editing)}>Edit profile</button>`
-          : html`${user.relationship === "friends" && !blocked && html`<button onClick=${message}>Message</button>`}
+          : html`${flags && !blocked && html`<button onClick=${message}>Message</button>`}
             ${!blocked && html`<button class=${following ? "" : "primary"} onClick=${toggleFollow} disabled=${busy}>${following ? "Unfollow" : "Follow"}</button>`}
             ${flags && html`<button onClick=${() => toggle("mute")} disabled=${busy}>${flags.muting ? "Unmute" : "Mute"}</button>
               <button class=${flags.blocking ? "" : "danger"} onClick=${() => toggle("block")} disabled=${busy}>${flags.blocking ? "Unblock" : "Block"}</button>`}`}
@@ -116,12 +123,12 @@ export function ProfilePage({ by, lookup, tab: asked }) {
     ${editing ? html`<${EditProfile} user=${user} onDone=${(u) => { setEditing(false); if (u) setUser(u); }} />`
       : user.bio && html`<p class="bio">${user.bio}</p>`}
     <div class="counts">
-      <a href=${base}><b>${user.tweet_count}</b> Tweets</a>
+      <a href=${base}><b>${user.tweet_count}</b> ${plural(user.tweet_count, "Tweet")}</a>
       <a href=${base + "/following"}><b>${user.following_count}</b> Following</a>
-      <a href=${base + "/followers"}><b>${user.followers_count}</b> Followers</a>
-      ${mutual && html`<a href=${base + "/mutual"}><b>${mutual.count}</b> mutual friends</a>`}
+      <a href=${base + "/followers"}><b>${user.followers_count}</b> ${plural(user.followers_count, "Follower")}</a>
+      ${mutual && html`<a href=${base + "/mutual"}><b>${mutual.count}</b> ${plural(mutual.count, "mutual friend")}</a>`}
     </div>
-    <nav class="tabs">
+    <nav class="tabs" aria-label="Profile sections">
       ${TABS.filter(([t]) => !(self && t === "mutual")).map(([t, label]) => html`<a class=${t === tab ? "on" : ""} href=${t === "tweets" ? base : `${base}/${t}`}>${label}</a>`)}
     </nav>
     ${tab === "tweets" ? html`<${UserTweets} id=${user.id} />`

@@ -1,7 +1,7 @@
 // Tweets: compose with the 280 counter, a tweet with its actions, lists by cursor, the home
 // timeline with its "N new posts" bar, and one tweet's page with its replies.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, Time, RichText, userHref, tweetLength, go } from "./ui.js";
+import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, Time, RichText, userHref, tweetLength, go, fullTime } from "./ui.js";
 import { useAttachments, AttachmentTray, AddImages, MediaGrid, pastedImages } from "./media.js";
 
 const LIMIT = 280;
@@ -52,21 +52,19 @@ export function Compose({ replyTo, onPosted, placeholder = "What's happening?", 
   </form>`;
 }
 
-// One tweet. A retweet shows its original, with a line naming who retweeted.
-export function Tweet({ tweet, onChange, onRemove, showReplyTo = true }) {
+// One tweet. A retweet shows its original, with a line naming who retweeted. `onChange` gets the
+// original as it now is: every copy of it on the page (the tweet, retweets of it) changes with it.
+export function Tweet({ tweet, onChange, onRemove, showReplyTo = true, replyingTo = null, full = false }) {
   const { api, me, toast } = useApp();
   const shown = tweet.retweet_of || tweet;
   const [replying, setReplying] = useState(false);
 
-  const patch = (fields) => {
-    const original = { ...shown, ...fields };
-    onChange && onChange(tweet.retweet_of ? { ...tweet, retweet_of: original } : original);
-  };
+  const patch = (fields) => onChange && onChange({ ...shown, ...fields });
 
-  // Like or retweet: shown at once, undone if the API refuses.
+  // Like or retweet: shown at once, undone if the API refuses. No count goes below zero.
   async function toggle(flag, count, call) {
     const on = !shown[flag];
-    patch({ [flag]: on, [count]: shown[count] + (on ? 1 : -1) });
+    patch({ [flag]: on, [count]: Math.max(0, shown[count] + (on ? 1 : -1)) });
     try {
       await call(shown.id, on);
     } catch (e) {
@@ -88,26 +86,32 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true }) {
   }
 
   const mine = me && shown.author.id === me.id;
+  const who = shown.author.display_name || shown.author.username;
+  const whose = mine ? "your" : `${who}'s`;
+  // Each button says which tweet it acts on: a page holds many Reply buttons.
+  const about = snippet(shown.text) || "images";
+  const count = (n) => (n > 0 ? n : "");
   return html`<article class="tweet" data-tweet-id=${shown.id}>
     ${tweet.retweet_of && html`<div class="retweeted-by"><${Icon} name="retweet" size=${14} /> <a href=${userHref(tweet.author)}>${tweet.author.id === (me && me.id) ? "You" : tweet.author.display_name || tweet.author.username}</a> retweeted</div>`}
     <div class="tweet-row">
-      <a href=${userHref(shown.author)}><${Avatar} user=${shown.author} /></a>
+      <a href=${userHref(shown.author)} aria-label=${"@" + shown.author.username} tabindex="-1"><${Avatar} user=${shown.author} /></a>
       <div class="tweet-body">
         <header>
-          <a class="name" href=${userHref(shown.author)}>${shown.author.display_name || shown.author.username}</a>${" "}
+          <a class="name" href=${userHref(shown.author)}>${who}</a>${" "}
           <span class="handle">@${shown.author.username}</span>${" · "}
           <a class="when" href=${"#/tweet/" + shown.id}><${Time} iso=${shown.created_at} /></a>
         </header>
-        ${showReplyTo && shown.reply_to && html`<div class="reply-to"><a href=${"#/tweet/" + shown.reply_to}>Replying to a tweet</a></div>`}
-        ${shown.text && html`<p class="tweet-text"><${RichText} text=${shown.text} /></p>`}
+        ${showReplyTo && shown.reply_to && html`<div class="reply-to"><a href=${"#/tweet/" + shown.reply_to}>${replyingTo ? `Replying to @${replyingTo.author.username}` : "Replying to a tweet"}</a></div>`}
+        ${shown.text && html`<p class="tweet-text"><${RichText} text=${shown.text} tags=${shown.hashtags} /></p>`}
         <${MediaGrid} media=${shown.media} />
+        ${full && html`<p class="full-time"><time datetime=${shown.created_at}>${fullTime(shown.created_at)}</time></p>`}
         <footer class="actions">
-          <button class="act reply" title="Reply" aria-label="Reply" onClick=${() => setReplying(!replying)}><${Icon} name="reply" size=${18} /> <span>${shown.reply_count || ""}</span></button>
-          <button class=${"act retweet" + (shown.retweeted_by_me ? " on" : "")} title=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"} aria-label=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"}
-            aria-pressed=${shown.retweeted_by_me} onClick=${retweet}><${Icon} name="retweet" size=${18} /> <span>${shown.retweet_count || ""}</span></button>
-          <button class=${"act like" + (shown.liked_by_me ? " on" : "")} title=${shown.liked_by_me ? "Unlike" : "Like"} aria-label=${shown.liked_by_me ? "Unlike" : "Like"}
-            aria-pressed=${shown.liked_by_me} onClick=${like}><${Icon} name="heart" size=${18} filled=${shown.liked_by_me} /> <span>${shown.like_count || ""}</span></button>
-          ${mine && html`<button class="act delete" title="Delete" aria-label="Delete" onClick=${remove}><${Icon} name="trash" size=${18} /></button>`}
+          <button class="act reply" title="Reply" aria-label=${`Reply to ${who}: ${about}`} onClick=${() => setReplying(!replying)}><${Icon} name="reply" size=${18} /> <span>${count(shown.reply_count)}</span></button>
+          <button class=${"act retweet" + (shown.retweeted_by_me ? " on" : "")} title=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"} aria-label=${shown.retweeted_by_me ? `Undo retweet of ${whose} tweet: ${about}` : `Retweet ${whose} tweet: ${about}`}
+            aria-pressed=${shown.retweeted_by_me} onClick=${retweet}><${Icon} name="retweet" size=${18} /> <span>${count(shown.retweet_count)}</span></button>
+          <button class=${"act like" + (shown.liked_by_me ? " on" : "")} title=${shown.liked_by_me ? "Unlike" : "Like"} aria-label=${shown.liked_by_me ? `Unlike ${whose} tweet: ${about}` : `Like ${whose} tweet: ${about}`}
+            aria-pressed=${shown.liked_by_me} onClick=${like}><${Icon} name="heart" size=${18} filled=${shown.liked_by_me} /> <span>${count(shown.like_count)}</span></button>
+          ${mine && html`<button class="act delete" title="Delete" aria-label=${`Delete your tweet: ${about}`} onClick=${remove}><${Icon} name="trash" size=${18} /></button>`}
         </footer>
         ${replying && html`<${Compose} replyTo=${shown.id} placeholder=${"Reply to @" + shown.author.username} autofocus=${true}
           onPosted=${() => { setReplying(false); patch({ reply_count: shown.reply_count + 1 }); toast("Your reply was posted."); }} />`}
@@ -116,10 +120,32 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true }) {
   </article>`;
 }
 
+const snippet = (text) => {
+  const chars = [...(text || "").replace(/\s+/g, " ").trim()];
+  return chars.length > 40 ? chars.slice(0, 40).join("") + "…" : chars.join("");
+};
+
+// Every copy of `original` in a list of tweets as it now is: the tweet itself and the retweets
+// embedding it; my own retweet of it leaves once I undo it.
+export function withOriginal(items, original, me) {
+  return items.flatMap((t) => {
+    if (t.id === original.id) return [{ ...t, ...original }];
+    if (t.retweet_of && t.retweet_of.id === original.id) {
+      if (!original.retweeted_by_me && me && t.author.id === me.id) return [];
+      return [{ ...t, retweet_of: original }];
+    }
+    return [t];
+  });
+}
+
 // A list of tweets by cursor, with infinite scroll.
-export function TweetList({ paged, empty = "Nothing here yet." }) {
-  const replace = (next) => paged.update((items) => items.map((t) => (t.id === next.id ? next : t)));
-  const remove = (gone) => paged.update((items) => items.filter((t) => t.id !== gone.id));
+export function TweetList({ paged, empty = "Nothing here yet.", onRemoved }) {
+  const { me } = useApp();
+  const replace = (original) => paged.update((items) => withOriginal(items, original, me));
+  const remove = (gone) => {
+    paged.update((items) => items.filter((t) => t.id !== gone.id && !(t.retweet_of && t.retweet_of.id === gone.id)));
+    onRemoved && onRemoved(gone);
+  };
   return html`<div class="tweets">
     ${paged.items.map((t) => html`<${Tweet} key=${t.id} tweet=${t} onChange=${replace} onRemove=${remove} />`)}
     <${ErrorNote} error=${paged.error} />
@@ -163,29 +189,56 @@ export function HomeTimeline() {
   </section>`;
 }
 
+const TWEET_ID = /^[1-9][0-9]{0,18}$/;
+const THREAD_ABOVE = 5; // ancestors shown above a reply
+
 export function TweetPage({ id }) {
   const { api } = useApp();
   const [tweet, setTweet] = useState(null);
+  const [thread, setThread] = useState([]); // the tweets it replies to, oldest first
   const [error, setError] = useState(null);
+  const valid = TWEET_ID.test(id || "");
   const fetchPage = useCallback((cursor) => api.replies(id, cursor), [api, id]);
-  const paged = usePaged(fetchPage, id);
+  const paged = usePaged(valid ? fetchPage : NO_PAGE, id);
 
   useEffect(() => {
     setTweet(null);
-    setError(null);
-    api.tweet(id).then(setTweet, setError);
+    setThread([]);
+    setError(valid ? null : { text: "No such tweet." });
+    if (!valid) return;
+    let gone = false;
+    api.tweet(id).then(async (found) => {
+      if (gone) return;
+      setTweet(found);
+      const above = [];
+      for (let parent = found.reply_to; parent && above.length < THREAD_ABOVE;) {
+        const one = await api.tweet(parent).catch(() => null);
+        if (!one || gone) break;
+        above.unshift(one);
+        parent = one.reply_to;
+      }
+      if (!gone) setThread(above);
+    }, setError);
+    return () => { gone = true; };
   }, [id]);
 
   const replied = (reply) => {
     paged.update((items) => [reply, ...items]);
     setTweet((t) => ({ ...t, reply_count: t.reply_count + 1 }));
   };
+  const changed = (original) => setTweet((t) => (t.retweet_of ? { ...t, retweet_of: original } : original));
+  const replyRemoved = () => setTweet((t) => t && { ...t, reply_count: Math.max(0, t.reply_count - 1) });
+  const parent = thread[thread.length - 1];
   return html`<section class="page">
-    <h1><button class="back" onClick=${() => history.back()} title="Back"><${Icon} name="back" /></button> Tweet</h1>
+    <h1><button class="back" onClick=${() => history.back()} title="Back" aria-label="Back"><${Icon} name="back" /></button> Tweet</h1>
     <${ErrorNote} error=${error} />
-    ${tweet && html`<${Tweet} tweet=${tweet} onChange=${setTweet} onRemove=${() => go("home")} />`}
+    ${thread.length > 0 && html`<div class="thread" aria-label="Earlier in the thread">
+      ${thread.map((t) => html`<${Tweet} key=${t.id} tweet=${t} showReplyTo=${false} onChange=${(o) => setThread((ts) => withOriginal(ts, o, null))} />`)}</div>`}
+    ${tweet && html`<${Tweet} tweet=${tweet} onChange=${changed} onRemove=${() => go("home")} replyingTo=${parent} full=${true} />`}
     ${tweet && html`<${Compose} replyTo=${tweet.id} placeholder="Post your reply" onPosted=${replied} />`}
-    <h2 class="sub">Replies</h2>
-    <${TweetList} paged=${paged} empty="No replies yet." />
+    ${tweet && html`<h2 class="sub">Replies</h2>
+      <${TweetList} paged=${paged} empty="No replies yet." onRemoved=${replyRemoved} />`}
   </section>`;
 }
+
+const NO_PAGE = async () => ({ items: [], next_cursor: null });

@@ -105,20 +105,38 @@ export function ago(iso) {
 
 export const Time = ({ iso }) => html`<time datetime=${iso} title=${new Date(iso).toLocaleString()}>${ago(iso)}</time>`;
 
-// Text with @mentions linked to profiles.
-export function RichText({ text }) {
+// Text with @mentions linked to profiles, #hashtags to their pages and web addresses linked
+// out. A #word is linked when the tweet's `hashtags` (the server's one rule, API.md) has it, so
+// the two never disagree. Only http and https become links (never javascript: or data:), opened
+// apart from the app, without a referrer and without vouching for them.
+const RICH = /@([A-Za-z0-9_]{1,15})|(?<![\p{L}\p{N}\p{M}_])#([\p{L}\p{N}_][\p{L}\p{N}\p{M}_]*)|\bhttps?:\/\/[^\s<>"']+/gu;
+const TRAILING = /[.,;:!?)\]}'"]+$/; // "see https://a.example." links without the full stop
+
+export function RichText({ text, tags = [] }) {
   const parts = [];
-  const re = /@([A-Za-z0-9_]{1,15})/g;
   let last = 0;
-  let m;
-  while ((m = re.exec(text))) {
+  for (const m of text.matchAll(RICH)) {
+    const tag = m[2] && m[2].normalize("NFKC").toLowerCase();
+    if (m[2] && !tags.includes(tag)) continue;
+    let found = m[0];
+    if (!m[1] && !m[2]) found = found.replace(TRAILING, "");
     if (m.index > last) parts.push(text.slice(last, m.index));
-    parts.push(html`<a href=${"#/u/" + m[1]}>@${m[1]}</a>`);
-    last = m.index + m[0].length;
+    parts.push(m[1]
+      ? html`<a href=${"#/u/" + m[1]}>@${m[1]}</a>`
+      : m[2]
+        ? html`<a class="hashtag" href=${"#/tag/" + encodeURIComponent(tag)}>#${m[2]}</a>`
+        : html`<a href=${found} target="_blank" rel="noopener noreferrer nofollow">${found}</a>`);
+    last = m.index + found.length;
   }
   parts.push(text.slice(last));
   return html`<span class="text">${parts}</span>`;
 }
+
+// What a count says: "1 Tweet", "2 Tweets".
+export const plural = (n, one, many = one + "s") => (n === 1 ? one : many);
+
+// A full date and time, for a tweet's own page.
+export const fullTime = (iso) => new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 // API.md's rule for tweet length: characters (code points) after NFC normalisation.
 export const tweetLength = (text) => [...text.normalize("NFC")].length;
@@ -141,6 +159,9 @@ const ICON_PATHS = {
   at: "M16 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM16 12v1.5a2.5 2.5 0 0 0 5 0V12a9 9 0 1 0-4 7.5",
   back: "M19 12H5M11 6l-6 6 6 6",
   logout: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10",
+  shield: "M12 3l8 3v6c0 5-3.5 8-8 9-4.5-1-8-4-8-9V6zM8.5 8.5l7 7",
+  more: "M5 12h.01M12 12h.01M19 12h.01",
+  search: "M11 4a7 7 0 1 0 0 14 7 7 0 0 0 0-14zM20 20l-4-4",
 };
 
 export function Icon({ name, filled = false, size = 20 }) {

@@ -28,6 +28,7 @@ class TweetPosted:
     # The media it shows, and their files in the bucket.
     media_ids: tuple[int, ...] = ()
     media_keys: tuple[str, ...] = ()
+    hashtags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class TweetDeleted:
     retweet_of: int | None = None
     media_ids: tuple[int, ...] = ()
     media_keys: tuple[str, ...] = ()
+    hashtags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

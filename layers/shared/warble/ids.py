@@ -94,6 +94,7 @@ def decompose(snowflake: int) -> tuple[int, int, int]:
 # The decimal form of a Snowflake, as the OpenAPI document states it (parse_id also bounds it
 # by 2**63 - 1, which a pattern cannot say simply).
 SNOWFLAKE_PATTERN = r"^[1-9][0-9]{0,18}$"
+USER_REF_PATTERN = r"^(me|[1-9][0-9]{0,18})$"  # a user id, or ``me`` for the caller
 
 
 def parse_id(raw: str) -> int | None:

@@ -10,6 +10,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:counts             | string | COUNTS_CACHE_TTL_SECONDS  | follow counts (JSON)  |
 | {u:<user_id>}:counts:lease       | string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:following          | hash   | MEMBERSHIP_TTL_SECONDS    | who I follow (vers.)  |
+| {u:<user_id>}:followers          | hash   | MEMBERSHIP_TTL_SECONDS    | my followers (fan-out)|
 | {u:<user_id>}:liked              | hash   | MEMBERSHIP_TTL_SECONDS    | my recent likes       |
 | {u:<user_id>}:retweeted          | hash   | MEMBERSHIP_TTL_SECONDS    | my recent retweets    |
 | {u:<user_id>}:blocks             | hash   | MEMBERSHIP_TTL_SECONDS    | blocks, mutes (vers.) |
@@ -28,6 +29,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:session:<sha>:lease| string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:session:<sha>:seen | string | 60 s                      | last_seen_at throttle |
 | {u:<user_id>}:budget             | string | RATE_LIMIT_USER_WINDOW_S. | user's request budget |
+| {seen:<n>}                       | zset   | none (flushed)            | sessions seen, to PG  |
 | {t:<token sha256>}:session       | string | SESSION_CACHE_TTL_SECONDS | old-form token's (*)  |
 | {t:<token sha256>}:session:lease | string | LEASE_MS                  | fill lease (*)        |
 | {t:<token sha256>}:seen          | string | 60 s                      | its throttle (*)      |
@@ -53,6 +55,18 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:feed               | list   | FEED_TTL_SECONDS (600 s)  | fetched, not offered  |
 | {u:<user_id>}:feed:meta          | hash   | FEED_TTL_SECONDS (600 s)  | its query and reach   |
 | {sw:<low id>:<high id>}          | hash   | SWIPE_PAIR_TTL_SECONDS    | a pair's two swipes   |
+| {u:<user_id>}:friends            | string | FRIENDS_CACHE_SECONDS     | friend ids (JSON)     |
+| {u:<user_id>}:friends:lease      | string | LEASE_MS                  | fill lease            |
+| {u:<user_id>}:degree2            | string | DEGREE2_CACHE_SECONDS     | 2nd-degree ids (JSON) |
+| {u:<user_id>}:degree2:lease      | string | LEASE_MS                  | fill lease            |
+| {u:<user_id>}:search:<token>     | string | SEARCH_SNAPSHOT_SECONDS   | ranked results (JSON) |
+| {ht:<tag>}:shards                | string | HASHTAG_SHARDS_SECONDS    | timeline shard count  |
+| {ht:<tag>}:rate:<minute>         | string | 120 s                     | uses in one minute    |
+| {trends}:window                  | zset   | none (trimmed to 1 h)     | uses of the last hour |
+| {trends}:tweets                  | hash   | none                      | tag -> uses in window |
+| {trends}:authors                 | hash   | none                      | tag -> its authors    |
+| {trends}:uses                    | hash   | none                      | author:tag -> uses    |
+| {trends}:rank                    | zset   | none                      | tags by authors, uses |
 
 (*) sessions of tokens of the old form (``wbl_<secret>``, no user id), until the last expires.
 """
@@ -93,9 +107,9 @@ def first_page(user_id: int, which: str) -> CacheKey:
 
 
 def memberships(kind: str, user_id: int) -> CacheKey:
-    """A user's versioned membership hash: ``following``, ``liked``, ``retweeted``
-    (warble.dal.memberships) or ``blocks`` (warble.dal.blocks), and the lease that guards its
-    rebuild."""
+    """A user's versioned membership hash: ``following``, ``followers`` (the fan-out's),
+    ``liked``, ``retweeted`` (warble.dal.memberships) or ``blocks`` (warble.dal.blocks), and
+    the lease that guards its rebuild."""
     base = f"{{u:{user_id}}}:{kind}"
     return CacheKey(base, f"{base}:lease")
 
@@ -155,6 +169,17 @@ def session_seen(token_hash_hex: str, user_id: int | None = None) -> str:
     if user_id is None:
         return f"{{t:{token_hash_hex}}}:seen"
     return f"{{u:{user_id}}}:session:{token_hash_hex}:seen"
+
+
+# Sessions seen since the last flush to PostgreSQL's last_seen_at, spread over this many sets
+# (each its own slot, so over the cluster's shards).
+LAST_SEEN_BUCKETS = 256
+
+
+def last_seen_bucket(session_id: int) -> str:
+    """Sessions seen (member: the session id, score: when, epoch seconds) since the flush
+    (warble.dal.account_state.RedisLastSeen)."""
+    return f"{{seen:{session_id % LAST_SEEN_BUCKETS}}}"
 
 
 def user_budget(user_id: int) -> str:
@@ -264,3 +289,50 @@ def swipe_pair(a: int, b: int) -> str:
     both sides atomically wherever the two requests run."""
     low, high = sorted((a, b))
     return f"{{sw:{low}:{high}}}"
+
+
+# ---- search and hashtags (warble.domain.search, warble.domain.hashtags) -------------------------
+FRIENDS_CACHE_SECONDS = 3600
+DEGREE2_CACHE_SECONDS = 3600  # the second-degree sets are rebuilt hourly (DegreesFunction)
+SEARCH_SNAPSHOT_SECONDS = 600
+HASHTAG_SHARDS_SECONDS = 86_400
+HASHTAG_RATE_SECONDS = 120
+
+
+def friends(user_id: int) -> CacheKey:
+    """A user's friends (mutual follows), cached from the graph table; dropped by every follow or
+    unfollow between the user and another (the write path, then the graph stream)."""
+    base = f"{{u:{user_id}}}:friends"
+    return CacheKey(base, f"{base}:lease")
+
+
+def degree2(user_id: int) -> CacheKey:
+    """A user's precomputed second-degree set (seed 000), cached from the degrees table; dropped
+    when the scheduled job rebuilds it."""
+    base = f"{{u:{user_id}}}:degree2"
+    return CacheKey(base, f"{base}:lease")
+
+
+def search_snapshot(user_id: int, token: str) -> str:
+    """The ranked results of one people search, so the next pages neither repeat nor skip."""
+    return f"{{u:{user_id}}}:search:{token}"
+
+
+def hashtag_shards(tag: str) -> str:
+    """How many partitions a tag's timeline is written over (1 unless it ran hot)."""
+    return f"{{ht:{tag}}}:shards"
+
+
+def hashtag_rate(tag: str, minute: int) -> str:
+    """A tag's uses in one minute (epoch minute): what decides a split."""
+    return f"{{ht:{tag}}}:rate:{minute}"
+
+
+# Trends: one hash tag for the whole hour's counts, so one script adds, removes and expires
+# exactly (warble.dal.hashtags.RedisTrends says what changes at 12k tweets a second).
+TRENDS_WINDOW = "{trends}:window"
+TRENDS_TWEETS = "{trends}:tweets"
+TRENDS_AUTHORS = "{trends}:authors"
+TRENDS_USES = "{trends}:uses"
+TRENDS_RANK = "{trends}:rank"
+TRENDS_KEYS = [TRENDS_WINDOW, TRENDS_TWEETS, TRENDS_AUTHORS, TRENDS_USES, TRENDS_RANK]

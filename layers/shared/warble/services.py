@@ -22,12 +22,13 @@ if TYPE_CHECKING:
     from warble.dal.connections import ConnectionRegistry
     from warble.dal.counters import DynamoCounterStore
     from warble.dal.graph import DynamoGraphStore
+    from warble.dal.hot import HotCache
     from warble.dal.idempotency import IdempotencyStore
     from warble.dal.likes import LikeStore
     from warble.dal.memberships import MembershipSets
     from warble.dal.notifications import NotificationTable
     from warble.dal.postgres import Database
-    from warble.dal.redis import RedisClient
+    from warble.dal.redis import RedisClient, WriteBatch
     from warble.dal.streams import StreamDecoder
     from warble.dal.tweets import TweetStore
     from warble.dal.websocket import WebSocketSender
@@ -38,12 +39,14 @@ if TYPE_CHECKING:
     from warble.domain.counters.service import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.discover.service import DiscoverService
     from warble.domain.graph.service import GraphService
+    from warble.domain.hashtags.service import HashtagService
     from warble.domain.likes.service import LikeService
     from warble.domain.media.service import MediaService
     from warble.domain.notifications.ports import MessageReads
     from warble.domain.notifications.service import NotificationService, Producers
     from warble.domain.push.service import Pusher
     from warble.domain.rate_limits import RateLimits
+    from warble.domain.search.service import SearchService
     from warble.domain.timelines.service import TimelineService
     from warble.domain.tweets.service import TweetService
     from warble.ids import Snowflake
@@ -103,12 +106,18 @@ def _notification_table(settings: Settings) -> NotificationTable:
 
 
 # The keys of the caches whose subject is more than an id.
-def _session_key(subject: tuple[str, int | None]) -> keys.CacheKey:
-    return keys.session(*subject)
+def _session_key(subject: tuple[bytes, int | None]) -> keys.CacheKey:
+    token_hash, user_id = subject
+    return keys.session(token_hash.hex(), user_id)
 
 
 def _first_page_key(subject: tuple[int, str]) -> keys.CacheKey:
     return keys.first_page(*subject)
+
+
+def _same_key(subject: keys.CacheKey) -> keys.CacheKey:
+    """A cache addressed by its keys themselves (dropping several kinds of key at once)."""
+    return subject
 
 
 def _decoder(store: str) -> Callable[[dict[str, Any]], Any]:
@@ -123,6 +132,10 @@ def _decoder(store: str) -> Callable[[dict[str, Any]], Any]:
         return found[0](record)
 
     return decode
+
+
+def _ids_of(read: Callable[[], list[Any]]) -> Callable[[], set[int]]:
+    return lambda: {t.id for t in read()}
 
 
 class Container:
@@ -144,6 +157,20 @@ class Container:
         from warble.dal.redis import connect
 
         return connect(self.settings)
+
+    def write_batch(self) -> WriteBatch:
+        """A stream batch's writes to Redis, sent together (``warble.domain.shared.Writes``)."""
+        from warble.dal.redis import WriteBatch
+
+        return WriteBatch(self.redis)
+
+    @cached_property
+    def hot(self) -> HotCache | None:
+        """Hot keys held in this container (HOT_KEY_CACHE_MS), shared by the stores that read
+        them, so one store's write drops what another holds."""
+        from warble.dal.hot import hot_cache
+
+        return hot_cache(self.settings.hot_key_cache_ms)
 
     @cached_property
     def database(self) -> Database:
@@ -245,7 +272,7 @@ class Container:
     # ---- services ---------------------------------------------------------------------------
     @cached_property
     def accounts(self) -> AccountService:
-        from warble.dal.account_state import LoginThrottle, SessionLookups
+        from warble.dal.account_state import LoginThrottle, RedisLastSeen, SessionLookups
         from warble.dal.accounts import SessionRepository, UserRepository
         from warble.domain.accounts.service import AccountPolicy, AccountService
 
@@ -262,6 +289,7 @@ class Container:
                 password_hash_rounds=s.password_hash_rounds,
                 session_ttl=timedelta(days=s.session_ttl_days),
             ),
+            last_seen=RedisLastSeen(self.redis),
         )
 
     @cached_property
@@ -280,6 +308,8 @@ class Container:
                 follow_limit=s.follow_limit, big_account_followers=s.big_account_followers
             ),
             following=self._memberships("following"),
+            friends_cache=self._cache(keys.FRIENDS_CACHE_SECONDS, keys.friends),
+            degree2_cache=self._cache(keys.DEGREE2_CACHE_SECONDS, keys.degree2),
         )
 
     @cached_property
@@ -333,7 +363,7 @@ class Container:
             ),
             shields=self.shields,
             # Built on first use: only a tweet with media_ids reads the media table.
-            media=Deferred(lambda: self.media),
+            media=deferred(lambda: self.media),
             media_url=s.media_url.rstrip("/"),
         )
 
@@ -346,7 +376,7 @@ class Container:
 
         s = self.settings
         return MediaService(
-            store=Deferred(lambda: MediaTable(s)),
+            store=deferred(lambda: MediaTable(s)),
             objects=MediaBucket(s),
             process=process,
             ids=self.ids,
@@ -382,6 +412,7 @@ class Container:
                 cap=s.timeline_cap,
                 recent_cap=s.author_recent_cap,
                 ttl_seconds=s.timeline_ttl_seconds,
+                hot=self.hot,
             ),
             tweets=self.tweets,
             graph=self.graph,
@@ -392,6 +423,7 @@ class Container:
                 backfill=s.follow_backfill,
             ),
             shields=self.shields,
+            followers=self._memberships("followers"),
         )
 
     @cached_property
@@ -431,6 +463,34 @@ class Container:
             shields=self.shields,
         )
 
+    @cached_property
+    def hashtags(self) -> HashtagService:
+        from warble.dal.hashtags import DynamoHashtagIndex, RedisTrends
+        from warble.domain.hashtags.service import WINDOW_MS, HashtagService
+
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        index: Any = DynamoHashtagIndex(self.redis, self.settings)
+        return HashtagService(
+            index=index,
+            trends=RedisTrends(self.redis, WINDOW_MS),
+            tweets=self.tweets,
+            shields=self.shields,
+        )
+
+    @cached_property
+    def search(self) -> SearchService:
+        from warble.dal.search import PostgresPeopleIndex, RedisSnapshots
+        from warble.domain.search.service import SearchService
+
+        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
+        snapshots: Any = RedisSnapshots(self.redis)
+        return SearchService(
+            index=PostgresPeopleIndex(self.database),
+            snapshots=snapshots,
+            network=self.graph,
+            shields=self.shields,
+        )
+
     # ---- streams ----------------------------------------------------------------------------
     @cached_property
     def stream_decoder(self) -> StreamDecoder:
@@ -467,9 +527,25 @@ class Container:
         return rules
 
     def counters_changed(self, counter_keys: set[str]) -> None:
-        """Drop the cached copies of counters that changed (users' and tweets')."""
-        self.graph.counters_applied(counter_keys)
-        self.tweets.counters_applied(counter_keys)
+        """Drop the cached copies of counters that changed (users' and tweets'), in one round
+        trip, and copy followers_count to the search index."""
+        from warble.dal import store_unavailable
+        from warble.domain.counters.ports import owner_of
+
+        owners = [owner for key in counter_keys if (owner := owner_of(key)) is not None]
+        dropped = [
+            keys.counts(uid) if kind == "user" else keys.tweet_counts(uid) for kind, uid in owners
+        ]
+        # One cache over both kinds of key, so that both go in one round trip.
+        self._cache(self.settings.counts_cache_ttl_seconds, _same_key).invalidate_many(dropped)
+        users = [uid for kind, uid in owners if kind == "user"]
+        try:
+            self.search.followers_changed(users)
+        except store_unavailable():
+            # Only the order of search candidates waits: the next change of the count copies it.
+            import logging
+
+            logging.getLogger(__name__).warning("search index not updated", exc_info=True)
 
     @cached_property
     def counter_processor(self) -> StreamCounterProcessor:
@@ -541,7 +617,7 @@ class Container:
         tweets = self.tweets
         return NotificationService(
             store=deferred(lambda: _notification_table(s)),
-            unread=RedisUnread(self.redis, s.notification_unread_cap),
+            unread=RedisUnread(self.redis, s.notification_unread_cap, hot=self.hot),
             producers=self.notification_producers,
             directory=UserRepository(self.database),
             profiles=self.accounts,
@@ -552,7 +628,12 @@ class Container:
             messages=deferred(lambda: self.message_reads),
             ids=self.ids,
             push=lambda user_ids, message: self.pusher.push(user_ids, message),
+            push_each=lambda user_ids, frames: self.pusher.push_each(user_ids, frames),
             shields=self.shields,
+            pushes=Deferred(lambda: self.pusher),
+            existing_later=lambda batch, pairs: _ids_of(
+                tweets.load_later(batch, pairs, fill=False)
+            ),
             policy=NotificationPolicy(
                 cap_per_window=s.notification_recipient_cap,
                 cap_window_seconds=s.notification_cap_window_seconds,
@@ -611,6 +692,14 @@ def blocks() -> BlockService:
 
 def likes() -> LikeService:
     return container().likes
+
+
+def search() -> SearchService:
+    return container().search
+
+
+def hashtags() -> HashtagService:
+    return container().hashtags
 
 
 def media() -> MediaService:

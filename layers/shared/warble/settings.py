@@ -108,12 +108,17 @@ class Settings:
     # Direct messages (warble.dal.conversations).
     conversations_table: str = "warble-local-conversations"
     messages_table: str = "warble-local-messages"
+    # Search and hashtags (warble.domain.search, warble.domain.hashtags): each tag's timeline.
+    hashtags_table: str = "warble-local-hashtags"
     tweet_cache_ttl_seconds: int = 86_400
     # Home timelines (warble.dal.timelines): seed 001's 800, 30 days of inactivity, and the
     # follower count above which an author is not fanned out but merged in at read time.
     timeline_cap: int = 800
     timeline_ttl_seconds: int = 30 * 86_400
     celebrity_followers: int = 10_000
+    # Hot keys (the system list, authors' recent tweets) held in the function this long
+    # (warble.dal.hot); 0 reads them every time. The template's ScaleProfile sets it.
+    hot_key_cache_ms: int = field(default=0, metadata={"ge": 0})
     author_recent_cap: int = 100
     follow_backfill: int = 100
     websocket_callback_url: str = ""

@@ -1,9 +1,10 @@
-"""Short-lived account state in Redis: login throttling and the session check's lookups."""
+"""Short-lived account state in Redis: login throttling, the session check's lookups and the
+sessions seen since the last flush to PostgreSQL."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from warble import keys
@@ -84,16 +85,17 @@ class SessionLookups:
         self,
         batch: shared.ReadBatch,
         user_id: int,
-        token_hash_hex: str,
+        token_hash: bytes,
         now_ms: int,
         limit: int,
         window_ms: int,
     ) -> Callable[[], GateAnswer | None]:
         """The gate's script queued in ``batch`` (the request's first round trip); its reader
         gives None when the session is not cached."""
+        digest = token_hash.hex()
         call_keys = [
-            keys.session(token_hash_hex, user_id).value,
-            keys.session_seen(token_hash_hex, user_id),
+            keys.session(digest, user_id).value,
+            keys.session_seen(digest, user_id),
             keys.user_budget(user_id),
         ]
         args = [keys.SEEN_THROTTLE_SECONDS, now_ms, limit, window_ms]
@@ -115,14 +117,12 @@ class SessionLookups:
         return ReadBatch(self._redis)
 
     def cached(
-        self, token_hash_hex: str, user_id: int | None = None
+        self, token_hash: bytes, user_id: int | None = None
     ) -> tuple[dict[str, Any], bool] | None:
         """(the cached session record, due for a touch), or None when it is not cached."""
+        digest = token_hash.hex()
         found = self._lookup(
-            keys=[
-                keys.session(token_hash_hex, user_id).value,
-                keys.session_seen(token_hash_hex, user_id),
-            ],
+            keys=[keys.session(digest, user_id).value, keys.session_seen(digest, user_id)],
             args=[keys.SEEN_THROTTLE_SECONDS],
         )
         if not found:
@@ -130,6 +130,29 @@ class SessionLookups:
         record, due = found
         return json.loads(record), bool(int(due))
 
-    def due_for_touch(self, token_hash_hex: str, user_id: int | None = None) -> bool:
-        seen = keys.session_seen(token_hash_hex, user_id)
+    def due_for_touch(self, token_hash: bytes, user_id: int | None = None) -> bool:
+        seen = keys.session_seen(token_hash.hex(), user_id)
         return bool(self._redis.set(seen, "1", nx=True, ex=keys.SEEN_THROTTLE_SECONDS))
+
+
+class RedisLastSeen:
+    """``warble.domain.accounts.ports.LastSeen``: sessions seen, in ``keys.LAST_SEEN_BUCKETS``
+    sorted sets (member: the session id, score: when it was seen, only ever raised), taken by
+    the flush a page at a time (ZPOPMIN: a session seen again meanwhile waits for the next)."""
+
+    def __init__(self, redis: RedisClient) -> None:
+        self._redis = redis
+
+    def note(self, session_id: int, at: float) -> None:
+        self._redis.zadd(keys.last_seen_bucket(session_id), {str(session_id): at}, gt=True)
+
+    def take(self, limit: int) -> Iterator[list[tuple[int, float]]]:
+        for bucket in range(keys.LAST_SEEN_BUCKETS):
+            key = keys.last_seen_bucket(bucket)
+            while True:
+                page: list[tuple[str, float]] = list(self._redis.zpopmin(key, limit))  # type: ignore[arg-type]
+                if not page:
+                    break
+                yield [(int(member), float(score)) for member, score in page]
+                if len(page) < limit:
+                    break

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -184,13 +185,29 @@ class SessionRepository:
         )
         return None if row is None else SessionRow(**row)
 
-    def touch(self, session_id: int) -> bool:
-        """Record activity on a live session; False when it is revoked, expired or gone."""
-        row = self._db.run(
-            lambda conn: conn.execute(
-                "UPDATE sessions SET last_seen_at = now() WHERE id = %s AND revoked_at IS NULL"
-                " AND expires_at > now() RETURNING id",
-                (session_id,),
-            ).fetchone()
-        )
-        return row is not None
+    def touch_many(self, seen: Sequence[tuple[int, float]]) -> list[tuple[bytes, int]]:
+        """``last_seen_at`` of the live sessions among ``(id, epoch seconds)`` (never moved
+        back), one UPDATE; the token hash and user of those no longer live."""
+        if not seen:
+            return []
+        ids = [session_id for session_id, _ in seen]
+        at = [when for _, when in seen]
+
+        def write(conn: psycopg.Connection[dict[str, Any]]) -> list[tuple[bytes, int]]:
+            live = conn.execute(
+                "UPDATE sessions AS s"
+                " SET last_seen_at = GREATEST(s.last_seen_at, to_timestamp(v.at))"
+                " FROM unnest(%s::bigint[], %s::double precision[]) AS v(id, at)"
+                " WHERE s.id = v.id AND s.revoked_at IS NULL AND s.expires_at > now()"
+                " RETURNING s.id",
+                (ids, at),
+            ).fetchall()
+            dead = sorted(set(ids) - {row["id"] for row in live})
+            if not dead:
+                return []
+            rows = conn.execute(
+                "SELECT token_hash, user_id FROM sessions WHERE id = ANY(%s)", (dead,)
+            ).fetchall()
+            return [(bytes(row["token_hash"]), int(row["user_id"])) for row in rows]
+
+        return self._db.run(write)

@@ -117,3 +117,9 @@ class BlockSets(VersionedHashes):
     def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
         """One change (kind ``b``, ``y`` or ``m``), idempotent and order-free."""
         self._change(keys.memberships(KIND, owner), f"{kind}{other}", seq, present)
+
+    def apply_later(
+        self, writes: shared.Writes, owner: int, kind: str, other: int, seq: int, present: bool
+    ) -> None:
+        """``apply`` queued in a stream batch's writes."""
+        self._change_later(writes, keys.memberships(KIND, owner), f"{kind}{other}", seq, present)

@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import msgspec
 
 from warble import keys
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, mget, queued
+from warble.dal.redis import (
+    UNAVAILABLE_ERRORS,
+    ReadBatch,
+    RedisClient,
+    eval_pipelined,
+    mget,
+    queued,
+)
 
 if TYPE_CHECKING:
     from warble.domain import shared
@@ -100,8 +107,11 @@ class LeasedCache(Generic[K]):
         batch: shared.ReadBatch,
         subjects: Sequence[K],
         loader: Callable[[list[int]], list[Any | None]],
+        fill: bool = True,
     ) -> Callable[[], list[Any | None]]:
-        """``get_many_or_load`` with its MGET queued in ``batch``: the reader loads the misses."""
+        """``get_many_or_load`` with its MGET queued in ``batch``: the reader loads the misses.
+        ``fill=False`` loads them without leasing or filling (no round trip but the MGET: a
+        stream consumer's reads, which no reader is waiting to find cached)."""
         cache_keys = [self._key(s) for s in subjects]
         read = queued(batch).mget([k.value for k in cache_keys])
 
@@ -111,6 +121,11 @@ class LeasedCache(Generic[K]):
             except UNAVAILABLE_ERRORS:
                 return loader(list(range(len(cache_keys))))
             found = [None if raw is None else _decode(raw) for raw in raws]
+            if not fill:
+                missing = [i for i, value in enumerate(found) if value is None]
+                for index, value in zip(missing, loader(missing) if missing else [], strict=True):
+                    found[index] = value
+                return found
             return self._load_misses(cache_keys, found, loader)
 
         return values
@@ -133,10 +148,16 @@ class LeasedCache(Generic[K]):
         except UNAVAILABLE_ERRORS:  # gone since the MGET: load, fill nothing
             leased = [False] * len(missing)
         loaded = loader(missing)
+        fills: list[tuple[list[str], list[Any]]] = []
         for index, token, got, value in zip(missing, tokens, leased, loaded, strict=True):
             values[index] = value
             if got and value is not None:
-                self._fill_quietly(cache_keys[index], token, value)
+                key = cache_keys[index]
+                payload = json.dumps(value, separators=(",", ":"), default=str)
+                fills.append(([key.value, key.lease], [token, payload, self._ttl]))
+        if fills:  # one round trip for every fill (each still checks its own lease)
+            with contextlib.suppress(*UNAVAILABLE_ERRORS):
+                eval_pipelined(self._redis, self._fill, fills)
         return values
 
     def get_or_load(self, subject: K, loader: Callable[[], T | None]) -> T | Any | None:

@@ -7,13 +7,24 @@ Both carry ``expires_at`` (DynamoDB TTL), so a connection whose ``$disconnect`` 
 still disappears (and is skipped once expired, before TTL deletes it); API Gateway closes any
 connection after two hours. A push refused with 410 removes the connection at once
 (``warble.domain.push``).
+
+In the same transactions, ``USER#<user_id> / CONNS`` keeps the user's connections as one string
+set (``<connection_id> <expiry epoch seconds>``), so a stream batch finds the connections of a
+hundred recipients in one BatchGetItem rather than a Query each. Its own ``expires_at`` follows
+the latest connection, so it goes when the user has been gone two hours; an entry whose
+``$disconnect`` never came is skipped by its expiry.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
+from pynamodb.attributes import (
+    NumberAttribute,
+    TTLAttribute,
+    UnicodeAttribute,
+    UnicodeSetAttribute,
+)
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
@@ -35,10 +46,34 @@ class ConnectionItem(Model):
     expires_at = TTLAttribute()
 
 
+class ConnectionsOfUser(Model):
+    """``USER#<user_id> / CONNS``: the user's connections, one BatchGetItem for many users."""
+
+    class Meta:
+        table_name = "connections"
+        region = "us-east-1"
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    conns = UnicodeSetAttribute(null=True)
+    expires_at = TTLAttribute(null=True)
+
+
+BATCH_GET_LIMIT = 100
+
+
+def _entry(connection_id: str, expires: datetime) -> str:
+    return f"{connection_id} {int(expires.timestamp())}"
+
+
 class ConnectionRegistry:
     def __init__(self, settings: Settings | None = None) -> None:
         settings = settings or get_settings()
-        self._connection = bind(settings.aws_region, [(ConnectionItem, settings.connections_table)])
+        self._connection = bind(
+            settings.aws_region,
+            [(ConnectionItem, settings.connections_table),
+             (ConnectionsOfUser, settings.connections_table)],
+        )  # fmt: skip
 
     def add(self, user_id: int, connection_id: str, connected_at_ms: int, ttl_seconds: int) -> None:
         connection = self._connection
@@ -59,6 +94,13 @@ class ConnectionRegistry:
                 )
                 item.expires_at = expires
                 tx.save(item)
+            tx.update(
+                ConnectionsOfUser(f"USER#{user_id}", "CONNS"),
+                actions=[
+                    ConnectionsOfUser.conns.add({_entry(connection_id, expires)}),
+                    ConnectionsOfUser.expires_at.set(expires),
+                ],
+            )
 
     def remove(self, connection_id: str) -> str | None:
         """Forget a connection; returns its user id, or None if it was unknown."""
@@ -69,6 +111,13 @@ class ConnectionRegistry:
         with TransactWrite(connection=self._connection) as tx:
             tx.delete(ConnectionItem(f"USER#{meta.user_id}", f"CONN#{connection_id}"))
             tx.delete(meta)
+            if meta.expires_at is not None:
+                tx.update(
+                    ConnectionsOfUser(f"USER#{meta.user_id}", "CONNS"),
+                    actions=[
+                        ConnectionsOfUser.conns.delete({_entry(connection_id, meta.expires_at)})
+                    ],
+                )
         return meta.user_id
 
     def owner(self, connection_id: str) -> int | None:
@@ -85,6 +134,24 @@ class ConnectionRegistry:
         now = datetime.now(UTC)
         return [
             item.connection_id
-            for item in ConnectionItem.query(f"USER#{user_id}", consistent_read=True)
+            for item in ConnectionItem.query(
+                f"USER#{user_id}", ConnectionItem.sk.startswith("CONN#"), consistent_read=True
+            )
             if item.expires_at is None or item.expires_at > now
         ]
+
+    def for_users(self, user_ids: list[int]) -> dict[int, list[str]]:
+        """The open connections of many users: consistent BatchGetItems of their ``CONNS``
+        items (one per hundred users); expired entries are left out."""
+        now = datetime.now(UTC).timestamp()
+        found: dict[int, list[str]] = {user_id: [] for user_id in user_ids}
+        wanted = [(f"USER#{u}", "CONNS") for u in dict.fromkeys(user_ids)]
+        for start in range(0, len(wanted), BATCH_GET_LIMIT):
+            for item in ConnectionsOfUser.batch_get(
+                wanted[start : start + BATCH_GET_LIMIT], consistent_read=True
+            ):
+                for entry in sorted(item.conns or ()):
+                    connection_id, _, expiry = entry.rpartition(" ")
+                    if expiry.isdigit() and int(expiry) > now:
+                        found[int(item.pk[5:])].append(connection_id)
+        return found

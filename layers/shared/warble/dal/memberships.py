@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from warble import keys
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, queued
+from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, queued, written
 from warble.domain.shared import Held
 
 if TYPE_CHECKING:
@@ -87,6 +87,12 @@ class VersionedHashes:
                 self._fill(keys=[key.value, key.lease], args=args)
         return fields, floor
 
+    def _change_later(
+        self, writes: shared.Writes, key: keys.CacheKey, field: str | int, seq: int, present: bool
+    ) -> None:
+        """``_change`` queued in a stream batch's writes (they raise if Redis fails)."""
+        written(writes).script(self._apply, [key.value, key.lease], [field, version(seq, present)])
+
     def _change(self, key: keys.CacheKey, field: str | int, seq: int, present: bool) -> None:
         """One change, after its commit (write path) or from the stream: idempotent and
         order-free. With Redis unreachable it is left to the other path (or the hash's TTL)."""
@@ -131,3 +137,21 @@ class MembershipSets(VersionedHashes):
 
     def apply(self, owner: int, member: int, seq: int, present: bool) -> None:
         self._change(keys.memberships(self._kind, owner), member, seq, present)
+
+    def apply_later(
+        self, writes: shared.Writes, owner: int, member: int, seq: int, present: bool
+    ) -> None:
+        self._change_later(writes, keys.memberships(self._kind, owner), member, seq, present)
+
+    def members_later(self, batch: shared.ReadBatch, owner: int) -> Callable[[], Held | None]:
+        """Queue one HGETALL: every member held present, or None if the hash is not loaded."""
+        read = queued(batch).add("HGETALL", keys.memberships(self._kind, owner).value)
+
+        def held() -> Held | None:
+            fields = read()
+            if not fields or LOADED not in fields:
+                return None
+            present = frozenset(int(m) for m, v in fields.items() if m != LOADED and v[-1] == "a")
+            return Held(int(fields[LOADED]), present)
+
+        return held

@@ -17,6 +17,7 @@ write rate is bounded by the hot-recipient cap (``warble.domain.notifications``)
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
@@ -36,6 +37,8 @@ __all__ = ["POSITION_TYPES", "STORED_TYPES", "NotificationTable", "RedisUnread",
 
 SYSTEM = "SYSTEM"
 TOP = "N#9999999999999999999"
+TRANSACT_LIMIT = 100  # actions per TransactWriteItems (DynamoDB's limit): 50 notifications
+BATCH_GET_LIMIT = 100  # keys per BatchGetItem
 
 
 class NotificationItem(Model):
@@ -88,14 +91,7 @@ class NotificationTable:
         )
 
     def create(self, notification: StoredNotification, dedupe: str) -> tuple[int, bool]:
-        pk = f"U#{notification.recipient}"
-        cause = NotificationItem(pk, f"D#{dedupe}", notification_id=notification.id)
-        cause.expires_at = self._ttl
-        item = NotificationItem(
-            pk, f"N#{padded(notification.id)}", kind=notification.kind, actor=notification.actor,
-            tweet_id=notification.tweet_id, tweet_author=notification.tweet_author,
-        )  # fmt: skip
-        item.expires_at = self._ttl
+        cause, item = self._items(notification, dedupe)
         try:
             with TransactWrite(connection=self._connection) as tx:
                 tx.save(cause, condition=NotificationItem.pk.does_not_exist())
@@ -108,6 +104,76 @@ class NotificationTable:
                 raise
             return found, False
         return notification.id, True
+
+    def create_many(
+        self, drafts: list[tuple[StoredNotification, str]], attempts: int = 4
+    ) -> list[tuple[int, bool] | None]:
+        """``create`` for a batch: the notifications and their dedupe items in transactions of
+        ``TRANSACT_LIMIT`` actions. A transaction cancelled by dedupe items that exist (a
+        redelivery) is sent again without those notifications, whose stored ids are read back
+        in one BatchGetItem. Per draft: (the stored id, whether stored now), or None where
+        its transaction kept failing (conflicts, throttling): those records are retried."""
+        answers: list[tuple[int, bool] | None] = [None] * len(drafts)
+        per = TRANSACT_LIMIT // 2
+        taken: list[int] = []
+        for start in range(0, len(drafts), per):
+            chunk = list(range(start, min(start + per, len(drafts))))
+            for attempt in range(attempts):
+                if not chunk:
+                    break
+                try:
+                    with TransactWrite(connection=self._connection) as tx:
+                        for index in chunk:
+                            cause, item = self._items(*drafts[index])
+                            tx.save(cause, condition=NotificationItem.pk.does_not_exist())
+                            tx.save(item)
+                except TransactWriteError as exc:
+                    # Puts in request order: reason 2k is draft k's dedupe item.
+                    codes = cancellation_codes(exc)
+                    lost = {chunk[i // 2] for i in range(0, len(codes), 2)
+                            if codes[i] == CONDITION_FAILED}  # fmt: skip
+                    if lost:
+                        taken += sorted(lost)
+                        chunk = [index for index in chunk if index not in lost]
+                    else:  # a conflict or throttling: again, after a pause
+                        time.sleep(0.02 * 2**attempt)
+                    continue
+                for index in chunk:
+                    answers[index] = (drafts[index][0].id, True)
+                break
+        if taken:
+            found = self.existing_many([(drafts[i][0].recipient, drafts[i][1]) for i in taken])
+            for index in taken:
+                stored = found.get((drafts[index][0].recipient, drafts[index][1]))
+                # None: expired between the two calls; the record is retried.
+                answers[index] = None if stored is None else (stored, False)
+        return answers
+
+    def _items(
+        self, notification: StoredNotification, dedupe: str
+    ) -> tuple[NotificationItem, NotificationItem]:
+        pk = f"U#{notification.recipient}"
+        cause = NotificationItem(pk, f"D#{dedupe}", notification_id=notification.id)
+        cause.expires_at = self._ttl
+        item = NotificationItem(
+            pk, f"N#{padded(notification.id)}", kind=notification.kind, actor=notification.actor,
+            tweet_id=notification.tweet_id, tweet_author=notification.tweet_author,
+        )  # fmt: skip
+        item.expires_at = self._ttl
+        return cause, item
+
+    def existing_many(self, causes: list[tuple[int, str]]) -> dict[tuple[int, str], int]:
+        """``existing`` for many (recipient, dedupe) pairs: consistent BatchGetItems."""
+        keys = list(dict.fromkeys((f"U#{r}", f"D#{d}") for r, d in causes))
+        found: dict[tuple[int, str], int] = {}
+        for start in range(0, len(keys), BATCH_GET_LIMIT):
+            for item in NotificationItem.batch_get(
+                keys[start : start + BATCH_GET_LIMIT], consistent_read=True,
+                attributes_to_get=["pk", "sk", "notification_id"],
+            ):  # fmt: skip
+                if item.notification_id is not None:
+                    found[(int(item.pk[2:]), item.sk[2:])] = int(item.notification_id)
+        return found
 
     def existing(self, recipient: int, dedupe: str) -> int | None:
         try:

@@ -214,8 +214,65 @@ class ReadBatch:
         return answer
 
 
+def written(writes: shared.Writes) -> WriteBatch:
+    """The batch behind the domain's ``Writes`` (made by ``services.Container.write_batch``)."""
+    return cast(WriteBatch, writes)
+
+
 def queued(batch: shared.ReadBatch) -> ReadBatch:
     """The batch behind the domain's ``ReadBatch``, which names only ``run``: every batch the
     rules hold was made by a store's ``batch()`` here, so it is this class (a cast, no check: it
     sits on every warm read)."""
     return cast(ReadBatch, batch)
+
+
+class WriteBatch:
+    """Writes of several stores (a stream batch's), sent in one pipeline per ``flush_at``
+    commands (one round trip per node), in the order they were queued.
+
+    Every write a stream consumer queues is idempotent (an add of a present member, a versioned
+    change), so a chunk whose scripts a node had lost (NOSCRIPT: those calls did not run) is sent
+    again from its first such call on, after SCRIPT LOAD: order is kept, and what ran twice
+    changed nothing the second time. Any other error raises from ``run`` (the records fail and
+    Lambda retries them).
+    """
+
+    def __init__(self, client: RedisClient, flush_at: int = 20_000) -> None:
+        self._client = client
+        self._flush_at = flush_at
+        self._queued: list[tuple[Any, ...]] = []
+        self._scripts: dict[str, Script] = {}
+        self.round_trips = 0
+
+    def add(self, *command: Any) -> None:
+        self._queued.append(command)
+        if len(self._queued) >= self._flush_at:
+            self.run()
+
+    def script(self, script: Script, keys: Sequence[str], args: Sequence[Any]) -> None:
+        self._scripts[script.sha] = script
+        self.add("EVALSHA", script.sha, len(keys), *keys, *args)
+
+    def __len__(self) -> int:
+        return len(self._queued)
+
+    def run(self) -> None:
+        pending, self._queued = self._queued, []
+        for _ in range(SCRIPT_LOAD_ATTEMPTS):
+            if not pending:
+                return
+            pipe = self._client.pipeline(transaction=False)
+            for command in pending:
+                pipe.execute_command(*command)
+            answers = pipe.execute(raise_on_error=False)
+            self.round_trips += 1
+            lost = next((i for i, a in enumerate(answers) if isinstance(a, NoScriptError)), None)
+            failed = [a for a in answers[:lost] if isinstance(a, Exception)]
+            if failed:
+                raise failed[0]
+            if lost is None:
+                return
+            for script in self._scripts.values():
+                self._client.script_load(script.script)  # on a cluster: every primary
+            pending = pending[lost:]
+        raise NoScriptError("a write batch kept finding its scripts gone")

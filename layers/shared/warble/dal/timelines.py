@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from warble import keys
-from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined, queued
+from warble.dal.hot import HotCache, held_sets
+from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined, queued, written
 
 if TYPE_CHECKING:
     from warble.domain import shared
@@ -34,6 +35,19 @@ return 1
 """
 
 
+# KEYS: a home timeline; ARGV: ":<author>". One author's entries out (an unfollow), in one call.
+_REMOVE_AUTHOR = """
+local doomed = {}
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(m, -#ARGV[1]) == ARGV[1] then doomed[#doomed + 1] = m end
+end
+for i = 1, #doomed, 500 do
+  redis.call('ZREM', KEYS[1], unpack(doomed, i, math.min(i + 499, #doomed)))
+end
+return #doomed
+"""
+
+
 def _upper_bound(before_tweet_id: int | None) -> str:
     # Members of tweet id N are "<N>:<author>", which sort just above "<N>": "(<N>" excludes them.
     return "+" if before_tweet_id is None else f"({before_tweet_id:019d}"
@@ -41,14 +55,79 @@ def _upper_bound(before_tweet_id: int | None) -> str:
 
 class TimelineStore:
     def __init__(
-        self, redis: RedisClient, cap: int, recent_cap: int, ttl_seconds: int, chunk: int = 500
+        self,
+        redis: RedisClient,
+        cap: int,
+        recent_cap: int,
+        ttl_seconds: int,
+        chunk: int = 500,
+        hot: HotCache | None = None,
     ) -> None:
         self._redis = redis
+        # Authors' recent sets held in the function (warble.dal.hot): a celebrity's is read by
+        # every follower's home read.
+        self._hot = hot
         self._cap = cap
         self._recent_cap = recent_cap
         self._ttl = ttl_seconds
         self._chunk = chunk
         self._push = redis.register_script(_PUSH_IF_BUILT)
+        self._remove_author = redis.register_script(_REMOVE_AUTHOR)
+
+    # ---- a stream batch's writes, queued in stream order (WriteBatch) ------------------------
+    def push_later(self, writes: shared.Writes, user_ids: Iterable[int], entry: str) -> None:
+        """``push``: ``entry`` into each built timeline among ``user_ids``."""
+        for user_id in user_ids:
+            written(writes).script(self._push, [keys.home_timeline(user_id)], [entry, self._cap])
+
+    def remove_later(self, writes: shared.Writes, user_ids: Iterable[int], entry: str) -> None:
+        for user_id in user_ids:
+            written(writes).add("ZREM", keys.home_timeline(user_id), entry)
+
+    def remember_recent_later(self, writes: shared.Writes, author_id: int, entry: str) -> None:
+        written(writes).script(
+            self._push, [keys.author_recent(author_id)], [entry, self._recent_cap]
+        )
+
+    def forget_recent_later(self, writes: shared.Writes, author_id: int, entry: str) -> None:
+        written(writes).add("ZREM", keys.author_recent(author_id), entry)
+
+    def add_later(self, writes: shared.Writes, user_id: int, entries: list[str]) -> None:
+        """``add``: a backfill into a built timeline."""
+        key = keys.home_timeline(user_id)
+        for entry in entries:
+            written(writes).script(self._push, [key], [entry, self._cap])
+
+    def remove_author_later(self, writes: shared.Writes, user_id: int, author_id: int) -> None:
+        written(writes).script(
+            self._remove_author, [keys.home_timeline(user_id)], [f":{author_id}"]
+        )
+
+    def forget_celebrities_later(self, writes: shared.Writes, user_id: int) -> None:
+        written(writes).add("DEL", keys.home_celebrities(user_id))
+
+    def recent_later(
+        self, batch: shared.ReadBatch, author_ids: list[int], limit: int
+    ) -> Callable[[], dict[int, list[str] | None]]:
+        """Each author's newest ``limit`` entries, or None where the set is not built."""
+        batch = queued(batch)
+        reads = [
+            (
+                batch.add("EXISTS", keys.author_recent(a)),
+                batch.add(
+                    "ZREVRANGEBYLEX", keys.author_recent(a), "+", f"({SENTINEL}", "LIMIT", 0, limit
+                ),
+            )
+            for a in author_ids
+        ]
+
+        def recent() -> dict[int, list[str] | None]:
+            return {
+                a: (list(entries()) if built() else None)
+                for a, (built, entries) in zip(author_ids, reads, strict=True)
+            }
+
+        return recent
 
     # ---- fan-out (stream consumer) ---------------------------------------------------------
     def push(self, user_ids: Iterable[int], entry: str) -> int:
@@ -88,11 +167,25 @@ class TimelineStore:
         """The author's newest tweets (read for celebrities, backfills and rebuilds). Only a
         built set takes pushes: one made from a single new tweet would look complete."""
         self._push(keys=[keys.author_recent(author_id)], args=[entry, self._recent_cap])
+        self._drop_recent(author_id)
 
     def forget_recent(self, author_id: int, entry: str) -> None:
         self._redis.zrem(keys.author_recent(author_id), entry)
+        self._drop_recent(author_id)
+
+    def _drop_recent(self, author_id: int) -> None:
+        if self._hot is not None:
+            self._hot.drop(keys.author_recent(author_id))
+
+    def _held_recent(self, hot: HotCache, author_ids: list[int]) -> dict[int, list[str]]:
+        names = {author: keys.author_recent(author) for author in author_ids}
+        held = held_sets(self._redis, hot, list(names.values()))
+        return {author: held[name] for author, name in names.items()}
 
     def recent_built(self, author_ids: list[int]) -> dict[int, bool]:
+        if self._hot is not None:
+            held = self._held_recent(self._hot, author_ids)
+            return {author: bool(members) for author, members in held.items()}
         pipe = self._redis.pipeline(transaction=False)
         for author_id in author_ids:
             pipe.exists(keys.author_recent(author_id))
@@ -104,6 +197,7 @@ class TimelineStore:
         pipe.zadd(key, {SENTINEL: 0, **dict.fromkeys(entries, 0)})
         pipe.zremrangebyrank(key, 1, -(self._recent_cap + 1))
         pipe.execute()
+        self._drop_recent(author_id)
 
     # ---- follow / unfollow -----------------------------------------------------------------
     def add(self, user_id: int, entries: list[str]) -> bool:
@@ -162,6 +256,14 @@ class TimelineStore:
     def recent_pages(
         self, author_ids: list[int], before_tweet_id: int | None, limit: int
     ) -> dict[int, list[str]]:
+        if self._hot is not None:
+            upper = None if before_tweet_id is None else f"{before_tweet_id:019d}"
+            return {
+                author: [
+                    m for m in reversed(members) if m != SENTINEL and (upper is None or m < upper)
+                ][:limit]
+                for author, members in self._held_recent(self._hot, author_ids).items()
+            }
         pipe = self._redis.pipeline(transaction=False)
         for author_id in author_ids:
             pipe.zrevrangebylex(

@@ -39,6 +39,7 @@ from warble.dal.graph import GraphItem, check_not_blocked
 from warble.dal.media import MediaItem, claim
 from warble.domain.blocks.ports import BlockedByAuthor
 from warble.domain.media.ports import AttachedMedia
+from warble.domain.text import hashtags
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
     MediaTaken,
@@ -119,6 +120,7 @@ class TweetItem(Model):
     retweet_of_author = NumberAttribute(null=True)
     media_ids = ListAttribute(of=UnicodeAttribute, null=True)
     media = ListAttribute(of=MediaCopy, null=True)
+    hashtags = ListAttribute(of=UnicodeAttribute, null=True)
     replies = _Replies()
     retweets = _Retweets()
 
@@ -145,7 +147,13 @@ def _stored(item: TweetItem) -> StoredTweet:
         retweet_of_author=None if item.retweet_of_author is None else int(item.retweet_of_author),
         media_ids=tuple(str(media) for media in item.media_ids or ()),
         media=tuple(_attached(copy) for copy in item.media or ()),
+        hashtags=_tags(item.hashtags, item.text or ""),
     )
+
+
+def _tags(stored: list[Any] | None, text: str) -> tuple[str, ...]:
+    """The stored tags; a tweet written before tags were stored has none: its text says."""
+    return tuple(str(tag) for tag in stored) if stored is not None else hashtags(text)
 
 
 class TweetStore:
@@ -196,6 +204,7 @@ class TweetStore:
             retweet_of_author=tweet.retweet_of_author,
             media_ids=list(tweet.media_ids) or None,
             media=[_copy(m) for m in tweet.media] or None,
+            hashtags=list(tweet.hashtags) or None,
         )
         try:
             with TransactWrite(connection=connection) as tx:
@@ -369,6 +378,10 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
         return []
     image = item.image()
     tweet_id, author_id = _required(image, "tweet_id"), _required(image, "author_id")
+    text = image.get("text", {}).get("S", "") if isinstance(image.get("text"), dict) else ""
+    retweet_of = number(image, "retweet_of")
+    # A retweet's text is empty: it has no tags of its own (its original's are the original's).
+    tags = () if retweet_of is not None else _tags(_strings(image, "hashtags"), str(text))
     media_ids, media_keys = _media_of(image)
     if item.name == "REMOVE":
         return [
@@ -376,12 +389,12 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
                 tweet_id=tweet_id,
                 author_id=author_id,
                 reply_to=number(image, "reply_to"),
-                retweet_of=number(image, "retweet_of"),
+                retweet_of=retweet_of,
+                hashtags=tags,
                 media_ids=media_ids,
                 media_keys=media_keys,
             )
         ]
-    text = image.get("text", {}).get("S", "") if isinstance(image.get("text"), dict) else ""
     return [
         TweetPosted(
             tweet_id=tweet_id,
@@ -389,10 +402,11 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
             text=str(text),
             reply_to=number(image, "reply_to"),
             reply_to_author=number(image, "reply_to_author"),
-            retweet_of=number(image, "retweet_of"),
+            retweet_of=retweet_of,
             retweet_of_author=number(image, "retweet_of_author"),
             media_ids=media_ids,
             media_keys=media_keys,
+            hashtags=tags,
         )
     ]
 
@@ -411,3 +425,11 @@ def _media_of(image: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]:
             fields[k]["S"] for k in ("original_key", "preview_key") if "S" in fields.get(k, {})
         ]
     return tuple(ids), tuple(keys)
+
+
+def _strings(image: dict[str, Any], name: str) -> list[str] | None:
+    """A list-of-strings attribute of a stream image (``{"L": [{"S": ...}]}``), None if absent."""
+    value = image.get(name)
+    if not isinstance(value, dict) or "L" not in value:
+        return None
+    return [str(entry["S"]) for entry in value["L"]]

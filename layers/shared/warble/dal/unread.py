@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from warble import keys
 from warble.dal.blocks import HIDDEN_SCRIPT, hidden_answer
-from warble.dal.redis import ReadBatch, RedisClient, scripted
+from warble.dal.hot import HotCache, count_above, held_sets
+from warble.dal.redis import ReadBatch, RedisClient, queued, scripted
 from warble.domain.notifications.ports import Snapshot
 
 if TYPE_CHECKING:
@@ -145,8 +146,17 @@ RATE_KEY_SECONDS = 2 * 3600  # outlives any window (a minute by default)
 class RedisUnread:
     """``warble.domain.notifications.ports.UnreadStore``: the counts, in at most two round trips."""
 
-    def __init__(self, redis: RedisClient, cap: int, lease_ms: int = keys.LEASE_MS) -> None:
+    def __init__(
+        self,
+        redis: RedisClient,
+        cap: int,
+        lease_ms: int = keys.LEASE_MS,
+        hot: HotCache | None = None,
+    ) -> None:
         self._redis = redis
+        # The system list and the celebrities' recent sets held in the function
+        # (warble.dal.hot): every unread poll reads the one and its reader's celebrities' others.
+        self._hot = hot
         self.cap = cap
         self._lease_ms = lease_ms
         self._user_counts = redis.register_script(_USER_COUNTS)
@@ -156,6 +166,9 @@ class RedisUnread:
         self._mark = redis.register_script(_MARK_READ)
         self._fill = redis.register_script(_FILL)
         self._add_system = redis.register_script(_ADD_SYSTEM)
+
+    def batch(self) -> ReadBatch:
+        return ReadBatch(self._redis)
 
     # ---- the consumer ---------------------------------------------------------------------
     def admit(self, recipient: int, window: int, cap: int) -> bool:
@@ -168,6 +181,56 @@ class RedisUnread:
 
     def release(self, recipient: int, window: int) -> None:
         self._redis.decr(keys.notif_rate(recipient, window))
+
+    # ---- the consumer, a batch at a time (queued in the batch's round trips) -----------------
+    def admit_later(
+        self, batch: shared.ReadBatch, recipient: int, window: int, wanted: int
+    ) -> Callable[[], int]:
+        """Take ``wanted`` places under the recipient's cap for this window; the reader gives
+        the places taken in the window so far, these included."""
+        key = keys.notif_rate(recipient, window)
+        taken = queued(batch).add("INCRBY", key, wanted)
+        queued(batch).add("EXPIRE", key, RATE_KEY_SECONDS)
+        return lambda: int(taken())
+
+    def release_later(
+        self, batch: shared.ReadBatch, recipient: int, window: int, places: int
+    ) -> None:
+        queued(batch).add("DECRBY", keys.notif_rate(recipient, window), places)
+
+    def add_later(
+        self, batch: shared.ReadBatch, recipient: int, kind: str, notification_id: int
+    ) -> Callable[[], int]:
+        """``add`` queued in ``batch``."""
+        read = scripted(
+            batch, self._add,
+            [keys.notif_positions(recipient), keys.notif_unread(recipient, kind),
+             keys.notif_lease(recipient)],
+            [kind, padded(notification_id), self.cap],
+        )  # fmt: skip
+        return lambda: int(read())
+
+    def snapshots_later(
+        self, batch: shared.ReadBatch, user_ids: list[int]
+    ) -> Callable[[], dict[int, Snapshot]]:
+        """``snapshot`` of several users: their round trips 1 queued in ``batch``, and their
+        round trips 2 sent together by the reader (one pipeline for all of them)."""
+        firsts = {u: self._first_later(batch, u) for u in dict.fromkeys(user_ids)}
+
+        def snapshots() -> dict[int, Snapshot]:
+            snaps = {u: first() for u, first in firsts.items()}
+            if not snaps:
+                return {}
+            pipe = self._redis.pipeline(transaction=False)
+            sizes = {u: self._second(pipe, u, snap) for u, snap in snaps.items()}
+            answers = pipe.execute()
+            at = 0
+            for u, snap in snaps.items():
+                self._settle(snap, answers[at : at + sizes[u]])
+                at += sizes[u]
+            return snaps
+
+        return snapshots
 
     def add(self, recipient: int, kind: str, notification_id: int) -> int:
         return int(
@@ -192,6 +255,20 @@ class RedisUnread:
         """``snapshot`` with round trip 1 queued in ``batch`` (three read-only scripts: in the
         gate's round trip when the HTTP skeleton sends them with it); its reader sends round
         trip 2."""
+        first = self._first_later(batch, user_id)
+
+        def snapshot() -> Snapshot:
+            snap = first()
+            pipe = self._redis.pipeline(transaction=False)
+            self._second(pipe, user_id, snap)
+            self._settle(snap, pipe.execute())
+            return snap
+
+        return snapshot
+
+    def _first_later(self, batch: shared.ReadBatch, user_id: int) -> Callable[[], Snapshot]:
+        """Round trip 1 (the user's own counts, the DM hash, the home count, the followed
+        celebrities, the blocks hash) queued in ``batch``."""
         calls = [
             (
                 self._user_counts,
@@ -209,9 +286,9 @@ class RedisUnread:
             (self._hidden, [keys.memberships("blocks", user_id).value], []),
         ]  # fmt: skip
         readers = [scripted(batch, script, call_keys, args) for script, call_keys, args in calls]
-        return lambda: self._snapshot(user_id, *(read() for read in readers))
+        return lambda: self._first(user_id, *(read() for read in readers))
 
-    def _snapshot(self, user_id: int, mine: Any, home: Any, shield: Any) -> Snapshot:
+    def _first(self, user_id: int, mine: Any, home: Any, shield: Any) -> Snapshot:
         snap = Snapshot(
             built=mine[0] is not None,
             counts={kind: int(n) for kind, n in zip(STORED_TYPES, mine[2:-1], strict=True)},
@@ -231,23 +308,50 @@ class RedisUnread:
                 for author, n in zip(per_author[::2], per_author[1::2], strict=True)
                 if int(author) in held.hidden
             )
+        return snap
+
+    def _second(self, pipe: Any, user_id: int, snap: Snapshot) -> int:
+        """Round trip 2 queued in ``pipe`` (the system list above the user's position, each
+        followed celebrity's recent tweets above the home position); how many commands."""
         system_from = snap.system_position if snap.system_position is not None else user_id
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.exists(keys.system_notifications())
-        pipe.zlexcount(keys.system_notifications(), f"({padded(system_from)}", "+")
         celebrities = snap.celebrities or [] if snap.home_position is not None else []
         celebrities = [c for c in celebrities if c not in (snap.hidden or ())]
+        if self._hot is not None:  # counted here from the held sets: nothing queued
+            self._held_counts(self._hot, snap, padded(system_from), celebrities)
+            return 0
+        pipe.exists(keys.system_notifications())
+        pipe.zlexcount(keys.system_notifications(), f"({padded(system_from)}", "+")
         for celebrity in celebrities:
             pipe.exists(keys.author_recent(celebrity))
             pipe.zlexcount(
                 keys.author_recent(celebrity), f"({padded(snap.home_position or 0)};", "+"
             )
-        answers = pipe.execute()
+        snap.celebrities_unbuilt = celebrities  # the checked ones, until _settle
+        return 2 + 2 * len(celebrities)
+
+    def _settle(self, snap: Snapshot, answers: list[Any]) -> None:
+        if self._hot is not None:
+            return  # _second counted from the held sets
         snap.system = int(answers[1]) if answers[0] else None
         built, counted = answers[2::2], answers[3::2]
         snap.home += sum(int(n) for n in counted)
-        snap.celebrities_unbuilt = [c for c, b in zip(celebrities, built, strict=True) if not b]
-        return snap
+        snap.celebrities_unbuilt = [
+            c for c, b in zip(snap.celebrities_unbuilt, built, strict=True) if not b
+        ]
+
+    def _held_counts(
+        self, hot: HotCache, snap: Snapshot, system_from: str, celebrities: list[int]
+    ) -> None:
+        """Round trip 2 from the whole sets, held a moment in the function (a round trip only
+        for those not held): the system list above the user's position, each celebrity's
+        tweets above the home position."""
+        system = keys.system_notifications()
+        recent = {c: keys.author_recent(c) for c in celebrities}
+        held = held_sets(self._redis, hot, [system, *recent.values()])
+        snap.system = count_above(held[system], system_from) if held[system] else None
+        home_from = f"{padded(snap.home_position or 0)};"
+        snap.home += sum(count_above(held[name], home_from) for name in recent.values())
+        snap.celebrities_unbuilt = [c for c, name in recent.items() if not held[name]]
 
     def positions(self, user_id: int) -> dict[str, int] | None:
         raw = self._redis.hgetall(keys.notif_positions(user_id))
@@ -285,6 +389,7 @@ class RedisUnread:
         ids = load()
         if ids:
             self._redis.zadd(key, {padded(i): 0 for i in ids})
+        self._drop_system()
 
     # ---- writes from requests -------------------------------------------------------------
     def mark_read(self, user_id: int, kinds: list[str], position: int) -> dict[str, int] | None:
@@ -301,3 +406,8 @@ class RedisUnread:
 
     def add_system(self, notification_id: int) -> None:
         self._add_system(keys=[keys.system_notifications()], args=[padded(notification_id)])
+        self._drop_system()
+
+    def _drop_system(self) -> None:
+        if self._hot is not None:
+            self._hot.drop(keys.system_notifications())

@@ -21,6 +21,14 @@ class ReadBatch(Protocol):
 Later = Callable[[], T]
 
 
+class Writes(Protocol):
+    """A stream batch's writes to memory (``warble.dal.redis.WriteBatch``): stores queue them
+    (their ``*_later`` methods taking ``writes``) in stream order; ``run`` sends them in one
+    round trip (per node, per 20,000 commands) and raises if any failed."""
+
+    def run(self) -> None: ...
+
+
 def at_once(batch: ReadBatch, queue: Callable[[ReadBatch], Later[T]]) -> T:
     """A ``*_later`` read sent on its own: queued in ``batch``, sent, answered."""
     later = queue(batch)
@@ -39,6 +47,7 @@ class Cache(Protocol[K]):
         batch: ReadBatch,
         subjects: Sequence[K],
         loader: Callable[[list[int]], list[Any | None]],
+        fill: bool = True,
     ) -> Later[list[Any | None]]: ...
     def get_or_load(self, subject: K, loader: Callable[[], T | None]) -> T | Any | None: ...
     def get_many(self, subjects: Sequence[K]) -> list[Any | None]: ...
@@ -81,6 +90,10 @@ class Memberships(Protocol):
         self, batch: ReadBatch, owner: int, members: Iterable[int]
     ) -> Later[Held | None]: ...
     def rebuild(self, owner: int, load: Callable[[], tuple[dict[int, int], int]]) -> Held: ...
+    def apply_later(
+        self, writes: Writes, owner: int, member: int, seq: int, present: bool
+    ) -> None: ...
+    def members_later(self, batch: ReadBatch, owner: int) -> Later[Held | None]: ...
     def apply(self, owner: int, member: int, seq: int, present: bool) -> None: ...
 
 

@@ -31,3 +31,12 @@ def reconcile_counters(event: dict[str, Any], context: LambdaContext) -> dict[st
     if repairs:
         logger.warning("counters repaired", extra={"repairs": [r.as_dict() for r in repairs]})
     return {"repaired": [r.as_dict() for r in repairs]}
+
+
+@entry_point(correlation_paths.EVENT_BRIDGE)
+def flush_last_seen(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """LastSeenFunction: the sessions the gate saw since the last run, their last_seen_at
+    written to PostgreSQL a thousand to a statement (warble.domain.accounts)."""
+    written = services.accounts().flush_last_seen()
+    metrics.add_metric("LastSeenWritten", MetricUnit.Count, written)
+    return {"written": written}

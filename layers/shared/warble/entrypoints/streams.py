@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -197,12 +198,7 @@ class Reader:
                 ]
                 if not wanted:
                     continue
-                try:
-                    lost = list(run(wanted) or ())
-                except Exception as exc:  # every record it was given is retried
-                    logger.exception("stream handler failed", extra={"handler": name})
-                    errors.append(exc)
-                    lost = wanted
+                lost = _isolating(run, wanted, name, errors)
                 failed.update(d.index for d in lost)
                 metrics.add_metric(f"{group.name}Events", MetricUnit.Count, len(wanted))
                 if lost:
@@ -224,6 +220,45 @@ class Reader:
         return answer
 
 
+def _isolating(
+    run: BatchHandler, deliveries: list[Delivery[Any]], name: str, errors: list[BaseException]
+) -> list[Delivery[Any]]:
+    """The deliveries a batch handler failed. A handler that raises is run again on each half,
+    in order, down to the events that raise: a poison event fails its own record, not the
+    batch's (a partial failure is never bisected by Lambda). When both halves raise, the cause
+    is not one event (a store is down): all of them failed, without more attempts."""
+    try:
+        return list(run(deliveries) or ())
+    except Exception as exc:  # retried by Lambda, then its on-failure queue
+        logger.exception("stream handler failed", extra={"handler": name})
+        errors.append(exc)
+    return _halves(run, deliveries, name, errors)
+
+
+def _halves(
+    run: BatchHandler, deliveries: list[Delivery[Any]], name: str, errors: list[BaseException]
+) -> list[Delivery[Any]]:
+    if len(deliveries) == 1:
+        return deliveries
+    middle = len(deliveries) // 2
+    halves = (deliveries[:middle], deliveries[middle:])
+    outcomes: list[list[Delivery[Any]] | None] = []
+    for half in halves:
+        try:
+            outcomes.append(list(run(half) or ()))
+        except Exception as exc:
+            logger.exception("stream handler failed", extra={"handler": name})
+            errors.append(exc)
+            outcomes.append(None)
+    if all(outcome is None for outcome in outcomes):
+        return deliveries
+    return [
+        lost
+        for half, outcome in zip(halves, outcomes, strict=True)
+        for lost in (_halves(run, half, name, errors) if outcome is None else outcome)
+    ]
+
+
 # ---- fan-out: what readers see from memory follows the tweets, graph and likes streams --------
 # Home timelines, and the following sets, blocks hashes and recent likes and retweets behind the
 # relationship, the filters of blocks and mutes and the viewer's flags (the write path applied
@@ -233,58 +268,41 @@ class Reader:
 timeline = Consumer("Timeline")
 
 
-@timeline.on(TweetPosted)
-def _fan_out(event: TweetPosted) -> None:
-    services.timelines().tweet_created(event.author_id, event.tweet_id)
-    services.tweets().flags.tweet_seen(event)
+@timeline.batch(
+    TweetPosted, TweetDeleted, Followed, Unfollowed, Liked, Unliked,
+    Blocked, Unblocked, Muted, Unmuted,
+)  # fmt: skip
+def _timelines(deliveries: list[Delivery[Any]]) -> None:
+    """Reads in one round trip, writes in one pipeline, when warm."""
+    events = [d.event for d in deliveries]
+    writes = services.container().write_batch()
+    services.timelines().apply_stream(events, writes)
+    flags, graph = services.tweets().flags, services.graph()
+    blocks = services.blocks() if any(isinstance(e, SHIELDS) for e in events) else None
+    for event in events:
+        if isinstance(event, Liked | Unliked | TweetPosted | TweetDeleted):
+            flags.seen_later(writes, event)
+        elif isinstance(event, Followed | Unfollowed):
+            graph.follow_seen_later(writes, event)
+        elif blocks is not None and isinstance(event, SHIELDS):
+            blocks.seen_later(writes, event)
+    writes.run()
 
 
-@timeline.on(TweetDeleted)
-def _withdraw(event: TweetDeleted) -> None:
-    services.timelines().tweet_deleted(event.author_id, event.tweet_id)
-    services.tweets().flags.tweet_seen(event)
+SHIELDS = (Blocked, Unblocked, Muted, Unmuted)
 
 
-@timeline.on(Followed)
-def _backfill(event: Followed) -> None:
-    services.timelines().followed(event.follower, event.followee)
-    services.graph().follow_seen(event)
-
-
-@timeline.on(Unfollowed)
-def _drop_author(event: Unfollowed) -> None:
-    services.timelines().unfollowed(event.follower, event.followee)
-    services.graph().follow_seen(event)
-
-
-@timeline.on(Liked)
-def _liked(event: Liked) -> None:
-    services.tweets().flags.like_seen(event)
-
-
-@timeline.on(Unliked)
-def _unliked(event: Unliked) -> None:
-    services.tweets().flags.like_seen(event)
-
-
-@timeline.on(Blocked)
-def _blocked(event: Blocked) -> None:
-    services.blocks().seen(event)
-
-
-@timeline.on(Unblocked)
-def _unblocked(event: Unblocked) -> None:
-    services.blocks().seen(event)
-
-
-@timeline.on(Muted)
-def _muted(event: Muted) -> None:
-    services.blocks().seen(event)
-
-
-@timeline.on(Unmuted)
-def _unmuted(event: Unmuted) -> None:
-    services.blocks().seen(event)
+# The followers' home count, pushed once the group has fanned the batch's tweets out (subscribed
+# after the fan-out, so every count read includes them): one push per follower connection for
+# the whole batch (warble.domain.notifications, home_posted). Best effort like every push: a
+# failure is logged and retries nothing.
+@timeline.batch(TweetPosted)
+def _announce(deliveries: list[Delivery[Any]]) -> Failures:
+    try:
+        services.notifications().home_posted([d.event for d in deliveries])
+    except Exception:
+        logger.warning("home count not pushed", exc_info=True)
+    return []
 
 
 # Exactly-once counters (warble.domain.counters): a whole batch summed into few transactions,
@@ -303,12 +321,29 @@ def _count(deliveries: list[Delivery[Any]]) -> Failures:
 
 # ---- reactions: everything else ------------------------------------------------------------
 # A deleted tweet's retweets and likes go with it. Idempotent: deleting what is gone is a no-op.
+# Each deleted tweet's likes are a Query of its own partition and its retweets one of its own
+# index key (no Query spans partitions), so a batch's purges run side by side.
 cleanup = Consumer("Cleanup")
+_PURGES = 8
+_purge_pool: list[ThreadPoolExecutor] = []
 
 
-@cleanup.on(TweetDeleted)
-def _purge(event: TweetDeleted) -> None:
-    metrics.add_metric("CleanedUp", MetricUnit.Count, services.tweets().purge(event.tweet_id))
+@cleanup.batch(TweetDeleted)
+def _purge(deliveries: list[Delivery[Any]]) -> Failures:
+    if not _purge_pool:
+        _purge_pool.append(ThreadPoolExecutor(_PURGES, thread_name_prefix="purge"))
+    tweets = services.tweets()
+
+    def purge(delivery: Delivery[Any]) -> int | None:
+        try:
+            return tweets.purge(delivery.event.tweet_id)
+        except Exception:  # that record is retried
+            logger.exception("purge failed", extra={"tweet_id": delivery.event.tweet_id})
+            return None
+
+    done = list(_purge_pool[0].map(purge, deliveries))
+    metrics.add_metric("CleanedUp", MetricUnit.Count, sum(n or 0 for n in done))
+    return [d for d, n in zip(deliveries, done, strict=True) if n is None]
 
 
 # A tweet's media (docs/media.md): kept once a tweet shows them (the lifecycle rule's tag goes),
@@ -333,25 +368,36 @@ def _forget_media(deliveries: list[Delivery[Any]]) -> Failures:
     return []
 
 
-# Notifications from the graph, tweets, likes and matches streams. Exactly once by construction
-# (warble.domain.notifications): a redelivered record finds the notification's dedupe item and
-# its id already counted.
+# Hashtag timelines and trends (docs/search.md): a batch's tag uses folded, routed in one Redis
+# pipeline, written in BatchWriteItem calls and counted in one script call. Idempotent: a put
+# writes the same item, a delete of what is gone is a no-op, a trend counts a use once.
+hashtags = Consumer("Hashtags")
+
+
+@hashtags.batch(TweetPosted, TweetDeleted)
+def _hashtags(deliveries: list[Delivery[Any]]) -> Failures:
+    written = services.hashtags().tweets_changed([d.event for d in deliveries])
+    metrics.add_metric("HashtagWrites", MetricUnit.Count, written)
+    return []
+
+
+# Notifications from the graph, tweets, likes and matches streams, a batch at a time. Exactly
+# once by construction (warble.domain.notifications): a redelivered record finds the
+# notification's dedupe item and its id already counted.
 notifier = Consumer("Notifications")
 
 
-def _notify(event: object) -> None:
-    outcome = services.notifications().notify(event)
+@notifier.batch(Followed, Liked, TweetPosted, Matched)
+def _notify(deliveries: list[Delivery[Any]]) -> Failures:
+    outcome = services.notifications().notify_all([d.event for d in deliveries])
     if outcome.created:
         metrics.add_metric("NotificationsCreated", MetricUnit.Count, outcome.created)
     if outcome.capped:
         metrics.add_metric("NotificationsCapped", MetricUnit.Count, outcome.capped)
-
-
-for _source in (Followed, Liked, TweetPosted, Matched):
-    notifier.on(_source)(_notify)
+    return [deliveries[i] for i in sorted(outcome.failed)]
 
 
 # ---- the two readers of every stream (template.yaml: FanoutConsumerFunction and
 # ReactionsConsumerFunction; each mapping's FilterCriteria passes what its groups need) ---------
 fanout = Reader("Fanout", timeline, counters)
-reactions = Reader("Reactions", notifier, cleanup, media)
+reactions = Reader("Reactions", notifier, cleanup, media, hashtags)

@@ -54,7 +54,11 @@ def on_disconnect(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def on_ping(event: dict[str, Any]) -> dict[str, Any]:
-    _reply(event, {"type": "pong", "data": {}})
+    """``registered``: whether pushes can find this connection. A client that reads false
+    connects again (its registration is gone: a push refused in the handshake's gap, an
+    expiry), rather than show itself live while nothing reaches it."""
+    registered = services.container().connections.owner(event["requestContext"]["connectionId"])
+    _reply(event, {"type": "pong", "data": {"registered": registered is not None}})
     return {"statusCode": 200}
 
 

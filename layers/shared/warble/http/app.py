@@ -1,12 +1,13 @@
 """The one handler skeleton every HTTP function uses.
 
-``http_handler(routers, public=...)`` builds a Powertools resolver with validation, the error
-mapping of API.md, and wraps it in the entry-point skeleton (``warble.skeleton``:
-Logger, Tracer, Metrics, correlation id). Before routing it enforces, on every route not listed
-as public, the caller's session (401) from the bearer token: the HTTP API has no authorizer (see
-docs/architecture.md), so this check is the gate; then the request budget (429, with the
-X-RateLimit headers on every answer, warble.http.rate_limits) and the body limit (413). Public
-routes are named by API Gateway's routeKey, which a client cannot forge.
+``http_handler(routers, public=...)`` builds a Powertools resolver with validation and the error
+mapping of API.md, and an ``HttpFunction`` that takes each request through it, in the
+entry-point skeleton (``warble.skeleton``: Logger, Tracer, Metrics, correlation id). Before
+routing it enforces, on every route not listed as public, the caller's session (401) from the
+bearer token: the HTTP API has no authorizer (see docs/architecture.md), so this check is the
+gate; then the request budget (429, with the X-RateLimit headers on every answer,
+warble.http.rate_limits) and the body limit (413). Public routes are named by API Gateway's
+routeKey, which a client cannot forge.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import base64
 import hashlib
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -39,7 +41,7 @@ from warble.errors import (
     WarbleError,
 )
 from warble.http import rate_limits
-from warble.http.dispatch import Dispatcher, Target
+from warble.http.dispatch import Answer, Dispatcher, Target
 from warble.http.render import render
 from warble.jsonbody import nesting_error, too_deep
 from warble.schemas import errors
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     from warble.domain.accounts.service import Principal
     from warble.domain.rate_limits import Verdict
 
-Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+Handler = Callable[[dict[str, Any], LambdaContext], Answer]
 # Decides the answer for a request no route matched: (method, path) -> 404 or 405.
 NotFoundHook = Callable[[str, str], WarbleError]
 
@@ -196,18 +198,80 @@ def bearer_token(headers: dict[str, str]) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-# The caller of the request being handled. A ContextVar rather than the router's context:
-# Powertools rebinds a Router to the last resolver that includes it, and the API catalog
-# (OpenAPI, 404/405) includes every router.
-_principal: ContextVar[Principal | None] = ContextVar("principal", default=None)
+# ---- the route's first reads, in the gate's round trip ------------------------------------
+# A route may name the reads it starts with: ``queue(batch, viewer, **its arguments)`` queues
+# them in a ReadBatch and gives their reader. The skeleton queues them in the gate's batch, so a
+# warm read is one round trip: the session, the budget and the reads together. The viewer is the
+# user the token names; the reads are used only once the gate has found that user's live
+# session (a refused request never reads their answers, nor loads their misses), and the route
+# asks for them with the verified caller (``first_reads``), which must be the same user.
+FirstReads = Callable[..., Later[Any]]
+_FIRST_READS = "__warble_first_reads__"
+
+Route = TypeVar("Route", bound=Callable[..., Any])
+
+
+def reads_first(queue: FirstReads) -> Callable[[Route], Route]:
+    """Marks a route whose first reads ``queue`` can travel with the gate."""
+
+    def mark(route: Route) -> Route:
+        setattr(route, _FIRST_READS, queue)
+        return route
+
+    return mark
+
+
+def _queue_first(
+    target: Target | Answer | None, batch: ReadBatch, viewer: int | None
+) -> tuple[FirstReads, int, Later[Any]] | None:
+    if not isinstance(target, Target) or viewer is None:
+        return None
+    queue: FirstReads | None = getattr(target.func, _FIRST_READS, None)
+    if queue is None:
+        return None
+    try:
+        return queue, viewer, queue(batch, viewer, **target.args)
+    except WarbleError:  # e.g. a 404 by the id alone: the route answers it after the gate
+        return None
+
+
+# ---- a request let through, as its route sees it ------------------------------------------
+@dataclass(slots=True)
+class Admitted:
+    """A request let through to its route: its caller (None on a public route), the budget it
+    spent (its X-RateLimit headers), its route (the warm path's ``Target``; the 400 its
+    validation answered; None: the resolver's to answer), and the route's first reads sent
+    with the gate, which ``first_reads`` takes once."""
+
+    who: Principal | None
+    budget: Verdict | None
+    target: Target | Answer | None
+    first: tuple[FirstReads, int, Later[Any]] | None = None
+
+
+# The request being handled. A ContextVar rather than the router's context: Powertools rebinds
+# a Router to the last resolver that includes it, and the API catalog (OpenAPI, 404/405)
+# includes every router.
+_request: ContextVar[Admitted | None] = ContextVar("request", default=None)
 
 
 def principal() -> Principal:
     """The authenticated caller; set on every non-public route before routing."""
-    who = _principal.get()
-    if who is None:
+    request = _request.get()
+    if request is None or request.who is None:
         raise Unauthorized()
-    return who
+    return request.who
+
+
+def first_reads(queue: FirstReads, viewer: int, **args: Any) -> Any:
+    """The answer of the route's first reads: those sent with the gate when the skeleton queued
+    them for this viewer, else sent now on their own."""
+    request = _request.get()
+    sent = None if request is None else request.first
+    if request is not None and sent is not None and sent[0] is queue and sent[1] == viewer:
+        request.first = None
+        return sent[2]()
+    return at_once(services.accounts().batch(), lambda batch: queue(batch, viewer, **args))
 
 
 # Reads answer from the stores while Redis is unreachable (docs/tweets.md, "While Redis is down").
@@ -227,60 +291,123 @@ def _degraded_principal(event: dict[str, Any]) -> Principal | None:
         verdict = accounts.authenticate(bearer_token(event.get("headers") or {}))
         if verdict is None:
             raise Unauthorized()
-        who, expires_at_ms = verdict
-        return accounts.require_from_store(
-            str(who.user_id), str(who.session_id), str(expires_at_ms)
-        )
+        return accounts.require_from_store(*verdict)
     except store_unavailable():
         return None
 
 
-# ---- the route's first reads, in the gate's round trip ------------------------------------
-# A route may name the reads it starts with: ``queue(batch, viewer, **its arguments)`` queues
-# them in a ReadBatch and gives their reader. The skeleton queues them in the gate's batch, so a
-# warm read is one round trip: the session, the budget and the reads together. The viewer is the
-# user the token names; the reads are used only once the gate has found that user's live
-# session (a refused request never reads their answers, nor loads their misses), and the route
-# asks for them with the verified caller (``first_reads``), which must be the same user.
-FirstReads = Callable[..., Later[Any]]
-_FIRST_READS = "__warble_first_reads__"
-_first: ContextVar[tuple[FirstReads, int, Later[Any]] | None] = ContextVar("first", default=None)
+class HttpFunction:
+    """An HTTP function's requests, step by step: admitted (the gate on a private route, the
+    address's budget on a public one, a read on its session's row while Redis is down) or
+    answered at once (401, 429, 413, 415, 400, 503); then routed (the warm path, or the
+    resolver for what it does not know), a POST with an Idempotency-Key at most once."""
 
-Route = TypeVar("Route", bound=Callable[..., Any])
+    def __init__(
+        self, routers: Iterable[Router], public: Iterable[str], not_found: NotFoundHook | None
+    ) -> None:
+        self._resolver = build_resolver(routers, not_found)
+        self._dispatcher = Dispatcher(self._resolver, error_response)
+        self._public = frozenset(public)
 
+    def handle(self, event: dict[str, Any], context: LambdaContext) -> Answer:
+        admitted = self.admit(event)
+        if not isinstance(admitted, Admitted):
+            return admitted
+        return self.answer(event, context, admitted)
 
-def reads_first(queue: FirstReads) -> Callable[[Route], Route]:
-    """Marks a route whose first reads ``queue`` can travel with the gate."""
+    # ---- admission ------------------------------------------------------------------------
+    def admit(self, event: dict[str, Any]) -> Admitted | Answer:
+        """The request as its route will see it, or the answer that ends it here."""
+        try:
+            if event.get("routeKey") in self._public:
+                return self._admit_public(event)
+            return self._through_gate(event)
+        except store_unavailable():
+            logger.warning("store unavailable before routing", exc_info=True)
+            return self._admit_degraded(event)
 
-    def mark(route: Route) -> Route:
-        setattr(route, _FIRST_READS, queue)
-        return route
+    def _admit_public(self, event: dict[str, Any]) -> Admitted | Answer:
+        """No session: signup and login spend their address's budget, nothing else does."""
+        budget = rate_limits.spend(event, None)
+        if budget is not None and not budget.allowed:
+            return rate_limits.refusal(budget)
+        try:
+            return Admitted(None, budget, self._validated(event))
+        except WarbleError as exc:
+            return rate_limits.with_headers(errors.proxy_response(exc), budget)
 
-    return mark
+    def _through_gate(self, event: dict[str, Any]) -> Admitted | Answer:
+        """The session check, the user's budget and the route's first reads, in one round trip
+        when warm. What the request did wrong is answered after the gate: 401 and 429 first."""
+        accounts = services.accounts()
+        limits = services.rate_limits()
+        token = bearer_token(event.get("headers") or {})
+        batch = accounts.batch()
+        try:
+            gate = accounts.gate_later(batch, token, limits.per_user)  # 401: a malformed token
+            target: Target | Answer | None = None
+            invalid: WarbleError | None = None
+            try:
+                target = self._validated(event)
+            except WarbleError as exc:
+                invalid = exc
+            first = _queue_first(target, batch, security.token_user(token))
+            batch.run()
+            who, spent = gate()  # 401: no live session
+        except WarbleError as exc:
+            return errors.proxy_response(exc)
+        if spent is None:
+            budget = rate_limits.spend(event, who)
+        else:
+            budget = rate_limit_rules.verdict(limits.per_user, *spent)
+        if budget is not None and not budget.allowed:
+            return rate_limits.refusal(budget)
+        if invalid is not None:
+            return rate_limits.with_headers(errors.proxy_response(invalid), budget)
+        return Admitted(who, budget, target, first)
 
+    def _admit_degraded(self, event: dict[str, Any]) -> Admitted | Answer:
+        """Redis is unreachable: a read goes on with its caller checked against PostgreSQL (and
+        no budget: the limiter lets requests through meanwhile); anything else is a 503."""
+        try:
+            who = _degraded_principal(event)
+            if who is None:
+                return errors.proxy_response(Unavailable())
+            return Admitted(who, None, self._validated(event))
+        except WarbleError as exc:
+            return errors.proxy_response(exc)
 
-def first_reads(queue: FirstReads, viewer: int, **args: Any) -> Any:
-    """The answer of the route's first reads: those sent with the gate when the skeleton queued
-    them for this viewer, else sent now on their own."""
-    sent = _first.get()
-    if sent is not None and sent[0] is queue and sent[1] == viewer:
-        _first.set(None)
-        return sent[2]()
-    return at_once(services.accounts().batch(), lambda batch: queue(batch, viewer, **args))
+    def _validated(self, event: dict[str, Any]) -> Target | Answer | None:
+        """Check the body (413, 415, 400), then validate the request against its route."""
+        check_body(event, services.container().settings.max_body_bytes)
+        return self._dispatcher.target(event)
 
+    # ---- routing --------------------------------------------------------------------------
+    def answer(self, event: dict[str, Any], context: LambdaContext, admitted: Admitted) -> Answer:
+        """The route's answer, with the budget's headers; a POST with an Idempotency-Key is
+        answered at most once (``_idempotent``)."""
+        request = _request.set(admitted)
+        try:
+            key = (event.get("headers") or {}).get(IDEMPOTENCY_HEADER)
+            who = admitted.who
+            if who is not None and key is not None and _method(event) == "POST":
+                answer = _idempotent(
+                    lambda: self._route(event, context, admitted.target), event, who.user_id, key
+                )
+            else:
+                answer = self._route(event, context, admitted.target)
+            return rate_limits.with_headers(answer, admitted.budget)
+        finally:
+            _request.reset(request)
 
-def _queue_first(
-    target: Target | dict[str, Any] | None, batch: ReadBatch, viewer: int | None
-) -> tuple[FirstReads, int, Later[Any]] | None:
-    if not isinstance(target, Target) or viewer is None:
-        return None
-    queue: FirstReads | None = getattr(target.func, _FIRST_READS, None)
-    if queue is None:
-        return None
-    try:
-        return queue, viewer, queue(batch, viewer, **target.args)
-    except WarbleError:  # e.g. a 404 by the id alone: the route answers it after the gate
-        return None
+    def _route(
+        self, event: dict[str, Any], context: LambdaContext, target: Target | Answer | None
+    ) -> Answer:
+        if target is None:
+            return self._resolver.resolve(event, context)
+        if isinstance(target, dict):
+            return target  # the 400 of the route's validation
+        return self._dispatcher.call(target)
 
 
 def http_handler(
@@ -288,89 +415,7 @@ def http_handler(
     public: Iterable[str] = (),
     not_found: NotFoundHook | None = None,
 ) -> Handler:
-    app = build_resolver(routers, not_found)
-    dispatcher = Dispatcher(app, error_response)
-    public_routes = frozenset(public)
-
-    def prepare(event: dict[str, Any]) -> Target | dict[str, Any] | None:
-        """Check the body (413, 415, 400), then validate the request against its route."""
-        check_body(event, services.container().settings.max_body_bytes)
-        return dispatcher.target(event)
-
-    def through_gate(
-        event: dict[str, Any],
-    ) -> tuple[Principal, Verdict | None, Target | dict[str, Any] | None, WarbleError | None, Any]:
-        """The session check, the user's budget and the route's first reads, in one round
-        trip when warm. Whatever the request did wrong is answered only after the gate."""
-        accounts = services.accounts()
-        limits = services.rate_limits()
-        token = bearer_token(event.get("headers") or {})
-        batch = accounts.batch()
-        gate = accounts.gate_later(batch, token, limits.per_user)  # 401 for a malformed token
-        target: Target | dict[str, Any] | None = None
-        invalid: WarbleError | None = None
-        try:
-            target = prepare(event)
-        except WarbleError as exc:
-            invalid = exc
-        first = _queue_first(target, batch, security.token_user(token))
-        batch.run()
-        who, spent = gate()
-        if spent is None:
-            budget = rate_limits.spend(event, who)
-        else:
-            budget = rate_limit_rules.verdict(limits.per_user, *spent)
-        return who, budget, target, invalid, first
-
-    @entry_point(correlation_paths.API_GATEWAY_HTTP)
-    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        budget = None  # the request budget spent, for the X-RateLimit headers of every answer
-        first = None
-        try:
-            who = None
-            if event.get("routeKey") not in public_routes:
-                who, budget, target, invalid, first = through_gate(event)
-                if budget is not None and not budget.allowed:
-                    return rate_limits.refusal(budget)
-                if invalid is not None:
-                    raise invalid
-            else:
-                budget = rate_limits.spend(event, who)
-                if budget is not None and not budget.allowed:
-                    return rate_limits.refusal(budget)
-                target = prepare(event)
-        except WarbleError as exc:
-            return rate_limits.with_headers(errors.proxy_response(exc), budget)
-        except store_unavailable():
-            logger.warning("store unavailable before routing", exc_info=True)
-            first = None
-            try:
-                who = _degraded_principal(event)
-                if who is None:
-                    return errors.proxy_response(Unavailable())
-                target = prepare(event)
-            except WarbleError as exc:
-                return errors.proxy_response(exc)
-
-        def run() -> dict[str, Any]:
-            if target is None:
-                return app.resolve(event, context)
-            if isinstance(target, dict):
-                return target
-            return dispatcher.call(target)
-
-        token = _principal.set(who)
-        reads = _first.set(first)
-        try:
-            key = (event.get("headers") or {}).get(IDEMPOTENCY_HEADER)
-            if who is not None and key is not None and _method(event) == "POST":
-                answer = _idempotent(run, event, who.user_id, key)
-            else:
-                answer = run()
-            return rate_limits.with_headers(answer, budget)
-        finally:
-            _first.reset(reads)
-            _principal.reset(token)
-
-    handler.resolver = app  # type: ignore[attr-defined]
-    return handler
+    """An HTTP function's handler: its routers' requests (``public``: the routeKeys served
+    without a session) through ``HttpFunction``, in the entry-point skeleton."""
+    function = HttpFunction(routers, public, not_found)
+    return entry_point(correlation_paths.API_GATEWAY_HTTP)(function.handle)

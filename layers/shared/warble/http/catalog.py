@@ -15,6 +15,7 @@ def all_routers() -> list[Router]:
         graph,
         media,
         notifications,
+        search,
         tweets,
     )
 
@@ -27,4 +28,5 @@ def all_routers() -> list[Router]:
         notifications.router,
         conversations.router,
         discover.router,
+        search.router,
     ]

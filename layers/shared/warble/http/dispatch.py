@@ -9,11 +9,12 @@ route needs and no more:
   resolver reads them;
 - the request is validated by the route's own pydantic fields, with the functions the
   resolver's validation middleware uses, so a bad request gets the same 400;
-- the answer is encoded once, by the resolver's own JSON serializer.
-What it leaves out is the resolver's response validation: it checked each route's dict against
-``dict[str, Any]``, walking every item of a page through ``jsonable_encoder``, and cost more than
-the route. The response shapes are checked where they belong: the OpenAPI document generated from
-the models (``schemas.py``) and the contract tests that hold every answer to it.
+- the answer is encoded once, by the resolver's own serializer (``warble.http.render``).
+What it leaves out is the resolver's response validation, which would validate each route's
+answer against its return annotation and walk it through ``jsonable_encoder``: more than the
+route costs. The answers are the domain's typed dataclasses (``warble.domain.<feature>.answers``),
+the very classes the OpenAPI document names as the routes' responses, and the contract tests
+hold every answer to that document.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
     from aws_lambda_powertools.event_handler.api_gateway import Route
 
-Answer = dict[str, Any]
+Answer = dict[str, Any]  # a proxy answer (HTTP API, payload 2.0): statusCode, headers, body
 # How an exception raised while validating or calling a route becomes a Response (app.py).
 ErrorMapper = Callable[[Exception], Response[Any]]
 

@@ -7,13 +7,13 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from warble.errors import NotFound
-from warble.ids import SNOWFLAKE_PATTERN, parse_id
+from warble.ids import SNOWFLAKE_PATTERN, USER_REF_PATTERN, parse_id
 
 # A path id is a Snowflake's decimal form (a malformed one is a 400 by the model, as the
 # OpenAPI document says); a well-formed one past 2**63 - 1 names nothing: 404.
 Id = Annotated[str, Path(pattern=SNOWFLAKE_PATTERN, description="a Snowflake id (decimal)")]
 UserRef = Annotated[
-    str, Path(pattern=r"^(me|[1-9][0-9]{0,18})$", description="a user id, or me for the caller")
+    str, Path(pattern=USER_REF_PATTERN, description="a user id, or me for the caller")
 ]
 Limit = Annotated[int, Query(ge=1, le=100, description="1 to 100")]
 Cursor = Annotated[

@@ -14,7 +14,17 @@ from warble.errors import (
     ValidationFailed,
     WarbleError,
 )
-from warble.schemas.base import _Model
+from warble.ids import SNOWFLAKE_PATTERN, USER_REF_PATTERN
+from warble.schemas.base import USERNAME_PATTERN, _Model
+
+# A regular expression is no message for a person (issue 34: sign-up showed
+# ``^[A-Za-z0-9_]{1,15}$``): what each pattern asks for, in words.
+PATTERN_WORDS = {
+    USERNAME_PATTERN: "must be 1 to 15 letters (a to z), digits or underscores",
+    SNOWFLAKE_PATTERN: "must be an id: digits only",
+    USER_REF_PATTERN: "must be a user id (digits only) or me",
+    r"\S": "must not be only white space",
+}
 
 
 class FieldErrorOut(_Model):
@@ -77,6 +87,9 @@ def validation_details(errors: list[dict[str, Any]]) -> list[FieldError]:
             continue
         field = ".".join(location) or "body"
         message = str(err.get("msg", "is not valid"))
+        if err.get("type") == "string_pattern_mismatch":
+            pattern = (err.get("ctx") or {}).get("pattern")
+            message = PATTERN_WORDS.get(str(pattern), "is not in the form this field takes")
         if message.startswith("Value error, "):
             message = message[len("Value error, ") :]
         details.append(FieldError(field, message))

@@ -3,7 +3,7 @@ and the errors those raise."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -13,9 +13,10 @@ from warble.domain.shared import (
     ReadBatch,
 )
 
-# What a cached session is read and dropped by: its token's hash (hex) and the user the token
-# names (None for a token of the old form, which names none); warble.keys.session names its key.
-SessionSubject = tuple[str, int | None]
+# What a cached session is read and dropped by: its token's hash (SHA-256, as stored) and the
+# user the token names (None for a token of the old form, which names none); its key is named
+# from them where keys are (warble.keys.session, with the hash in hex).
+SessionSubject = tuple[bytes, int | None]
 
 
 class Session(Protocol):
@@ -64,7 +65,20 @@ class SessionStore(Protocol):
     def by_id(self, session_id: int) -> Session | None: ...
     def live_for_user(self, user_id: int) -> Sequence[Session]: ...
     def revoke(self, session_id: int, user_id: int) -> Session | None: ...
-    def touch(self, session_id: int) -> bool: ...
+    def touch_many(self, seen: Sequence[tuple[int, float]]) -> list[tuple[bytes, int]]:
+        """``last_seen_at`` of each live session among ``(session id, epoch seconds)``, in one
+        statement; the token hash and user of each that is not live any more (revoked,
+        expired)."""
+        ...
+
+
+class LastSeen(Protocol):
+    """Sessions seen by the gate, kept in Redis until the flush writes them to PostgreSQL in
+    batches (one UPDATE per active minute and session would pass one Aurora writer at 100M
+    daily users)."""
+
+    def note(self, session_id: int, at: float) -> None: ...
+    def take(self, limit: int) -> Iterator[list[tuple[int, float]]]: ...
 
 
 class LoginAttempts(Protocol):
@@ -95,20 +109,20 @@ class SessionLookups(Protocol):
         self,
         batch: ReadBatch,
         user_id: int,
-        token_hash_hex: str,
+        token_hash: bytes,
         now_ms: int,
         limit: int,
         window_ms: int,
     ) -> Later[GateAnswer | None]: ...
     def cached(
-        self, token_hash_hex: str, user_id: int | None = None
+        self, token_hash: bytes, user_id: int | None = None
     ) -> tuple[dict[str, Any], bool] | None: ...
-    def due_for_touch(self, token_hash_hex: str, user_id: int | None = None) -> bool: ...
+    def due_for_touch(self, token_hash: bytes, user_id: int | None = None) -> bool: ...
 
 
 class Profiles(Protocol):
     def profile(self, user_id: int) -> dict[str, Any]: ...
     def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]: ...
     def profiles_later(
-        self, batch: ReadBatch, user_ids: list[int]
+        self, batch: ReadBatch, user_ids: list[int], fill: bool = True
     ) -> Later[dict[int, dict[str, Any]]]: ...

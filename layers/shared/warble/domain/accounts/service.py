@@ -18,6 +18,7 @@ from warble.domain.accounts.answers import Auth, LiveSession, Me, Sessions
 from warble.domain.accounts.ports import (
     DuplicateAccount,
     GateAnswer,
+    LastSeen,
     LoginAttempts,
     Session,
     SessionLookups,
@@ -98,8 +99,10 @@ class AccountService:
         lookups: SessionLookups,
         ids: IdGenerator,
         policy: AccountPolicy,
+        last_seen: LastSeen | None = None,
     ) -> None:
         self._users = users
+        self._last_seen = last_seen
         self._sessions = sessions
         self._profiles = profiles
         self._session_cache = session_cache
@@ -157,11 +160,11 @@ class AccountService:
         if not security.looks_like_token(token):
             return None
         user_id = security.token_user(token)
-        return _live(self._session(security.token_hash(token).hex(), user_id))
+        return _live(self._session(security.token_hash(token), user_id))
 
-    def _session(self, digest: str, user_id: int | None) -> dict[str, Any] | None:
+    def _session(self, digest: bytes, user_id: int | None) -> dict[str, Any] | None:
         def load() -> dict[str, Any] | None:
-            row = self._sessions.by_token_hash(bytes.fromhex(digest))
+            row = self._sessions.by_token_hash(digest)
             if row is None or (user_id is not None and row.user_id != user_id):
                 return None  # a token names its session's user, or no session
             return session_record(row)
@@ -190,7 +193,7 @@ class AccountService:
         user_id = security.token_user(token)
         if user_id is None:
             return lambda: (self.require_token(token), None)
-        digest = security.token_hash(token).hex()
+        digest = security.token_hash(token)
         read = self._lookups.gate_later(
             batch, user_id, digest, clock.epoch_ms(), budget.limit, budget.window_seconds * 1000
         )
@@ -212,7 +215,7 @@ class AccountService:
         if not security.looks_like_token(token):
             raise Unauthorized()
         user_id = security.token_user(token)
-        digest = security.token_hash(token).hex()
+        digest = security.token_hash(token)
         hit = self._lookups.cached(digest, user_id)
         if hit is None:
             record = self._session(digest, user_id)
@@ -222,33 +225,48 @@ class AccountService:
         return self._admit(record, due_for_touch, digest, user_id)
 
     def _admit(
-        self, record: dict[str, Any] | None, due_for_touch: bool, digest: str, user_id: int | None
+        self,
+        record: dict[str, Any] | None,
+        due_for_touch: bool,
+        digest: bytes,
+        user_id: int | None,
     ) -> Principal:
         verdict = _live(record)
         if verdict is None or (user_id is not None and verdict[0].user_id != user_id):
             raise Unauthorized()
         principal = verdict[0]
-        # The touch (at most once a minute per session) also asks PostgreSQL: if the session was
-        # revoked but its cache entry survived (the revocation's invalidation lost with Redis),
-        # the entry is dropped and the answer is 401 from now on.
-        if due_for_touch and not self._sessions.touch(principal.session_id):
-            self._session_cache.invalidate((digest, user_id))
-            raise Unauthorized()
+        # Seen (at most once a minute per session): noted in Redis, written to PostgreSQL by
+        # flush_last_seen in batches, which also drops the cache entry of a session revoked
+        # while its entry survived (the revocation's invalidation lost with Redis).
+        if due_for_touch and self._last_seen is not None:
+            self._last_seen.note(principal.session_id, clock.epoch_ms() / 1000)
         return principal
 
-    def require_from_store(self, user_id: str, session_id: str, expires_at_ms: str) -> Principal:
-        """``require_token`` while Redis is unreachable: the session's row says whether it was
-        revoked. One PostgreSQL read per request, so only reads use it."""
-        if not user_id or not session_id:
-            raise Unauthorized()
-        principal = Principal(int(user_id), int(session_id))
+    def flush_last_seen(self, batch: int = 1000) -> int:
+        """The sessions seen since the last flush: their ``last_seen_at`` written, ``batch`` to
+        a statement; a session no longer live has its cached entry dropped, so its next request
+        reads PostgreSQL and gets 401. Answers how many were written."""
+        if self._last_seen is None:
+            return 0
+        written = 0
+        for seen in self._last_seen.take(batch):
+            for token_hash, user_id in self._sessions.touch_many(seen):
+                self._session_cache.invalidate((token_hash, user_id))
+                self._session_cache.invalidate((token_hash, None))  # a token of the old form
+            written += len(seen)
+        return written
+
+    def require_from_store(self, principal: Principal, expires_at_ms: int) -> Principal:
+        """The caller ``authenticate`` found, checked while Redis is unreachable: the session's
+        row says whether it was revoked (a cached session may have outlived a revocation whose
+        invalidation Redis lost). One PostgreSQL read per request, so only reads use it."""
         row = self._sessions.by_id(principal.session_id)
         if (
             row is None
             or row.user_id != principal.user_id
             or row.revoked_at is not None
             or row.expires_at <= clock.now()
-            or (expires_at_ms and int(expires_at_ms) <= clock.epoch_ms())
+            or expires_at_ms <= clock.epoch_ms()
         ):
             raise Unauthorized()
         return principal
@@ -275,7 +293,7 @@ class AccountService:
         # PostgreSQL first, then the cache: the lease makes any in-flight fill of the live
         # session fail, so the next check reads the revoked row.
         # Where either form of token keeps its session (only the hash is stored, not the form).
-        digest = row.token_hash.hex()
+        digest = row.token_hash
         self._session_cache.invalidate_many([(digest, principal.user_id), (digest, None)])
 
     # ---- profiles ----------------------------------------------------------------------
@@ -294,7 +312,7 @@ class AccountService:
         return at_once(self._profiles.batch(), lambda batch: self.profiles_later(batch, user_ids))
 
     def profiles_later(
-        self, batch: ReadBatch, user_ids: list[int]
+        self, batch: ReadBatch, user_ids: list[int], fill: bool = True
     ) -> Later[dict[int, dict[str, Any]]]:
         """``profiles`` with its MGET queued in ``batch`` (read with other stores' reads)."""
         unique = list(dict.fromkeys(user_ids))
@@ -304,7 +322,7 @@ class AccountService:
             rows = {int(row["id"]): row for row in found}
             return [profile_record(rows[unique[i]]) if unique[i] in rows else None for i in missing]
 
-        read = self._profiles.get_many_later(batch, unique, load)
+        read = self._profiles.get_many_later(batch, unique, load, fill=fill)
 
         def profiles() -> dict[int, dict[str, Any]]:
             records = read()

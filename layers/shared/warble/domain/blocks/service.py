@@ -32,7 +32,7 @@ from warble.domain.blocks.ports import BlockSets, BlockStore, Follows, Shield
 from warble.domain.graph.answers import RelationshipItem, Relationships
 from warble.domain.graph.ports import FollowRejected
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import IdGenerator, Later, Memberships, ReadBatch, at_once
+from warble.domain.shared import IdGenerator, Later, Memberships, ReadBatch, Writes, at_once
 from warble.errors import FieldError, Unavailable, ValidationFailed
 from warble.events import Blocked, Muted, Unblocked, Unmuted
 from warble.ids import parse_id
@@ -92,16 +92,28 @@ class Shields:
     def hidden_pairs(self, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
         """Which ``(recipient, actor)`` pairs a block (either way) or a mute separates: one
         HMGET per recipient, in one round trip."""
+        if not pairs:
+            return set()
+        return at_once(self.batch(), lambda batch: self.hidden_pairs_later(batch, pairs))
+
+    def hidden_pairs_later(
+        self, batch: ReadBatch, pairs: list[tuple[int, int]]
+    ) -> Later[set[tuple[int, int]]]:
+        """``hidden_pairs`` with its HMGETs queued in ``batch``."""
         actors: dict[int, list[int]] = {}
         for recipient, actor in pairs:
             actors.setdefault(recipient, []).append(actor)
-        if not actors:
-            return set()
-        batch = self.batch()
-        reads = {r: self.about_later(batch, r, others) for r, others in actors.items()}
-        batch.run()
-        hidden = {r: read().hidden for r, read in reads.items()}
-        return {(r, a) for r, a in pairs if a in hidden[r]}
+        reads = {r: self._sets.check_later(batch, r, others) for r, others in actors.items()}
+
+        def hidden() -> set[tuple[int, int]]:
+            held = {r: read() for r, read in reads.items()}
+            found = {(r, a) for r, a in pairs if (s := held[r]) is not None and a in s.hidden}
+            # A recipient whose hash is not in memory (inactive a day): the records about these
+            # actors, read by key for all of them at once, rather than a rebuild each.
+            unknown = [(r, a) for r, a in pairs if held[r] is None]
+            return found | (self._store.restricted_pairs(unknown) if unknown else set())
+
+        return hidden
 
     def rebuild(self, owner: int) -> Shield:
         # The store's method is looked up before the rebuild takes its fill lease: a store built
@@ -112,6 +124,11 @@ class Shields:
 
     def apply(self, owner: int, kind: str, other: int, seq: int, present: bool) -> None:
         self._sets.apply(owner, kind, other, seq, present)
+
+    def apply_later(
+        self, writes: Writes, owner: int, kind: str, other: int, seq: int, present: bool
+    ) -> None:
+        self._sets.apply_later(writes, owner, kind, other, seq, present)
 
 
 class BlockService:
@@ -261,6 +278,18 @@ class BlockService:
         return flags
 
     # ---- the graph stream's copies ---------------------------------------------------------
+    def seen_later(self, writes: Writes, event: Blocked | Unblocked | Muted | Unmuted) -> None:
+        """``seen``, queued in a stream batch's writes."""
+        if event.seq is None:
+            return
+        if isinstance(event, Blocked | Unblocked):
+            present = isinstance(event, Blocked)
+            self._shields.apply_later(writes, event.blocker, "b", event.blocked, event.seq, present)
+            self._shields.apply_later(writes, event.blocked, "y", event.blocker, event.seq, present)
+        else:
+            present = isinstance(event, Muted)
+            self._shields.apply_later(writes, event.muter, "m", event.muted, event.seq, present)
+
     def seen(self, event: Blocked | Unblocked | Muted | Unmuted) -> None:
         """A change the write path may not have applied (its container died after the
         commit): applied again; versions make a second application a no-op."""

@@ -36,7 +36,7 @@ from warble.domain.counters.ports import CounterStore, Delta, owner_of, user_cou
 from warble.domain.graph.answers import Degree, MutualFriends, RelationshipNow
 from warble.domain.graph.ports import FollowRejected, GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, at_once
+from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, Writes, at_once
 from warble.errors import (
     Blocked,
     CannotFollowSelf,
@@ -110,8 +110,13 @@ class GraphService:
         ids: IdGenerator,
         policy: GraphPolicy,
         following: Memberships,
+        friends_cache: Cache[int],
+        degree2_cache: Cache[int],
     ) -> None:
         self._store = store
+        # Friend ids and second-degree sets, for the degrees of a page of people at once.
+        self._friends = friends_cache
+        self._degree2 = degree2_cache
         self._following = following
         self._counters = counters
         self._profiles = profiles
@@ -171,6 +176,7 @@ class GraphService:
         self._counts.invalidate(follower)
         self._pages.invalidate((follower, "following"))
         self._pages.invalidate((followee, "followers"))
+        self._friends.invalidate_many([follower, followee])
 
     def follow_seen(self, event: Followed | Unfollowed) -> None:
         """The graph stream's copy of a follow or unfollow: applied to the follower's set too,
@@ -180,6 +186,15 @@ class GraphService:
             self._following.apply(
                 event.follower, event.followee, event.seq, present=isinstance(event, Followed)
             )
+        # A friendship may have begun or ended: the write path dropped the cached friends, and
+        # so does the stream's copy, in case the write path's container died after its commit.
+        self._friends.invalidate_many([event.follower, event.followee])
+
+    def follow_seen_later(self, writes: Writes, event: Followed | Unfollowed) -> None:
+        """``follow_seen``, queued in a stream batch's writes."""
+        if event.seq is not None:
+            present = isinstance(event, Followed)
+            self._following.apply_later(writes, event.follower, event.followee, event.seq, present)
 
     def counters_applied(self, counter_keys: set[str]) -> None:
         """Called by the counter consumer after a batch changed these counters."""
@@ -230,6 +245,18 @@ class GraphService:
             yield from (uid for uid, _ in rows)
             if not more or not rows:
                 return
+            before = rows[-1][1]
+
+    def followers_versions(self, user_id: int) -> dict[int, int]:
+        """Every follower of a user with the follow's ``seq`` (its version in the fan-out's
+        followers hash), a Query per ``FOLLOWER_PAGE``."""
+        found: dict[int, int] = {}
+        before = None
+        while True:
+            rows, more = self._store.page(user_id, "followers", FOLLOWER_PAGE, before)
+            found.update(rows)
+            if not more or not rows:
+                return found
             before = rows[-1][1]
 
     def friends(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> UserPage:
@@ -298,7 +325,7 @@ class GraphService:
         return at_once(self._counts.batch(), lambda batch: self.counts_later(batch, user_ids))
 
     def counts_later(
-        self, batch: ReadBatch, user_ids: list[int]
+        self, batch: ReadBatch, user_ids: list[int], fill: bool = True
     ) -> Later[dict[int, dict[str, int]]]:
         unique = list(dict.fromkeys(user_ids))
 
@@ -315,7 +342,7 @@ class GraphService:
                 for uid in wanted
             ]
 
-        read = self._counts.get_many_later(batch, unique, load)
+        read = self._counts.get_many_later(batch, unique, load, fill=fill)
 
         def counts() -> dict[int, dict[str, int]]:
             return {uid: value or {} for uid, value in zip(unique, read(), strict=True)}
@@ -401,6 +428,31 @@ class GraphService:
         return {**record, **extra}
 
     # ---- degrees -----------------------------------------------------------------------
+    def friends_later(
+        self, batch: ReadBatch, user_ids: list[int]
+    ) -> Later[dict[int, frozenset[int]]]:
+        """Each user's friends, cached (one GET each in ``batch``; a miss is one Query)."""
+        unique = list(dict.fromkeys(user_ids))
+
+        def load(missing: list[int]) -> list[Any]:
+            return [sorted(self._store.friends(unique[i])) for i in missing]
+
+        read = self._friends.get_many_later(batch, unique, load)
+
+        def friends() -> dict[int, frozenset[int]]:
+            return {uid: frozenset(ids or ()) for uid, ids in zip(unique, read(), strict=True)}
+
+        return friends
+
+    def second_degree_later(self, batch: ReadBatch, user_id: int) -> Later[frozenset[int]]:
+        """The user's precomputed second-degree set, cached until the next rebuild."""
+
+        def load(missing: list[int]) -> list[Any]:
+            return [sorted(self._store.second_degree(user_id)) for _ in missing]
+
+        read = self._degree2.get_many_later(batch, [user_id], load)
+        return lambda: frozenset(read()[0] or ())
+
     def degree(self, viewer: int, other: int) -> Degree:
         if viewer == other:
             raise ValidationFailed([FieldError("user_id", "is yourself")])
@@ -431,7 +483,18 @@ class GraphService:
             for stale in self._store.users_with_second_degree() - friends.keys():
                 yield stale, set()
 
-        return self._store.save_second_degree(sets())
+        written: list[int] = []
+
+        def noted() -> Iterable[tuple[int, set[int]]]:
+            for user_id, second in sets():
+                written.append(user_id)
+                yield user_id, second
+
+        saved = self._store.save_second_degree(noted())
+        # After the table: a read that filled the cache from the old sets loses its lease.
+        for start in range(0, len(written), 1000):
+            self._degree2.invalidate_many(written[start : start + 1000])
+        return saved
 
 
 def _pause(attempt: int) -> None:

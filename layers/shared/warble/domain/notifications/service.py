@@ -25,14 +25,22 @@
   per partition) and the consumer's work for a viral tweet.
 - **Deleted tweets.** A notification is never withdrawn; one whose tweet is gone is listed with
   ``tweet_id: null`` (and ``tweet_deleted: true``), so no client follows it to a 404.
+- **A stream batch at a time** (``notify_all``): the mentions' names in one query, the
+  recipients' connections in one BatchGetItem, one Redis round trip for the blocks, the cap and
+  what a push renders, the notifications and their dedupe items in transactions of 100 items,
+  one round trip to count them (and start the connected recipients' counts), one to finish the
+  counts, then one ``@connections`` post per connection and notification (API.md: every
+  notification is pushed; the per-recipient cap per window bounds a burst, and the posts to
+  one connection go in order while the connections are posted to concurrently).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from warble import clock
@@ -45,6 +53,7 @@ from warble.domain.notifications.answers import (
     UnreadCounts,
 )
 from warble.domain.notifications.ports import (
+    BatchPushes,
     Directory,
     HomeTimelines,
     MessageReads,
@@ -171,6 +180,8 @@ class NotificationPolicy:
     cap_per_window: int
     admins: frozenset[str]
     cap_window_seconds: int = 60
+    # An author with more followers is not announced follower by follower (home_posted).
+    home_push_most: int = 1_000
 
 
 @dataclass
@@ -179,6 +190,26 @@ class Delivery:
 
     created: int = 0
     capped: int = 0
+
+
+@dataclass
+class BatchDelivery:
+    """What a batch of events did: counts for the metrics, and the events whose notifications
+    could not all be stored (their records are retried)."""
+
+    created: int = 0
+    capped: int = 0
+    failed: set[int] = field(default_factory=set)
+
+
+class _Known:
+    """A Directory answering from the names one query found (a batch's mentions)."""
+
+    def __init__(self, found: dict[str, int]) -> None:
+        self._found = found
+
+    def ids_by_usernames(self, usernames: list[str]) -> dict[str, int]:
+        return {n: self._found[n] for n in usernames if n in self._found}
 
 
 def parse_types(raw: str | None, allowed: Iterable[str], name: str = "types") -> list[str]:
@@ -205,6 +236,10 @@ def created_at(notification_id: int) -> str:
     return clock.rfc3339_ms(timestamp_ms)
 
 
+class NotStored(Exception):
+    """A notification's transaction kept failing (conflicts, throttling)."""
+
+
 class NotificationService:
     def __init__(
         self,
@@ -219,9 +254,14 @@ class NotificationService:
         ids: IdGenerator,
         push: Callable[[list[int], dict[str, Any]], Any],
         policy: NotificationPolicy,
+        push_each: Callable[[Iterable[int], Callable[[list[int]], dict[int, Any]]], Any],
         shields: Separations,
+        pushes: BatchPushes | None = None,
+        existing_later: Callable[[ReadBatch, list[tuple[int, int]]], Later[set[int]]] | None = None,
     ) -> None:
         self._shields = shields
+        self._pushes = pushes
+        self._existing_later = existing_later
         self._store = store
         self._unread = unread
         self._producers = producers
@@ -232,54 +272,147 @@ class NotificationService:
         self._messages = messages
         self._ids = ids
         self._push = push
+        self._push_each = push_each
         self._policy = policy
 
-    # ---- stream: make notifications ---------------------------------------------------------
-    def notify(self, event: object) -> Delivery:
-        """The notifications an event causes, each made, counted and pushed once."""
-        outcome = Delivery()
-        drafts = [
-            d  # nobody is notified of their own action
-            for d in self._producers.drafts(event, self._directory)
-            if d.actor != d.recipient
-        ]
-        # Nor across a block (either way, mentions included), nor by someone they mute.
-        separated = self._shields.hidden_pairs(
-            [(d.recipient, d.actor) for d in drafts if d.actor is not None]
+    # ---- stream: make notifications, a batch at a time ---------------------------------------
+    def notify_all(self, events: Sequence[object]) -> BatchDelivery:
+        """The notifications a batch of events causes, each made, counted and pushed once, in
+        a constant number of round trips (the module docstring)."""
+        outcome = BatchDelivery()
+        directory = self._directory_for(events)
+        unique: dict[tuple[int, str], tuple[int, Draft]] = {}
+        for index, event in enumerate(events):
+            for draft in self._producers.drafts(event, directory):
+                if draft.actor != draft.recipient:  # nobody is notified of their own action
+                    unique.setdefault((draft.recipient, draft.dedupe), (index, draft))
+        drafts = list(unique.values())  # a cause twice in a batch is one notification
+        if not drafts:
+            return outcome
+        wanted = Counter(d.recipient for _, d in drafts)
+        connected = self._pushes.connected(list(wanted)) if self._pushes is not None else {}
+        shown = [d for _, d in drafts if connected.get(d.recipient)]
+        window = clock.epoch_ms() // (self._policy.cap_window_seconds * 1000)
+        # Round trip 1: blocks and mutes, places under the cap, what the pushes render.
+        batch = self._unread.batch()
+        pairs = [(d.recipient, d.actor) for _, d in drafts if d.actor is not None]
+        separated = self._shields.hidden_pairs_later(batch, pairs)
+        admitted = {r: self._unread.admit_later(batch, r, window, n) for r, n in wanted.items()}
+        actors = self._profiles.profiles_later(
+            batch, [d.actor for d in shown if d.actor], fill=False
         )
-        for draft in drafts:
-            if (draft.recipient, draft.actor) in separated:
+        pointed = [(d.tweet_author, d.tweet_id) for d in shown if d.tweet_id and d.tweet_author]
+        alive = (
+            self._existing_later(batch, pointed)
+            if self._existing_later is not None and pointed
+            else (lambda: self._existing_tweets(pointed) if pointed else set())
+        )
+        batch.run()
+        hidden = separated()
+        places = {
+            r: max(0, self._policy.cap_per_window - (taken() - wanted[r]))
+            for r, taken in admitted.items()
+        }
+        live: list[tuple[int, Draft]] = []
+        over: list[tuple[int, Draft]] = []
+        for index, draft in drafts:
+            if draft.actor is not None and (draft.recipient, draft.actor) in hidden:
                 continue
-            made = self._deliver(draft)
-            outcome.created += made == "created"
-            outcome.capped += made == "capped"
+            if places[draft.recipient] > 0:
+                places[draft.recipient] -= 1
+                live.append((index, draft))
+            else:  # over the cap: only a redelivery of one stored earlier goes on
+                over.append((index, draft))
+        release = Counter(wanted)
+        release.subtract(Counter(d.recipient for _, d in live))
+        made = [
+            StoredNotification(self._ids.next_id(), d.recipient, d.kind, d.actor, d.tweet_id,
+                               d.tweet_author)
+            for _, d in live
+        ]  # fmt: skip
+        stored = self._store.create_many(
+            [(n, d.dedupe) for n, (_, d) in zip(made, live, strict=True)]
+        )
+        earlier = self._store.existing_many([(d.recipient, d.dedupe) for _, d in over])
+        counted: list[tuple[Draft, int, bool]] = []
+        for (index, draft), result in zip(live, stored, strict=True):
+            if result is None:
+                outcome.failed.add(index)
+                release[draft.recipient] += 1  # its place is taken again when it comes again
+            else:
+                counted.append((draft, *result))
+                if not result[1]:  # a redelivery: it takes no place under the cap
+                    release[draft.recipient] += 1
+        for _, draft in over:
+            found = earlier.get((draft.recipient, draft.dedupe))
+            if found is None:
+                outcome.capped += 1
+            else:
+                counted.append((draft, found, False))
+        # Round trip 2: count them, give back the places not used, start the pushed counts.
+        batch = self._unread.batch()
+        for recipient, places_back in release.items():
+            if places_back > 0:
+                self._unread.release_later(batch, recipient, window, places_back)
+        adds = [
+            self._unread.add_later(batch, d.recipient, d.kind, stored_id)
+            for d, stored_id, _ in counted
+        ]
+        snapshots = self._unread.snapshots_later(batch, [r for r in wanted if connected.get(r)])
+        batch.run()
+        pushed: dict[int, list[StoredNotification]] = {}
+        for (draft, stored_id, created), add in zip(counted, adds, strict=True):
+            outcome.created += created
+            times = add()
+            # Pushed by the delivery that first stored or counted it (a redelivery pushes none).
+            if (times == 1 or (times < 0 and created)) and connected.get(draft.recipient):
+                pushed.setdefault(draft.recipient, []).append(
+                    StoredNotification(stored_id, draft.recipient, draft.kind, draft.actor,
+                                       draft.tweet_id, draft.tweet_author)
+                )  # fmt: skip
+        if pushed:
+            self._push_batch(pushed, connected, snapshots(), actors(), alive())
         return outcome
 
-    def _deliver(self, draft: Draft) -> str:
-        created = False
-        window = clock.epoch_ms() // (self._policy.cap_window_seconds * 1000)
-        if self._unread.admit(draft.recipient, window, self._policy.cap_per_window):
-            notification = StoredNotification(
-                self._ids.next_id(), draft.recipient, draft.kind, draft.actor, draft.tweet_id,
-                draft.tweet_author,
-            )  # fmt: skip
-            stored_id, created = self._store.create(notification, draft.dedupe)
-            if not created:  # a redelivery: it takes no place under the cap
-                self._unread.release(draft.recipient, window)
-        else:
-            # Over the cap: only a redelivery of one stored earlier goes on (to be counted).
-            found = self._store.existing(draft.recipient, draft.dedupe)
-            if found is None:
-                return "capped"
-            stored_id = found
-        counted = self._unread.add(draft.recipient, draft.kind, stored_id)
-        # Pushed by the delivery that first stored or counted it (a redelivery pushes nothing).
-        if counted == 1 or (counted < 0 and created):
-            stored = StoredNotification(stored_id, draft.recipient, draft.kind, draft.actor,
-                                  draft.tweet_id, draft.tweet_author)  # fmt: skip
-            view = self._render([stored], positions={})[0]
-            self._push_counts(draft.recipient, view)
-        return "created" if created else "repeated"
+    def _directory_for(self, events: Sequence[object]) -> Directory:
+        """The batch's mentioned names resolved in one query."""
+        names = list(
+            dict.fromkeys(
+                name
+                for e in events
+                if isinstance(e, TweetPosted) and e.retweet_of is None
+                for name in mentioned(e.text)
+            )
+        )
+        return _Known(self._directory.ids_by_usernames(names) if names else {})
+
+    def _push_batch(
+        self,
+        pushed: dict[int, list[StoredNotification]],
+        connected: dict[int, list[str]],
+        snapshots: dict[int, Snapshot],
+        actors: dict[int, dict[str, Any]],
+        alive: set[int],
+    ) -> None:
+        posts: list[tuple[str, dict[str, Any]]] = []
+        for recipient, items in pushed.items():
+            snap = snapshots[recipient]
+            if self._warm_up(recipient, snap):
+                snap = self._unread.snapshot(recipient)
+            counts = dataclasses.asdict(self._counts(recipient, snap))
+            for view in self._render_known(items, {}, actors, alive):
+                frame = {"type": "notification",
+                         "data": {**dataclasses.asdict(view), "unread_counts": counts}}  # fmt: skip
+                posts += [(connection, frame) for connection in connected[recipient]]
+        if posts and self._pushes is not None:
+            self._pushes.post_all(posts)
+
+    def notify(self, event: object) -> Delivery:
+        """The notifications one event causes (``notify_all`` of a batch of one)."""
+        done = self.notify_all([event])
+        if done.failed:
+            raise NotStored("a notification could not be stored; the record is retried")
+        return Delivery(done.created, done.capped)
 
     def _push_counts(self, user_id: int, notification: Notification | None = None) -> None:
         """The ``notification`` frame: the Notification's fields (as the HTTP answer writes
@@ -287,6 +420,34 @@ class NotificationService:
         data = dataclasses.asdict(notification) if notification is not None else {}
         data["unread_counts"] = dataclasses.asdict(self.counts(user_id))
         self._push([user_id], {"type": "notification", "data": data})
+
+    # ---- stream: the home count -------------------------------------------------------------
+    def home_posted(self, events: Iterable[TweetPosted]) -> int:
+        """After the fan-out of a batch of tweets: the ``home`` count pushed to the followers
+        it reached, as the other counts are (a counts-only ``notification`` frame), so a
+        client need not poll it. Returns the frames delivered.
+
+        Bounded whatever the batch: one frame per open connection for the whole batch, the
+        counts of only the users with one, read in one pipeline; an author with more than
+        ``home_push_most`` followers (a celebrity is never fanned out) is not announced, and
+        their followers see the count at their next read."""
+        audience = self._home.audience([e.author_id for e in events], self._policy.home_push_most)
+        if not audience:
+            return 0
+
+        def frames(users: list[int]) -> dict[int, Any]:
+            batch = self._unread.batch()
+            reads = {user: self.counts_later(batch, user) for user in users}
+            batch.run()
+            return {
+                user: {
+                    "type": "notification",
+                    "data": {"unread_counts": dataclasses.asdict(read())},
+                }
+                for user, read in reads.items()
+            }
+
+        return int(self._push_each(audience, frames).delivered)
 
     # ---- unread counts ----------------------------------------------------------------------
     def counts(self, user_id: int) -> UnreadCounts:
@@ -386,6 +547,15 @@ class NotificationService:
         actors = self._profiles.profiles([n.actor for n in items if n.actor is not None])
         pointed = [(n.tweet_author, n.tweet_id) for n in items if n.tweet_id and n.tweet_author]
         alive = self._existing_tweets(pointed) if pointed else set()
+        return self._render_known(items, positions, actors, alive)
+
+    def _render_known(
+        self,
+        items: list[StoredNotification],
+        positions: dict[str, int],
+        actors: dict[int, dict[str, Any]],
+        alive: set[int],
+    ) -> list[Notification | NotificationOfDeletedTweet]:
         views: list[Notification | NotificationOfDeletedTweet] = []
         for n in items:
             actor = actors.get(n.actor) if n.actor is not None else None

@@ -15,7 +15,7 @@ never raises for a gone or failing connection.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +55,46 @@ class Pusher:
         for connection in gone:
             self._connections.remove(connection)  # exactly the refused one
         return PushReport(outcomes.count("ok"), gone, outcomes.count("failed"))
+
+    def push_each(
+        self,
+        user_ids: Iterable[int],
+        frames: Callable[[list[int]], dict[int, dict[str, Any]]],
+    ) -> PushReport:
+        """A frame of its own to every connection of each user: the users' connections in one
+        lookup, then ``frames`` asked once, for the users that have a connection, so nothing is
+        made for the others."""
+        users = list(dict.fromkeys(user_ids))
+        found = self.connected(users)
+        made = frames([u for u in users if found.get(u)])
+        return self.post_all([(c, made[u]) for u in users if u in made for c in found.get(u, ())])
+
+    def connected(self, user_ids: list[int]) -> dict[int, list[str]]:
+        """The open connections of many users, in one lookup (a stream batch's recipients)."""
+        return self._connections.for_users(user_ids) if user_ids else {}
+
+    def post_all(self, posts: list[tuple[str, dict[str, Any]]]) -> PushReport:
+        """Post each ``(connection, frame)``, concurrently, in order per connection; forget
+        the connections API Gateway refuses with 410."""
+        by_connection: dict[str, list[dict[str, Any]]] = {}
+        for connection, frame in posts:
+            by_connection.setdefault(connection, []).append(frame)
+
+        def send(item: tuple[str, list[dict[str, Any]]]) -> list[str]:
+            connection, frames = item
+            outcomes = []
+            for frame in frames:
+                outcomes.append(self._post(connection, frame))
+                if outcomes[-1] == "gone":
+                    break
+            return outcomes
+
+        results = list(self._pool.map(send, by_connection.items()))
+        gone = [c for c, outcomes in zip(by_connection, results, strict=True) if "gone" in outcomes]
+        for connection in gone:
+            self._connections.remove(connection)
+        flat = [o for outcomes in results for o in outcomes]
+        return PushReport(flat.count("ok"), gone, flat.count("failed"))
 
     def _post(self, connection: str, frame: dict[str, Any]) -> str:
         try:

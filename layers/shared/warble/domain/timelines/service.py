@@ -9,18 +9,23 @@
   graph table's stream). A deleted tweet leaves every timeline it was pushed to.
 - A timeline that is missing (evicted, expired after 30 days of inactivity, or never built) is
   rebuilt from the recent tweets of the people the user follows before the read answers.
+- The stream consumer applies a whole batch at once (``apply_stream``): one round trip reads
+  every author's followers (a versioned membership hash in Redis, kept by the graph stream and
+  rebuilt from the table when missing), the counts that say who is a celebrity and the recent
+  tweets a follow backfills; the writes go out in the batch's one write pipeline.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from warble.domain.pagination import decode_cursor, encode_cursor
-from warble.domain.shared import Later, ReadBatch, at_once
+from warble.domain.shared import Held, Later, Memberships, ReadBatch, Writes, at_once
 from warble.domain.timelines.ports import Follows, ShieldReader, TimelineStore, Tweets
 from warble.domain.tweets.answers import TweetPage
+from warble.events import Followed, TweetDeleted, TweetPosted, Unfollowed
 
 CELEBRITY_LIST_TTL = 60
 
@@ -59,8 +64,10 @@ class TimelineService:
         graph: Follows,
         policy: TimelinePolicy,
         shields: ShieldReader,
+        followers: Memberships,
     ) -> None:
         self._shields = shields
+        self._followers = followers
         self._timelines = timelines
         self._tweets = tweets
         self._graph = graph
@@ -92,6 +99,66 @@ class TimelineService:
         self._timelines.remember_celebrities(user_id, celebrities, CELEBRITY_LIST_TTL)
         return celebrities
 
+    # ---- stream: a batch at a time ---------------------------------------------------------
+    def apply_stream(self, events: Sequence[object], writes: Writes) -> None:
+        """A stream batch's new and deleted tweets, follows and unfollows, in stream order:
+        every read in one round trip when warm (followers, counts, recent tweets), every write
+        queued in ``writes``. Idempotent: adds and removes of entries, versioned changes."""
+        tweets = [e for e in events if isinstance(e, TweetPosted | TweetDeleted)]
+        follows = [e for e in events if isinstance(e, Followed | Unfollowed)]
+        if not tweets and not follows:
+            return
+        authors = list(dict.fromkeys(e.author_id for e in tweets))
+        followees = list(dict.fromkeys(e.followee for e in follows if isinstance(e, Followed)))
+        reads = self._timelines.batch()
+        # Not filled: the counter consumer drops these authors' counts as it counts the batch.
+        counts = self._graph.counts_later(reads, authors + followees, fill=False)
+        followers = {a: self._followers.members_later(reads, a) for a in authors}
+        recent = self._timelines.recent_later(reads, followees, self._policy.backfill)
+        reads.run()
+        threshold = self._policy.celebrity_followers
+        big = {u for u, c in counts().items() if c.get("followers_count", 0) > threshold}
+        deleting = {e.author_id for e in tweets if isinstance(e, TweetDeleted)}
+        audience = {a: self._audience(a, followers[a](), a in big, a in deleting) for a in authors}
+        backfills = {f: entries for f, entries in recent().items() if f not in big}
+        for followee in [f for f, entries in backfills.items() if entries is None]:
+            backfills[followee] = self._recent(followee, self._policy.backfill)  # cold
+        for event in events:
+            if isinstance(event, TweetPosted | TweetDeleted):
+                item = entry(event.author_id, event.tweet_id)
+                reached = [event.author_id, *audience[event.author_id]]
+                if isinstance(event, TweetPosted):
+                    self._timelines.remember_recent_later(writes, event.author_id, item)
+                    self._timelines.push_later(writes, reached, item)
+                else:
+                    self._timelines.forget_recent_later(writes, event.author_id, item)
+                    self._timelines.remove_later(writes, reached, item)
+            elif isinstance(event, Followed | Unfollowed):
+                follower, followee = event.follower, event.followee
+                self._timelines.forget_celebrities_later(writes, follower)
+                if isinstance(event, Followed):
+                    self._timelines.add_later(writes, follower, backfills.get(followee) or [])
+                else:
+                    self._timelines.remove_author_later(writes, follower, followee)
+                if event.seq is not None:
+                    present = isinstance(event, Followed)
+                    self._followers.apply_later(writes, followee, follower, event.seq, present)
+
+    def _audience(self, author: int, held: Held | None, big: bool, deleting: bool) -> list[int]:
+        """Whom an author's tweets are pushed to (or removed from): the followers, from memory;
+        a celebrity's tweets reach nobody but the author (merged on read), though a deleted one
+        is removed from every follower (it may have been fanned out before the author crossed
+        the threshold)."""
+        if held is not None and not big:
+            return sorted(held.present)
+        if not big:
+            return sorted(self._load_followers(author).present)
+        return list(self._graph.all_ids(author, "followers")) if deleting else []
+
+    def _load_followers(self, author: int) -> Held:
+        """A missing followers hash, rebuilt from the table (the graph stream keeps it)."""
+        return self._followers.rebuild(author, lambda: (self._graph.followers_versions(author), 0))
+
     # ---- stream: tweets -------------------------------------------------------------------
     def tweet_created(self, author_id: int, tweet_id: int) -> None:
         new = entry(author_id, tweet_id)
@@ -99,6 +166,15 @@ class TimelineService:
         self._timelines.push([author_id], new)
         if not self._is_celebrity(author_id):
             self._timelines.push(self._graph.all_ids(author_id, "followers"), new)
+
+    def audience(self, authors: list[int], most: int) -> set[int]:
+        """The followers whose home timelines the authors' new tweets reached (the fan-out's),
+        leaving out every author with more than ``most`` followers: a celebrity (never fanned
+        out) or a big account is not announced one follower at a time."""
+        unique = list(dict.fromkeys(authors))
+        counts = self._graph.counts(unique) if unique else {}
+        small = [a for a in unique if counts.get(a, {}).get("followers_count", 0) <= most]
+        return {f for author in small for f in self._graph.all_ids(author, "followers")}
 
     def tweet_deleted(self, author_id: int, tweet_id: int) -> None:
         gone = entry(author_id, tweet_id)

@@ -22,6 +22,7 @@ class Tweet:
     retweet_of: Tweet | None
     media_ids: list[str]
     media: list[Media]
+    hashtags: list[str]
     like_count: int
     retweet_count: int
     reply_count: int

@@ -12,7 +12,7 @@ of a heavy liker) are asked of the tables, with the BatchGetItem this replaced.
 from __future__ import annotations
 
 from warble.domain.likes.ports import LikeStore
-from warble.domain.shared import Held, Later, Memberships, ReadBatch
+from warble.domain.shared import Held, Later, Memberships, ReadBatch, Writes
 from warble.domain.tweets.ports import TweetStore
 from warble.events import Liked, TweetDeleted, TweetPosted, Unliked
 
@@ -78,4 +78,18 @@ class ViewerFlags:
         if event.retweet_of is not None:
             self.retweeted(
                 event.author_id, event.retweet_of, event.tweet_id, isinstance(event, TweetPosted)
+            )
+
+    def seen_later(
+        self, writes: Writes, event: Liked | Unliked | TweetPosted | TweetDeleted
+    ) -> None:
+        """A stream batch's copy of a like or a retweet (or its removal), queued in ``writes``."""
+        if isinstance(event, Liked | Unliked):
+            if event.seq is not None:
+                present = isinstance(event, Liked)
+                self._liked.apply_later(writes, event.user_id, event.tweet_id, event.seq, present)
+        elif event.retweet_of is not None:
+            present = isinstance(event, TweetPosted)
+            self._retweeted.apply_later(
+                writes, event.author_id, event.retweet_of, event.tweet_id, present
             )

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from warble.domain.blocks.ports import Shield
 from warble.domain.media.ports import AttachedMedia
 from warble.domain.shared import Later, ReadBatch
+from warble.domain.text import hashtags
 
 
 class TweetStore(Protocol):
@@ -76,6 +77,8 @@ class StoredTweet:
     retweet_of_author: int | None = None
     media_ids: tuple[str, ...] = ()
     media: tuple[AttachedMedia, ...] = ()  # what it shows of them, copied when it was posted
+    # The text's tags (warble.domain.text), parsed once at posting and stored with it.
+    hashtags: tuple[str, ...] = ()
 
     def record(self) -> dict[str, Any]:
         """The cached (JSON) form."""
@@ -90,16 +93,20 @@ class StoredTweet:
             "retweet_of_author": self.retweet_of_author,
             "media_ids": list(self.media_ids),
             "media": [m.record() for m in self.media],
+            "hashtags": list(self.hashtags),
         }
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> StoredTweet:
         media = record.get("media")  # absent from records cached before tweets had media
+        # A record cached before tags were stored has none: its text says which.
+        tags = record.get("hashtags")
         return cls(
             **{
                 **record,
                 "media_ids": tuple(record.get("media_ids") or ()),
                 "media": AttachedMedia.from_records(media) if media else (),
+                "hashtags": tuple(tags) if tags is not None else hashtags(record["text"]),
             }
         )
 

@@ -47,7 +47,7 @@ from warble.domain.shared import (
     at_once,
     user_summary,
 )
-from warble.domain.text import normalise_text
+from warble.domain.text import hashtags, normalise_text
 from warble.domain.tweets.answers import Tweet, TweetPage
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
@@ -142,6 +142,7 @@ class TweetService:
             reply_to_author=parent_author,
             media_ids=tuple(str(m.id) for m in media),
             media=tuple(media),
+            hashtags=hashtags(body),
         )
         try:
             self._create_with_media(tweet, media_ids)
@@ -339,13 +340,13 @@ class TweetService:
         return at_once(self._cache.batch(), lambda batch: self.load_later(batch, pairs))
 
     def load_later(
-        self, batch: ReadBatch, pairs: list[tuple[int, int]]
+        self, batch: ReadBatch, pairs: list[tuple[int, int]], fill: bool = True
     ) -> Later[list[StoredTweet]]:
         def fetch(missing: list[int]) -> list[dict[str, Any] | None]:
             found = {t.id: t for t in self._store.get_many([pairs[i] for i in missing])}
             return [found[pairs[i][1]].record() if pairs[i][1] in found else None for i in missing]
 
-        read = self._cache.get_many_later(batch, [tid for _, tid in pairs], fetch)
+        read = self._cache.get_many_later(batch, [tid for _, tid in pairs], fetch, fill=fill)
 
         def tweets() -> list[StoredTweet]:
             return [
@@ -450,6 +451,10 @@ class TweetService:
 
         def view(tweet: StoredTweet, embedded: Tweet | None, subject_id: int) -> Tweet:
             counted = counts.get(subject_id, {})
+            # The viewer's own like or retweet counts in what they see at once: the flags are
+            # read-your-writes, the counters follow the stream a moment later, and an answer
+            # saying retweeted_by_me with retweet_count 0 made a client's undo show -1.
+            i_like, i_retweeted = subject_id in liked, subject_id in retweeted
             return Tweet(
                 id=str(tweet.id),
                 author=summaries[tweet.author_id],
@@ -459,11 +464,12 @@ class TweetService:
                 retweet_of=embedded,
                 media_ids=list(tweet.media_ids),
                 media=media_answers(tweet.media, self._media_url),
-                like_count=counted.get("like_count", 0),
-                retweet_count=counted.get("retweet_count", 0),
+                hashtags=list(tweet.hashtags),
+                like_count=max(counted.get("like_count", 0), int(i_like)),
+                retweet_count=max(counted.get("retweet_count", 0), int(i_retweeted)),
                 reply_count=counted.get("reply_count", 0),
-                liked_by_me=subject_id in liked,
-                retweeted_by_me=subject_id in retweeted,
+                liked_by_me=i_like,
+                retweeted_by_me=i_retweeted,
             )
 
         rendered = []

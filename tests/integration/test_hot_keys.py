@@ -1,0 +1,102 @@
+"""Hot keys held in the function (warble.dal.hot, HOT_KEY_CACHE_MS): the system list and a
+celebrity's recent tweets are read once per window by a container however often its readers
+poll, and the counts and pages are those read without it."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from warble import keys, services
+from warble.dal import redis as redis_dal
+from warble.settings import get_settings
+
+from tests.integration.test_notifications import configure, user
+from tests.support.streams import StreamTap
+
+pytestmark = [pytest.mark.integration, pytest.mark.redis]
+
+
+@pytest.fixture
+def tap(accounts, moto):
+    s = get_settings()
+    return StreamTap([s.graph_table, s.tweets_table, s.likes_table])
+
+
+def _reads(client, calls: Counter):
+    """Count each key the container's pipelines and batches name (single node and cluster)."""
+    original, original_send = client.pipeline, redis_dal.send_pipelined
+
+    def pipeline(*args, **kwargs):
+        pipe = original(*args, **kwargs)
+        execute = pipe.execute
+
+        def counted(*a, **k):
+            # a cluster pipeline (redis-py 8) queues PipelineCommands in its strategy
+            strategy = getattr(pipe, "_execution_strategy", None)
+            for command in pipe.command_stack or getattr(strategy, "command_queue", []):
+                args = command.args if hasattr(command, "args") else command[0]
+                calls[str(args[1])] += 1
+            return execute(*a, **k)
+
+        pipe.execute = counted
+        return pipe
+
+    def sent(target, commands):
+        for command in commands:
+            calls[str(command[1])] += 1
+        return original_send(target, commands)
+
+    client.pipeline = pipeline
+    redis_dal.send_pipelined = sent
+
+    def restore() -> None:
+        client.pipeline = original
+        redis_dal.send_pipelined = original_send
+
+    return restore
+
+
+def test_hot_keys_are_read_once_a_window_and_answer_the_same(
+    accounts, moto, redis, monkeypatch, tap
+):
+    # A window longer than the test: every read after the first is the container's copy.
+    configure(monkeypatch, CELEBRITY_FOLLOWERS="1", HOT_KEY_CACHE_MS="600000",
+              ADMIN_USERNAMES="warble_admin")  # fmt: skip
+    me, friend, celebrity, other = (
+        user(services.accounts(), n) for n in ("me", "friend", "celeb", "other")
+    )
+    admin = user(services.accounts(), "warble_admin")
+    graph, tweets = services.graph(), services.tweets()
+    graph.follow(me, friend)
+    graph.follow(me, celebrity)
+    graph.follow(other, celebrity)
+    services.container().count_batch({"Records": tap.drain()})
+    notifications, timelines = services.notifications(), services.timelines()
+    timelines.rebuild(me)
+    notifications.counts(me)
+    posted = [int(tweets.post(a, "news", None, []).id) for a in (friend, celebrity)]
+    timelines.tweet_created(friend, posted[0])
+    timelines.tweet_created(celebrity, posted[1])
+    notifications.post_system(admin, "Hello", "Welcome")
+
+    calls: Counter = Counter()
+    restore = _reads(services.container().redis, calls)
+    try:
+        for _ in range(20):
+            counts = notifications.counts(me)
+            page = timelines.home(me, 20, None)
+    finally:
+        restore()
+    assert (counts.home, counts.system) == (2, 1)
+    assert [int(t.id) for t in page.items] == posted[::-1]
+    hot = [keys.system_notifications(), keys.author_recent(celebrity)]
+    assert [calls[key] for key in hot] == [1, 1], calls  # 20 polls and 20 pages: one read each
+
+    # This container's own writes drop its copies: a new tweet and notification count at once.
+    newer = int(tweets.post(celebrity, "more news", None, []).id)
+    timelines.tweet_created(celebrity, newer)
+    notifications.post_system(admin, "Again", "A second one")
+    counts = notifications.counts(me)
+    assert (counts.home, counts.system) == (3, 2)
+    assert int(timelines.home(me, 20, None).items[0].id) == newer
