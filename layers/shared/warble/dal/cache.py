@@ -23,6 +23,8 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import msgspec
+
 from warble import keys
 from warble.dal.redis import (
     UNAVAILABLE_ERRORS,
@@ -47,6 +49,11 @@ if redis.call('GET', KEYS[2]) == ARGV[1] then
 end
 return 0
 """
+
+# Every read decodes what it finds (a page of 20 tweets, their authors and counters: some 60
+# values); msgspec decodes JSON to the same dicts and lists as ``json.loads`` in about a third
+# of its time. Writes stay ``json.dumps`` (``default=str``): they are rare, and JSON is JSON.
+_decode = msgspec.json.Decoder().decode
 
 
 class LeasedCache(Generic[K]):
@@ -73,14 +80,14 @@ class LeasedCache(Generic[K]):
             raw = self._redis.get(key.value)
         except UNAVAILABLE_ERRORS:
             return None
-        return None if raw is None else json.loads(raw)
+        return None if raw is None else _decode(raw)
 
     def get_many(self, subjects: Sequence[K]) -> list[Any | None]:
         """One MGET on a single node; one per slot group on a cluster (see ``dal.redis.mget``)."""
         if not subjects:
             return []
         raws = mget(self._redis, [self._key(s).value for s in subjects])
-        return [None if raw is None else json.loads(raw) for raw in raws]
+        return [None if raw is None else _decode(raw) for raw in raws]
 
     def batch(self) -> ReadBatch:
         return ReadBatch(self._redis)
@@ -113,7 +120,7 @@ class LeasedCache(Generic[K]):
                 raws = read()
             except UNAVAILABLE_ERRORS:
                 return loader(list(range(len(cache_keys))))
-            found = [None if raw is None else json.loads(raw) for raw in raws]
+            found = [None if raw is None else _decode(raw) for raw in raws]
             if not fill:
                 missing = [i for i, value in enumerate(found) if value is None]
                 for index, value in zip(missing, loader(missing) if missing else [], strict=True):

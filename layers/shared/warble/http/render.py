@@ -2,12 +2,17 @@
 
 The domain answers with slotted dataclasses shaped as API.md's objects (``Tweet``,
 ``UserSummary``, ``Page`` ...: each feature's ``answers.py``). The same classes are the response
-models of the OpenAPI document (each route's ``responses`` names them), so what is rendered and
-what is documented cannot drift apart. A dataclass is rendered by pydantic-core's serializer for
-its class, built on the class's first answer and kept while the container is warm: it writes the
-JSON in one pass, without validating what the domain built (a page of 20 tweets in about 20 µs,
-against 90 µs for building dicts and ``json.dumps``). Anything else (a route that answers a dict)
-is encoded as Powertools does.
+models of the OpenAPI document (each route's ``responses`` names them, through pydantic), so what
+is rendered and what is documented cannot drift apart.
+
+A dataclass answer is written by msgspec's encoder, in one pass over its fields, without
+validating what the domain built: the same bytes pydantic-core's serializer for the class wrote
+(field order, escaping, ``null`` for None; tests/unit/test_render.py holds them equal), in about
+40% of its time (a Media 0.25 µs against 0.65 µs; a page of 20 tweets with 4 images each
+27 µs against 67 µs), which every page of every feature pays. The one difference is a float of
+1e16 or more, written ``1e16`` where pydantic wrote ``1e+16`` (the same JSON number; no answer
+holds one: ``distance_km`` stops at half the Earth's circumference). Anything else (a route that
+answers a dict) is encoded as Powertools does.
 """
 
 from __future__ import annotations
@@ -16,22 +21,14 @@ import dataclasses
 import json
 from typing import Any
 
+import msgspec
 from aws_lambda_powertools.shared.json_encoder import Encoder
 
-_SERIALIZERS: dict[type, Any] = {}
-
-
-def _serializer(kind: type) -> Any:
-    found = _SERIALIZERS.get(kind)
-    if found is None:
-        from pydantic import TypeAdapter
-
-        found = _SERIALIZERS[kind] = TypeAdapter(kind).serializer
-    return found
+_ENCODE = msgspec.json.Encoder().encode
 
 
 def render(value: Any) -> str:
     """The JSON text of a route's answer (the resolver's serializer)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _serializer(type(value)).to_json(value).decode()  # type: ignore[no-any-return]
+        return _ENCODE(value).decode()
     return json.dumps(value, separators=(",", ":"), cls=Encoder)

@@ -34,8 +34,9 @@ class AttachedMedia:
         return [getattr(self, name) for name in _ATTACHED_FIELDS]
 
     @classmethod
-    def from_record(cls, record: list[Any]) -> AttachedMedia:
-        return cls(*record)
+    def from_records(cls, records: list[list[Any]]) -> tuple[AttachedMedia, ...]:
+        """A tweet's media from their cached forms (one comprehension: a page reads 80)."""
+        return tuple([cls(*record) for record in records])
 
     def fields(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _ATTACHED_FIELDS}

@@ -98,13 +98,14 @@ class StoredTweet:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> StoredTweet:
+        media = record.get("media")  # absent from records cached before tweets had media
         # A record cached before tags were stored has none: its text says which.
         tags = record.get("hashtags")
         return cls(
             **{
                 **record,
                 "media_ids": tuple(record.get("media_ids") or ()),
-                "media": tuple(AttachedMedia.from_record(m) for m in record.get("media") or ()),
+                "media": AttachedMedia.from_records(media) if media else (),
                 "hashtags": tuple(tags) if tags is not None else hashtags(record["text"]),
             }
         )

@@ -35,7 +35,7 @@ from warble.domain.counters.ports import (
     user_counter,
 )
 from warble.domain.likes.ports import LikeStore
-from warble.domain.media.answers import media_answer
+from warble.domain.media.answers import media_answers
 from warble.domain.media.ports import AttachedMedia
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import (
@@ -469,7 +469,7 @@ class TweetService:
                 reply_to=None if tweet.reply_to is None else str(tweet.reply_to),
                 retweet_of=embedded,
                 media_ids=list(tweet.media_ids),
-                media=[media_answer(m, self._media_url) for m in tweet.media],
+                media=media_answers(tweet.media, self._media_url),
                 hashtags=list(tweet.hashtags),
                 like_count=max(counted.get("like_count", 0), int(i_like)),
                 retweet_count=max(counted.get("retweet_count", 0), int(i_retweeted)),
