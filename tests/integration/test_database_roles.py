@@ -59,14 +59,21 @@ CHECKS = {
     "revoke a session": "UPDATE sessions SET revoked_at = now()",
     "delete a session": "DELETE FROM sessions",
     "change the schema": "CREATE TABLE intruder (id int)",
+    # people search (0020, granted by 0012)
+    "search people": "SELECT user_id FROM warble_search('o', ARRAY[]::bigint[], 10)",
+    "copy a followers count": "UPDATE users SET followers_count = 3",
+    "write the search index": "DELETE FROM search_prefixes",
 }
 MAY = {
-    "warble_reader": {"read a profile", "read sessions", "touch a session"},
+    "warble_reader": {
+        "read a profile", "read sessions", "touch a session", "search people",
+        "copy a followers count",
+    },
     "warble_accounts": {
         "read a profile", "read a password hash", "sign up", "edit a profile", "read sessions",
-        "open a session", "touch a session", "revoke a session",
+        "open a session", "touch a session", "revoke a session", "write the search index",
     },
-    "warble_operator": {"read a profile", "sign up"},
+    "warble_operator": {"read a profile", "sign up", "write the search index"},
 }  # fmt: skip
 
 
@@ -103,7 +110,8 @@ def test_every_function_of_the_database_names_a_role_of_the_migrations():
 
 def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch):
     """Sign-up, login, a session check, a profile edit and a revocation as warble_accounts; the
-    session check and profile reads as warble_reader; an admin's account as warble_operator."""
+    session check, profile reads, people search, the last-seen flush and the followers count's
+    copy as warble_reader; an admin's account as warble_operator."""
     monkeypatch.setenv("ADMIN_USERNAMES", "warble_admin")
 
     def as_role(role: str) -> None:
@@ -113,6 +121,7 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     as_role("warble_accounts")
     accounts = services.accounts()
     issued = accounts.signup("rolf", "rolf@example.com", "password1", None, "phone")
+    accounts.signup("roland", "roland@example.com", "password1", None, "phone")
     second = accounts.login("ROLF", "password1", "laptop")
     me = accounts.require_token(second.token)
     accounts.update_profile(me, {"bio": "as warble_accounts"})
@@ -123,6 +132,12 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     redis.flushdb()  # nothing cached: every read goes to PostgreSQL
     assert reader.require_token(second.token).user_id == me.user_id
     assert reader.profile(me.user_id)["bio"] == "as warble_accounts"
+    search = services.search()
+    assert [found.username for found in search.people(me.user_id, "rola", 10, None).items] == [
+        "roland"
+    ]
+    assert search.followers_changed([me.user_id]) == 0  # the copy is already right
+    assert reader.flush_last_seen() == 1
     with pytest.raises(errors.InsufficientPrivilege):
         reader.signup("eve", "eve@example.com", "password1", None, "")
 
