@@ -276,9 +276,10 @@ def count_stores(ops: Ops) -> Iterator[None]:
         return wrapped
 
     def signed(original: Any) -> Any:
-        # Every @connections POST is signed once per attempt: its size is what the NAT carries.
-        def wrapped(self: Any, url: str, data: bytes) -> Any:
-            request = original(self, url, data)
+        # Every @connections POST (or DELETE) is signed once per attempt: its size is what the
+        # NAT carries.
+        def wrapped(self: Any, url: str, data: bytes, method: str = "POST") -> Any:
+            request = original(self, url, data, method)
             ops.ws_posts += 1
             ops.push_bytes += (
                 len(data)
