@@ -66,7 +66,7 @@ def test_hot_keys_are_read_once_a_window_and_answer_the_same(
     me, friend, celebrity, other = (
         user(services.accounts(), n) for n in ("me", "friend", "celeb", "other")
     )
-    admin = user(services.accounts(), "warble_admin")
+    admin, _ = services.accounts().create_admin("warble_admin", "admin@example.com", "password1")
     graph, tweets = services.graph(), services.tweets()
     graph.follow(me, friend)
     graph.follow(me, celebrity)

@@ -15,7 +15,7 @@ import pytest
 from warble.settings import get_settings
 
 from infra.local.database import drop_database
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_DB
 from tests.integration.test_sample_events import Context
 
 pytestmark = pytest.mark.integration
@@ -25,8 +25,11 @@ ROLE_SECRETS = ("DatabaseReaderSecret", "DatabaseAccountsSecret", "DatabaseOpera
 
 @pytest.fixture
 def empty_database(moto):
-    name = "warble_migrate_test"
+    # This worker's own (two workers run this file's tests at once): never the tests' database.
+    name = f"{TEST_DB}_migrate"
     drop_database(name)
+    with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as c:
+        c.execute(f'CREATE DATABASE "{name}"')  # empty: nothing in it
     names = ("DB_NAME", "DB_SECRET_ARN", "DB_SSLMODE", "DB_ROLE_SECRETS")
     saved = {k: os.environ.get(k) for k in names}
     os.environ.update(
@@ -36,17 +39,16 @@ def empty_database(moto):
         DB_ROLE_SECRETS=",".join(moto.values[s]["Ref"] for s in ROLE_SECRETS),
     )
     get_settings.cache_clear()
-    # An empty database with nothing in it.
-    with psycopg.connect("host=127.0.0.1 user=postgres dbname=postgres", autocommit=True) as c:
-        c.execute(f'CREATE DATABASE "{name}"')
-    yield name
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-    get_settings.cache_clear()
-    drop_database(name)
+    try:
+        yield name
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        get_settings.cache_clear()
+        drop_database(name)
 
 
 def test_migrate_function_applies_sql_migrations_once(empty_database):

@@ -172,6 +172,8 @@ def test_forced_interleaving_through_the_real_read_and_write_paths(
         lookups=live._lookups,
         ids=services.ids(),
         policy=live._policy,
+        connections=live._connections,
+        failures=live._failures,
     )
     me = Principal(user_id, 0)
     service.update_profile(me, {"bio": "v1"})
