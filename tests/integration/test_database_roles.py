@@ -136,7 +136,7 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     assert [found.username for found in search.people(me.user_id, "rola", 10, None).items] == [
         "roland"
     ]
-    assert search.followers_changed([me.user_id]) == 0  # the copy is already right
+    assert search.followers_changed({me.user_id: 0}) == 0  # the copy is already right
     assert reader.flush_last_seen() == 1
     with pytest.raises(errors.InsufficientPrivilege):
         reader.signup("eve", "eve@example.com", "password1", None, "")

@@ -4,6 +4,7 @@ system notifications and the hot-recipient cap."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
@@ -11,9 +12,11 @@ import pytest
 from warble import keys, services
 from warble.dal import redis as redis_dal
 from warble.errors import Forbidden
+from warble.events import TweetPosted
 from warble.settings import get_settings
 
 from tests.integration.test_sample_events import Context, _load_function
+from tests.integration.test_stream_batches import counted
 from tests.support.streams import StreamTap
 
 pytestmark = pytest.mark.integration
@@ -184,10 +187,11 @@ def test_home_counts_followees_posts_since_read_celebrities_included(
 
 
 def test_the_home_count_is_pushed_to_the_fan_outs_followers_but_not_a_big_accounts(
-    accounts, moto, redis, tap
+    accounts, moto, redis, tap, monkeypatch
 ):
     # given an author with one follower and one with three (issue 34: the home count is pushed
     # after a fan-out; a big account must not mean a push to each follower)
+    configure(monkeypatch, CELEBRITY_FOLLOWERS="2")
     small, big, a, b, c = (user(services.accounts(), n) for n in ("small", "big", "fa", "fb", "fc"))
     graph = services.graph()
     graph.follow(a, small)
@@ -195,10 +199,28 @@ def test_the_home_count_is_pushed_to_the_fan_outs_followers_but_not_a_big_accoun
         graph.follow(follower, big)
     services.container().count_batch({"Records": tap.drain()})
     timelines = services.timelines()
-    # then the audience of a batch is its authors' followers, once each, big accounts left out
-    assert timelines.audience([small, big, small], most=2) == {a}
-    assert timelines.audience([small, big], most=3) == {a, b, c}
-    assert timelines.audience([], most=3) == set()
+    posts = [
+        TweetPosted(int(services.tweets().post(u, "hi", None, []).id), u) for u in (small, big)
+    ]
+    # then the fan-out reports the followers it reached, a celebrity's nobody (merged on read)
+    writes = services.container().write_batch()
+    assert timelines.apply_stream([*posts, posts[0]], writes) == {small: [a]}
+    writes.run()
+    # and each follower with a connection gets one frame for the batch, but an author with
+    # more followers than home_push_most is not announced
+    registry = services.container().connections
+    for follower in (a, b, c):
+        registry.add(follower, f"conn-{follower}", 0, 3600)
+    notifications = services.notifications()
+    with counted() as calls:
+        notifications.home_posted({small: [a], big: [a, b, c]})
+    assert calls["posts"] == 3
+    monkeypatch.setattr(
+        notifications, "_policy", dataclasses.replace(notifications._policy, home_push_most=2)
+    )
+    with counted() as calls:
+        notifications.home_posted({small: [a], big: [a, b, c]})
+    assert calls["posts"] == 1
 
 
 def test_system_notifications_one_write_and_positions_start_at_signup(

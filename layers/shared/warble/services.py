@@ -547,7 +547,7 @@ class Container:
         """Drop the cached copies of counters that changed (users' and tweets'), in one round
         trip, and copy followers_count to the search index."""
         from warble.dal import store_unavailable
-        from warble.domain.counters.ports import owner_of
+        from warble.domain.counters.ports import owner_of, user_counter
 
         owners = [owner for key in counter_keys if (owner := owner_of(key)) is not None]
         dropped = [
@@ -557,7 +557,13 @@ class Container:
         self._cache(self.settings.counts_cache_ttl_seconds, _same_key).invalidate_many(dropped)
         users = [uid for kind, uid in owners if kind == "user"]
         try:
-            self.search.followers_changed(users)
+            # Read once from the counters (strongly consistent), not through the counts cache
+            # just dropped: the copy needs no cache refill.
+            derived = self._counter_store().read([user_counter(uid) for uid in users])
+            followers = {
+                uid: max(0, derived[user_counter(uid)].get("followers_count", 0)) for uid in users
+            }
+            self.search.followers_changed(followers)
         except store_unavailable():
             # Only the order of search candidates waits: the next change of the count copies it.
             import logging

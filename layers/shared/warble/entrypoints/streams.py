@@ -273,10 +273,11 @@ timeline = Consumer("Timeline")
     Blocked, Unblocked, Muted, Unmuted,
 )  # fmt: skip
 def _timelines(deliveries: list[Delivery[Any]]) -> None:
-    """Reads in one round trip, writes in one pipeline, when warm."""
+    """Reads in one round trip, writes in one pipeline, when warm; then the followers' home
+    count pushed (after the writes, so every count read includes the batch's tweets)."""
     events = [d.event for d in deliveries]
     writes = services.container().write_batch()
-    services.timelines().apply_stream(events, writes)
+    reached = services.timelines().apply_stream(events, writes)
     flags, graph = services.tweets().flags, services.graph()
     blocks = services.blocks() if any(isinstance(e, SHIELDS) for e in events) else None
     for event in events:
@@ -287,22 +288,21 @@ def _timelines(deliveries: list[Delivery[Any]]) -> None:
         elif blocks is not None and isinstance(event, SHIELDS):
             blocks.seen_later(writes, event)
     writes.run()
+    if reached:
+        _announce(reached)
 
 
 SHIELDS = (Blocked, Unblocked, Muted, Unmuted)
 
 
-# The followers' home count, pushed once the group has fanned the batch's tweets out (subscribed
-# after the fan-out, so every count read includes them): one push per follower connection for
-# the whole batch (warble.domain.notifications, home_posted). Best effort like every push: a
-# failure is logged and retries nothing.
-@timeline.batch(TweetPosted)
-def _announce(deliveries: list[Delivery[Any]]) -> Failures:
+def _announce(reached: dict[int, list[int]]) -> None:
+    """The followers' home count: one push per follower connection for the whole batch, to
+    the followers the fan-out reached (warble.domain.notifications, home_posted). Best effort
+    like every push: a failure is logged and retries nothing."""
     try:
-        services.notifications().home_posted([d.event for d in deliveries])
+        services.notifications().home_posted(reached)
     except Exception:
         logger.warning("home count not pushed", exc_info=True)
-    return []
 
 
 # Exactly-once counters (warble.domain.counters): a whole batch summed into few transactions,

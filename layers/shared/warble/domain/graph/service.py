@@ -325,7 +325,7 @@ class GraphService:
         return at_once(self._counts.batch(), lambda batch: self.counts_later(batch, user_ids))
 
     def counts_later(
-        self, batch: ReadBatch, user_ids: list[int], fill: bool = True
+        self, batch: ReadBatch, user_ids: list[int]
     ) -> Later[dict[int, dict[str, int]]]:
         unique = list(dict.fromkeys(user_ids))
 
@@ -342,10 +342,33 @@ class GraphService:
                 for uid in wanted
             ]
 
-        read = self._counts.get_many_later(batch, unique, load, fill=fill)
+        read = self._counts.get_many_later(batch, unique, load)
 
         def counts() -> dict[int, dict[str, int]]:
             return {uid: value or {} for uid, value in zip(unique, read(), strict=True)}
+
+        return counts
+
+    def followers_counts_later(
+        self, batch: ReadBatch, user_ids: list[int]
+    ) -> Later[dict[int, int]]:
+        """Followers counts for the stream's fan-out: from the counts cache, a miss from the
+        counters alone (one BatchGetItem) and not cached, since the counter consumer drops
+        these users' counts as it counts the same batch."""
+        unique = list(dict.fromkeys(user_ids))
+
+        def load(missing: list[int]) -> list[dict[str, int] | None]:
+            wanted = [user_counter(unique[i]) for i in missing]
+            derived = self._counters.read(wanted)
+            return [{"followers_count": derived[key].get("followers_count", 0)} for key in wanted]
+
+        read = self._counts.get_many_later(batch, unique, load, fill=False)
+
+        def counts() -> dict[int, int]:
+            return {
+                uid: max(0, (value or {}).get("followers_count", 0))
+                for uid, value in zip(unique, read(), strict=True)
+            }
 
         return counts
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -423,16 +423,20 @@ class NotificationService:
         self._push([user_id], {"type": "notification", "data": data})
 
     # ---- stream: the home count -------------------------------------------------------------
-    def home_posted(self, events: Iterable[TweetPosted]) -> int:
+    def home_posted(self, reached: Mapping[int, Sequence[int]]) -> int:
         """After the fan-out of a batch of tweets: the ``home`` count pushed to the followers
-        it reached, as the other counts are (a counts-only ``notification`` frame), so a
-        client need not poll it. Returns the frames delivered.
+        it reached (each author's, as the fan-out found them), as the other counts are (a
+        counts-only ``notification`` frame), so a client need not poll it. Returns the frames
+        delivered.
 
         Bounded whatever the batch: one frame per open connection for the whole batch, the
-        counts of only the users with one, read in one pipeline; an author with more than
-        ``home_push_most`` followers (a celebrity is never fanned out) is not announced, and
-        their followers see the count at their next read."""
-        audience = self._home.audience([e.author_id for e in events], self._policy.home_push_most)
+        counts of only the users with one; an author with more than ``home_push_most``
+        followers is not announced follower by follower, and their followers see the count at
+        their next read."""
+        most = self._policy.home_push_most
+        audience = {
+            f for followers in reached.values() if len(followers) <= most for f in followers
+        }
         if not audience:
             return 0
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import secrets
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from warble.domain.accounts.answers import user_values
@@ -209,15 +209,8 @@ class SearchService:
         ]
 
     # ---- the index's copy of followers_count ---------------------------------------------
-    def followers_changed(self, user_ids: list[int]) -> int:
-        """The counter consumer changed these users' counts: copy their followers_count to the
-        index (it orders the candidates). Returns the rows changed."""
-        if not user_ids:
-            return 0
-        batch = self._shields.batch()
-        read = self._network.counts_later(batch, user_ids)
-        batch.run()
-        counts = read()
-        return self._index.set_followers(
-            {uid: int(counts.get(uid, {}).get("followers_count", 0)) for uid in user_ids}
-        )
+    def followers_changed(self, followers: Mapping[int, int]) -> int:
+        """The counter consumer changed these users' counts: their followers_count (as it
+        read them from the counters, once) copied to the index, which orders the candidates.
+        Returns the rows changed."""
+        return self._index.set_followers(dict(followers)) if followers else 0

@@ -100,24 +100,27 @@ class TimelineService:
         return celebrities
 
     # ---- stream: a batch at a time ---------------------------------------------------------
-    def apply_stream(self, events: Sequence[object], writes: Writes) -> None:
+    def apply_stream(self, events: Sequence[object], writes: Writes) -> dict[int, list[int]]:
         """A stream batch's new and deleted tweets, follows and unfollows, in stream order:
         every read in one round trip when warm (followers, counts, recent tweets), every write
-        queued in ``writes``. Idempotent: adds and removes of entries, versioned changes."""
+        queued in ``writes``. Idempotent: adds and removes of entries, versioned changes.
+
+        Returns the followers whose home timelines each author's new tweets reach (a
+        celebrity's reach nobody: merged on read): the audience of the home count's push."""
         tweets = [e for e in events if isinstance(e, TweetPosted | TweetDeleted)]
         follows = [e for e in events if isinstance(e, Followed | Unfollowed)]
         if not tweets and not follows:
-            return
+            return {}
         authors = list(dict.fromkeys(e.author_id for e in tweets))
         followees = list(dict.fromkeys(e.followee for e in follows if isinstance(e, Followed)))
         reads = self._timelines.batch()
         # Not filled: the counter consumer drops these authors' counts as it counts the batch.
-        counts = self._graph.counts_later(reads, authors + followees, fill=False)
+        counts = self._graph.followers_counts_later(reads, authors + followees)
         followers = {a: self._followers.members_later(reads, a) for a in authors}
         recent = self._timelines.recent_later(reads, followees, self._policy.backfill)
         reads.run()
         threshold = self._policy.celebrity_followers
-        big = {u for u, c in counts().items() if c.get("followers_count", 0) > threshold}
+        big = {u for u, followers in counts().items() if followers > threshold}
         deleting = {e.author_id for e in tweets if isinstance(e, TweetDeleted)}
         audience = {a: self._audience(a, followers[a](), a in big, a in deleting) for a in authors}
         backfills = {f: entries for f, entries in recent().items() if f not in big}
@@ -143,6 +146,8 @@ class TimelineService:
                 if event.seq is not None:
                     present = isinstance(event, Followed)
                     self._followers.apply_later(writes, followee, follower, event.seq, present)
+        posting = {e.author_id for e in tweets if isinstance(e, TweetPosted)}
+        return {a: audience[a] for a in authors if a in posting and a not in big}
 
     def _audience(self, author: int, held: Held | None, big: bool, deleting: bool) -> list[int]:
         """Whom an author's tweets are pushed to (or removed from): the followers, from memory;
@@ -166,15 +171,6 @@ class TimelineService:
         self._timelines.push([author_id], new)
         if not self._is_celebrity(author_id):
             self._timelines.push(self._graph.all_ids(author_id, "followers"), new)
-
-    def audience(self, authors: list[int], most: int) -> set[int]:
-        """The followers whose home timelines the authors' new tweets reached (the fan-out's),
-        leaving out every author with more than ``most`` followers: a celebrity (never fanned
-        out) or a big account is not announced one follower at a time."""
-        unique = list(dict.fromkeys(authors))
-        counts = self._graph.counts(unique) if unique else {}
-        small = [a for a in unique if counts.get(a, {}).get("followers_count", 0) <= most]
-        return {f for author in small for f in self._graph.all_ids(author, "followers")}
 
     def tweet_deleted(self, author_id: int, tweet_id: int) -> None:
         gone = entry(author_id, tweet_id)
