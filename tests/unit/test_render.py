@@ -16,6 +16,15 @@ import warble.domain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
+from warble.domain.media.answers import (
+    MEDIA_JSON_FORM,
+    MediaJson,
+    encoded_media,
+    media_answers,
+    media_part,
+)
+from warble.domain.media.ports import AttachedMedia
+from warble.domain.tweets.answers import Tweet
 from warble.http.render import render
 
 pytestmark = pytest.mark.unit
@@ -78,3 +87,41 @@ def test_an_answer_renders_the_bytes_pydantic_wrote(kind: type) -> None:
             assert ours == theirs
 
     check()
+
+
+ATTACHED = st.builds(
+    AttachedMedia,
+    id=st.integers(1, 2**62),
+    content_type=st.sampled_from(["image/png", "image/jpeg", "image/webp"]),
+    size=st.integers(0, 10**8),
+    width=st.integers(1, 20_000),
+    height=st.integers(1, 20_000),
+    original_key=st.text(),
+    preview_key=st.text(),
+    blurhash=st.text(),
+    alt_text=st.text(),
+    created_at_ms=st.integers(0, 4 * 10**12),
+)
+# A cached tweet's media: its text as the tweet cache makes it (pydantic writes what it holds).
+st.register_type_strategy(
+    MediaJson, st.lists(ATTACHED, max_size=3).map(lambda m: MediaJson(encoded_media(m, "u")))
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(ATTACHED, max_size=4), st.from_type(Tweet), st.sampled_from(["https://c.d", ""]))
+def test_a_cached_tweets_media_renders_as_made_afresh(
+    media: list[AttachedMedia], tweet: Tweet, base: str
+) -> None:
+    # Given a tweet's media encoded when it was cached, when its answer is rendered, then the
+    # bytes are those of the same media made and encoded on the read
+    fresh = dataclasses.replace(tweet, media=media_answers(media, base))
+    text = encoded_media(media, base)
+    cached = dataclasses.replace(
+        tweet, media=media_part(media, (MEDIA_JSON_FORM, base, text), base)
+    )
+    assert isinstance(cached.media, MediaJson)
+    assert render(cached) == render(fresh)
+    # and a text of another form, or made for another base URL, is not used
+    for stale in ((MEDIA_JSON_FORM + 1, base, text), (MEDIA_JSON_FORM, base + "/x", text)):
+        assert media_part(media, stale, base) == media_answers(media, base)

@@ -11,6 +11,16 @@ T = TypeVar("T")
 K = TypeVar("K", contravariant=True)
 
 
+class EncodedJson:
+    """A part of an answer already encoded as JSON (a cached tweet's media, encoded when the
+    tweet was cached): the answer encoder writes it as it is (``warble.http.render``)."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, json: str) -> None:
+        self.json = json
+
+
 class ReadBatch(Protocol):
     """Reads of several stores in one round trip: stores queue reads (their ``*_later``
     methods return readers), ``run`` sends them, then the readers give the answers."""

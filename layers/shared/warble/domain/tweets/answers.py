@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warble.domain.media.answers import Media
+from warble.domain.media.answers import Media, MediaJson
 from warble.domain.shared import Page, UserSummary
 
 
@@ -21,7 +21,7 @@ class Tweet:
     reply_to: str | None
     retweet_of: Tweet | None
     media_ids: list[str]
-    media: list[Media]
+    media: list[Media] | MediaJson  # the latter: a cached tweet's, written as it is
     hashtags: list[str]
     like_count: int
     retweet_count: int

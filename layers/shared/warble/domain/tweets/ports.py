@@ -79,6 +79,8 @@ class StoredTweet:
     media: tuple[AttachedMedia, ...] = ()  # what it shows of them, copied when it was posted
     # The text's tags (warble.domain.text), parsed once at posting and stored with it.
     hashtags: tuple[str, ...] = ()
+    # The cached form's media answer (form, base URL, JSON text: media.answers.encoded_media).
+    media_json: tuple[int, str, str] | None = None
 
     def record(self) -> dict[str, Any]:
         """The cached (JSON) form."""
@@ -94,6 +96,7 @@ class StoredTweet:
             "media_ids": list(self.media_ids),
             "media": [m.record() for m in self.media],
             "hashtags": list(self.hashtags),
+            "media_json": None if self.media_json is None else list(self.media_json),
         }
 
     @classmethod
@@ -107,6 +110,7 @@ class StoredTweet:
                 "media_ids": tuple(record.get("media_ids") or ()),
                 "media": AttachedMedia.from_records(media) if media else (),
                 "hashtags": tuple(tags) if tags is not None else hashtags(record["text"]),
+                "media_json": tuple(encoded) if (encoded := record.get("media_json")) else None,
             }
         )
 

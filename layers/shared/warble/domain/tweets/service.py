@@ -35,7 +35,7 @@ from warble.domain.counters.ports import (
     user_counter,
 )
 from warble.domain.likes.ports import LikeStore
-from warble.domain.media.answers import media_answers
+from warble.domain.media.answers import MEDIA_JSON_FORM, encoded_media, media_part
 from warble.domain.media.ports import AttachedMedia
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import (
@@ -350,7 +350,9 @@ class TweetService:
     ) -> Later[list[StoredTweet]]:
         def fetch(missing: list[int]) -> list[dict[str, Any] | None]:
             found = {t.id: t for t in self._store.get_many([pairs[i] for i in missing])}
-            return [found[pairs[i][1]].record() if pairs[i][1] in found else None for i in missing]
+            return [
+                self._cached(found[pairs[i][1]]) if pairs[i][1] in found else None for i in missing
+            ]
 
         read = self._cache.get_many_later(batch, [tid for _, tid in pairs], fetch, fill=fill)
 
@@ -376,7 +378,14 @@ class TweetService:
 
     def prime(self, tweets: list[StoredTweet]) -> None:
         """Tweets just read from the table: cache the ones not cached yet (no extra reads)."""
-        self._cache.fill_missing([(t.id, t.record()) for t in tweets])
+        self._cache.fill_missing([(t.id, self._cached(t)) for t in tweets])
+
+    def _cached(self, tweet: StoredTweet) -> dict[str, Any]:
+        """A tweet's cached form, with its media's answer encoded once for every later read."""
+        if tweet.media and tweet.media_json is None:
+            text = encoded_media(tweet.media, self._media_url)
+            tweet = replace(tweet, media_json=(MEDIA_JSON_FORM, self._media_url, text))
+        return tweet.record()
 
     def counts(self, tweet_ids: list[int]) -> dict[int, dict[str, int]]:
         """like / retweet / reply counts: one MGET, the misses in one counters BatchGetItem."""
@@ -469,7 +478,7 @@ class TweetService:
                 reply_to=None if tweet.reply_to is None else str(tweet.reply_to),
                 retweet_of=embedded,
                 media_ids=list(tweet.media_ids),
-                media=media_answers(tweet.media, self._media_url),
+                media=media_part(tweet.media, tweet.media_json, self._media_url),
                 hashtags=list(tweet.hashtags),
                 like_count=max(counted.get("like_count", 0), int(i_like)),
                 retweet_count=max(counted.get("retweet_count", 0), int(i_retweeted)),
