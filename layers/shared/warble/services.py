@@ -485,10 +485,8 @@ class Container:
         from warble.dal.hashtags import DynamoHashtagIndex, RedisTrends
         from warble.domain.hashtags.service import WINDOW_MS, HashtagService
 
-        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
-        index: Any = DynamoHashtagIndex(self.redis, self.settings)
         return HashtagService(
-            index=index,
+            index=DynamoHashtagIndex(self.redis, self.settings),
             trends=RedisTrends(self.redis, WINDOW_MS),
             tweets=self.tweets,
             shields=self.shields,
@@ -499,11 +497,9 @@ class Container:
         from warble.dal.search import PostgresPeopleIndex, RedisSnapshots
         from warble.domain.search.service import SearchService
 
-        # Its batch is the dal's ReadBatch, which the domain's Protocol only names.
-        snapshots: Any = RedisSnapshots(self.redis)
         return SearchService(
             index=PostgresPeopleIndex(self.database),
-            snapshots=snapshots,
+            snapshots=RedisSnapshots(self.redis),
             network=self.graph,
             shields=self.shields,
         )

@@ -29,7 +29,8 @@ from pynamodb.models import Model
 
 from warble import keys
 from warble.dal.dynamo import bind
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
+from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, queued
+from warble.domain import shared
 from warble.domain.hashtags.ports import TagUse
 from warble.settings import Settings, get_settings
 
@@ -80,8 +81,8 @@ class DynamoHashtagIndex:
     def batch(self) -> ReadBatch:
         return ReadBatch(self._redis)
 
-    def shards_later(self, batch: ReadBatch, tag: str) -> Any:
-        read = batch.add("GET", keys.hashtag_shards(tag))
+    def shards_later(self, batch: shared.ReadBatch, tag: str) -> Callable[[], int]:
+        read = queued(batch).add("GET", keys.hashtag_shards(tag))
 
         def shards() -> int:
             try:

@@ -8,7 +8,8 @@ import json
 
 from warble import keys
 from warble.dal.postgres import Database
-from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient
+from warble.dal.redis import UNAVAILABLE_ERRORS, RedisClient, queued
+from warble.domain import shared
 from warble.domain.search.ports import Degree
 
 # The statement the search runs, and the one the benchmark times raw.
@@ -54,10 +55,10 @@ class RedisSnapshots:
         self._redis = redis
 
     def save_later(
-        self, batch: ReadBatch, viewer: int, token: int, entries: list[tuple[int, Degree]]
+        self, batch: shared.ReadBatch, viewer: int, token: int, entries: list[tuple[int, Degree]]
     ) -> None:
         """A SET queued in ``batch`` (the page's pipeline): nobody reads its answer."""
-        batch.add(
+        queued(batch).add(
             "SET",
             keys.search_snapshot(viewer, str(token)),
             json.dumps(entries, separators=(",", ":")),
