@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from warble.domain.media.service import MediaService
     from warble.domain.notifications.ports import MessageReads
     from warble.domain.notifications.service import NotificationService, Producers
+    from warble.domain.passwords.service import PasswordService
     from warble.domain.push.service import Pusher
     from warble.domain.rate_limits import RateLimits
     from warble.domain.search.service import SearchService
@@ -307,6 +308,27 @@ class Container:
             connections=Deferred(lambda: self.pusher),
             failures=Deferred(lambda: self.rate_limits),
             last_seen=RedisLastSeen(self.redis),
+        )
+
+    @cached_property
+    def passwords(self) -> PasswordService:
+        from warble.dal.account_state import LoginThrottle
+        from warble.dal.mail import SesMailer
+        from warble.dal.passwords import PasswordRepository
+        from warble.domain.passwords.service import PasswordPolicy, PasswordService
+
+        s = self.settings
+        store = PasswordRepository(self.database)
+        return PasswordService(
+            credentials=store,
+            tokens=store,
+            mailer=SesMailer(s.email_sender, s.aws_region),
+            sessions=self.accounts,
+            throttle=LoginThrottle(self.redis, s.login_max_failures, s.login_window_seconds),
+            policy=PasswordPolicy(
+                password_hash_rounds=s.password_hash_rounds,
+                reset_page=f"{s.web_client_url.rstrip('/')}/#/reset-password",
+            ),
         )
 
     @cached_property
@@ -695,6 +717,10 @@ def accounts() -> AccountService:
 
 def graph() -> GraphService:
     return container().graph
+
+
+def passwords() -> PasswordService:
+    return container().passwords
 
 
 def tweets() -> TweetService:
