@@ -32,12 +32,14 @@ if TYPE_CHECKING:
     from warble.dal.streams import StreamDecoder
     from warble.dal.tweets import TweetStore
     from warble.dal.websocket import WebSocketSender
+    from warble.domain.accounts.answers import LiveSession, Me
     from warble.domain.accounts.service import AccountService
     from warble.domain.blocks.service import BlockService, Shields
     from warble.domain.conversations.service import ConversationService
     from warble.domain.counters.reconcile import Reconciler
     from warble.domain.counters.service import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.discover.service import DiscoverService
+    from warble.domain.export.service import ExportService
     from warble.domain.graph.service import GraphService
     from warble.domain.hashtags.service import HashtagService
     from warble.domain.likes.service import LikeService
@@ -329,6 +331,24 @@ class Container:
                 password_hash_rounds=s.password_hash_rounds,
                 reset_page=f"{s.web_client_url.rstrip('/')}/#/reset-password",
             ),
+        )
+
+    @cached_property
+    def export(self) -> ExportService:
+        from warble.domain.export.service import ExportService, ExportSources
+
+        return ExportService(
+            ExportSources(
+                owner=_ExportOwner(self),
+                tweets=self.tweets,
+                likes=self.likes,
+                graph=self.graph,
+                shields=self.blocks,
+                conversations=self.conversations,
+                notifications=self.notifications,
+                media=self.media,
+                discover=self.discover,
+            )
         )
 
     @cached_property
@@ -684,6 +704,21 @@ class Container:
 _current: Container | None = None
 
 
+class _ExportOwner:
+    """The export's owner: ``GET /v1/users/me``'s User and ``GET /v1/auth/sessions``' list."""
+
+    def __init__(self, container: Container) -> None:
+        self._c = container
+
+    def me(self, user_id: int) -> Me:
+        return self._c.graph.me(self._c.accounts.profile(user_id))
+
+    def sessions(self, user_id: int, session_id: int) -> list[LiveSession]:
+        from warble.domain.accounts.service import Principal
+
+        return self._c.accounts.list_sessions(Principal(user_id, session_id)).items
+
+
 def container() -> Container:
     """The container of this process (built from the environment's settings on first use)."""
     global _current
@@ -717,6 +752,10 @@ def accounts() -> AccountService:
 
 def graph() -> GraphService:
     return container().graph
+
+
+def export() -> ExportService:
+    return container().export
 
 
 def passwords() -> PasswordService:
