@@ -385,7 +385,7 @@ def main() -> None:
             "POST",
             "/v1/auth/password-reset/confirm",
             "/v1/auth/password-reset/confirm",
-            {"token": "the-token-of-the-emails-link-0123456789abcdef", "password": "battery staple"},
+            {"token": "the-token-of-the-emails-link-0123456789ab", "password": "battery staple"},
             auth=False,
         ),
         "export/export.json": http_event(

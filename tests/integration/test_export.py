@@ -24,8 +24,8 @@ def people(accounts):
 
 def test_the_export_holds_everything_complete_and_nothing_secret(people, accounts):
     me, friend, fan, pest, bore = (people(n) for n in ("ivy", "jon", "kim", "lou", "max"))
-    ids = {name: int(issued.user["id"]) for name, issued in
-           (("me", me), ("friend", friend), ("fan", fan), ("pest", pest), ("bore", bore))}  # fmt: skip
+    named = {"me": me, "friend": friend, "fan": fan, "pest": pest, "bore": bore}
+    ids = {name: int(issued.user["id"]) for name, issued in named.items()}
     laptop = accounts.login("ivy", "password1", "laptop")
     tweets, likes, graph = services.tweets(), services.likes(), services.graph()
     posted = [tweets.post(ids["me"], f"tweet {i} #export", None, []) for i in range(TWEETS)]
