@@ -388,9 +388,7 @@ def main() -> None:
             {"token": "the-token-of-the-emails-link-0123456789ab", "password": "battery staple"},
             auth=False,
         ),
-        "export/export.json": http_event(
-            base, "GET", "/v1/users/me/export", "/v1/users/me/export"
-        ),
+        "export/export.json": http_event(base, "GET", "/v1/users/me/export", "/v1/users/me/export"),
         "accounts/patch-me.json": http_event(
             base, "PATCH", "/v1/users/me", "/v1/users/me", {"display_name": "Alice", "bio": "hello"}
         ),
