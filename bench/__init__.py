@@ -45,5 +45,6 @@ GROUP_MODULES = (
     "bench.conversations",
     "bench.media",
     "bench.search",
+    "bench.export",
     "bench.coldstart",
 )

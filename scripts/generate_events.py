@@ -365,6 +365,30 @@ def main() -> None:
             params={"session_id": "382808519684358145"},
         ),
         "accounts/get-me.json": http_event(base, "GET", "/v1/users/me", "/v1/users/me"),
+        "accounts/change-password.json": http_event(
+            base,
+            "PUT",
+            "/v1/users/me/password",
+            "/v1/users/me/password",
+            {"current_password": "correct horse", "password": "battery staple"},
+        ),
+        "accounts/password-reset.json": http_event(
+            base,
+            "POST",
+            "/v1/auth/password-reset",
+            "/v1/auth/password-reset",
+            {"email": "alice@example.com"},
+            auth=False,
+        ),
+        "accounts/password-reset-confirm.json": http_event(
+            base,
+            "POST",
+            "/v1/auth/password-reset/confirm",
+            "/v1/auth/password-reset/confirm",
+            {"token": "the-token-of-the-emails-link-0123456789ab", "password": "battery staple"},
+            auth=False,
+        ),
+        "export/export.json": http_event(base, "GET", "/v1/users/me/export", "/v1/users/me/export"),
         "accounts/patch-me.json": http_event(
             base, "PATCH", "/v1/users/me", "/v1/users/me", {"display_name": "Alice", "bio": "hello"}
         ),

@@ -296,6 +296,9 @@ async def serve(args: argparse.Namespace) -> int:
             )  # fmt: skip
             await stack.web.start()
             web_url = stack.web.url
+            if not any("WEB_CLIENT_URL" in section for section in overrides.values()):
+                # The password reset email links to this web client's reset page.
+                runtime.update_env_overrides({"Parameters": {"WEB_CLIENT_URL": web_url}})
         print(f"HTTP API       {http_url}", flush=True)
         print(f"WebSocket API  {ws_url}  (@connections: {stack.ws.callback_url})", flush=True)
         print(f"moto endpoint  {moto.url}", flush=True)

@@ -19,6 +19,12 @@ filters them by key on every Query (and every LSI query), so a Query cost O(tabl
 table of a million items took seconds per call; here the base table's and its local indexes'
 queries see only the partition's items (global indexes still scan, as they must).
 
+It lists the email SES would have sent, as LocalStack does (API.md "Password reset"): every
+message sent with SES v2's SendEmail (what AccountsFunction uses; moto's own SES backend checks
+the sender's verified identity and keeps the message, but only one of its bodies and no time)
+is recorded whole and answered at ``GET /_aws/ses`` in LocalStack's shape; ``DELETE /_aws/ses``
+(``?id=<message id>`` for one) forgets them.
+
 It also emulates DynamoDB's import from S3 for the population generator (infra/local/seed.py):
 a BatchWriteItem sent with the ``X-Warble-Local-Import: 1`` header writes its items without
 stream records, as an imported table has none, so the stream consumers do not derive again what
@@ -28,8 +34,11 @@ the generator wrote already (the derived state a stream would have made is part 
 from __future__ import annotations
 
 import functools
+import json
 import threading
+from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qs
 
 _LOCK = threading.RLock()
 
@@ -173,9 +182,81 @@ def _importing_batch_write(original: Any) -> Any:
     return batch_write_item
 
 
+SES_PATH = "/_aws/ses"
+_SENT: list[dict[str, Any]] = []
+_SENT_LOCK = threading.Lock()
+
+
+def _recording_send_email(original: Any) -> Any:
+    @functools.wraps(original)
+    def send_email(self: Any) -> Any:
+        answer = original(self)  # moto's checks first: an unverified sender is refused
+        params = json.loads(self.body)
+        simple = (params.get("Content") or {}).get("Simple")
+        if simple is not None:
+            body = simple.get("Body") or {}
+            destination = params.get("Destination") or {}
+            message = {
+                "Id": json.loads(answer)["MessageId"],
+                "Region": self.region,
+                "Source": params.get("FromEmailAddress"),
+                "Destination": {
+                    key: destination[key]
+                    for key in ("ToAddresses", "CcAddresses", "BccAddresses")
+                    if key in destination
+                },
+                "Subject": (simple.get("Subject") or {}).get("Data"),
+                "Body": {
+                    "text_part": (body.get("Text") or {}).get("Data"),
+                    "html_part": (body.get("Html") or {}).get("Data"),
+                },
+                "Timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+            }
+            with _SENT_LOCK:
+                _SENT.append(message)
+        return answer
+
+    return send_email
+
+
+def _ses_messages(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    """LocalStack's ``/_aws/ses``: GET lists the messages (``?email=`` those from one sender),
+    DELETE forgets them (``?id=`` one)."""
+    query = parse_qs(environ.get("QUERY_STRING", ""))
+    method = environ.get("REQUEST_METHOD", "GET")
+    with _SENT_LOCK:
+        if method == "DELETE":
+            doomed = set(query.get("id", []))
+            _SENT[:] = [m for m in _SENT if doomed and m["Id"] not in doomed]
+            start_response("204 No Content", [])
+            return []
+        if method != "GET":
+            start_response("405 Method Not Allowed", [("Allow", "GET, DELETE")])
+            return []
+        senders = set(query.get("email", []))
+        listed = [m for m in _SENT if not senders or m["Source"] in senders]
+        payload = json.dumps({"messages": listed}).encode()
+    start_response(
+        "200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))]
+    )
+    return [payload]
+
+
+def _serving_ses_messages(original: Any) -> Any:
+    @functools.wraps(original)
+    def call(self: Any, environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("PATH_INFO") == SES_PATH:
+            return _ses_messages(environ, start_response)
+        return original(self, environ, start_response)
+
+    return call
+
+
 def install() -> None:
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.responses import DynamoHandler
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+    from moto.sesv2.responses import SESV2Response
 
     if getattr(DynamoDBBackend, "_warble_patched", False):
         return
@@ -187,4 +268,8 @@ def install() -> None:
     for name in _LOCKED:
         setattr(DynamoDBBackend, name, _locked(getattr(DynamoDBBackend, name)))
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+    SESV2Response.send_email = _recording_send_email(SESV2Response.send_email)  # type: ignore[method-assign]
+    DomainDispatcherApplication.__call__ = _serving_ses_messages(  # type: ignore[method-assign]
+        DomainDispatcherApplication.__call__
+    )
     DynamoDBBackend._warble_patched = True  # type: ignore[attr-defined]

@@ -22,7 +22,13 @@ from infra.local.moto_server import aws_client
 if TYPE_CHECKING:
     from infra.local.template import ResolveContext, Template
 
-__all__ = ["LOCAL_DB_SECRET", "PROVISIONED_TYPES", "provision", "unsupported_properties"]
+__all__ = [
+    "LOCAL_DB_SECRET",
+    "PROVISIONED_TYPES",
+    "provision",
+    "ses_identities",
+    "unsupported_properties",
+]
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +219,27 @@ def _put_secret(secrets: Any, name: str, text: str) -> dict[str, Any]:
     return {"Ref": arn, "Id": arn, "Name": name}
 
 
+def ses_identities(template: Template, context: ResolveContext) -> list[str]:
+    """The SES identities the functions may send as: each ``identity/<name>`` resource of a
+    policy statement allowing ``ses:SendEmail``."""
+    found: list[str] = []
+    for spec in template.functions.values():
+        for policy in spec.properties.get("Policies") or []:
+            statements = policy.get("Statement") if isinstance(policy, dict) else None
+            for statement in statements or []:
+                actions = statement.get("Action")
+                actions = actions if isinstance(actions, list) else [actions]
+                if "ses:SendEmail" not in actions:
+                    continue
+                resources = statement.get("Resource")
+                for resource in resources if isinstance(resources, list) else [resources]:
+                    arn = str(template.resolve(resource, context))
+                    name = arn.partition(":identity/")[2]
+                    if name and name not in found:
+                        found.append(name)
+    return found
+
+
 def provision(template: Template, endpoint_url: str, context: ResolveContext) -> None:
     """Create the template's tables, queues and secrets in moto; idempotent.
 
@@ -252,6 +279,11 @@ def provision(template: Template, endpoint_url: str, context: ResolveContext) ->
         else:
             values = _provision_secret(client("secretsmanager"), template, logical_id, context)
         context.values.setdefault(logical_id, {}).update(values)
+    for identity in ses_identities(template, context):
+        # Verified at once, as an identity named by the template's parameter is on AWS before
+        # the deploy: moto's SES refuses to send as any other (infra/local/moto_patches.py lists
+        # what was sent).
+        client("sesv2").create_email_identity(EmailIdentity=identity)
     for logical_id, resource in template.resources.items():
         props = resource.get("Properties") or {}
         if resource.get("Type") == "AWS::RDS::DBCluster" and props.get("ManageMasterUserPassword"):

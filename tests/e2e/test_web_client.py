@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.e2e.conftest import unique_name
@@ -580,6 +581,7 @@ SCREENS: list[tuple[str, str, Any]] = [
     ("search", "search/{friend}", lambda page: page.get_by_test_id("person").first),
     ("hashtag", "tag/meetup", lambda page: page.locator("article.tweet").first),
     ("sessions", "sessions", lambda page: page.locator("ul.sessions li").first),
+    ("settings", "settings", lambda page: page.locator("ul.sessions li").first),
     ("blocked", "blocked", lambda page: page.get_by_test_id("blocked").locator("li").first),
     ("more", "more", lambda page: page.get_by_role("button", name="Log out")),
     ("no-such-tweet", "tweet/abc", lambda page: page.get_by_role("alert")),
@@ -587,6 +589,9 @@ SCREENS: list[tuple[str, str, Any]] = [
 SIGNED_OUT = [
     ("login", "login", lambda page: page.get_by_role("button", name="Log in")),
     ("signup", "signup", lambda page: page.get_by_role("button", name="Create account")),
+    ("forgot", "forgot", lambda page: page.get_by_role("button", name="Send the link")),
+    # without the email's link's token: it says so (with it: test_change_and_reset_password)
+    ("reset", "reset-password", lambda page: page.get_by_role("alert")),
 ]
 LONG_NAME = "Featherstonehaugh-Cholmondeley-Marjoribanks-Smythe"  # 50 characters, unbroken
 
@@ -667,6 +672,80 @@ def test_every_screen_at_phone_size_is_accessible_and_fits(stack, new_user, pers
     phone.go("more")
     page.get_by_role("button", name="Log out").click()
     page.get_by_text("You are logged out.").wait_for()
+
+
+def test_change_and_reset_password_and_download_my_data(stack, person, shots) -> None:
+    # given a person signed up in the page, also logged in on another device
+    ana = person()
+    ana.sign_up(unique_name("ana"))
+    address = f"{ana.username}@example.com"
+    with stack.client() as anonymous:
+        other = anonymous.post(
+            "/v1/auth/login", json={"login": ana.username, "password": "password1"}
+        )
+    other_token = other.json()["token"]
+    page = ana.page
+
+    # when she changes her password in Settings, a wrong current one first
+    ana.go("settings")
+    form = page.get_by_test_id("change-password")
+    page.locator("ul.sessions li").nth(1).wait_for()  # both sessions listed
+    form.get_by_label("Current password").fill("not-my-password")
+    form.get_by_label("New password").fill("changed-pass-1")
+    form.get_by_role("button", name="Change password").click()
+    form.get_by_role("alert").filter(has_text="The current password is wrong.").wait_for()
+    form.get_by_label("Current password").fill("password1")
+    form.get_by_role("button", name="Change password").click()
+    page.get_by_text("Password changed. Your other sessions were signed out.").wait_for()
+    # then the other device is signed out, this one stays, and the list shows this one alone
+    with stack.client(other_token) as gone:
+        assert gone.get("/v1/users/me").status_code == 401
+    eventually(lambda: page.locator("ul.sessions li").count() == 1)
+    assert page.get_by_test_id("delete-account").is_visible()  # its place, for the deletion
+    ana.shot(shots, "settings")
+
+    # and "Download my data" saves everything as one JSON file
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download my data").click()
+    saved = json.loads(Path(download.value.path()).read_text())
+    assert saved["user"]["username"] == ana.username and saved["user"]["email"] == address
+    assert [s["current"] for s in saved["sessions"]] == [True]
+
+    # when she logs out and forgets the password: "Forgot your password?" mails a link
+    page.get_by_role("navigation", name="Warble").get_by_role("button", name="Log out").click()
+    page.get_by_role("link", name="Forgot your password?").click()
+    page.get_by_label("Email").fill(address)
+    page.get_by_role("button", name="Send the link").click()
+    page.get_by_role("status").filter(has_text="a link to choose a new password").wait_for()
+    ana.shot(shots, "forgot-sent")
+
+    def mails() -> list[dict]:
+        listed = httpx.get(f"{stack.moto}/_aws/ses", timeout=10).json()["messages"]
+        return [m for m in listed if address in m["Destination"]["ToAddresses"]]
+
+    eventually(lambda: len(mails()) == 1)
+    text = mails()[0]["Body"]["text_part"]
+    link = next(word for word in text.split() if word.startswith(stack.web.rstrip("/")))
+
+    # then the link opens the reset page, which takes the token out of the address bar
+    page.goto(link)
+    page.get_by_role("heading", name="Choose a new password").wait_for()
+    assert "token=" not in page.url
+    assert ana.accessibility() == []
+    page.get_by_label("New password", exact=True).fill("after-reset-1")
+    page.get_by_label("New password, again").fill("after-reset-1")
+    ana.shot(shots, "reset")
+    page.get_by_role("button", name="Set the new password").click()
+    page.get_by_text("Your password was changed").wait_for()
+
+    # and she logs in with the new password; the link does not work twice
+    ana.log_in(ana.username, "after-reset-1")
+    page.get_by_role("heading", name="Home").wait_for()
+    page.goto(link)
+    page.get_by_label("New password", exact=True).fill("after-reset-2")
+    page.get_by_label("New password, again").fill("after-reset-2")
+    page.get_by_role("button", name="Set the new password").click()
+    page.get_by_role("alert").filter(has_text="This link is unknown, used or expired").wait_for()
 
 
 def test_swagger_ui_renders_from_the_stack_alone(browser, stack) -> None:

@@ -63,15 +63,26 @@ CHECKS = {
     "search people": "SELECT user_id FROM warble_search('o', ARRAY[]::bigint[], 10)",
     "copy a followers count": "UPDATE users SET followers_count = 3",
     "write the search index": "DELETE FROM search_prefixes",
+    # password resets (0030)
+    "read reset tokens": "SELECT * FROM password_resets",
+    "issue a reset token": (
+        "INSERT INTO password_resets (token_hash, user_id, created_at, expires_at)"
+        " VALUES (sha256('t'), {user}, now(), now() + interval '30 minutes')"
+    ),
+    "use or void a reset token": "UPDATE password_resets SET used_at = now(), voided_at = now()",
+    "delete a reset token": "DELETE FROM password_resets",
+    "lock a user": "SELECT id FROM users FOR NO KEY UPDATE",
 }
 MAY = {
     "warble_reader": {
         "read a profile", "read sessions", "touch a session", "search people",
-        "copy a followers count",
+        "copy a followers count", "lock a user",  # the UPDATE of followers_count allows it
     },
     "warble_accounts": {
         "read a profile", "read a password hash", "sign up", "edit a profile", "read sessions",
         "open a session", "touch a session", "revoke a session", "write the search index",
+        "change a password hash", "read reset tokens", "issue a reset token",
+        "use or void a reset token", "lock a user",
     },
     "warble_operator": {"read a profile", "sign up", "write the search index"},
 }  # fmt: skip
@@ -109,7 +120,8 @@ def test_every_function_of_the_database_names_a_role_of_the_migrations():
 
 
 def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch):
-    """Sign-up, login, a session check, a profile edit and a revocation as warble_accounts; the
+    """Sign-up, login, a session check, a profile edit, a revocation, a password change and a
+    reset's email as warble_accounts; the
     session check, profile reads, people search, the last-seen flush and the followers count's
     copy as warble_reader; an admin's account as warble_operator."""
     monkeypatch.setenv("ADMIN_USERNAMES", "warble_admin")
@@ -126,6 +138,11 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     me = accounts.require_token(second.token)
     accounts.update_profile(me, {"bio": "as warble_accounts"})
     accounts.revoke(me, issued.session.id)
+    passwords = services.passwords()
+    passwords.change(me.user_id, me.session_id, "password1", "password2")
+    assert passwords.request_reset("rolf@example.com")
+    token = pg.execute("SELECT count(*) FROM password_resets").fetchone()
+    assert token is not None and token[0] == 1
 
     as_role("warble_reader")
     reader = services.accounts()

@@ -112,10 +112,25 @@ def test_account_samples_through_the_accounts_handler(accounts, session, pg):
     for name, status in expectations.items():
         answer = handler(_as(_event(f"accounts/{name}"), session), Context())
         assert answer["statusCode"] == status, (name, answer)
+    # A password change (the session stays), a reset's request (202, known or not) and an
+    # unknown reset token (400 invalid_token).
+    answer = handler(_as(_event("accounts/change-password.json"), session), Context())
+    assert answer["statusCode"] == 204, answer
+    assert handler(_event("accounts/password-reset.json"), Context())["statusCode"] == 202
+    answer = handler(_event("accounts/password-reset-confirm.json"), Context())
+    assert json.loads(answer["body"])["error"]["code"] == "invalid_token"
     assert handler(_as(_event("accounts/logout.json"), session), Context())["statusCode"] == 204
     # After logout the same token is refused.
     answer = handler(_as(_event("accounts/get-me.json"), session), Context())
     assert answer["statusCode"] == 401
+
+
+def test_the_export_sample_through_the_export_handler(accounts, session, moto):
+    APIGatewayProxyEventV2Model.model_validate(_event("export/export.json"))
+    answer = _load_function("export").handler(_as(_event("export/export.json"), session), Context())
+    assert answer["statusCode"] == 200, answer
+    assert answer["headers"]["Cache-Control"] == "no-store"
+    assert json.loads(answer["body"])["user"]["email"] == "alice@example.com"
 
 
 def test_the_handler_is_the_gate_for_the_samples_placeholder_token(accounts, session):

@@ -74,7 +74,8 @@ class WebUser:
         self.web = web_url
         # Where the page may go: its own origin and the APIs, nothing else (no CDN, no private
         # endpoint on another port).
-        self.allowed = ("data:", *(url.rstrip("/") + "/" for url in (web_url, *apis)))
+        # (blob: the page's own downloads, "Download my data").
+        self.allowed = ("data:", "blob:", *(url.rstrip("/") + "/" for url in (web_url, *apis)))
         self.elsewhere: list[str] = []
         self.context = browser.new_context(**{"viewport": VIEWPORT, **context_args})
         self.context.set_default_timeout(15_000)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from warble.domain.rate_limits import Verdict, client_network
 from warble.http import accounts
-from warble.http.rate_limits import LOGIN_ROUTE, SIGNUP_ROUTE
+from warble.http.rate_limits import LOGIN_ROUTE, RESET_ROUTES, SIGNUP_ROUTE
 
 pytestmark = pytest.mark.unit
 
@@ -33,4 +33,4 @@ def test_retry_after_is_whole_seconds_never_zero(reset_ms, seconds):
 
 
 def test_the_per_address_budgets_are_the_accounts_public_routes():
-    assert {SIGNUP_ROUTE, LOGIN_ROUTE} == set(accounts.PUBLIC_ROUTES)
+    assert {SIGNUP_ROUTE, LOGIN_ROUTE, *RESET_ROUTES} == set(accounts.PUBLIC_ROUTES)

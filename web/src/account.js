@@ -1,4 +1,5 @@
-// Signing up, logging in, the sessions list with revoke, and who I block and mute.
+// Signing up, logging in, a forgotten password and its reset, settings (password, sessions,
+// the export of my data), the sessions list with revoke, and who I block and mute.
 import { useEffect, useState } from "preact/hooks";
 import { html, useApp, useRoute, ErrorNote, Time, Logo, Icon } from "./ui.js";
 import { UserRows } from "./profile.js";
@@ -51,12 +52,190 @@ export function AuthScreen({ api, onSignedIn, notice }) {
         <label>Password <input name="password" type="password" autocomplete=${mode === "login" ? "current-password" : "new-password"} value=${form.password} onInput=${field("password")} required /></label>
         <${ErrorNote} error=${error} />
         <button type="submit" class="primary wide" disabled=${busy}>${mode === "login" ? "Log in" : "Create account"}</button>
+        ${mode === "login" && html`<p class="auth-aside"><a href="#/forgot">Forgot your password?</a></p>`}
       </form>
     </div>
   </main>`;
 }
 
+// "Forgot password": the address to mail a reset link to. The answer is the same whether or
+// not the address has an account (API.md), and so is what the page says.
+export function ForgotScreen({ api }) {
+  const [email, setEmail] = useState("");
+  const [sent, setSent] = useState(false);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.requestReset(email);
+      setSent(true);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return html`<main class="auth">
+    <div class="auth-card">
+      <div class="logo"><${Logo} /> Warble</div>
+      <h1 class="auth-title">Reset your password</h1>
+      ${sent
+        ? html`<p class="notice" role="status">If ${email} belongs to an account, a link to choose a new password is on its way. It works once, for 30 minutes.</p>
+               <p class="auth-aside"><a href="#/login">Back to log in</a></p>`
+        : html`<form class="form" onSubmit=${submit}>
+            <p class="small">Enter the email address of your account: we will mail you a link to choose a new password.</p>
+            <label>Email <input name="email" type="email" autocomplete="email" value=${email} onInput=${(e) => setEmail(e.currentTarget.value)} required /></label>
+            <${ErrorNote} error=${error} />
+            <button type="submit" class="primary wide" disabled=${busy}>Send the link</button>
+            <p class="auth-aside"><a href="#/login">Back to log in</a></p>
+          </form>`}
+    </div>
+  </main>`;
+}
+
+// The email's link opens this page with ?token=… in its query. The token is taken out of the
+// address bar at once (it stays out of the history and of any Referer) and kept in memory.
+function takeResetToken() {
+  const query = new URLSearchParams(location.search);
+  const token = query.get("token");
+  if (token) {
+    query.delete("token");
+    const rest = query.toString();
+    history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+  }
+  return token;
+}
+
+export function ResetScreen({ api, onDone }) {
+  const [token] = useState(takeResetToken);
+  const [form, setForm] = useState({ password: "", again: "" });
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const field = (name) => (e) => setForm({ ...form, [name]: e.currentTarget.value });
+
+  async function submit(event) {
+    event.preventDefault();
+    if (form.password !== form.again) {
+      setError({ text: "The two passwords differ." });
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      await api.confirmReset(token, form.password);
+      onDone("Your password was changed and every session signed out. Log in with the new password.");
+    } catch (e) {
+      setError(e.code === "invalid_token" ? { text: "This link is unknown, used or expired. Ask for a new one." } : e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return html`<main class="auth">
+    <div class="auth-card">
+      <div class="logo"><${Logo} /> Warble</div>
+      <h1 class="auth-title">Choose a new password</h1>
+      ${token
+        ? html`<form class="form" onSubmit=${submit}>
+            <label>New password <input name="password" type="password" autocomplete="new-password" minLength="8" value=${form.password} onInput=${field("password")} required /></label>
+            <label>New password, again <input name="again" type="password" autocomplete="new-password" minLength="8" value=${form.again} onInput=${field("again")} required /></label>
+            <${ErrorNote} error=${error} />
+            <button type="submit" class="primary wide" disabled=${busy}>Set the new password</button>
+            <p class="auth-aside"><a href="#/forgot">Ask for a new link</a></p>
+          </form>`
+        : html`<p class="error" role="alert">This page needs the link from the reset email.</p>
+               <p class="auth-aside"><a href="#/forgot">Ask for a reset link</a></p>`}
+    </div>
+  </main>`;
+}
+
+// Settings: the password, the sessions, my data. Account deletion has its place at the end.
+export function SettingsPage() {
+  const { api, me, toast } = useApp();
+  const [form, setForm] = useState({ current: "", password: "" });
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [exporting, setExporting] = useState(false);
+  const [sessionsKey, setSessionsKey] = useState(0);
+  const field = (name) => (e) => setForm({ ...form, [name]: e.currentTarget.value });
+
+  async function changePassword(event) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.changePassword(form.current, form.password);
+      setForm({ current: "", password: "" });
+      setSessionsKey((k) => k + 1);  // the other sessions are gone: list them again
+      toast("Password changed. Your other sessions were signed out.");
+    } catch (e) {
+      setError(e.code === "invalid_credentials" ? { text: "The current password is wrong." } : e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function download() {
+    setExporting(true);
+    try {
+      const data = await api.exportMe();
+      const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
+      const url = URL.createObjectURL(blob);
+      const a = document.createElement("a");
+      a.href = url;
+      a.download = `warble-${me.username}.json`;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      toast("Your data is downloaded.");
+    } catch (e) {
+      toast(e);
+    } finally {
+      setExporting(false);
+    }
+  }
+
+  return html`<section class="page settings">
+    <h1>Settings</h1>
+    <h2 class="sub">Password</h2>
+    <form class="form card" onSubmit=${changePassword} data-testid="change-password">
+      <label>Current password <input name="current_password" type="password" autocomplete="current-password" value=${form.current} onInput=${field("current")} required /></label>
+      <label>New password <input name="password" type="password" autocomplete="new-password" minLength="8" value=${form.password} onInput=${field("password")} required /></label>
+      <p class="small">Changing it signs out every other device.</p>
+      <${ErrorNote} error=${error} />
+      <button type="submit" class="primary" disabled=${busy}>Change password</button>
+    </form>
+    <h2 class="sub">Sessions</h2>
+    <${SessionsList} key=${sessionsKey} />
+    <h2 class="sub">Your data</h2>
+    <div class="card">
+      <p class="small">Everything Warble holds about you (profile, sessions, tweets, likes, follows, blocks, mutes, messages, notifications, media, location) as one JSON file.</p>
+      <button onClick=${download} disabled=${exporting}>${exporting ? "Preparing…" : "Download my data"}</button>
+    </div>
+    <h2 class="sub">Delete account</h2>
+    <div class="card" data-testid="delete-account">
+      ${/* DELETE ACCOUNT (issue 32): the account deletion's form goes here (DELETE /v1/users/me
+           with the password); built by the deletion work, not by this page yet. */ null}
+      <p class="small">Deleting your account will be possible here.</p>
+    </div>
+  </section>`;
+}
+
 export function SessionsPage() {
+  return html`<section class="page">
+    <h1>Sessions</h1>
+    <p class="hint">Every device where you are logged in. Revoking one signs that device out at its next request.</p>
+    <${SessionsList} />
+  </section>`;
+}
+
+function SessionsList() {
   const { api, toast, signOut } = useApp();
   const [sessions, setSessions] = useState(null);
   const [error, setError] = useState(null);
@@ -74,9 +253,7 @@ export function SessionsPage() {
     }
   }
 
-  return html`<section class="page">
-    <h1>Sessions</h1>
-    <p class="hint">Every device where you are logged in. Revoking one signs that device out at its next request.</p>
+  return html`<div>
     <${ErrorNote} error=${error} />
     <ul class="sessions">
       ${(sessions || []).map((s) => html`<li key=${s.session_id} class=${s.current ? "current" : ""} data-session=${s.session_id}>
@@ -87,7 +264,7 @@ export function SessionsPage() {
         <button class=${s.current ? "" : "danger"} onClick=${() => revoke(s)}>${s.current ? "Log out" : "Revoke"}</button>
       </li>`)}
     </ul>
-  </section>`;
+  </div>`;
 }
 
 // Who I block and who I mute (a profile's buttons undo either).
@@ -108,6 +285,7 @@ export function MorePage({ liveState }) {
     <h1>More</h1>
     <ul class="more-links">
       <li><a href=${"#/u/" + encodeURIComponent(me.username)}><${Icon} name="user" /> Profile</a></li>
+      <li><a href="#/settings"><${Icon} name="gear" /> Settings</a></li>
       <li><a href="#/sessions"><${Icon} name="lock" /> Sessions</a></li>
       <li><a href="#/blocked"><${Icon} name="shield" /> Blocked and muted</a></li>
       <li><button onClick=${signOut}><${Icon} name="logout" /> Log out</button></li>

@@ -95,6 +95,10 @@ export class Api {
   revoke(id) { return this.del(`/v1/auth/sessions/${id}`); }
   me() { return this.get("/v1/users/me"); }
   updateMe(fields) { return this.patch("/v1/users/me", fields); }
+  changePassword(currentPassword, password) { return this.put("/v1/users/me/password", { current_password: currentPassword, password }); }
+  requestReset(email) { return this.request("POST", "/v1/auth/password-reset", { body: { email } }); }
+  confirmReset(token, password) { return this.request("POST", "/v1/auth/password-reset/confirm", { body: { token, password } }); }
+  exportMe() { return this.get("/v1/users/me/export"); }
   user(id) { return this.get(`/v1/users/${id}`); }
   userByName(name) { return this.get(`/v1/users/by-username/${encodeURIComponent(name)}`); }
 

@@ -6,7 +6,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { Api } from "./api.js";
 import { Live } from "./live.js";
 import { html, AppContext, useRoute, Badge, Avatar, Icon, Logo, go } from "./ui.js";
-import { AuthScreen, SessionsPage, BlockedPage, MorePage } from "./account.js";
+import { AuthScreen, ForgotScreen, ResetScreen, SettingsPage, SessionsPage, BlockedPage, MorePage } from "./account.js";
 import { HomeTimeline, TweetPage } from "./tweets.js";
 import { ProfilePage } from "./profile.js";
 import { NotificationsPage, NOTIFICATION_TYPES } from "./notifications.js";
@@ -130,7 +130,12 @@ function App({ config }) {
     endSession("You are logged out.");
   }
 
+  // The reset email's link, signed in or not: a reset ends every session, this one too.
+  if (route[0] === "reset-password") {
+    return html`<${ResetScreen} api=${api} onDone=${(message) => { if (phase === "in") endSession(message); else { setNotice(message); go("login"); } }} />`;
+  }
   if (phase === "checking") return html`<main class="auth"><p class="empty">Loading…</p></main>`;
+  if (phase === "out" && route[0] === "forgot") return html`<${ForgotScreen} api=${api} />`;
   if (phase === "out") {
     return html`<${AuthScreen} api=${api} notice=${notice} onSignedIn=${(answer) => {
       api.setToken(answer.token);
@@ -150,7 +155,7 @@ function App({ config }) {
   // links are the phone's tab bar (the others are under More there).
   const link = (name, href, label, icon, badge, where = "both") => html`<a class=${`nav-link ${where}` + (at === name ? " on" : "")} href=${href} data-nav=${name}
       aria-current=${at === name ? "page" : undefined}>
-    <span class="icon"><${Icon} name=${icon} size=${24} filled=${at === name && !["compass", "shield", "more", "search"].includes(icon)} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
+    <span class="icon"><${Icon} name=${icon} size=${24} filled=${at === name && !["compass", "shield", "more", "search", "gear"].includes(icon)} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
   const liveText = liveState === "open" ? "● Live" : liveState === "reconnecting" ? "○ Reconnecting…" : "○ Connecting…";
   return html`<${AppContext.Provider} value=${context}>
     <div class="shell">
@@ -163,6 +168,7 @@ function App({ config }) {
         ${link("discover", "#/discover", "Discover", "compass")}
         ${link("u", `#/u/${me.username}`, "Profile", "user", 0, "wide")}
         ${link("sessions", "#/sessions", "Sessions", "lock", 0, "wide")}
+        ${link("settings", "#/settings", "Settings", "gear", 0, "wide")}
         ${link("blocked", "#/blocked", "Blocked and muted", "shield", 0, "wide")}
         ${link("more", "#/more", "More", "more", 0, "phone")}
         <div class="me">
@@ -192,6 +198,7 @@ function routeView(page, params, liveState) {
     case "search": return html`<${SearchPage} query=${params.join("/")} />`;
     case "tag": return html`<${HashtagPage} tag=${params[0]} />`;
     case "sessions": return html`<${SessionsPage} />`;
+    case "settings": return html`<${SettingsPage} />`;
     default: return html`<${HomeTimeline} />`;
   }
 }

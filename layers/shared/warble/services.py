@@ -32,18 +32,21 @@ if TYPE_CHECKING:
     from warble.dal.streams import StreamDecoder
     from warble.dal.tweets import TweetStore
     from warble.dal.websocket import WebSocketSender
+    from warble.domain.accounts.answers import LiveSession, Me
     from warble.domain.accounts.service import AccountService
     from warble.domain.blocks.service import BlockService, Shields
     from warble.domain.conversations.service import ConversationService
     from warble.domain.counters.reconcile import Reconciler
     from warble.domain.counters.service import BatchOutcome, CounterRules, StreamCounterProcessor
     from warble.domain.discover.service import DiscoverService
+    from warble.domain.export.service import ExportService
     from warble.domain.graph.service import GraphService
     from warble.domain.hashtags.service import HashtagService
     from warble.domain.likes.service import LikeService
     from warble.domain.media.service import MediaService
     from warble.domain.notifications.ports import MessageReads
     from warble.domain.notifications.service import NotificationService, Producers
+    from warble.domain.passwords.service import PasswordService
     from warble.domain.push.service import Pusher
     from warble.domain.rate_limits import RateLimits
     from warble.domain.search.service import SearchService
@@ -307,6 +310,45 @@ class Container:
             connections=Deferred(lambda: self.pusher),
             failures=Deferred(lambda: self.rate_limits),
             last_seen=RedisLastSeen(self.redis),
+        )
+
+    @cached_property
+    def passwords(self) -> PasswordService:
+        from warble.dal.account_state import LoginThrottle
+        from warble.dal.mail import SesMailer
+        from warble.dal.passwords import PasswordRepository
+        from warble.domain.passwords.service import PasswordPolicy, PasswordService
+
+        s = self.settings
+        store = PasswordRepository(self.database)
+        return PasswordService(
+            credentials=store,
+            tokens=store,
+            mailer=SesMailer(s.email_sender, s.aws_region),
+            sessions=self.accounts,
+            throttle=LoginThrottle(self.redis, s.login_max_failures, s.login_window_seconds),
+            policy=PasswordPolicy(
+                password_hash_rounds=s.password_hash_rounds,
+                reset_page=f"{s.web_client_url.rstrip('/')}/#/reset-password",
+            ),
+        )
+
+    @cached_property
+    def export(self) -> ExportService:
+        from warble.domain.export.service import ExportService, ExportSources
+
+        return ExportService(
+            ExportSources(
+                owner=_ExportOwner(self),
+                tweets=self.tweets,
+                likes=self.likes,
+                graph=self.graph,
+                shields=self.blocks,
+                conversations=self.conversations,
+                notifications=self.notifications,
+                media=self.media,
+                discover=self.discover,
+            )
         )
 
     @cached_property
@@ -664,6 +706,21 @@ class Container:
 _current: Container | None = None
 
 
+class _ExportOwner:
+    """The export's owner: ``GET /v1/users/me``'s User and ``GET /v1/auth/sessions``' list."""
+
+    def __init__(self, container: Container) -> None:
+        self._c = container
+
+    def me(self, user_id: int) -> Me:
+        return self._c.graph.me(self._c.accounts.profile(user_id))
+
+    def sessions(self, user_id: int, session_id: int) -> list[LiveSession]:
+        from warble.domain.accounts.service import Principal
+
+        return self._c.accounts.list_sessions(Principal(user_id, session_id)).items
+
+
 def container() -> Container:
     """The container of this process (built from the environment's settings on first use)."""
     global _current
@@ -697,6 +754,14 @@ def accounts() -> AccountService:
 
 def graph() -> GraphService:
     return container().graph
+
+
+def export() -> ExportService:
+    return container().export
+
+
+def passwords() -> PasswordService:
+    return container().passwords
 
 
 def tweets() -> TweetService:

@@ -139,6 +139,11 @@ class Settings:
     profile_cache_ttl_seconds: int = 3600
     session_cache_ttl_seconds: int = 300
     login_max_failures: int = 5
+    # Password resets (warble.domain.passwords): the address reset emails come from (template
+    # EmailSenderIdentity: SES must have verified it), and the web client whose reset page the
+    # email links to (WEB_CLIENT_URL, no trailing slash; locally `make run`'s web client).
+    email_sender: str = "no-reply@warble.example"
+    web_client_url: str = "http://127.0.0.1:3002"
     login_window_seconds: int = 900
     # Request budgets (API.md 429 rate_limited), Mastodon's numbers: every authenticated request
     # spends its user's budget, signup and login their client address's (see

@@ -14,6 +14,7 @@ from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist, UpdateError
+from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
 from warble.dal.dynamo import CONDITION_FAILED, _session, bind
@@ -25,6 +26,17 @@ CACHE_CONTROL = "public, max-age=31536000, immutable"
 UNATTACHED = ("warble-media", "unattached")
 
 
+class _ByOwner(GlobalSecondaryIndex["MediaItem"]):
+    """An owner's media (the export; an account's deletion)."""
+
+    class Meta:
+        index_name = "owner"
+        projection = KeysOnlyProjection()
+
+    owner_id = NumberAttribute(hash_key=True)
+    media_id = NumberAttribute(range_key=True)
+
+
 class MediaItem(Model):
     class Meta:
         table_name = "media"  # replaced from settings on first use
@@ -32,6 +44,7 @@ class MediaItem(Model):
 
     media_id = NumberAttribute(hash_key=True)
     owner_id = NumberAttribute()
+    by_owner = _ByOwner()
     content_type = UnicodeAttribute()
     size = NumberAttribute()
     alt_text = UnicodeAttribute(default="")
@@ -119,6 +132,12 @@ class MediaTable:
         if not media_ids:
             return []
         return [_stored(item) for item in MediaItem.batch_get(media_ids, consistent_read=True)]
+
+    def owned_ids(self, owner_id: int) -> list[int]:
+        return [
+            int(item.media_id)
+            for item in MediaItem.by_owner.query(owner_id, scan_index_forward=False)
+        ]
 
     def set_alt_text(self, owner_id: int, media_id: int, alt_text: str) -> StoredMedia | None:
         item = MediaItem(media_id)

@@ -13,7 +13,14 @@ from warble.domain.accounts.answers import Auth, Me, SeenUser, Sessions
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Id, id_or_404
-from warble.schemas.accounts import LoginRequest, ProfilePatch, SignupRequest
+from warble.schemas.accounts import (
+    LoginRequest,
+    PasswordChange,
+    PasswordResetConfirm,
+    PasswordResetRequest,
+    ProfilePatch,
+    SignupRequest,
+)
 
 if TYPE_CHECKING:
     from warble.domain.accounts.service import IssuedSession
@@ -21,7 +28,12 @@ if TYPE_CHECKING:
 
 router = Router()
 
-PUBLIC_ROUTES = ("POST /v1/auth/signup", "POST /v1/auth/login")
+PUBLIC_ROUTES = (
+    "POST /v1/auth/signup",
+    "POST /v1/auth/login",
+    "POST /v1/auth/password-reset",
+    "POST /v1/auth/password-reset/confirm",
+)
 
 
 def _issued(issued: IssuedSession, status: int) -> Response[Any]:
@@ -92,6 +104,37 @@ def get_me() -> Me:
 def patch_me(body: Annotated[ProfilePatch, Body()]) -> Me:
     changes = body.model_dump(exclude_unset=True)
     return services.graph().me(services.accounts().update_profile(principal(), changes))
+
+
+@router.put(
+    "/v1/users/me/password",
+    summary="Change my password; every other session of mine ends",
+    responses=responses(204, None, "Changed", e403="invalid_credentials"),
+)
+def change_password(body: Annotated[PasswordChange, Body()]) -> Response[Any]:
+    me = principal()
+    services.passwords().change(me.user_id, me.session_id, body.current_password, body.password)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/v1/auth/password-reset",
+    summary="Mail a password reset link to an account's address (202 whether or not it has one)",
+    responses=responses(202, None, "Accepted"),
+)
+def request_password_reset(body: Annotated[PasswordResetRequest, Body()]) -> Response[Any]:
+    services.passwords().request_reset(body.email)
+    return Response(status_code=202)
+
+
+@router.post(
+    "/v1/auth/password-reset/confirm",
+    summary="Set a new password with a reset token; every session of the account ends",
+    responses=responses(204, None, "Password set", e400="validation_error / invalid_token"),
+)
+def confirm_password_reset(body: Annotated[PasswordResetConfirm, Body()]) -> Response[Any]:
+    services.passwords().confirm_reset(body.token, body.password)
+    return Response(status_code=204)
 
 
 @router.get(

@@ -12,6 +12,7 @@ def all_routers() -> list[Router]:
         blocks,
         conversations,
         discover,
+        export,
         graph,
         media,
         notifications,
@@ -29,4 +30,5 @@ def all_routers() -> list[Router]:
         conversations.router,
         discover.router,
         search.router,
+        export.router,
     ]

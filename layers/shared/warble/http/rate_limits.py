@@ -27,6 +27,10 @@ logger = Logger()
 # API Gateway's routeKey: a client cannot forge it.
 SIGNUP_ROUTE = "POST /v1/auth/signup"
 LOGIN_ROUTE = "POST /v1/auth/login"
+# A password reset's request and confirmation: public, and as near a password as a login, so
+# they spend the address's login budget (the emails have their own cap, 3 an hour).
+RESET_ROUTES = ("POST /v1/auth/password-reset", "POST /v1/auth/password-reset/confirm")
+_ADDRESS_ROUTES = (SIGNUP_ROUTE, LOGIN_ROUTE, *RESET_ROUTES)
 
 
 def source_ip(event: dict[str, Any]) -> str:
@@ -37,12 +41,13 @@ def source_ip(event: dict[str, Any]) -> str:
 
 def spend(event: dict[str, Any], who: Principal | None) -> Verdict | None:
     """Spend one request of the budget this request belongs to: its user's when it has one,
-    its address's for signup and login; None when no budget applies (health, the API documents,
-    a request refused for want of a session). While Redis is unreachable the limiter lets
-    requests through: refusing every request would turn a cache outage into a full one, and
-    the stores behind each route answer 503 themselves if they need Redis."""
+    its address's for signup and login (and a password reset's two requests); None when no
+    budget applies (health, the API documents, a request refused for want of a session). While
+    Redis is unreachable the limiter lets requests through: refusing every request would turn a
+    cache outage into a full one, and the stores behind each route answer 503 themselves if
+    they need Redis."""
     route = event.get("routeKey")
-    if who is None and route not in (SIGNUP_ROUTE, LOGIN_ROUTE):
+    if who is None and route not in _ADDRESS_ROUTES:
         return None  # before building the limiter: MetaFunction never needs it (nor redis)
     limits = services.rate_limits()
     try:

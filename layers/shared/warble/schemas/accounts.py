@@ -55,3 +55,25 @@ class ProfilePatch(_Request):
 
 class HealthOut(_Model):
     status: Literal["ok"]
+
+
+class PasswordChange(_Request):
+    current_password: str = Field(min_length=1, max_length=1024)
+    password: str = Field(
+        min_length=8, max_length=72, description="8 to 72 bytes of UTF-8 (bcrypt's limit)"
+    )
+
+    _check_password = field_validator("password")(_password)
+
+
+class PasswordResetRequest(_Request):
+    email: str = Field(min_length=3, max_length=254, json_schema_extra={"format": "email"})
+
+
+class PasswordResetConfirm(_Request):
+    token: str = Field(min_length=1, max_length=1024, description="the token of the email's link")
+    password: str = Field(
+        min_length=8, max_length=72, description="8 to 72 bytes of UTF-8 (bcrypt's limit)"
+    )
+
+    _check_password = field_validator("password")(_password)

@@ -9,6 +9,14 @@ from warble.domain.shared import Page
 
 
 @dataclass(slots=True)
+class Location:
+    """A user's own location as set (``PUT /v1/users/me/location``): the export's."""
+
+    lat: float
+    lon: float
+
+
+@dataclass(slots=True)
 class NearbyUser(RelatedUser):
     """A discovered user and how far: whole kilometres, at least one, from the viewer to the
     user's ~1 km grid cell (``warble.domain.discover.geo``)."""

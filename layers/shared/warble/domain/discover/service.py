@@ -23,7 +23,14 @@ from typing import Any
 from warble import clock
 from warble.domain.accounts.answers import RelatedUser, Relationship, user_values
 from warble.domain.accounts.ports import Profiles
-from warble.domain.discover.answers import Match, MatchPage, NearbyUser, NearbyUsers, SwipeAnswer
+from warble.domain.discover.answers import (
+    Location,
+    Match,
+    MatchPage,
+    NearbyUser,
+    NearbyUsers,
+    SwipeAnswer,
+)
 from warble.domain.discover.geo import cell_of, cells_covering, snap, whole_km
 from warble.domain.discover.ports import (
     BlockChecks,
@@ -122,6 +129,11 @@ class DiscoverService:
         cell = cell_of(shown_lat, shown_lon)
         old = self._store.save_location(user_id, lat, lon, cell, clock.epoch_ms())
         self._index.place(user_id, shown_lat, shown_lon, cell, old, own=(lat, lon))
+
+    def location_of(self, user_id: int) -> Location | None:
+        """The location the user set, as set (None: never set)."""
+        stored = self._store.location(user_id)
+        return None if stored is None else Location(stored.lat, stored.lon)
 
     def place_many(self, entries: list[tuple[int, float, float]]) -> None:
         """Seeding: many users placed at once (batch writes, one pipeline)."""

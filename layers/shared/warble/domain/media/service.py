@@ -112,6 +112,13 @@ class MediaService:
             self._tweets.media_changed(media.tweet_id, media.attached())
         return self.answer(media)
 
+    def owned(self, owner_id: int) -> list[Media]:
+        """Every Media of an owner, newest first, attached or not (the export)."""
+        now = clock.epoch_s()
+        found = self._store.get_many(self._store.owned_ids(owner_id))
+        live = [m for m in found if m.owner_id == owner_id and (m.expires_at or now) >= now]
+        return [self.answer(m) for m in sorted(live, key=lambda m: m.id, reverse=True)]
+
     def _live(self, media_id: int) -> StoredMedia | None:
         """The media, unless its TTL has passed (DynamoDB deletes it within a day or two)."""
         media = self._store.get(media_id)

@@ -1,0 +1,123 @@
+"""The export (``GET /v1/users/me/export``) of an account of 10,000 tweets, through the real
+ExportFunction handler, against the raw paged reads it needs, in the same run.
+
+The account is made through AccountService and its tweets are written with raw
+BatchWriteItem in exactly warble.dal.tweets' item shapes (the tweet and its index item), as
+``make seed`` imports them. The headline baseline is the raw Query pages of the author's
+tweets (1,000 a call, newest first, consistent: what the export reads), the breakdown adds the
+raw BatchGetItem of their counters (what hydrating their counts reads). The rest of the export
+(sessions, follows, blocks, mutes, conversations, notifications, media, location) is empty for
+this account: one small read each. ``--quick`` scales the tweets with the run (0.1: 1,000).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from bench import stack
+from bench.harness import Benchmark, Run, group
+
+TWEETS = 10_000
+PAGE = 1000
+TEXTS = (
+    "Morning run by the river: 8 km, and the herons were out again. #running",
+    "Reading about fill leases in memcache. Cache invalidation really is the hard part.",
+    "Coffee tasting at the corner shop today: the Ethiopian one wins. #coffee",
+)
+
+
+@group("export", "GET /v1/users/me/export of a 10,000-tweet account vs its raw paged reads")
+def export_group(run: Run) -> Iterator[Benchmark]:
+    from warble import services
+    from warble.dal.tweets import TweetIndexItem, TweetItem
+    from warble.ids import decompose
+
+    from infra.local.seed import ImportWriter
+
+    bench_stack = stack.shared(run)
+    _, ddb = stack.raw_clients(run, bench_stack)
+    services.reset()
+    container = services.container()
+    settings = container.settings
+    tweets = max(100, round(TWEETS * min(1.0, run.scale)))
+    issued = services.accounts().signup("bigexport", "big@example.com", "password1", None, "")
+    user_id = int(issued.user["id"])
+    writer = ImportWriter(bench_stack.moto_url, settings.aws_region)
+    for i in range(tweets):
+        tid = container.ids.next_id()
+        item = TweetItem(user_id, tid, text=TEXTS[i % 3], created_at_ms=decompose(tid)[0])
+        writer.put(settings.tweets_table, item.serialize())
+        writer.put(
+            settings.tweet_index_table, TweetIndexItem(f"T#{tid}", author_id=user_id).serialize()
+        )
+    writer.close()
+
+    handler = stack.load_function("export").handler
+    event = stack.event("export/export.json")
+    event["headers"]["authorization"] = f"Bearer {issued.token}"
+    sizes: list[int] = []
+
+    def export_through_handler() -> Any:
+        answer = handler(event, stack.Context())
+        assert answer["statusCode"] == 200, answer
+        body = answer["body"]
+        if answer.get("isBase64Encoded"):
+            body = base64.b64decode(body)
+        sizes.append(len(body))
+        return answer
+
+    ids: list[int] = []
+
+    def raw_query_pages() -> int:
+        found, start = 0, None
+        ids.clear()
+        while True:
+            asked: dict[str, Any] = {
+                "TableName": settings.tweets_table,
+                "KeyConditionExpression": "author_id = :a",
+                "ExpressionAttributeValues": {":a": {"N": str(user_id)}},
+                "ScanIndexForward": False,
+                "ConsistentRead": True,
+                "Limit": PAGE,
+            }
+            if start is not None:
+                asked["ExclusiveStartKey"] = start
+            answer = ddb.query(**asked)
+            found += len(answer["Items"])
+            ids.extend(int(item["tweet_id"]["N"]) for item in answer["Items"])
+            start = answer.get("LastEvaluatedKey")
+            if start is None:
+                return found
+
+    def raw_query_pages_and_counters() -> int:
+        found = raw_query_pages()
+        for at in range(0, len(ids), 100):
+            keys = [{"pk": {"S": f"T#{tid}"}} for tid in ids[at : at + 100]]
+            ddb.batch_get_item(RequestItems={settings.counters_table: {"Keys": keys}})
+        return found
+
+    def describe() -> list[str]:
+        document = json.loads(export_through_handler()["body"])
+        return [
+            f"{len(document['tweets']):,} tweets exported; the answer is {sizes[-1] / 1e6:.2f} MB"
+            " (a Lambda answer may be 6 MB)"
+        ]
+
+    yield Benchmark(
+        f"GET /v1/users/me/export: {tweets:,} tweets",
+        export_through_handler,
+        raw_query_pages,
+        baseline=f"raw Query pages of {PAGE:,} tweets",
+        breakdown=[
+            ("raw Query pages + BatchGetItem of their counters", raw_query_pages_and_counters)
+        ],
+        warmup=1,
+        budget_s=60.0,
+        min_iterations=3,
+        rounds=3,
+        describe=describe,
+        throughput=False,
+    )
