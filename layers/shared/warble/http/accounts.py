@@ -13,7 +13,12 @@ from warble.domain.accounts.answers import Auth, Me, SeenUser, Sessions
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Id, id_or_404
-from warble.schemas.accounts import LoginRequest, ProfilePatch, SignupRequest
+from warble.schemas.accounts import (
+    DeleteAccountRequest,
+    LoginRequest,
+    ProfilePatch,
+    SignupRequest,
+)
 
 if TYPE_CHECKING:
     from warble.domain.accounts.service import IssuedSession
@@ -92,6 +97,17 @@ def get_me() -> Me:
 def patch_me(body: Annotated[ProfilePatch, Body()]) -> Me:
     changes = body.model_dump(exclude_unset=True)
     return services.graph().me(services.accounts().update_profile(principal(), changes))
+
+
+@router.delete(
+    "/v1/users/me",
+    summary="Delete my account, finally (API.md: Deleting an account)",
+    responses=responses(202, None, "Deleted; what it made goes within 30 seconds",
+                        e403="invalid_credentials"),
+)  # fmt: skip
+def delete_me(body: Annotated[DeleteAccountRequest, Body()]) -> Response[Any]:
+    services.accounts().delete_account(principal(), body.password)
+    return Response(status_code=202)
 
 
 @router.get(

@@ -94,8 +94,10 @@ def openapi_document() -> str:
             route = f"{method.upper()} {path}"
             answers = operation.setdefault("responses", {})
             answers.pop("422", None)
-            # A 204 has no body; Powertools documents the handler's return type as JSON for it.
-            answers.get("204", {}).pop("content", None)
+            # A 204, and the 202 of an account's deletion, have no body; Powertools documents
+            # the handler's return type as JSON for them.
+            for empty in ("202", "204"):
+                answers.get(empty, {}).pop("content", None)
             if route in public:
                 operation["security"] = []
             if method in ("post", "put", "patch"):
