@@ -15,12 +15,15 @@ class Step:
 
     ``n`` numbers the chain's messages (a duplicate of a message already acted on is dropped);
     ``tweets`` are the deleted tweets whose counters wait for the streams to settle (the
-    ``tweet_counters`` side step), ``tries`` how often such a wait was sent again."""
+    ``tweet_counters`` side step), ``users`` those who had liked or retweeted them (their
+    recent likes and retweets are dropped once the purge of those is counted), ``tries`` how
+    often such a wait was sent again."""
 
     user_id: int
     name: str
     n: int = 0
     tweets: tuple[int, ...] = ()
+    users: tuple[int, ...] = ()
     tries: int = 0
 
 
@@ -29,6 +32,8 @@ def step_body(step: Step) -> dict[str, object]:
     body: dict[str, object] = {"user_id": str(step.user_id), "step": step.name, "n": step.n}
     if step.tweets:
         body["tweets"] = [str(t) for t in step.tweets]
+    if step.users:
+        body["users"] = [str(u) for u in step.users]
     if step.tries:
         body["tries"] = step.tries
     return body
@@ -36,14 +41,15 @@ def step_body(step: Step) -> dict[str, object]:
 
 def step_of(body: dict[str, object]) -> Step:
     """The step of a message's body; ValueError (or KeyError) when it is not one."""
-    tweets = body.get("tweets") or []
-    if not isinstance(tweets, list):
-        raise ValueError("tweets is not a list")
+    tweets, users = body.get("tweets") or [], body.get("users") or []
+    if not isinstance(tweets, list) or not isinstance(users, list):
+        raise ValueError("tweets and users are lists")
     return Step(
         user_id=int(str(body["user_id"])),
         name=str(body["step"]),
         n=int(str(body.get("n", 0))),
         tweets=tuple(int(str(t)) for t in tweets),
+        users=tuple(int(str(u)) for u in users),
         tries=int(str(body.get("tries", 0))),
     )
 

@@ -76,6 +76,7 @@ STEPS = (
     "finish",
 )
 TWEET_COUNTERS = "tweet_counters"
+REACTORS_PER_MESSAGE = 5000  # user ids in one message: 100 KB of SQS's 256 KB
 
 
 @dataclass(frozen=True)
@@ -218,13 +219,19 @@ class AccountDeletion:
         tweets = erased.tweets
         if not tweets:
             return 0
-        self._redis().tweets_gone(user_id, [t.tweet_id for t in tweets])
-        # Whoever liked or retweeted them holds them in their flags (recent likes and
-        # retweets), where the purge of their likes and retweets would leave a removal mark.
-        self._redis().flags_changed(erased.reactors)
+        ids = tuple(t.tweet_id for t in tweets)
+        self._redis().tweets_gone(user_id, ids)
         self._forget_notifications(self._tweet_causes(user_id, tweets))
-        side = Step(user_id, TWEET_COUNTERS, tweets=tuple(t.tweet_id for t in tweets))
-        self._queue.send([side], self._policy.settle_delay_seconds)
+        # Whoever liked or retweeted them holds them in their recent likes and retweets, where
+        # the purge of those (the tweets stream's cleanup) leaves a removal mark: dropped once
+        # the purge is counted (``_tweet_counters``), a bounded number of users a message.
+        reactors = erased.reactors
+        per = REACTORS_PER_MESSAGE
+        sides = [
+            Step(user_id, TWEET_COUNTERS, tweets=ids, users=tuple(reactors[i : i + per]))
+            for i in range(0, max(len(reactors), 1), per)
+        ]
+        self._queue.send(sides, self._policy.settle_delay_seconds)
         return len(tweets)
 
     def _tweet_causes(
@@ -268,10 +275,11 @@ class AccountDeletion:
     def _tweet_counters(self, step: Step) -> None:
         tables = self._tables()
         unsettled = tables.settle_counters(None, step.tweets)
-        if not unsettled:
-            return
-        if step.tries + 1 >= self._policy.settle_tries:
+        if unsettled and step.tries + 1 >= self._policy.settle_tries:
             tables.drop_counters(None, unsettled)
+            unsettled = []
+        if not unsettled:
+            self._redis().flags_changed(step.users)
             return
         again = replace(step, tweets=tuple(unsettled), tries=step.tries + 1)
         self._queue.send([again], self._policy.settle_delay_seconds)
