@@ -85,6 +85,7 @@ class Stack:
     ws: WebSocketGateway | None = None
     web: WebClientHost | None = None
     pollers: Any = None
+    queues: Any = None
     schedules: list[asyncio.Task[None]] = field(default_factory=list)
     s3: Any = None
     cdns: list[Any] = field(default_factory=list)
@@ -228,6 +229,7 @@ async def _run_schedule(
 
 async def serve(args: argparse.Namespace) -> int:
     from infra.local.moto_server import start_moto
+    from infra.local.queue_pollers import QueuePollers
     from infra.local.stream_pollers import StreamPollers
     from infra.local.support import check_template
 
@@ -277,6 +279,8 @@ async def serve(args: argparse.Namespace) -> int:
             )
         stack.pollers = StreamPollers(template, runtime, moto.url, context)
         await asyncio.to_thread(stack.pollers.start)
+        stack.queues = QueuePollers(template, runtime, moto.url, context)
+        await asyncio.to_thread(stack.queues.start)
         if not args.no_database:
             await _create_admins(template, context, overrides, runtime)
         if not args.no_schedules:
@@ -413,6 +417,8 @@ async def _shutdown(stack: Stack | None, moto: Any) -> None:
             task.cancel()
         if stack.pollers is not None:
             await asyncio.to_thread(stack.pollers.stop)
+        if stack.queues is not None:
+            await asyncio.to_thread(stack.queues.stop)
         # The WebSocket gateway first: its connections' $disconnect still needs the runtime.
         if stack.ws is not None:
             await stack.ws.stop()

@@ -65,7 +65,14 @@ PROVISIONED_TYPES: dict[str, frozenset[str]] = {
         }
     ),
     QUEUE_TYPE: frozenset(
-        {"QueueName", "MessageRetentionPeriod", "SqsManagedSseEnabled", "KmsMasterKeyId"}
+        {
+            "QueueName",
+            "MessageRetentionPeriod",
+            "VisibilityTimeout",
+            "RedrivePolicy",
+            "SqsManagedSseEnabled",
+            "KmsMasterKeyId",
+        }
     ),
     # Its template and a generated password (GenerateSecretString), unencrypted locally.
     SECRET_TYPE: frozenset({"Description", "GenerateSecretString", "KmsKeyId"}),
@@ -173,8 +180,12 @@ def _provision_queue(
     props = _resolved_properties(template, logical_id, context)
     name = props.get("QueueName") or _default_name(logical_id, context)
     attributes = {}
-    if "MessageRetentionPeriod" in props:
-        attributes["MessageRetentionPeriod"] = str(props["MessageRetentionPeriod"])
+    for name_ in ("MessageRetentionPeriod", "VisibilityTimeout"):
+        if name_ in props:
+            attributes[name_] = str(props[name_])
+    if "RedrivePolicy" in props:
+        # moto moves a message received more than maxReceiveCount times to the target, as SQS.
+        attributes["RedrivePolicy"] = json.dumps(props["RedrivePolicy"])
     try:
         url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
     except ClientError as exc:
@@ -186,6 +197,10 @@ def _provision_queue(
         "QueueArn"
     ]
     return {"Ref": url, "Arn": arn, "QueueName": name, "QueueUrl": url}
+
+
+def _redrives(template: Template, logical_id: str) -> bool:
+    return "RedrivePolicy" in (template.resources[logical_id].get("Properties") or {})
 
 
 def _provision_secret(
@@ -270,7 +285,8 @@ def provision(template: Template, endpoint_url: str, context: ResolveContext) ->
     for spec in buckets(template, context):
         values = provision_bucket(client("s3"), spec, context)
         context.values.setdefault(spec.logical_id, {}).update(values)
-    for logical_id in wanted:
+    # A queue's dead-letter queue first: SQS refuses a redrive policy naming no queue.
+    for logical_id in sorted(wanted, key=lambda name: _redrives(template, name)):
         rtype = template.resources[logical_id]["Type"]
         if rtype == TABLE_TYPE:
             values = _provision_table(client("dynamodb"), template, logical_id, context)

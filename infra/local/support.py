@@ -34,6 +34,7 @@ from infra.local.buckets import (
 )
 from infra.local.errors import UnsupportedTemplateError
 from infra.local.provisioning import PROVISIONED_TYPES, unsupported_properties
+from infra.local.queue_pollers import sqs_event_problems
 from infra.local.stream_mappings import unsupported_stream_event
 
 if TYPE_CHECKING:
@@ -109,6 +110,8 @@ _NOT_NEEDED_LOCALLY = frozenset(
         "AWS::Lambda::Permission",
         "AWS::Logs::LogGroup",
         "AWS::Serverless::LayerVersion",
+        # Alarms watch metrics; locally a failure queue is read directly.
+        "AWS::CloudWatch::Alarm",
     }
 )
 
@@ -253,6 +256,8 @@ def _function_problems(template: Template, logical_id: str) -> list[str]:
             problems += unsupported_stream_event(logical_id, event_name, event)
         elif kind == "S3":
             problems += s3_event_problems(template, logical_id, event_name, event)
+        elif kind == "SQS":
+            problems += sqs_event_problems(logical_id, event_name, event)
         elif kind in _EVENT_PROPERTIES:
             props = event.get("Properties") or {}
             problems += [

@@ -428,6 +428,8 @@ class Template:
             )
             if attr == "Arn":
                 return f"arn:aws:sqs:{region}:{account}:{queue}"
+            if attr == "QueueName":
+                return queue
         if rtype == "AWS::IAM::Role" and attr == "Arn":
             return f"arn:aws:iam::{account}:role/{logical_id}"
         if rtype == "AWS::Logs::LogGroup" and attr == "Arn":

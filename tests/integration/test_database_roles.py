@@ -72,17 +72,24 @@ CHECKS = {
     "use or void a reset token": "UPDATE password_resets SET used_at = now(), voided_at = now()",
     "delete a reset token": "DELETE FROM password_resets",
     "lock a user": "SELECT id FROM users FOR NO KEY UPDATE",
+    # account deletion (0035)
+    "record a deleted account": "INSERT INTO deleted_accounts (id) VALUES (7)",
+    "read deleted accounts": "SELECT id, deleted_at, finished_at FROM deleted_accounts",
+    "finish a deletion": "UPDATE deleted_accounts SET finished_at = now()",
 }
 MAY = {
     "warble_reader": {
         "read a profile", "read sessions", "touch a session", "search people",
         "copy a followers count", "lock a user",  # the UPDATE of followers_count allows it
+        "read deleted accounts", "finish a deletion",
     },
     "warble_accounts": {
         "read a profile", "read a password hash", "sign up", "edit a profile", "read sessions",
         "open a session", "touch a session", "revoke a session", "write the search index",
         "change a password hash", "read reset tokens", "issue a reset token",
         "use or void a reset token", "lock a user",
+        "delete a user", "delete a session", "record a deleted account",
+        "read deleted accounts",
     },
     "warble_operator": {"read a profile", "sign up", "write the search index"},
 }  # fmt: skip
@@ -120,10 +127,10 @@ def test_every_function_of_the_database_names_a_role_of_the_migrations():
 
 
 def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch):
-    """Sign-up, login, a session check, a profile edit, a revocation, a password change and a
-    reset's email as warble_accounts; the
-    session check, profile reads, people search, the last-seen flush and the followers count's
-    copy as warble_reader; an admin's account as warble_operator."""
+    """Sign-up, login, a session check, a profile edit, a revocation, a password change, a
+    reset's email and an account's deletion as warble_accounts; the session check, profile
+    reads, people search, the last-seen flush, the followers count's copy and the deletion
+    outbox as warble_reader; an admin's account as warble_operator."""
     monkeypatch.setenv("ADMIN_USERNAMES", "warble_admin")
 
     def as_role(role: str) -> None:
@@ -143,6 +150,8 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     assert passwords.request_reset("rolf@example.com")
     token = pg.execute("SELECT count(*) FROM password_resets").fetchone()
     assert token is not None and token[0] == 1
+    leaving = accounts.signup("leaver", "leaver@example.com", "password1", None, "phone")
+    accounts.delete_account(accounts.require_token(leaving.token), "password1")
 
     as_role("warble_reader")
     reader = services.accounts()
@@ -155,6 +164,10 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     ]
     assert search.followers_changed({me.user_id: 0}) == 0  # the copy is already right
     assert reader.flush_last_seen() == 1
+    deletions = services.container()._deleted_accounts
+    assert deletions.unfinished(0, 10) == [leaving.session.user_id]
+    deletions.finished(leaving.session.user_id)
+    assert deletions.unfinished(0, 10) == []
     with pytest.raises(errors.InsufficientPrivilege):
         reader.signup("eve", "eve@example.com", "password1", None, "")
 

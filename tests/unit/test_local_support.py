@@ -195,7 +195,7 @@ def test_functions_events_conditions_and_transforms_outside_the_template_are_ref
               Events:
                 Queue:
                   Type: SQS
-                  Properties: {Queue: arn:aws:sqs:us-east-1:1:q}
+                  Properties: {Queue: arn:aws:sqs:us-east-1:1:q, ScalingConfig: {}}
                 Api:
                   Type: HttpApi
                   Properties: {Path: /x, Method: GET, TimeoutInMillis: 100}
@@ -207,7 +207,7 @@ def test_functions_events_conditions_and_transforms_outside_the_template_are_ref
     message = refused(template)
     assert "Transform 'AWS::LanguageExtensions' is not supported" in message
     assert "Fn (AWS::Serverless::Function): property ReservedConcurrentExecutions is not" in message
-    assert "Fn event Queue: event type SQS is not supported" in message
+    assert "Fn event Queue (SQS): property ScalingConfig is not supported" in message
     assert "Fn event Api (HttpApi): property TimeoutInMillis is not supported" in message
     assert "Maybe (AWS::SQS::Queue): Condition 'Never' is not supported" in message
 

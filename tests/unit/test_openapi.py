@@ -131,7 +131,7 @@ def test_every_status_an_operation_can_answer_is_documented(document):
         ("PATCH", "/v1/timeline/home", "GET"),
         ("PUT", "/v1/health", "GET"),
         # /v1/users/me is matched by its own routes and by /v1/users/{user_id}: the union.
-        ("POST", "/v1/users/me", "GET, PATCH"),
+        ("POST", "/v1/users/me", "DELETE, GET, PATCH"),
         ("GET", "/v1/tweets", "POST"),
     ],
 )

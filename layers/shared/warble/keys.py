@@ -68,6 +68,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {trends}:authors                 | hash   | none                      | tag -> its authors    |
 | {trends}:uses                    | hash   | none                      | author:tag -> uses    |
 | {trends}:rank                    | zset   | none                      | tags by authors, uses |
+| {del:<user_id>}                  | hash   | 14 days                   | deletion chain's place|
 
 (*) sessions of tokens of the old form (``wbl_<secret>``, no user id), until the last expires.
 (**) per account (``user:<id>``), or per folded login naming no account (``name:<login>``).
@@ -341,3 +342,54 @@ TRENDS_AUTHORS = "{trends}:authors"
 TRENDS_USES = "{trends}:uses"
 TRENDS_RANK = "{trends}:rank"
 TRENDS_KEYS = [TRENDS_WINDOW, TRENDS_TWEETS, TRENDS_AUTHORS, TRENDS_USES, TRENDS_RANK]
+
+
+# ---- account deletion (warble.domain.deletion) ---------------------------------------------------
+DELETION_CHAIN_SECONDS = 14 * 86_400  # an SQS message's longest life
+
+
+def deletion_chain(user_id: int) -> str:
+    """A deleted account's workflow: the last message number acted on and when (``n``, ``at``),
+    so that a duplicate message is dropped and a stalled chain is seen."""
+    return f"{{del:{user_id}}}"
+
+
+# The fixed names of a user's own keys, by hash tag (one DEL each); the families named by a
+# parameter (sessions, unread types, rate windows, searches, idempotency keys) are found by
+# their tag's pattern (``user_key_patterns``).
+def user_keys(user_id: int) -> list[list[str]]:
+    own = [
+        *(k for c in (profile(user_id), counts(user_id), friends(user_id), degree2(user_id))
+          for k in (c.value, c.lease)),
+        *(k for kind in ("following", "followers", "liked", "retweeted", "blocks")
+          for k in (memberships(kind, user_id).value, memberships(kind, user_id).lease)),
+        *(k for which in ("followers", "following")
+          for k in (first_page(user_id, which).value, first_page(user_id, which).lease)),
+        user_budget(user_id), notif_positions(user_id), notif_lease(user_id),
+        dm_unread(user_id), dm_unread_lease(user_id), location(user_id), seen_filter(user_id),
+        seen_meta(user_id), swiped(user_id), feed(user_id), feed_meta(user_id),
+    ]  # fmt: skip
+    return [
+        own,
+        [home_timeline(user_id), home_celebrities(user_id), home_read(user_id)],
+        [author_recent(user_id)],
+        [login_failures(f"user:{user_id}")],
+    ]
+
+
+def user_key_patterns(user_id: int) -> list[str]:
+    """Every key under the user's own tags (for the families a parameter names)."""
+    return [f"{{u:{user_id}}}:*", f"{{h:{user_id}}}:*", f"{{a:{user_id}}}:*",
+            f"{{idem:{user_id}}}:*"]  # fmt: skip
+
+
+def related_keys(user_id: int) -> list[str]:
+    """What another user holds that a deleted account's follows, blocks or counts changed:
+    their counts, membership hashes, friends, big-list first pages (one tag: one DEL)."""
+    return [
+        *(k for c in (counts(user_id), friends(user_id)) for k in (c.value, c.lease)),
+        *(k for kind in ("following", "followers", "blocks")
+          for k in (memberships(kind, user_id).value, memberships(kind, user_id).lease)),
+        *(k for which in ("followers", "following")
+          for k in (first_page(user_id, which).value, first_page(user_id, which).lease)),
+    ]  # fmt: skip

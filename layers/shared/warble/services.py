@@ -18,12 +18,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from warble import keys
 
 if TYPE_CHECKING:
+    from warble.dal.accounts import DeletedAccountsRepository, UserRepository
     from warble.dal.cache import LeasedCache
     from warble.dal.connections import ConnectionRegistry
     from warble.dal.counters import DynamoCounterStore
+    from warble.dal.erasure import DynamoErasure
     from warble.dal.graph import DynamoGraphStore
     from warble.dal.hot import HotCache
     from warble.dal.idempotency import IdempotencyStore
+    from warble.dal.leftovers import RedisErasure
     from warble.dal.likes import LikeStore
     from warble.dal.memberships import MembershipSets
     from warble.dal.notifications import NotificationTable
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from warble.domain.conversations.service import ConversationService
     from warble.domain.counters.reconcile import Reconciler
     from warble.domain.counters.service import BatchOutcome, CounterRules, StreamCounterProcessor
+    from warble.domain.deletion.service import AccountDeletion
     from warble.domain.discover.service import DiscoverService
     from warble.domain.export.service import ExportService
     from warble.domain.graph.service import GraphService
@@ -310,6 +314,7 @@ class Container:
             connections=Deferred(lambda: self.pusher),
             failures=Deferred(lambda: self.rate_limits),
             last_seen=RedisLastSeen(self.redis),
+            deletions=Deferred(lambda: self.deletion),
         )
 
     @cached_property
@@ -334,6 +339,25 @@ class Container:
         )
 
     @cached_property
+    def deletion(self) -> AccountDeletion:
+        """The account deletion workflow; its stores are built when a step first runs (the
+        accounts function only sends the first step)."""
+        from warble.dal.queue import SqsStepQueue
+        from warble.domain.deletion.service import AccountDeletion, DeletionPolicy
+
+        s = self.settings
+        return AccountDeletion(
+            queue=SqsStepQueue(s.account_deletion_queue_url, s.aws_region),
+            tables=lambda: self._erasure,
+            redis=lambda: self._redis_erasure,
+            directory=lambda: self._users,
+            outbox=lambda: self._deleted_accounts,
+            policy=DeletionPolicy(
+                slice_items=s.deletion_slice_items, slice_seconds=s.deletion_slice_seconds
+            ),
+        )
+
+    @cached_property
     def export(self) -> ExportService:
         from warble.domain.export.service import ExportService, ExportSources
 
@@ -350,6 +374,32 @@ class Container:
                 discover=self.discover,
             )
         )
+
+    @cached_property
+    def _erasure(self) -> DynamoErasure:
+        from warble.dal.erasure import DynamoErasure
+
+        return DynamoErasure(self.settings)
+
+    @cached_property
+    def _redis_erasure(self) -> RedisErasure:
+        from warble.dal.hashtags import RedisTrends
+        from warble.dal.leftovers import RedisErasure
+        from warble.domain.hashtags.service import WINDOW_MS
+
+        return RedisErasure(self.redis, RedisTrends(self.redis, WINDOW_MS))
+
+    @cached_property
+    def _users(self) -> UserRepository:
+        from warble.dal.accounts import UserRepository
+
+        return UserRepository(self.database)
+
+    @cached_property
+    def _deleted_accounts(self) -> DeletedAccountsRepository:
+        from warble.dal.accounts import DeletedAccountsRepository
+
+        return DeletedAccountsRepository(self.database)
 
     @cached_property
     def graph(self) -> GraphService:
@@ -814,3 +864,7 @@ def notifications() -> NotificationService:
 
 def ids() -> Snowflake:
     return container().ids
+
+
+def deletion() -> AccountDeletion:
+    return container().deletion

@@ -121,6 +121,11 @@ class Settings:
     messages_table: str = "warble-local-messages"
     # Search and hashtags (warble.domain.search, warble.domain.hashtags): each tag's timeline.
     hashtags_table: str = "warble-local-hashtags"
+    # Account deletion (warble.domain.deletion): its workflow's queue, and how much one
+    # invocation does (a slice: at most this many things, or this long).
+    account_deletion_queue_url: str = ""
+    deletion_slice_items: int = 2000
+    deletion_slice_seconds: float = 20.0
     tweet_cache_ttl_seconds: int = 86_400
     # Home timelines (warble.dal.timelines): seed 001's 800, 30 days of inactivity, and the
     # follower count above which an author is not fanned out but merged in at read time.

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from warble.dal.postgres import Database
-from warble.domain.accounts.ports import DuplicateAccount
+from warble.domain.accounts.ports import DuplicateAccount, UnknownUser
 from warble.domain.logins import login_key
 
 if TYPE_CHECKING:
@@ -131,6 +131,38 @@ class UserRepository:
             ).fetchone()
         )
 
+    def password_hash(self, user_id: int) -> str | None:
+        row = self._db.run(
+            lambda conn: conn.execute(
+                "SELECT password_hash FROM users WHERE id = %s", (user_id,)
+            ).fetchone()
+        )
+        return None if row is None else str(row["password_hash"])
+
+    def delete(self, user_id: int) -> list[SessionRow] | None:
+        def work(conn: psycopg.Connection[dict[str, Any]]) -> list[SessionRow] | None:
+            with conn.transaction():
+                # The row locked first: a racing profile edit or a second deletion waits, then
+                # finds nothing. The sessions go explicitly (not by the cascade) for their token
+                # hashes, whose cached entries the caller drops.
+                found = conn.execute(
+                    "SELECT id FROM users WHERE id = %s FOR UPDATE", (user_id,)
+                ).fetchone()
+                if found is None:
+                    return None
+                conn.execute(
+                    "INSERT INTO deleted_accounts (id) VALUES (%s) ON CONFLICT (id) DO NOTHING",
+                    (user_id,),
+                )
+                sessions = conn.execute(
+                    "DELETE FROM sessions WHERE user_id = %s RETURNING *", (user_id,)
+                ).fetchall()
+                conn.execute("DELETE FROM search_prefixes WHERE user_id = %s", (user_id,))
+                conn.execute("DELETE FROM users WHERE id = %s", (user_id,))
+            return [SessionRow(**row) for row in sessions]
+
+        return self._db.run(work)
+
 
 class SessionRepository:
     def __init__(self, db: Database) -> None:
@@ -140,6 +172,14 @@ class SessionRepository:
         self, session_id: int, user_id: int, token_hash: bytes, device: str, expires_at: datetime
     ) -> SessionRow:
         def work(conn: psycopg.Connection[dict[str, Any]]) -> dict[str, Any] | None:
+            from psycopg import errors as pg_errors
+
+            try:
+                return opened(conn)
+            except pg_errors.ForeignKeyViolation as exc:  # the account was deleted meanwhile
+                raise UnknownUser(user_id) from exc
+
+        def opened(conn: psycopg.Connection[dict[str, Any]]) -> dict[str, Any] | None:
             # Re-runnable after a broken connection, as the users INSERT above.
             return (
                 conn.execute(
@@ -229,3 +269,30 @@ class SessionRepository:
             return [(bytes(row["token_hash"]), int(row["user_id"])) for row in rows]
 
         return self._db.run(write)
+
+
+class DeletedAccountsRepository:
+    """``warble.domain.deletion.ports.DeletedAccounts``: the outbox of deletions (0035)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def finished(self, user_id: int) -> None:
+        self._db.run(
+            lambda conn: conn.execute(
+                "UPDATE deleted_accounts SET finished_at = now()"
+                " WHERE id = %s AND finished_at IS NULL",
+                (user_id,),
+            )
+        )
+
+    def unfinished(self, older_than_seconds: int, limit: int) -> list[int]:
+        rows = self._db.run(
+            lambda conn: conn.execute(
+                "SELECT id FROM deleted_accounts WHERE finished_at IS NULL"
+                " AND deleted_at < now() - make_interval(secs => %s)"
+                " ORDER BY deleted_at LIMIT %s",
+                (older_than_seconds, limit),
+            ).fetchall()
+        )
+        return [int(row["id"]) for row in rows]

@@ -1,8 +1,10 @@
 """The rules of the text a user writes: NFC first, then its length (a tweet, a direct message),
-and which of its words are hashtags (one rule for posting, the stream and a path's tag)."""
+which of its words are hashtags (one rule for posting, the stream and a path's tag) and which
+name users (mentions: the notifications and an account's deletion read them alike)."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from warble.errors import FieldError, ValidationFailed
@@ -75,3 +77,13 @@ def hashtags(text: str) -> tuple[str, ...]:
 def tag_of(raw: str) -> str | None:
     """A tag named in a path (without ``#``, any case), normalised; None if it is no tag."""
     return normalise(raw) if valid_run(raw) else None
+
+
+MENTION = re.compile(r"(?<![A-Za-z0-9_])@([A-Za-z0-9_]{1,15})(?![A-Za-z0-9_])")
+MAX_MENTIONS = 10  # users notified per tweet; more names are ignored
+
+
+def mentioned(text: str) -> list[str]:
+    """The distinct ``@names`` of a text (lower-cased, first MAX_MENTIONS, in order)."""
+    names = dict.fromkeys(m.group(1).lower() for m in MENTION.finditer(text))
+    return list(names)[:MAX_MENTIONS]

@@ -14,6 +14,7 @@ from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Id, id_or_404
 from warble.schemas.accounts import (
+    DeleteAccountRequest,
     LoginRequest,
     PasswordChange,
     PasswordResetConfirm,
@@ -135,6 +136,17 @@ def request_password_reset(body: Annotated[PasswordResetRequest, Body()]) -> Res
 def confirm_password_reset(body: Annotated[PasswordResetConfirm, Body()]) -> Response[Any]:
     services.passwords().confirm_reset(body.token, body.password)
     return Response(status_code=204)
+
+
+@router.delete(
+    "/v1/users/me",
+    summary="Delete my account, finally (API.md: Deleting an account)",
+    responses=responses(202, None, "Deleted; what it made goes within 30 seconds",
+                        e403="invalid_credentials"),
+)  # fmt: skip
+def delete_me(body: Annotated[DeleteAccountRequest, Body()]) -> Response[Any]:
+    services.accounts().delete_account(principal(), body.password)
+    return Response(status_code=202)
 
 
 @router.get(

@@ -94,10 +94,10 @@ def openapi_document() -> str:
             route = f"{method.upper()} {path}"
             answers = operation.setdefault("responses", {})
             answers.pop("422", None)
-            # A 204 has no body, nor has any 202 (a password reset's request); Powertools
-            # documents the handler's return type as JSON for them.
-            answers.get("204", {}).pop("content", None)
-            answers.get("202", {}).pop("content", None)
+            # A 204, and a 202 (a password reset's request, an account's deletion), have no
+            # body; Powertools documents the handler's return type as JSON for them.
+            for empty in ("202", "204"):
+                answers.get(empty, {}).pop("content", None)
             if route in public:
                 operation["security"] = []
             if method in ("post", "put", "patch"):

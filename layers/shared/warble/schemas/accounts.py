@@ -46,6 +46,12 @@ class LoginRequest(_Request):
     device: str = Field(default="", max_length=100)
 
 
+class DeleteAccountRequest(_Request):
+    """The account's password, asked again: deleting an account is final."""
+
+    password: str = Field(min_length=1, max_length=1024)
+
+
 class ProfilePatch(_Request):
     """The fields to change; an absent one stays, and neither may be null."""
 

@@ -46,6 +46,10 @@ class DuplicateAccount(Exception):
         self.field = field
 
 
+class UnknownUser(Exception):
+    """Raised by the session store when the session's user is gone (deleted meanwhile)."""
+
+
 class UserStore(Protocol):
     def insert(
         self, user_id: int, username: str, email: str, password_hash: str, display_name: str
@@ -55,6 +59,12 @@ class UserStore(Protocol):
     def id_by_username(self, username: str) -> int | None: ...
     def credentials_by_login(self, login: str) -> dict[str, Any] | None: ...
     def update_profile(self, user_id: int, changes: dict[str, str]) -> dict[str, Any] | None: ...
+    def password_hash(self, user_id: int) -> str | None: ...
+    def delete(self, user_id: int) -> Sequence[Session] | None:
+        """The account out of the users table in one transaction (its sessions and search rows
+        with it, its id kept as a deleted account): the sessions it had (live or not), or None
+        when there was no such user."""
+        ...
 
 
 class SessionStore(Protocol):
@@ -96,6 +106,16 @@ class SessionConnections(Protocol):
     forgotten so that no push reaches them, when their session ends."""
 
     def close_sessions(self, user_id: int, session_ids: Collection[int]) -> int: ...
+
+
+class AccountDeletions(Protocol):
+    """The asynchronous part of a deletion (``warble.domain.deletion``): everything the
+    account made, removed by a workflow that this starts."""
+
+    def start(self, user_id: int) -> bool:
+        """Start it; False when it could not be started now (it is started again later: the
+        deletion is committed, its workflow's start is not what a client waits for)."""
+        ...
 
 
 class LoginAttempts(Protocol):

@@ -14,7 +14,7 @@ with the session its token opened), so a frame racing the end is refused as well
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 from warble import clock, security
 from warble.domain.accounts.answers import Auth, LiveSession, Me, Sessions
 from warble.domain.accounts.ports import (
+    AccountDeletions,
     DuplicateAccount,
     FailedAuthentications,
     GateAnswer,
@@ -32,12 +33,20 @@ from warble.domain.accounts.ports import (
     SessionLookups,
     SessionStore,
     SessionSubject,
+    UnknownUser,
     UserStore,
 )
 from warble.domain.logins import login_key
 from warble.domain.rate_limits import Budget
 from warble.domain.shared import Cache, IdGenerator, Later, ReadBatch, at_once
-from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
+from warble.errors import (
+    Conflict,
+    Forbidden,
+    InvalidCredentials,
+    NotFound,
+    RateLimited,
+    Unauthorized,
+)
 
 
 @dataclass(frozen=True)
@@ -114,8 +123,10 @@ class AccountService:
         connections: SessionConnections,
         failures: FailedAuthentications,
         last_seen: LastSeen | None = None,
+        deletions: AccountDeletions | None = None,
     ) -> None:
         self._users = users
+        self._deletions = deletions
         self._last_seen = last_seen
         self._sessions = sessions
         self._profiles = profiles
@@ -194,13 +205,16 @@ class AccountService:
 
     def _open_session(self, user: dict[str, Any], device: str) -> IssuedSession:
         token = security.new_token(int(user["id"]))
-        session = self._sessions.insert(
-            self._ids.next_id(),
-            user["id"],
-            security.token_hash(token),
-            device,
-            clock.now() + self._policy.session_ttl,
-        )
+        try:
+            session = self._sessions.insert(
+                self._ids.next_id(),
+                user["id"],
+                security.token_hash(token),
+                device,
+                clock.now() + self._policy.session_ttl,
+            )
+        except UnknownUser as exc:  # a login that raced the account's deletion
+            raise InvalidCredentials() from exc
         return IssuedSession(user=user, token=token, session=session)
 
     # ---- sessions ----------------------------------------------------------------------
@@ -379,7 +393,10 @@ class AccountService:
         deletion). When it returns, their tokens are refused, their WebSocket connections are
         forgotten (no push reaches them) and closed, and any frame they still send is refused.
         Returns the ids of the sessions it ended (those already ended are left out)."""
-        rows = self._sessions.end(user_id, session_ids, keep)
+        return self._forget_sessions(user_id, self._sessions.end(user_id, session_ids, keep))
+
+    def _forget_sessions(self, user_id: int, rows: Sequence[Session]) -> list[int]:
+        """Sessions PostgreSQL no longer holds live: out of the cache, their sockets closed."""
         if not rows:
             return []
         # PostgreSQL first, then the cache: dropping the lease makes any in-flight fill of the
@@ -395,6 +412,29 @@ class AccountService:
         ended = [row.id for row in rows]
         self._connections.close_sessions(user_id, ended)
         return ended
+
+    # ---- deletion (API.md "Deleting an account"; docs/accounts.md) -------------------------
+    def delete_account(self, principal: Principal, password: str) -> None:
+        """The synchronous part of a deletion: when it returns, the account is out of
+        PostgreSQL (its tokens refused, its login failing, every read of it 404, its username
+        and email free), its sessions' cached entries and sockets are gone, its profile is out
+        of the cache, and the workflow that removes everything it made has started. A wrong
+        password: 403 invalid_credentials, nothing changed."""
+        user_id = principal.user_id
+        stored = self._users.password_hash(user_id)
+        if stored is None:
+            raise Unauthorized()  # deleted by a racing request of another session
+        if not security.verify_password(password, stored):
+            raise Forbidden("The password is not right.", code="invalid_credentials")
+        ended = self._users.delete(user_id)
+        if ended is None:
+            raise Unauthorized()
+        # PostgreSQL first (the commit is the deletion), then what derives from it: the leases
+        # the invalidations drop make any in-flight fill of the old rows fail.
+        self._forget_sessions(user_id, ended)
+        self._profiles.invalidate(user_id)
+        if self._deletions is not None:
+            self._deletions.start(user_id)
 
     # ---- profiles ----------------------------------------------------------------------
     def profile(self, user_id: int) -> dict[str, Any]:

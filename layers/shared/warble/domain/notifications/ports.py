@@ -10,6 +10,33 @@ from typing import Any, Protocol
 from warble.domain.shared import Later, ReadBatch
 
 
+# Each notification's dedupe key, named by what caused it (one notification per cause and
+# recipient). Shown to the other features so they can find the notifications an action of theirs
+# caused: an account's deletion removes those its account caused.
+def follow_cause(follower: int) -> str:
+    return f"F#{follower}"
+
+
+def match_cause(other: int) -> str:
+    return f"MA#{other}"
+
+
+def like_cause(user_id: int, tweet_id: int) -> str:
+    return f"L#{user_id}#{tweet_id}"
+
+
+def reply_cause(tweet_id: int) -> str:
+    return f"R#{tweet_id}"
+
+
+def retweet_cause(author_id: int, original_id: int) -> str:
+    return f"RT#{author_id}#{original_id}"
+
+
+def mention_cause(tweet_id: int) -> str:
+    return f"M#{tweet_id}"
+
+
 @dataclass(frozen=True)
 class StoredNotification:
     """As stored. ``recipient`` 0 is the shared system list."""

@@ -37,7 +37,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,9 +62,16 @@ from warble.domain.notifications.ports import (
     Snapshot,
     StoredNotification,
     UnreadStore,
+    follow_cause,
+    like_cause,
+    match_cause,
+    mention_cause,
+    reply_cause,
+    retweet_cause,
 )
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import IdGenerator, Later, ReadBatch, user_summary
+from warble.domain.text import mentioned
 from warble.errors import FieldError, Forbidden, ValidationFailed
 from warble.events import Followed, Liked, Matched, TweetPosted
 from warble.ids import decompose
@@ -78,9 +84,6 @@ LIST_TYPES = (*STORED_TYPES, "system")
 COUNT_TYPES = (*STORED_TYPES, "message", "system", "home")
 # Types whose read position is kept (``message`` reads are the conversations' own).
 POSITION_TYPES = (*STORED_TYPES, "system", "home")
-
-MENTION = re.compile(r"(?<![A-Za-z0-9_])@([A-Za-z0-9_]{1,15})(?![A-Za-z0-9_])")
-MAX_MENTIONS = 10  # users notified per tweet; more names are ignored
 
 
 @dataclass(frozen=True)
@@ -118,19 +121,19 @@ class Producers:
 
 # ---- producers: one per type -------------------------------------------------------------------
 def follow_notified(event: Followed, _: Directory) -> list[Draft]:
-    return [Draft(event.followee, "follow", event.follower, f"F#{event.follower}")]
+    return [Draft(event.followee, "follow", event.follower, follow_cause(event.follower))]
 
 
 def match_notified(event: Matched, _: Directory) -> list[Draft]:
     """Each matched user gets one (the match record decodes to one event per user)."""
-    return [Draft(event.user_id, "match", event.other_id, f"MA#{event.other_id}")]
+    return [Draft(event.user_id, "match", event.other_id, match_cause(event.other_id))]
 
 
 def like_notified(event: Liked, _: Directory) -> list[Draft]:
     if event.author_id is None:
         return []
     return [
-        Draft(event.author_id, "like", event.user_id, f"L#{event.user_id}#{event.tweet_id}",
+        Draft(event.author_id, "like", event.user_id, like_cause(event.user_id, event.tweet_id),
               event.tweet_id, event.author_id)
     ]  # fmt: skip
 
@@ -139,7 +142,7 @@ def reply_notified(event: TweetPosted, _: Directory) -> list[Draft]:
     if event.reply_to is None or event.reply_to_author is None:
         return []
     return [
-        Draft(event.reply_to_author, "reply", event.author_id, f"R#{event.tweet_id}",
+        Draft(event.reply_to_author, "reply", event.author_id, reply_cause(event.tweet_id),
               event.tweet_id, event.author_id)
     ]  # fmt: skip
 
@@ -150,15 +153,9 @@ def retweet_notified(event: TweetPosted, _: Directory) -> list[Draft]:
     # One per user and original: retweeting again after an undo notifies nobody again.
     return [
         Draft(event.retweet_of_author, "retweet", event.author_id,
-              f"RT#{event.author_id}#{event.retweet_of}", event.retweet_of,
+              retweet_cause(event.author_id, event.retweet_of), event.retweet_of,
               event.retweet_of_author)
     ]  # fmt: skip
-
-
-def mentioned(text: str) -> list[str]:
-    """The distinct ``@names`` of a text (lower-cased, first MAX_MENTIONS, in order)."""
-    names = dict.fromkeys(m.group(1).lower() for m in MENTION.finditer(text))
-    return list(names)[:MAX_MENTIONS]
 
 
 def mention_notified(event: TweetPosted, directory: Directory) -> list[Draft]:
@@ -167,7 +164,7 @@ def mention_notified(event: TweetPosted, directory: Directory) -> list[Draft]:
         return []
     found = directory.ids_by_usernames(names)
     return [
-        Draft(uid, "mention", event.author_id, f"M#{event.tweet_id}", event.tweet_id,
+        Draft(uid, "mention", event.author_id, mention_cause(event.tweet_id), event.tweet_id,
               event.author_id)
         for uid in dict.fromkeys(found[n] for n in names if n in found)
         # The author of the tweet replied to gets the reply, not a second notification.

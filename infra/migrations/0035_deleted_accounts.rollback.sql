@@ -1,0 +1,2 @@
+REVOKE DELETE ON users, sessions FROM warble_accounts;
+DROP TABLE deleted_accounts;

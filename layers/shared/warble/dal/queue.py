@@ -1,0 +1,49 @@
+"""The account deletion workflow's queue (SQS, through the standard endpoint settings): its
+steps sent as JSON messages (``warble.domain.deletion.ports.step_body``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from warble.dal.dynamo import _session
+from warble.domain.deletion.ports import Step, StepNotSent, step_body
+from warble.tracing import instrument
+
+SEND_BATCH_LIMIT = 10  # messages per SendMessageBatch (SQS's limit)
+MAX_DELAY_SECONDS = 900  # SQS's longest DelaySeconds
+
+
+class SqsStepQueue:
+    def __init__(self, url: str, region: str) -> None:
+        self._url = url
+        self._region = region
+
+    @cached_property
+    def _sqs(self) -> Any:
+        instrument("botocore")
+        return _session().create_client("sqs", region_name=self._region)
+
+    def send(self, steps: Sequence[Step], delay_seconds: int = 0) -> None:
+        """Every step sent, or an exception (a message SQS failed is sent again once)."""
+        delay = max(0, min(delay_seconds, MAX_DELAY_SECONDS))
+        for start in range(0, len(steps), SEND_BATCH_LIMIT):
+            entries = [
+                {"Id": str(i), "MessageBody": json.dumps(step_body(step)), "DelaySeconds": delay}
+                for i, step in enumerate(steps[start : start + SEND_BATCH_LIMIT])
+            ]
+            for _attempt in range(2):
+                try:
+                    answer = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries)
+                except (BotoCoreError, ClientError) as exc:
+                    raise StepNotSent(str(exc)) from exc
+                failed = {f["Id"] for f in answer.get("Failed", [])}
+                entries = [e for e in entries if e["Id"] in failed]
+                if not entries:
+                    break
+            else:
+                raise StepNotSent(f"SQS refused {len(entries)} deletion steps")
