@@ -701,7 +701,6 @@ def test_change_and_reset_password_and_download_my_data(stack, person, shots) ->
     with stack.client(other_token) as gone:
         assert gone.get("/v1/users/me").status_code == 401
     eventually(lambda: page.locator("ul.sessions li").count() == 1)
-    assert page.get_by_test_id("delete-account").is_visible()  # its place, for the deletion
     ana.shot(shots, "settings")
 
     # and "Download my data" saves everything as one JSON file
@@ -746,6 +745,34 @@ def test_change_and_reset_password_and_download_my_data(stack, person, shots) ->
     page.get_by_label("New password, again").fill("after-reset-2")
     page.get_by_role("button", name="Set the new password").click()
     page.get_by_role("alert").filter(has_text="This link is unknown, used or expired").wait_for()
+
+
+def test_deleting_my_account_in_settings_is_final(stack, new_user, person, shots) -> None:
+    # given a person signed up in the page, and someone who looks her up
+    _, observer = new_user("obs")
+    bo = person()
+    bo.sign_up(unique_name("bo"))
+    page = bo.page
+    bo.go("settings")
+    leave = page.get_by_test_id("delete-account")
+    # the button waits for the confirmation; a wrong password is said and deletes nothing
+    assert leave.get_by_role("button", name="Delete my account").is_disabled()
+    leave.get_by_label("Password").fill("not-my-password")
+    leave.get_by_label("I understand that this cannot be undone").check()
+    bo.shot(shots, "delete-account")
+    leave.get_by_role("button", name="Delete my account").click()
+    leave.get_by_role("alert").filter(has_text="The password is wrong.").wait_for()
+    with stack.client(observer) as other:
+        assert other.get(f"/v1/users/by-username/{bo.username}").status_code == 200
+    # when the right one is given, then the page is signed out and the account is gone
+    leave.get_by_label("Password").fill("password1")
+    leave.get_by_role("button", name="Delete my account").click()
+    page.get_by_text("Your account was deleted.").wait_for()
+    page.get_by_role("button", name="Log in").wait_for()
+    with stack.client(observer) as other:
+        assert other.get(f"/v1/users/by-username/{bo.username}").status_code == 404
+        login = {"login": bo.username, "password": "password1"}
+        assert other.post("/v1/auth/login", json=login).status_code == 401
 
 
 def test_swagger_ui_renders_from_the_stack_alone(browser, stack) -> None:

@@ -154,9 +154,9 @@ export function ResetScreen({ api, onDone }) {
   </main>`;
 }
 
-// Settings: the password, the sessions, my data. Account deletion has its place at the end.
+// Settings: the password, the sessions, my data, and deleting the account.
 export function SettingsPage() {
-  const { api, me, toast } = useApp();
+  const { api, me, toast, endSession } = useApp();
   const [form, setForm] = useState({ current: "", password: "" });
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
@@ -219,12 +219,38 @@ export function SettingsPage() {
       <button onClick=${download} disabled=${exporting}>${exporting ? "Preparing…" : "Download my data"}</button>
     </div>
     <h2 class="sub">Delete account</h2>
-    <div class="card" data-testid="delete-account">
-      ${/* DELETE ACCOUNT (issue 32): the account deletion's form goes here (DELETE /v1/users/me
-           with the password); built by the deletion work, not by this page yet. */ null}
-      <p class="small">Deleting your account will be possible here.</p>
-    </div>
+    <${DeleteAccount} api=${api} endSession=${endSession} />
   </section>`;
+}
+
+// Deleting the account (API.md): final. The password is asked again; from the 202 on the
+// account is gone, so this browser is signed out at once.
+function DeleteAccount({ api, endSession }) {
+  const [password, setPassword] = useState("");
+  const [sure, setSure] = useState(false);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.deleteAccount(password);
+      endSession("Your account was deleted. What it made disappears from Warble within a minute.");
+    } catch (e) {
+      setError(e.code === "invalid_credentials" ? { text: "The password is wrong." } : e);
+      setBusy(false);
+    }
+  }
+
+  return html`<form class="form card" onSubmit=${submit} data-testid="delete-account">
+    <p class="small">This is final: your profile, tweets, likes, follows, messages and media are removed for everyone, and your username and email become free for anyone to take.</p>
+    <label>Password <input name="password" type="password" autocomplete="current-password" value=${password} onInput=${(e) => setPassword(e.currentTarget.value)} required /></label>
+    <label class="check"><input type="checkbox" checked=${sure} onChange=${(e) => setSure(e.currentTarget.checked)} /> I understand that this cannot be undone</label>
+    <${ErrorNote} error=${error} />
+    <button type="submit" class="danger" disabled=${busy || !sure}>Delete my account</button>
+  </form>`;
 }
 
 export function SessionsPage() {

@@ -97,6 +97,7 @@ export class Api {
   updateMe(fields) { return this.patch("/v1/users/me", fields); }
   changePassword(currentPassword, password) { return this.put("/v1/users/me/password", { current_password: currentPassword, password }); }
   requestReset(email) { return this.request("POST", "/v1/auth/password-reset", { body: { email } }); }
+  deleteAccount(password) { return this.request("DELETE", "/v1/users/me", { body: { password } }); }
   confirmReset(token, password) { return this.request("POST", "/v1/auth/password-reset/confirm", { body: { token, password } }); }
   exportMe() { return this.get("/v1/users/me/export"); }
   user(id) { return this.get(`/v1/users/${id}`); }

@@ -146,7 +146,7 @@ function App({ config }) {
     }} />`;
   }
 
-  const context = { api, me, setMe, live, counts, refreshCounts, markRead, toast, signOut };
+  const context = { api, me, setMe, live, counts, refreshCounts, markRead, toast, signOut, endSession };
   const notificationsUnread = NOTIFICATION_TYPES.reduce((s, t) => s + (counts[t] || 0), 0);
   const [page, ...params] = route;
   // The Profile tab is lit on my own profile only.
