@@ -13,7 +13,11 @@ from warble import keys
 
 pytestmark = pytest.mark.e2e
 
-SETTLE = 5.0  # API.md: derived data within 5 seconds on the local stack
+# How long a test waits for derived data. API.md promises 5 seconds on the local stack; that is a
+# speed, measured where speeds are (python -m bench streams, the stream simulation's calibration
+# against the local poller), not asserted here: on a machine busy with other suites the same
+# pipeline takes longer, and a test must not fail for it (issue 34 item 11).
+SETTLE = 30.0
 
 
 def eventually(check: Callable[[], bool], timeout: float = SETTLE) -> float:
@@ -107,8 +111,7 @@ def test_followed_users_tweets_reach_my_home_timeline_and_leave_when_deleted(pai
     _me, mine, them, theirs = pair
     follow(mine, them["id"])
     tweet = post(theirs, "fan me out")
-    arrived = eventually(lambda: tweet["id"] in home_ids(mine))
-    assert arrived < SETTLE
+    eventually(lambda: tweet["id"] in home_ids(mine))
     own = post(mine, "mine too")
     eventually(lambda: home_ids(mine)[:2] == [own["id"], tweet["id"]])
 

@@ -790,7 +790,7 @@ def test_swagger_ui_renders_from_the_stack_alone(browser, stack) -> None:
             answer is not None and "script-src 'self'" in answer.headers["content-security-policy"]
         )
         # then it renders the whole document, every operation a block of its own
-        page.locator(".opblock").first.wait_for(timeout=20_000)
+        page.locator(".opblock").first.wait_for(timeout=SETTLE_MS)
         assert page.locator(".opblock").count() >= 40
         assert page.get_by_text("Warble API").first.is_visible()
         # and asks nothing of anyone but the stack, and breaks no rule of its policy
