@@ -4,7 +4,8 @@ ExportFunction handler, against the raw paged reads it needs, in the same run.
 The account is made through AccountService and its tweets are written with raw
 BatchWriteItem in exactly warble.dal.tweets' item shapes (the tweet and its index item), as
 ``make seed`` imports them. The headline baseline is the raw Query pages of the author's
-tweets (1,000 a call, newest first, consistent: what the export reads), the breakdown adds the
+tweets (``warble.domain.export.service.PAGE`` a call, newest first, consistent: what the export
+reads), the breakdown adds the
 raw BatchGetItem of their counters (what hydrating their counts reads). The rest of the export
 (sessions, follows, blocks, mutes, conversations, notifications, media, location) is empty for
 this account: one small read each. ``--quick`` scales the tweets with the run (0.1: 1,000).
@@ -21,7 +22,6 @@ from bench import stack
 from bench.harness import Benchmark, Run, group
 
 TWEETS = 10_000
-PAGE = 1000
 TEXTS = (
     "Morning run by the river: 8 km, and the herons were out again. #running",
     "Reading about fill leases in memcache. Cache invalidation really is the hard part.",
@@ -33,6 +33,7 @@ TEXTS = (
 def export_group(run: Run) -> Iterator[Benchmark]:
     from warble import services
     from warble.dal.tweets import TweetIndexItem, TweetItem
+    from warble.domain.export.service import PAGE
     from warble.ids import decompose
 
     from infra.local.seed import ImportWriter
