@@ -340,7 +340,7 @@ class DynamoErasure:
 
     def places(self, user_id: int, limit: int) -> Places:
         """The location and swipes (Discover table), then the matches: the pair's record,
-        both users' list items and the conversations table's MATCH item."""
+        both users' list items, the conversations table's MATCH item and the other's swipe."""
         s, me = self._s, f"U#{user_id}"
         found, _more = self._query(s.discover_table, me, None, limit, "sk, cell")
         cells, swiped = [], []
@@ -361,6 +361,9 @@ class DynamoErasure:
                 (s.matches_table, _key(f"U#{other}", _str(item, "sk"))),
                 (s.matches_table, _key(f"M#{low}#{high}", "M")),
                 (s.conversations_table, _key(f"P#{low}#{high}", "MATCH")),
+                # The other's swipe on X, known here because they matched (an unmatched
+                # swipe on X is stored only under its swiper: docs/accounts.md's gaps).
+                (s.discover_table, _key(f"U#{other}", f"S#{user_id}")),
             ]
             matched.append(other)
         self._delete(doomed)
