@@ -39,6 +39,9 @@ from warble.tracing import instrument
 # removal (a tweet's reply_count is not among them: others' replies stay when a tweet goes).
 _WAITED_FOR = ("followers_count", "tweet_count", "like_count", "retweet_count")
 BATCH_WRITE_LIMIT = 25
+# Users whose recent likes and retweets one slice drops at most (a celebrity's tweets may each
+# have a million likers; past this, a liker's removal mark goes with the hash's TTL).
+REACTORS_PER_SLICE = 50_000
 BATCH_GET_LIMIT = 100
 TRANSACT_LIMIT = 100
 
@@ -287,6 +290,8 @@ class DynamoErasure:
                     reacted.append((int(_str(item, "pk")[2:]), liked > 0, retweeted > 0))
         users: list[int] = []
         for tweet, liked, retweeted in reacted:
+            if len(users) >= REACTORS_PER_SLICE:
+                break  # the rest's removal marks age out with their hashes (bounded memory)
             if liked:
                 likers, _more = self._query(s.likes_table, f"T#{tweet}", "LU#", 10_000, "uid")
                 users += [_num(i, "uid") or 0 for i in likers]
