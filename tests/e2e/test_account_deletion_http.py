@@ -16,7 +16,8 @@ from websockets.sync.client import connect
 
 from tests.e2e.conftest import E2E_DB, unique_name
 from tests.e2e.test_conversations_ws import WAIT, closed_by_server, device
-from tests.support.traces import dynamo_traces, postgres_traces, redis_traces
+from tests.e2e.test_media_http import photo, uploaded
+from tests.support.traces import dynamo_traces, postgres_traces, redis_traces, s3_traces
 
 pytestmark = pytest.mark.e2e
 
@@ -103,6 +104,8 @@ def test_the_synchronous_rules_from_the_202_on(stack):
     # and its username and email are free at once, in any case
     again = signup(stack, name.upper())
     assert again["user"]["id"] != user_id
+    # the sweep of stalled deletions (its schedule) finds none: this one's workflow started
+    assert stack.schedule("AccountDeletionFunction") == {"restarted": 0}
 
 
 def _table_names(stack) -> list[str]:
@@ -141,12 +144,25 @@ def test_everything_the_account_made_goes_for_everyone(stack, monkeypatch):
         mine_id = mine.json()["id"]
         assert ac.put(f"/v1/tweets/{mine_id}/like").status_code == 200
         assert ac.post(f"/v1/tweets/{mine_id}/retweet").status_code == 201
+        # a photo in a tweet
+        media = uploaded(xc, photo(), "image/jpeg")
+        shown = xc.post("/v1/tweets", json={"text": "look", "media_ids": [media["id"]]})
+        assert shown.status_code == 201, shown.text
         # a conversation with A (friends), and a place in Discover
         conversation = xc.post("/v1/conversations", json={"participant_id": aid}).json()["id"]
         sent = xc.post(f"/v1/conversations/{conversation}/messages", json={"text": "hi A"})
         assert sent.status_code == 201
         assert xc.put("/v1/users/me/location", json={"lat": 52.52, "lon": 13.40}).status_code == 204
         assert ac.put("/v1/users/me/location", json={"lat": 52.52, "lon": 13.41}).status_code == 204
+        # a match with A (both swiped right), and a swipe on B
+        assert xc.post("/v1/discover/swipes", json={"user_id": bid, "direction": "left"}).is_success
+        assert xc.post(
+            "/v1/discover/swipes", json={"user_id": aid, "direction": "right"}
+        ).is_success
+        matched = ac.post("/v1/discover/swipes", json={"user_id": xid, "direction": "right"})
+        assert matched.json()["matched"] is True, matched.text
+        eventually(lambda: ac.get("/v1/notifications/unread-counts").json()["match"] >= 1,
+                   "A's match notification")  # fmt: skip
         # and everything X did has reached the others (the streams)
         eventually(lambda: ac.get(f"/v1/hashtags/{tag}/tweets").json()["items"], "hashtag")
         eventually(lambda: ac.get("/v1/notifications/unread-counts").json()["like"] >= 1,
@@ -158,7 +174,7 @@ def test_everything_the_account_made_goes_for_everyone(stack, monkeypatch):
         eventually(lambda: any(t["id"] == mine_id for t in home()), "A's home")
         before = ac.get("/v1/users/me").json()
         tweet_ids = [int(t["id"]) for t in xc.get(f"/v1/users/{xid}/tweets").json()["items"]]
-        assert len(tweet_ids) == 3
+        assert len(tweet_ids) == 4
 
         # when X deletes its account
         gone = xc.request("DELETE", "/v1/users/me", json={"password": "password1"})
@@ -177,6 +193,8 @@ def test_everything_the_account_made_goes_for_everyone(stack, monkeypatch):
                 and original["retweet_count"] == 0
                 and original["reply_count"] == 0
                 and counts["like"] == counts["retweet"] == counts["reply"] == counts["follow"] == 0
+                and counts["match"] == 0
+                and not ac.get("/v1/discover/matches").json()["items"]
                 and bc.get("/v1/notifications/unread-counts").json()["mention"] == 0
                 and not ac.get(f"/v1/tweets/{theirs}/replies").json()["items"]
                 and not ac.get(f"/v1/hashtags/{tag}/tweets").json()["items"]
@@ -213,4 +231,6 @@ def test_everything_the_account_made_goes_for_everyone(stack, monkeypatch):
         print(f"traceless after {time.monotonic() - deleted_at:.1f} s")
         with psycopg.connect(f"host=127.0.0.1 dbname={E2E_DB} user=postgres") as pg:
             assert postgres_traces(pg, int(xid)) == []
+        bucket = f"{stack.stack_name}-media-123456789012-us-east-1"
+        assert s3_traces(bucket, [f"media/{media['id']}/"], stack.moto) == []
         assert int(reply) in tweet_ids

@@ -2,14 +2,14 @@
 that names its id (or one of its tweets' ids), for the deletion tests (API.md "Deleting an
 account": nothing of it stays).
 
-A scan of everything, so only for test-sized stores. An id is looked for as a substring of every
-key and value, in its plain and its 19-digit zero-padded spelling; Snowflake ids are 18-19
-digits, so another id containing it by chance does not happen.
+A scan of everything, so only for test-sized stores. An id is looked for in every key and value,
+in its plain and its 19-digit zero-padded spelling (``_names``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,8 +19,17 @@ import boto3
 _NOT_USER_DATA = ("CLAIM#",)
 
 
-def needles(ids: Iterable[int]) -> list[str]:
-    return [form for i in ids for form in (str(i), f"{i:019d}")]
+_NUMBERS = re.compile(r"\d{12,}")
+
+
+def _names(text: str, wanted: set[int]) -> bool:
+    """Whether ``text`` holds one of the ids, as a number of its own or zero-padded (every run
+    of digits is read as numbers: ids stand apart, or follow each other in a padded key)."""
+    for run in _NUMBERS.findall(text):
+        if int(run) in wanted or any(int(run[i : i + 19]) in wanted
+                                     for i in range(0, len(run) - 18, 19)):  # fmt: skip
+            return True
+    return False
 
 
 def dynamo_traces(
@@ -28,7 +37,7 @@ def dynamo_traces(
 ) -> list[str]:
     """``table: item`` of every item naming one of ``ids``."""
     client = boto3.client("dynamodb", endpoint_url=endpoint)
-    wanted = needles(ids)
+    wanted = set(ids)
     found = []
     for table in tables:
         for page in client.get_paginator("scan").paginate(TableName=table):
@@ -36,7 +45,7 @@ def dynamo_traces(
                 text = json.dumps(item, sort_keys=True)
                 if any(str(v.get("S", "")).startswith(_NOT_USER_DATA) for v in item.values()):
                     continue
-                if any(n in text for n in wanted):
+                if _names(text, wanted):
                     found.append(f"{table}: {text[:300]}")
     return found
 
@@ -54,7 +63,7 @@ def _text(value: Any) -> str:
 def redis_traces(client: Any, ids: Iterable[int]) -> list[str]:
     """``key`` of every key whose name or content names one of ``ids`` (a client that does not
     decode: bitmaps are bytes)."""
-    wanted = needles(ids)
+    wanted = set(ids)
     found = []
     for key in client.scan_iter(count=1000):
         kind = _text(client.type(key))
@@ -71,7 +80,7 @@ def redis_traces(client: Any, ids: Iterable[int]) -> list[str]:
         else:
             content = ""
         text = f"{_text(key)} {_text(content)}"
-        if any(n in text for n in wanted):
+        if _names(text, wanted):
             found.append(text[:300])
     return found
 

@@ -39,6 +39,9 @@ from warble.tracing import instrument
 # removal (a tweet's reply_count is not among them: others' replies stay when a tweet goes).
 _WAITED_FOR = ("followers_count", "tweet_count", "like_count", "retweet_count")
 BATCH_WRITE_LIMIT = 25
+# Users whose recent likes and retweets one slice drops at most (a celebrity's tweets may each
+# have a million likers; past this, a liker's removal mark goes with the hash's TTL).
+REACTORS_PER_SLICE = 50_000
 BATCH_GET_LIMIT = 100
 TRANSACT_LIMIT = 100
 
@@ -287,6 +290,8 @@ class DynamoErasure:
                     reacted.append((int(_str(item, "pk")[2:]), liked > 0, retweeted > 0))
         users: list[int] = []
         for tweet, liked, retweeted in reacted:
+            if len(users) >= REACTORS_PER_SLICE:
+                break  # the rest's removal marks age out with their hashes (bounded memory)
             if liked:
                 likers, _more = self._query(s.likes_table, f"T#{tweet}", "LU#", 10_000, "uid")
                 users += [_num(i, "uid") or 0 for i in likers]
@@ -340,7 +345,7 @@ class DynamoErasure:
 
     def places(self, user_id: int, limit: int) -> Places:
         """The location and swipes (Discover table), then the matches: the pair's record,
-        both users' list items and the conversations table's MATCH item."""
+        both users' list items, the conversations table's MATCH item and the other's swipe."""
         s, me = self._s, f"U#{user_id}"
         found, _more = self._query(s.discover_table, me, None, limit, "sk, cell")
         cells, swiped = [], []
@@ -361,6 +366,9 @@ class DynamoErasure:
                 (s.matches_table, _key(f"U#{other}", _str(item, "sk"))),
                 (s.matches_table, _key(f"M#{low}#{high}", "M")),
                 (s.conversations_table, _key(f"P#{low}#{high}", "MATCH")),
+                # The other's swipe on X, known here because they matched (an unmatched
+                # swipe on X is stored only under its swiper: docs/accounts.md's gaps).
+                (s.discover_table, _key(f"U#{other}", f"S#{user_id}")),
             ]
             matched.append(other)
         self._delete(doomed)

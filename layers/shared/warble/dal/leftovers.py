@@ -81,6 +81,8 @@ class RedisErasure:
             pipe.zrem(keys.geo_cell(cell), str(user_id))
         for other in dict.fromkeys([*places.swiped, *places.matched]):
             pipe.delete(keys.swipe_pair(user_id, other))
+        for other in dict.fromkeys(places.matched):
+            pipe.srem(keys.swiped(other), str(user_id))
         pipe.execute()
 
     def forget_user(self, user_id: int) -> int:

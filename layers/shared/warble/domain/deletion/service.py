@@ -85,7 +85,7 @@ class DeletionPolicy:
     slice_seconds: float = 20.0  # and its time, well inside the function's timeout
     batch: int = 100  # things per store call
     settle_delay_seconds: int = 2  # between two looks at counters still moving
-    settle_tries: int = 150  # looks before a counter is deleted whatever it says
+    settle_tries: int = 900  # looks (30 minutes) before a counter is deleted whatever it says
     stalled_after_seconds: int = 900  # a chain that moved no further: started again
 
 
