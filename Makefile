@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both set up what is missing.
-.PHONY: run test unit integration cluster e2e screenshots validate build checkov lint bench bootstrap clean seed load capacity
+.PHONY: run test test-scale unit integration cluster e2e screenshots validate build checkov lint bench bootstrap clean seed load capacity
 
 PY := .venv/bin/python
 PYTEST := $(PY) -m pytest
@@ -43,6 +43,11 @@ load: bootstrap
 test:
 	@scripts/bootstrap.sh --browser
 	$(PYTEST) -n 2 --dist loadgroup --cov --cov-report=term:skip-covered tests
+
+## The tests at scale (marker `scale`; tens of minutes, so not in `make test`): an account of
+## 20,000 followers and 10,000 tweets deleted with its workflow killed half-way (issue 32).
+test-scale: bootstrap
+	WARBLE_SCALE_TESTS=1 $(PYTEST) -m scale tests
 
 ## The rules with in-memory fakes of the stores, the network switched off: seconds.
 unit: bootstrap

@@ -29,7 +29,7 @@ def create_admin(event: dict[str, Any]) -> dict[str, Any]:
         )
     except Conflict as exc:
         return {"task": "create_admin", "username": username, "error": exc.code}
-    logger.info("admin account", extra={"username": username, "created": created})
+    logger.info("admin account", extra={"username": username, "newly_created": created})
     return {"task": "create_admin", "username": username, "user_id": str(user_id),
             "created": created}  # fmt: skip
 
