@@ -347,4 +347,11 @@ def test_an_admin_username_is_never_signed_up_only_created_by_the_operator(
     assert accounts.create_admin("Warble_Admin", "other@example.com", "x" * 8) == (admin_id, False)
     with pytest.raises(ValueError):
         accounts.create_admin("mallory", "mallory@example.com", "password1")
+    # and OperatorFunction, which runs it for the operator, answers what it did
+    from tests.integration.test_sample_events import Context, _load_function
+
+    operator = _load_function("operator").handler
+    task = {"task": "create_admin", "email": "ops2@example.com", "password": "password1"}
+    assert operator({**task, "username": "someone"}, Context())["created"] is True
+    assert operator({**task, "username": "warble_admin"}, Context())["created"] is False
     services.reset()
