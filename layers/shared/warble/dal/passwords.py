@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from warble.dal.accounts import UserRepository
 from warble.dal.postgres import Database
 from warble.domain.logins import login_key
 
@@ -21,14 +22,10 @@ class PasswordRepository:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._users = UserRepository(db)
 
     def password_hash(self, user_id: int) -> str | None:
-        row = self._db.run(
-            lambda conn: conn.execute(
-                "SELECT password_hash FROM users WHERE id = %s", (user_id,)
-            ).fetchone()
-        )
-        return None if row is None else str(row["password_hash"])
+        return self._users.password_hash(user_id)
 
     def recipient(self, email: str) -> tuple[int, str] | None:
         row = self._db.run(
