@@ -19,7 +19,7 @@ from warble import keys
 
 if TYPE_CHECKING:
     from warble.dal.accounts import DeletedAccountsRepository, UserRepository
-    from warble.dal.cache import LeasedCache
+    from warble.dal.cache import Codec, LeasedCache
     from warble.dal.connections import ConnectionRegistry
     from warble.dal.counters import DynamoCounterStore
     from warble.dal.erasure import DynamoErasure
@@ -98,6 +98,12 @@ def _tweet_store(settings: Settings) -> TweetStore:
     from warble.dal.tweets import TweetStore
 
     return TweetStore(settings)
+
+
+def _tweet_codec() -> Codec:
+    from warble.dal.tweet_cache import TWEET_CODEC
+
+    return TWEET_CODEC
 
 
 def _like_store(settings: Settings) -> LikeStore:
@@ -232,10 +238,12 @@ class Container:
             ),
         )
 
-    def _cache(self, ttl_seconds: int, key: Callable[[K], keys.CacheKey]) -> LeasedCache[K]:
-        from warble.dal.cache import LeasedCache
+    def _cache(
+        self, ttl_seconds: int, key: Callable[[K], keys.CacheKey], codec: Codec | None = None
+    ) -> LeasedCache[K]:
+        from warble.dal.cache import JSON, LeasedCache
 
-        return LeasedCache(self.redis, ttl_seconds, key)
+        return LeasedCache(self.redis, ttl_seconds, key, codec=codec or JSON)
 
     def _memberships(self, kind: str) -> MembershipSets:
         from warble.dal.memberships import MembershipSets
@@ -456,7 +464,7 @@ class Container:
         likes = deferred(lambda: _like_store(s))
         return TweetService(
             store=store,
-            cache=self._cache(s.tweet_cache_ttl_seconds, keys.tweet),
+            cache=self._cache(s.tweet_cache_ttl_seconds, keys.tweet, _tweet_codec()),
             accounts=self.accounts,
             ids=self.ids,
             tombstone_seconds=s.tweet_cache_ttl_seconds,

@@ -21,6 +21,7 @@ import contextlib
 import json
 import secrets
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
@@ -50,10 +51,24 @@ end
 return 0
 """
 
-# Every read decodes what it finds (a page of 20 tweets, their authors and counters: some 60
-# values); msgspec decodes JSON to the same dicts and lists as ``json.loads`` in about a third
-# of its time. Writes stay ``json.dumps`` (``default=str``): they are rare, and JSON is JSON.
-_decode = msgspec.json.Decoder().decode
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True, slots=True)
+class Codec:
+    """How a cache writes its values and reads them back. The default: every read decodes what
+    it finds (a page of 20 tweets, their authors and counters: some 60 values), and msgspec
+    decodes JSON to the same dicts and lists as ``json.loads`` in about a third of its time;
+    writes stay ``json.dumps`` (``default=str``): they are rare, and JSON is JSON. A cache whose
+    values have one known shape may read them with a typed decoder (``warble.dal.tweet_cache``)."""
+
+    encode: Callable[[Any], str | bytes] = _dumps
+    decode: Callable[[bytes | str], Any] = msgspec.json.Decoder().decode
+
+
+JSON = Codec()
 
 
 class LeasedCache(Generic[K]):
@@ -63,8 +78,11 @@ class LeasedCache(Generic[K]):
         ttl_seconds: int,
         key: Callable[[K], keys.CacheKey],
         lease_ms: int = keys.LEASE_MS,
+        codec: Codec = JSON,
     ) -> None:
         self._redis = redis
+        self._encode = codec.encode
+        self._decode = codec.decode
         self._key = key
         self._ttl = ttl_seconds
         self._lease_ms = lease_ms
@@ -80,14 +98,14 @@ class LeasedCache(Generic[K]):
             raw = self._redis.get(key.value)
         except UNAVAILABLE_ERRORS:
             return None
-        return None if raw is None else _decode(raw)
+        return None if raw is None else self._decode(raw)
 
     def get_many(self, subjects: Sequence[K]) -> list[Any | None]:
         """One MGET on a single node; one per slot group on a cluster (see ``dal.redis.mget``)."""
         if not subjects:
             return []
         raws = mget(self._redis, [self._key(s).value for s in subjects])
-        return [None if raw is None else _decode(raw) for raw in raws]
+        return [None if raw is None else self._decode(raw) for raw in raws]
 
     def batch(self) -> ReadBatch:
         return ReadBatch(self._redis)
@@ -120,7 +138,7 @@ class LeasedCache(Generic[K]):
                 raws = read()
             except UNAVAILABLE_ERRORS:
                 return loader(list(range(len(cache_keys))))
-            found = [None if raw is None else _decode(raw) for raw in raws]
+            found = [None if raw is None else self._decode(raw) for raw in raws]
             if not fill:
                 missing = [i for i, value in enumerate(found) if value is None]
                 for index, value in zip(missing, loader(missing) if missing else [], strict=True):
@@ -153,7 +171,7 @@ class LeasedCache(Generic[K]):
             values[index] = value
             if got and value is not None:
                 key = cache_keys[index]
-                payload = json.dumps(value, separators=(",", ":"), default=str)
+                payload = self._encode(value)
                 fills.append(([key.value, key.lease], [token, payload, self._ttl]))
         if fills:  # one round trip for every fill (each still checks its own lease)
             with contextlib.suppress(*UNAVAILABLE_ERRORS):
@@ -195,7 +213,7 @@ class LeasedCache(Generic[K]):
         return self._fill_leased(self._key(subject), token, value)
 
     def _fill_leased(self, key: keys.CacheKey, token: str, value: Any) -> bool:
-        payload = json.dumps(value, separators=(",", ":"), default=str)
+        payload = self._encode(value)
         return bool(self._fill(keys=[key.value, key.lease], args=[token, payload, self._ttl]))
 
     def fill_missing(self, entries: Sequence[tuple[K, Any]]) -> None:
@@ -208,7 +226,7 @@ class LeasedCache(Generic[K]):
             return
         pipe = self._redis.pipeline(transaction=False)
         for subject, value in entries:
-            payload = json.dumps(value, separators=(",", ":"), default=str)
+            payload = self._encode(value)
             pipe.set(self._key(subject).value, payload, nx=True, ex=self._ttl)
         with contextlib.suppress(*UNAVAILABLE_ERRORS):  # only an optimisation of later reads
             pipe.execute()
@@ -217,7 +235,7 @@ class LeasedCache(Generic[K]):
         """Replace the value with ``marker`` and void the fill lease (one slot, one MULTI)."""
         key = self._key(subject)
         pipe = self._redis.pipeline(transaction=True)
-        pipe.set(key.value, json.dumps(marker), ex=ttl_seconds)
+        pipe.set(key.value, self._encode(marker), ex=ttl_seconds)
         pipe.delete(key.lease)
         pipe.execute()
 

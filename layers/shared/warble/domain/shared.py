@@ -17,8 +17,8 @@ class EncodedJson:
 
     __slots__ = ("json",)
 
-    def __init__(self, json: str) -> None:
-        self.json = json
+    def __init__(self, json: Any) -> None:
+        self.json = json  # the text: a str, or bytes-like as a cache read it (no copy made)
 
 
 class ReadBatch(Protocol):

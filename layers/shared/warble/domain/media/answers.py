@@ -85,8 +85,9 @@ def media_answers(media: Iterable[AttachedMedia], base_url: str) -> list[Media]:
 
 
 # The form of ``encoded_media``'s text: a change of Media's fields (API.md) changes it, and the
-# cached texts of the older form are then rendered again instead of used.
-MEDIA_JSON_FORM = 1
+# cached texts of the older form are then rendered again instead of used. 2: the tweet cache
+# writes the text as JSON in place, where form 1 was a JSON string (``warble.dal.tweet_cache``).
+MEDIA_JSON_FORM = 2
 
 
 def encoded_media(media: Iterable[AttachedMedia], base_url: str) -> str:
@@ -112,16 +113,18 @@ class MediaJson(EncodedJson):
             lambda value: value,
             json_schema_input_schema=handler.generate_schema(list[Media]),
             serialization=core_schema.plain_serializer_function_ser_schema(
-                lambda value: json.loads(value.json)
+                lambda value: json.loads(
+                    value.json if isinstance(value.json, str) else bytes(value.json)
+                )
             ),
         )
 
 
 def media_part(
-    media: Iterable[AttachedMedia], cached: tuple[int, str, str] | None, base_url: str
+    media: Iterable[AttachedMedia], cached: tuple[int, str, Any] | None, base_url: str
 ) -> list[Media] | MediaJson:
-    """What a tweet answers for its media: its cached text (``cached``: form, base URL, text)
-    when made in this form for this base URL, else the Media made now."""
+    """What a tweet answers for its media: its cached text (``cached``: form, base URL, text as
+    a str or bytes-like) when made in this form for this base URL, else the Media made now."""
     if cached is not None and cached[0] == MEDIA_JSON_FORM and cached[1] == base_url:
         return MediaJson(cached[2])
     return media_answers(media, base_url)

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from warble.imaging import ProcessedImage
 
@@ -43,6 +45,54 @@ class AttachedMedia:
 
 
 _ATTACHED_FIELDS = tuple(spec.name for spec in fields(AttachedMedia))
+
+
+class CachedMedia(Sequence[AttachedMedia]):
+    """A cached tweet's media copies as the cache read them (their JSON, bytes-like), decoded on
+    first use: a page answers a cached tweet's media from their encoded answer
+    (``answers.media_part``), so its 80 copies are not built on every read."""
+
+    __slots__ = ("_items", "_json")
+
+    def __init__(self, json_text: Any) -> None:
+        self._json = json_text
+        self._items: tuple[AttachedMedia, ...] | None = None
+
+    def _decoded(self) -> tuple[AttachedMedia, ...]:
+        if self._items is None:
+            self._items = AttachedMedia.from_records(json.loads(bytes(self._json)))
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> AttachedMedia: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[AttachedMedia, ...]: ...
+    def __getitem__(self, index: int | slice) -> AttachedMedia | tuple[AttachedMedia, ...]:
+        return self._decoded()[index]
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return self._decoded() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._decoded())
+
+    def __repr__(self) -> str:
+        return repr(self._decoded())
+
+
+def media_copies(cached: Any) -> Sequence[AttachedMedia]:
+    """A cached tweet's ``media``: records (a list), or their JSON as a typed cache read them
+    (decoded when used), or nothing (a tweet cached before tweets had media)."""
+    if isinstance(cached, list):
+        return AttachedMedia.from_records(cached)
+    if not cached or len(cached) <= 2:  # None, or "[]"
+        return ()
+    return CachedMedia(cached)
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,12 @@ the errors a tweet's transaction raises."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from warble.domain.blocks.ports import Shield
-from warble.domain.media.ports import AttachedMedia
+from warble.domain.media.ports import AttachedMedia, media_copies
 from warble.domain.shared import Later, ReadBatch
 from warble.domain.text import hashtags
 
@@ -76,11 +76,13 @@ class StoredTweet:
     retweet_of: int | None = None
     retweet_of_author: int | None = None
     media_ids: tuple[str, ...] = ()
-    media: tuple[AttachedMedia, ...] = ()  # what it shows of them, copied when it was posted
+    # What it shows of them, copied when it was posted (from the cache: decoded when used).
+    media: Sequence[AttachedMedia] = ()
     # The text's tags (warble.domain.text), parsed once at posting and stored with it.
     hashtags: tuple[str, ...] = ()
-    # The cached form's media answer (form, base URL, JSON text: media.answers.encoded_media).
-    media_json: tuple[int, str, str] | None = None
+    # The cached form's media answer (form, base URL, JSON text as a str or, read from the
+    # cache, bytes-like: media.answers.encoded_media).
+    media_json: tuple[int, str, Any] | None = None
 
     def record(self) -> dict[str, Any]:
         """The cached (JSON) form."""
@@ -101,14 +103,13 @@ class StoredTweet:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> StoredTweet:
-        media = record.get("media")  # absent from records cached before tweets had media
         # A record cached before tags were stored has none: its text says which.
         tags = record.get("hashtags")
         return cls(
             **{
                 **record,
                 "media_ids": tuple(record.get("media_ids") or ()),
-                "media": AttachedMedia.from_records(media) if media else (),
+                "media": media_copies(record.get("media")),
                 "hashtags": tuple(tags) if tags is not None else hashtags(record["text"]),
                 "media_json": tuple(encoded) if (encoded := record.get("media_json")) else None,
             }
