@@ -137,6 +137,21 @@ def _decimal_default(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+# A synchronous invocation's answer is at most 6 MB (Lambda quotas: "Invocation payload
+# (request and response) 6 MB each for synchronous"); a larger one fails, and API Gateway
+# answers 500 as for any failed invocation.
+RESPONSE_LIMIT = 6_291_456
+
+
+def _too_large() -> dict[str, Any]:
+    return {
+        "errorType": "Function.ResponseSizeTooLarge",
+        "errorMessage": "Response payload size exceeded maximum allowed payload size "
+        f"({RESPONSE_LIMIT} bytes).",
+        "stackTrace": [],
+    }
+
+
 def _watch_parent(parent_pid: int) -> None:
     """Exit when the runtime dies, even while a handler is busy, so no worker is orphaned."""
     while True:
@@ -191,8 +206,11 @@ def main() -> None:
             response: dict[str, Any] = {"ok": False, "error": error}
         else:
             try:
-                payload = json.loads(json.dumps(result, default=_decimal_default))
-                response = {"ok": True, "payload": payload}
+                text = json.dumps(result, default=_decimal_default)
+                if len(text) > RESPONSE_LIMIT:  # ASCII (ensure_ascii): characters are bytes
+                    response = {"ok": False, "error": _too_large()}
+                else:
+                    response = {"ok": True, "payload": json.loads(text)}
             except (TypeError, ValueError) as exc:
                 response = {
                     "ok": False,

@@ -32,9 +32,15 @@ def test_the_export_is_one_private_document_of_everything_mine(stack, new_user):
             assert time.monotonic() < deadline, "the follow's notification never came"
             time.sleep(0.2)
 
-        answer = mine.get("/v1/users/me/export")
+        answer = mine.get("/v1/users/me/export")  # httpx accepts gzip, and undoes it
+        plain = mine.get("/v1/users/me/export", headers={"Accept-Encoding": "identity"})
 
     assert answer.status_code == 200, answer.text
+    # gzipped for a client that accepts it, as it is for one that does not: the same document
+    assert answer.headers["content-encoding"] == "gzip"
+    assert "content-encoding" not in plain.headers
+    assert answer.headers["vary"] == plain.headers["vary"] == "Accept-Encoding"
+    assert plain.json() == answer.json()
     assert answer.headers["cache-control"] == "no-store"
     assert answer.headers["x-content-type-options"] == "nosniff"
     document = answer.json()

@@ -454,6 +454,13 @@ def test_errors_crashes_and_timeouts(runtime: LambdaRuntime) -> None:
     assert "Task timed out after 0.50 seconds" in timeout.error["errorMessage"]
     assert runtime.invoke("BoomFunction", {}).ok
 
+    # an answer over Lambda's 6 MB fails as on AWS; one just under it passes
+    assert runtime.invoke("BoomFunction", {"answer_bytes": 6_291_456 - 100}).ok
+    too_large = runtime.invoke("BoomFunction", {"answer_bytes": 6_291_456 + 100})
+    assert too_large.error is not None
+    assert too_large.error["errorType"] == "Function.ResponseSizeTooLarge"
+    assert runtime.invoke("BoomFunction", {}).cold is False  # the worker itself is fine
+
 
 def test_async_invoke(runtime: LambdaRuntime) -> None:
     async def scenario() -> list[bool]:

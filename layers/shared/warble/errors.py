@@ -123,6 +123,16 @@ class PayloadTooLarge(WarbleError):
     message = "The request body is larger than 64 KB."
 
 
+class ExportTooLarge(WarbleError):
+    """The export's document is past what an uncompressed answer holds (warble.http.export)."""
+
+    status = 406
+    code = "not_acceptable"
+    message = (
+        "The export is too large to answer uncompressed: ask for it with Accept-Encoding: gzip."
+    )
+
+
 class UnsupportedMediaType(WarbleError):
     status = 415
     code = "unsupported_media_type"

@@ -247,6 +247,7 @@ class Admitted:
     budget: Verdict | None
     target: Target | Answer | None
     first: tuple[FirstReads, int, Later[Any]] | None = None
+    headers: dict[str, str] | None = None  # the request's (lower-cased names), set when routed
 
 
 # The request being handled. A ContextVar rather than the router's context: Powertools rebinds
@@ -261,6 +262,12 @@ def principal() -> Principal:
     if request is None or request.who is None:
         raise Unauthorized()
     return request.who
+
+
+def request_header(name: str) -> str | None:
+    """A header of the request being routed (``name`` lower-case, as HTTP API passes them)."""
+    request = _request.get()
+    return None if request is None or request.headers is None else request.headers.get(name)
 
 
 def first_reads(queue: FirstReads, viewer: int, **args: Any) -> Any:
@@ -394,9 +401,10 @@ class HttpFunction:
     def answer(self, event: dict[str, Any], context: LambdaContext, admitted: Admitted) -> Answer:
         """The route's answer, with the budget's headers; a POST with an Idempotency-Key is
         answered at most once (``_idempotent``)."""
+        admitted.headers = event.get("headers") or {}
         request = _request.set(admitted)
         try:
-            key = (event.get("headers") or {}).get(IDEMPOTENCY_HEADER)
+            key = admitted.headers.get(IDEMPOTENCY_HEADER)
             who = admitted.who
             if who is not None and key is not None and _method(event) == "POST":
                 answer = _idempotent(

@@ -117,7 +117,7 @@ class Dispatcher:
                 status_code=status, content_type=content_types.APPLICATION_JSON, body=result
             )
         body: Any = response.body
-        if response.is_json() and not isinstance(body, str):
+        if response.is_json() and not isinstance(body, str | bytes):  # bytes: encoded already
             body = self._app._serializer(body)
         encoded = isinstance(body, bytes)
         if encoded:
