@@ -2,10 +2,10 @@
 
 The document is answered whole, in one synchronous answer (API.md: ``200`` with it; a 10,000-
 tweet account takes about 5 s on the local stack, docs/accounts.md). What bounds it is Lambda's
-answer of 6 MB, base64 included: about 14,000 short tweets as plain JSON. So the answer is
-gzipped for every client that accepts it (browsers and HTTP libraries do, and undo it
-themselves): a tweet list compresses about tenfold, and the bound moves past the largest
-accounts the product has (50,000 tweets). A client that does not accept gzip and asks for a
+answer of 6 MB: about 12,000 tweets of 120 characters as plain JSON. So the answer is gzipped
+for every client that accepts it (browsers and HTTP libraries do, and undo it themselves): the
+answer is then about a sixth of its plain size, base64 included, and the bound moves to about
+75,000 such tweets, past the largest accounts the product names (50,000). A client that does not accept gzip and asks for a
 document over the bound is told so (``406``) instead of failing with a 502.
 """
 
