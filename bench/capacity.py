@@ -880,9 +880,11 @@ LOWER = {
     "DynamoDB storage": "TTL or Standard-IA for history older than a few months",
     "DynamoDB point-in-time backups": "PITR on the tables that are the source of truth only"
     " (not counters, notifications or degrees: rebuildable)",
-    "ElastiCache Serverless (Valkey)": "cap home timelines at 200 entries and keep them 7 days"
-    " idle instead of 30 (data storage is most of it); past ~10M daily users, node-based"
-    " shards with reserved nodes (the comparison below)",
+    "ElastiCache for Valkey (the profile's cache)": "reserved nodes (a year's term, about a"
+    " third less); fewer commands per read: the per-celebrity checks of every home read and"
+    " unread poll (2 a followed celebrity) as one per-user 'newest celebrity tweet' marker;"
+    " shards of a smaller node type once Valkey 8's I/O threads are measured on it (the mix is"
+    " bound by the main thread's script time, not by the node's 16 vCPUs)",
     "Aurora Serverless v2 (ACU)": "last_seen_at kept in Redis and flushed in batches (item 5)",
     "Aurora I/O and storage": "Aurora I/O-Optimized once I/O passes a quarter of the bill",
     "RDS Proxy": "fewer ACUs (above)",
@@ -976,9 +978,13 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
          f"{_si(n.redis_peak_ecpu_s * spike)}"),
         ("Redis memory (timelines of 30-day users, sets, caches), GB",
          lambda n: f"{n.redis_gb:,.0f}"),
-        ("serverless caches (5,000 GB and 15M ECPU/s each)", lambda n: f"{n.caches}"),
-        ("or: r7g.4xlarge shards (1 replica each; 3x the one-core mix a node)",
-         lambda n: f"{n.redis_shards:,}"),
+        ("serverless caches holding the event peak (5,000 GB and 15M ECPU/s each)",
+         lambda n: f"{n.caches}"),
+        ("or: r7g.4xlarge shards, each at most half busy, daily peak / event (1 replica each;"
+         " 3x the one-core mix a node)", lambda n: f"{n.redis_shards_daily:,} /"
+         f" {n.redis_shards:,}"),
+        ("... clusters of 250 such shards (500 nodes: ElastiCache's most), daily peak / event",
+         lambda n: f"{_clusters(n.redis_shards_daily)} / {_clusters(n.redis_shards)}"),
         ("PostgreSQL queries/s at peak (writes)", lambda n: f"{n.pg_peak_qps:,.0f}"
          f" ({n.pg_peak_writes:,.0f})"),
         ("Aurora ACU needed at peak (max 256 an instance)", lambda n: f"{n.aurora_acu:,.1f}"),
@@ -1015,12 +1021,7 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
               money_head, rule]  # fmt: skip
     for option in options[0]:
         lines.append(f"| {option} | " + " | ".join(_money(o[option]) for o in options) + " |")
-    lines += ["", "#### ElastiCache: what the template deploys (serverless) against nodes", "",
-              money_head, rule,
-              "| Serverless (Valkey): GB-hours + ECPUs | "
-              + " | ".join(_money(cm.serverless_cache(n)) for n in all_needs) + " |",
-              "| node-based r7g.4xlarge, 1 replica a shard (on-demand) | "
-              + " | ".join(_money(cm.node_cache(n)) for n in all_needs) + " |"]  # fmt: skip
+    lines += _cache_section(inputs, all_needs, money_head, rule)
     lines += ["", "#### The same traffic on appsyncmasterclass-backend's design", "",
               money_head, rule]  # fmt: skip
     for item in clones[0]:
@@ -1046,6 +1047,33 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
         lines.append(f"| {what} | {source} |")
     chart(costs, clones)
     return "\n".join(lines)
+
+
+def _clusters(shards: int) -> int:
+    from bench import capacity_model as cm
+
+    return -(-shards * (1 + cm.REPLICAS_PER_SHARD) // cm.CLUSTER_MAX_NODES)
+
+
+def _cache_section(inputs: Any, all_needs: list[Any], head: str, rule: str) -> list[str]:
+    """What each profile deploys as its cache and its month, beside the two ways of holding the
+    event peak: serverless caches (billed by use, however many) and node-based shards."""
+    from bench import capacity_model as cm
+
+    deployed = [cm.cache_deployment(n.dau, inputs.profiles) for n in all_needs]
+    return ["", "#### ElastiCache: what each ScaleProfile deploys, and what holds the event peak",
+            "", head, rule,
+            "| the profile's cache (template.yaml) | "
+            + " | ".join(d.describe() for d in deployed) + " |",
+            "| its month (on-demand; priced in the cost table) | "
+            + " | ".join(_money(cm.deployed_cache(n, inputs.profiles)) for n in all_needs) + " |",
+            "| serverless at the same use: GB-hours + ECPUs (caches holding the event peak) | "
+            + " | ".join(f"{_money(cm.serverless_cache(n))} ({n.caches})" for n in all_needs)
+            + " |",
+            "| r7g.4xlarge shards holding the event peak, each at most half busy, 1 replica"
+            " (shards; clusters) | "
+            + " | ".join(f"{_money(cm.node_cache(n))} ({n.redis_shards:,};"
+                         f" {_clusters(n.redis_shards)})" for n in all_needs) + " |"]  # fmt: skip
 
 
 def _sweep_section(inputs: Any) -> list[str]:

@@ -125,11 +125,17 @@ AZ_CROSS_SHARE = 0.5  # Lambda in two subnets: half the calls reach the cache in
 NAT_GATEWAYS = 1  # the template's one NAT gateway (EnableNatGateway)
 REDIS_OPS_PER_SHARD = 150_000  # assumed when bench/redis_throughput.py has not been run
 REDIS_CMD_OVERHEAD_US = 8.0  # a command's I/O and parsing on one core, when not measured
-REDIS_NODE_GB = 105.8 * 0.75  # cache.r7g.4xlarge, 75% of its memory for data
+# Node types the ScaleProfiles may name (CacheNodeType): memory (75% of it for data) and the
+# on-demand price of Valkey on it (PRICES).
+NODE_GB = {"cache.r7g.4xlarge": 105.8 * 0.75}
+REDIS_NODE_GB = NODE_GB["cache.r7g.4xlarge"]
 # Valkey 8's I/O threads on a 16-vCPU node serve several times one core's commands (AWS cites up
-# to 230% more throughput than Valkey 7.2 on large nodes): the node-based comparison's shards
-# are sized at this many times the one-core mix measured here.
+# to 230% more throughput than Valkey 7.2 on large nodes): node-based shards are sized at this
+# many times the one-core mix measured here.
 VALKEY_IO_THREADS_GAIN = 3.0
+SHARD_TARGET = 0.5  # a node-based shard at most half busy at the event peak
+REPLICAS_PER_SHARD = 1  # the template's ReplicasPerNodeGroup (Multi-AZ: a replica in the other AZ)
+CLUSTER_MAX_NODES = 500  # ElastiCache's most nodes in one cluster-mode cluster (default quota 90)
 ELASTICACHE_MAX_GB = 5_000  # per serverless cache (ElastiCache quotas)
 ELASTICACHE_MAX_ECPU_S = 15_000_000  # per serverless cache (ElastiCache quotas)
 HOT_KEY_CACHE_SECONDS = 1.0  # the in-function cache of hot keys (warble.dal.hot)
@@ -176,7 +182,7 @@ PRICES = {
     "ddb_reserved_rcu100_hour_1y": 0.0025,
     "valkey_serverless_gb_hour": 0.084,
     "valkey_serverless_ecpu_per_m": 0.0023,
-    "valkey_r7g_4xlarge_hour": 1.3984,  # node-based, the comparison
+    "valkey_r7g_4xlarge_hour": 1.3984,  # node-based (the 1M profile and up)
     "aurora_acu_hour": 0.12,
     "aurora_io_per_m": 0.20,
     "aurora_storage_gb_month": 0.10,
@@ -226,6 +232,8 @@ QUOTAS = {
     "ddb_table_units_s": 40_000,  # on-demand read or write units per second per table (soft)
     "ddb_partition_wcu": 1_000,  # write units per second per partition (hard)
     "ddb_partition_rcu": 3_000,  # read units per second per partition (hard)
+    "elasticache_nodes_per_cluster": 90,  # cluster mode enabled (soft, up to 500)
+    "elasticache_nodes_per_region": 300,  # every node of the account in the region (soft)
 }
 
 
@@ -426,8 +434,9 @@ class Needs:
     redis_peak_ecpu_s: float = 0.0
     redis_gb: float = 0.0
     redis_bytes_month: float = 0.0
-    caches: int = 1
-    redis_shards: int = 1
+    caches: int = 1  # serverless caches that hold the event peak
+    redis_shards: int = 1  # r7g.4xlarge shards that hold the event peak at SHARD_TARGET
+    redis_shards_daily: int = 1  # ... the daily peak
     pg_peak_qps: float = 0.0
     pg_peak_writes: float = 0.0
     pg_peak_reads: float = 0.0
@@ -620,10 +629,13 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     n.redis_peak_ops = redis_cmds_s
     n.redis_peak_ecpu_s = ecpu_s
     n.redis_bytes_month = redis_bytes_day * MONTH_DAYS
+    spike = EVENT_PEAK / PEAK
     n.caches = max(1, math.ceil(max(n.redis_gb / ELASTICACHE_MAX_GB,
-                                    ecpu_s / ELASTICACHE_MAX_ECPU_S)))  # fmt: skip
-    per_node = shard_ops(inputs) * VALKEY_IO_THREADS_GAIN
-    n.redis_shards = max(1, math.ceil(max(redis_cmds_s / per_node, n.redis_gb / REDIS_NODE_GB)))
+                                    ecpu_s * spike / ELASTICACHE_MAX_ECPU_S)))  # fmt: skip
+    per_node = shard_ops(inputs) * VALKEY_IO_THREADS_GAIN * SHARD_TARGET
+    memory_shards = n.redis_gb / REDIS_NODE_GB
+    n.redis_shards = max(1, math.ceil(max(redis_cmds_s * spike / per_node, memory_shards)))
+    n.redis_shards_daily = max(1, math.ceil(max(redis_cmds_s / per_node, memory_shards)))
 
     stored = (
         sum(per_day[k] * BYTES_PER_ITEM[k] for k in ("like", "follow"))
@@ -707,9 +719,54 @@ def serverless_cache(n: Needs) -> float:
     )
 
 
-def node_cache(n: Needs) -> float:
-    """The same data and commands on node-based r7g.4xlarge shards, one replica each."""
-    return n.redis_shards * 2 * PRICES["valkey_r7g_4xlarge_hour"] * HOURS
+def _node_hour(node_type: str) -> float:
+    return PRICES[f"valkey_{node_type.removeprefix('cache.').replace('.', '_')}_hour"]
+
+
+def node_cache(n: Needs, shards: int | None = None, node_type: str = "cache.r7g.4xlarge") -> float:
+    """Node-based shards, one replica each (on-demand): ``shards`` of them, or as many as hold
+    the event peak with each at most SHARD_TARGET busy."""
+    count = n.redis_shards if shards is None else shards
+    return count * (1 + REPLICAS_PER_SHARD) * _node_hour(node_type) * HOURS
+
+
+@dataclass(frozen=True)
+class CacheDeployment:
+    """The cache a ScaleProfile deploys (template.yaml: CacheKind and its settings)."""
+
+    kind: str  # "serverless" or "nodes"
+    shards: int = 0
+    node_type: str = ""
+    max_gb: float = ELASTICACHE_MAX_GB
+    max_ecpu_s: float = ELASTICACHE_MAX_ECPU_S
+
+    def describe(self) -> str:
+        if self.kind == "nodes":
+            per_shard = 1 + REPLICAS_PER_SHARD
+            nodes = self.shards * per_shard
+            return f"{self.shards} shards x {per_shard} {self.node_type} ({nodes} nodes)"
+        return f"serverless (at most {self.max_gb:,.0f} GB, {self.max_ecpu_s / 1e6:g}M ECPU/s)"
+
+
+def cache_deployment(dau: int, profiles: dict[str, dict[str, Any]]) -> CacheDeployment:
+    """What the template deploys as the cache at ``dau``'s ScaleProfile (serverless without one)."""
+    profile = profiles.get(PROFILES.get(dau, ""), {})
+    if str(profile.get("CacheKind", "serverless")) == "nodes":
+        return CacheDeployment("nodes", int(profile["CacheShards"]), str(profile["CacheNodeType"]))
+    return CacheDeployment(
+        "serverless",
+        max_gb=float(profile.get("CacheMaxDataStorageGB", ELASTICACHE_MAX_GB)),
+        max_ecpu_s=float(profile.get("CacheMaxEcpuPerSecond", ELASTICACHE_MAX_ECPU_S)),
+    )
+
+
+def deployed_cache(n: Needs, profiles: dict[str, dict[str, Any]]) -> float:
+    """The month of the cache the profile deploys: a serverless cache bills the GB stored and
+    the ECPUs used; nodes bill their hours, whatever the load."""
+    deployed = cache_deployment(n.dau, profiles)
+    if deployed.kind == "nodes":
+        return node_cache(n, deployed.shards, deployed.node_type)
+    return serverless_cache(n)
 
 
 def aurora_instances(dau: int, profiles: dict[str, dict[str, Any]]) -> int:
@@ -747,7 +804,7 @@ def cost(n: Needs, profiles: dict[str, dict[str, Any]] | None = None) -> dict[st
         "DynamoDB writes (on-demand)": n.wru_month / 1e6 * p["ddb_write_per_m"],
         "DynamoDB storage": n.storage_gb * p["ddb_storage_gb_month"],
         "DynamoDB point-in-time backups": n.storage_gb * p["ddb_pitr_gb_month"],
-        "ElastiCache Serverless (Valkey)": serverless_cache(n),
+        "ElastiCache for Valkey (the profile's cache)": deployed_cache(n, profiles),
         "Aurora Serverless v2 (ACU)": monthly_acu * instances * HOURS * p["aurora_acu_hour"],
         "Aurora I/O and storage": n.aurora_io_month / 1e6 * p["aurora_io_per_m"]
         + n.dau * AURORA_GB * p["aurora_storage_gb_month"],
@@ -987,17 +1044,22 @@ def quotas(n: Needs) -> list[tuple[str, int, float, float, str]]:
          "connections opened (a deploy or a network blip reconnects everyone at once)"),
         ("DynamoDB write units/s per table (on-demand)", QUOTAS["ddb_table_units_s"],
          n.peak_wru_s * 0.6, n.peak_wru_s * 0.6 * spike, "the likes table (~60% of writes)"),
-        ("ElastiCache Serverless ECPU/s per cache", ELASTICACHE_MAX_ECPU_S,
-         n.redis_peak_ecpu_s, n.redis_peak_ecpu_s * spike, "every Redis command"),
-        ("ElastiCache Serverless GB per cache", ELASTICACHE_MAX_GB, n.redis_gb, n.redis_gb,
-         "timelines, memberships, caches"),
+        ("ElastiCache nodes per cluster (cluster mode; at most 500)",
+         QUOTAS["elasticache_nodes_per_cluster"], n.redis_shards_daily * (1 + REPLICAS_PER_SHARD),
+         n.redis_shards * (1 + REPLICAS_PER_SHARD),
+         "r7g.4xlarge shards and their replicas, each shard at most half busy"),
+        ("ElastiCache nodes per Region", QUOTAS["elasticache_nodes_per_region"],
+         n.redis_shards_daily * (1 + REPLICAS_PER_SHARD),
+         n.redis_shards * (1 + REPLICAS_PER_SHARD), "the same nodes"),
         ("Aurora Serverless v2 ACU per instance (hard)", AURORA_MAX_ACU, n.aurora_acu,
          n.aurora_acu * spike, "PostgreSQL: logins, cache misses, the last_seen_at flush"),
     ]  # fmt: skip
 
 
 def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
-    """(setting, the scale's need at the event peak, the profile's value, enough)."""
+    """(setting, the scale's need at the event peak, the profile's value, enough). The cache's
+    rows are its kind's: a serverless cache's ECPU/s and GB ceilings (one cache), or a node-based
+    cluster's shards (each at most SHARD_TARGET busy) and memory."""
     spike = EVENT_PEAK / PEAK
     rows = []
 
@@ -1012,8 +1074,18 @@ def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, f
         n.ws_busiest_route_peak * spike, "WebSocketThrottleRate")  # fmt: skip
 
     row("Aurora max ACU", min(n.aurora_acu * spike, AURORA_MAX_ACU), "DatabaseMaxCapacity")
-    row("cache ECPU/s maximum", n.redis_peak_ecpu_s * spike / n.caches, "CacheMaxEcpuPerSecond")
-    row("cache GB maximum", n.redis_gb / n.caches, "CacheMaxDataStorageGB")
+    deployed = cache_deployment(n.dau, {PROFILES.get(n.dau, ""): profile})
+    if deployed.kind == "nodes":
+        rows.append((f"cache shards ({deployed.node_type}, each at most half busy)",
+                     float(n.redis_shards), float(deployed.shards),
+                     deployed.shards >= n.redis_shards))  # fmt: skip
+        memory = deployed.shards * NODE_GB[deployed.node_type]
+        rows.append(("cache GB (75% of the primaries' memory)", n.redis_gb, memory,
+                     memory >= n.redis_gb))  # fmt: skip
+    else:
+        row("cache ECPU/s maximum (one serverless cache)", n.redis_peak_ecpu_s * spike,
+            "CacheMaxEcpuPerSecond")  # fmt: skip
+        row("cache GB maximum (one serverless cache)", n.redis_gb, "CacheMaxDataStorageGB")
     return rows
 
 

@@ -65,7 +65,11 @@ _STOOD_IN = frozenset(
         "AWS::RDS::DBProxyTargetGroup",
         "AWS::RDS::DBSubnetGroup",
         "AWS::SecretsManager::SecretTargetAttachment",
+        # The cache, whichever kind the ScaleProfile deploys (serverless, or a node-based
+        # replication group in its subnet group): the one local Redis.
         "AWS::ElastiCache::ServerlessCache",
+        "AWS::ElastiCache::ReplicationGroup",
+        "AWS::ElastiCache::SubnetGroup",
         # The cache's users: the IAM ones become ACL users of the local Redis (any password,
         # their access string), infra/local/daemons.py; the group and the rest are nothing.
         "AWS::ElastiCache::User",
@@ -73,8 +77,17 @@ _STOOD_IN = frozenset(
     }
 )
 # One local PostgreSQL stands in for the Aurora cluster however many instances it has, so an
-# instance the template creates under a condition (ScaleProfile's reader) changes nothing here.
-_ONE_STANDS_IN = frozenset({"AWS::RDS::DBInstance"})
+# instance the template creates under a condition (ScaleProfile's reader) changes nothing here;
+# one local Redis stands in for the cache, whichever of its kinds the ScaleProfile's condition
+# creates (REDIS_URL is env.json's either way).
+_ONE_STANDS_IN = frozenset(
+    {
+        "AWS::RDS::DBInstance",
+        "AWS::ElastiCache::ServerlessCache",
+        "AWS::ElastiCache::ReplicationGroup",
+        "AWS::ElastiCache::SubnetGroup",
+    }
+)
 # With a Condition, the web client's hosting: `serve` hosts web/ itself (infra/local/web_client.py),
 # whatever the condition says (`--web-port -1` serves none). Without one, a bucket is created in
 # moto and served through the local S3 endpoint, a distribution by the local CDN, and a bucket

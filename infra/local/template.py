@@ -412,7 +412,7 @@ class Template:
                 return "5432"
             if attr.endswith("Address") or attr == "Endpoint":
                 return "127.0.0.1"
-        if rtype == "AWS::ElastiCache::ServerlessCache":
+        if rtype in ("AWS::ElastiCache::ServerlessCache", "AWS::ElastiCache::ReplicationGroup"):
             if attr.endswith("Port"):
                 return "6379"
             if attr.endswith("Address"):

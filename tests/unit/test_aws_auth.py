@@ -54,6 +54,16 @@ def test_the_cache_token_names_the_user_and_the_serverless_cache():
     assert query["X-Amz-Expires"] == "900"
 
 
+def test_the_token_of_a_node_based_cluster_names_its_replication_group_and_no_resource_type():
+    """The 1M profiles and up deploy a replication group: its token's request has no
+    ResourceType (AWS's IAM authentication guide), and the group's id as its host."""
+    token = aws_auth.elasticache_token("Warble-Nodes", "warble-app", "us-east-1", serverless=False)
+    assert token.startswith("warble-nodes/?")
+    query = _query(token)
+    assert (query["Action"], query["User"]) == ("connect", "warble-app")
+    assert "ResourceType" not in query
+
+
 # The four Amazon Trust Services roots (https://www.amazontrust.com/repository/), by SHA-256.
 AMAZON_ROOTS = {
     "8ecde6884f3d87b1125ba31ac3fcb13d7016de7f57cc904fe1cb97c6ae98196e",  # Amazon Root CA 1

@@ -91,13 +91,15 @@ class Settings:
     db_sslrootcert: str = ""
     db_role_secrets: str = ""
 
-    # Redis / Valkey. On AWS this is a cluster-mode serverless cache over TLS, whose one user
-    # (REDIS_IAM_USER, of cache REDIS_CACHE_NAME) signs in with an IAM token. REDIS_CA_CERTS: the
-    # CAs a rediss:// connection trusts (default: the system's).
+    # Redis / Valkey. On AWS this is a cluster-mode cache over TLS, serverless or node-based
+    # (REDIS_SERVERLESS, by the ScaleProfile), whose one user (REDIS_IAM_USER, of cache or
+    # replication group REDIS_CACHE_NAME) signs in with an IAM token. REDIS_CA_CERTS: the CAs a
+    # rediss:// connection trusts (default: the system's).
     redis_url: str = "redis://127.0.0.1:6379/0"
     redis_cluster: bool = False
     redis_iam_user: str = ""
     redis_cache_name: str = ""
+    redis_serverless: bool = True
     redis_ca_certs: str = ""
 
     aws_region: str = field(default="us-east-1", metadata={"env": "AWS_REGION"})

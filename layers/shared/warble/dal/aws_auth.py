@@ -43,8 +43,11 @@ def rds_token(host: str, port: int, user: str, region: str) -> str:
     )
 
 
-def elasticache_token(cache_name: str, user_id: str, region: str) -> str:
-    """ElastiCache's IAM token for its IAM-enabled user ``user_id`` of serverless cache
-    ``cache_name``."""
-    params = {"Action": "connect", "User": user_id, "ResourceType": "ServerlessCache"}
+def elasticache_token(cache_name: str, user_id: str, region: str, serverless: bool = True) -> str:
+    """ElastiCache's IAM token for its IAM-enabled user ``user_id`` of cache ``cache_name``: a
+    serverless cache's name, or a node-based replication group's id (whose request names no
+    resource type)."""
+    params = {"Action": "connect", "User": user_id}
+    if serverless:
+        params["ResourceType"] = "ServerlessCache"
     return presigned_connect(cache_name.lower(), params, "elasticache", region)

@@ -46,7 +46,9 @@ class IamCredentials(CredentialProvider):
             from warble.dal.aws_auth import elasticache_token
 
             s = self._settings
-            self._token = elasticache_token(s.redis_cache_name, s.redis_iam_user, s.aws_region)
+            self._token = elasticache_token(
+                s.redis_cache_name, s.redis_iam_user, s.aws_region, s.redis_serverless
+            )
             self._made = time.monotonic()
         return self._settings.redis_iam_user, self._token
 

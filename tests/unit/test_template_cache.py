@@ -1,0 +1,148 @@
+"""The cache each ScaleProfile deploys (template.yaml): one ElastiCache Serverless cache for dev,
+a node-based cluster-mode replication group from 1M up, chosen by the profile's CacheKind, with
+the functions pointed at the one that exists; and bench/capacity_model.py pricing that one.
+Resolved with the local runtime's own template reader (the conditions and intrinsics as
+CloudFormation evaluates them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.local.template import ResolveContext, Template, load_template
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.unit
+
+ENDPOINTS = {
+    "Cache": {"Endpoint.Address": "serverless.example", "Endpoint.Port": "6379",
+              "ARN": "arn:aws:elasticache:us-east-1:123456789012:serverlesscache:warble-cache"},
+    "CacheNodes": {"ConfigurationEndPoint.Address": "clustercfg.example",
+                   "ConfigurationEndPoint.Port": "6379"},
+}  # fmt: skip
+CACHES = ("Cache", "CacheNodes", "CacheSubnetGroup")
+
+
+@pytest.fixture(scope="module")
+def template() -> Template:
+    return load_template(ROOT / "template.yaml")
+
+
+def _context(profile: str) -> ResolveContext:
+    return ResolveContext(stack_name="warble", values=ENDPOINTS,
+                          parameters={"ScaleProfile": profile})  # fmt: skip
+
+
+def _created(template: Template, profile: str) -> set[str]:
+    """The cache resources CloudFormation creates with ``profile``."""
+    context = _context(profile)
+    return {
+        name
+        for name in CACHES
+        if template.condition(template.resources[name]["Condition"], context)
+    }
+
+
+def _environment(template: Template, profile: str) -> dict[str, Any]:
+    variables = template.globals["Function"]["Environment"]["Variables"]
+    return {
+        name: template.resolve(variables[name], _context(profile))
+        for name in ("REDIS_URL", "REDIS_CLUSTER", "REDIS_CACHE_NAME", "REDIS_SERVERLESS")
+    }
+
+
+def test_dev_deploys_one_serverless_cache_and_the_functions_use_it(template: Template) -> None:
+    assert _created(template, "dev") == {"Cache"}
+    assert _environment(template, "dev") == {
+        "REDIS_URL": "rediss://serverless.example:6379",
+        "REDIS_CLUSTER": "true",
+        "REDIS_CACHE_NAME": "Cache",
+        "REDIS_SERVERLESS": "true",
+    }
+
+
+@pytest.mark.parametrize("profile", ["1M", "10M", "100M"])
+def test_the_large_profiles_deploy_a_node_cluster_and_the_functions_use_its_configuration_endpoint(
+    template: Template, profile: str
+) -> None:
+    assert _created(template, profile) == {"CacheNodes", "CacheSubnetGroup"}
+    assert _environment(template, profile) == {
+        "REDIS_URL": "rediss://clustercfg.example:6379",
+        "REDIS_CLUSTER": "true",
+        "REDIS_CACHE_NAME": "CacheNodes",
+        "REDIS_SERVERLESS": "false",
+    }
+    props = template.resolve(template.resources["CacheNodes"]["Properties"], _context(profile))
+    mapping = template.mappings["ScaleProfiles"][profile]
+    assert props["NumNodeGroups"] == mapping["CacheShards"] > 1
+    assert props["CacheNodeType"] == mapping["CacheNodeType"]
+
+
+def test_only_the_cache_that_exists_may_be_signed_in_to(template: Template) -> None:
+    policy = template.resources["CacheAccess"]["Properties"]["PolicyDocument"]
+    for profile, cache in (("dev", ENDPOINTS["Cache"]["ARN"]),
+                           ("1M", "arn:aws:elasticache:us-east-1:123456789012:"
+                                  "replicationgroup:CacheNodes")):  # fmt: skip
+        statement = template.resolve(policy, _context(profile))["Statement"][0]
+        assert statement["Action"] == "elasticache:Connect"
+        assert statement["Resource"] == [cache, "local-CacheAppUser-Arn"]  # and the user
+
+
+def test_the_node_cluster_is_secured_and_placed_as_the_serverless_cache_is(
+    template: Template,
+) -> None:
+    """Cluster mode (the code's hash tags), TLS required, encrypted at rest, a replica a shard in
+    the other zone, and the serverless cache's user group, security group and subnets."""
+    context = _context("1M")
+    nodes = template.resolve(template.resources["CacheNodes"]["Properties"], context)
+    serverless = template.resolve(template.resources["Cache"]["Properties"], _context("dev"))
+    subnets = template.resolve(template.resources["CacheSubnetGroup"]["Properties"], context)
+    assert nodes["ClusterMode"] == "enabled"
+    assert nodes["CacheParameterGroupName"].endswith(".cluster.on")
+    assert (nodes["TransitEncryptionEnabled"], nodes["TransitEncryptionMode"]) == (True, "required")
+    assert nodes["AtRestEncryptionEnabled"] is True
+    assert (nodes["ReplicasPerNodeGroup"], nodes["MultiAZEnabled"]) == (1, True)
+    assert nodes["AutomaticFailoverEnabled"] is True
+    assert nodes["Engine"] == serverless["Engine"] == "valkey"
+    assert nodes["UserGroupIds"] == [serverless["UserGroupId"]]
+    assert nodes["SecurityGroupIds"] == serverless["SecurityGroupIds"]
+    assert subnets["SubnetIds"] == serverless["SubnetIds"]
+
+
+def test_the_model_prices_the_cache_each_profile_deploys(template: Template) -> None:
+    from bench import capacity_model as cm
+
+    profiles = cm.template_profiles()
+    assert cm.cache_deployment(0, profiles).kind == "serverless"  # no profile: dev's kind
+    for dau, name in cm.PROFILES.items():
+        deployed = cm.cache_deployment(dau, profiles)
+        kind = template.mappings["ScaleProfiles"][name]["CacheKind"]
+        assert deployed.kind == kind
+        n = cm.Needs(dau=dau, redis_gb=100.0, redis_ecpu_month=1e12)
+        month = cm.deployed_cache(n, profiles)
+        if kind == "nodes":
+            nodes = deployed.shards * 2
+            assert month == nodes * cm.PRICES["valkey_r7g_4xlarge_hour"] * cm.HOURS
+            assert deployed.describe().endswith(f"({nodes} nodes)")
+        else:
+            assert month == cm.serverless_cache(n)
+
+
+def test_a_node_profile_is_checked_by_its_shards_and_a_serverless_one_by_its_limits() -> None:
+    from bench import capacity_model as cm
+
+    # 1M users needing 120 shards at the event peak and 300 GB
+    n = cm.Needs(dau=1_000_000, redis_shards=120, redis_gb=300.0, redis_peak_ecpu_s=2e6)
+    nodes = {"CacheKind": "nodes", "CacheShards": 114, "CacheNodeType": "cache.r7g.4xlarge"}
+    rows = {name: (need, value, ok) for name, need, value, ok in cm.profile_check(n, nodes)}
+    assert rows["cache shards (cache.r7g.4xlarge, each at most half busy)"] == (120, 114, False)
+    memory = rows["cache GB (75% of the primaries' memory)"]
+    assert memory == (300.0, 114 * cm.NODE_GB["cache.r7g.4xlarge"], True)
+    serverless = {"CacheKind": "serverless", "CacheMaxEcpuPerSecond": 15e6,
+                  "CacheMaxDataStorageGB": 500}  # fmt: skip
+    rows = {name: (need, value, ok) for name, need, value, ok in cm.profile_check(n, serverless)}
+    spike = cm.EVENT_PEAK / cm.PEAK
+    # 2M ECPU/s at the daily peak is 16.7M at the event's: past one serverless cache
+    assert rows["cache ECPU/s maximum (one serverless cache)"] == (2e6 * spike, 15e6, False)
+    assert rows["cache GB maximum (one serverless cache)"] == (300.0, 500.0, True)
