@@ -844,11 +844,23 @@ def _optional(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def _load_ops(m: dict[str, Any]) -> dict[str, Any] | None:
+    """The load test's counts, with what these per-call figures predict for its requests (a
+    load test run before the per-call figures existed recorded no prediction)."""
+    from bench.load.ops import predicted
+
+    load = _optional(LOAD_OPS)
+    if load is not None and not load.get("predicted"):
+        load["predicted"] = expected = predicted(load["requests_by_route"], m)
+        load["ratio"] = {k: v / expected[k] for k, v in load["measured"].items() if expected[k]}
+    return load
+
+
 def inputs_from_results(m: dict[str, Any]) -> Any:
     from bench import capacity_model as cm
 
     return cm.Inputs(m=m, celebrities=_optional(CELEBRITIES), throughput=_optional(THROUGHPUT),
-                     load=_optional(LOAD_OPS), profiles=cm.template_profiles())  # fmt: skip
+                     load=_load_ops(m), profiles=cm.template_profiles())  # fmt: skip
 
 
 # What lowers each cost item (the five largest at 100M are listed with these).
