@@ -5,8 +5,9 @@ tweet account takes about 5 s on the local stack, docs/accounts.md). What bounds
 answer of 6 MB: about 12,000 tweets of 120 characters as plain JSON. So the answer is gzipped
 for every client that accepts it (browsers and HTTP libraries do, and undo it themselves): the
 answer is then about a sixth of its plain size, base64 included, and the bound moves to about
-75,000 such tweets, past the largest accounts the product names (50,000). A client that does not accept gzip and asks for a
-document over the bound is told so (``406``) instead of failing with a 502.
+75,000 such tweets, past the largest accounts the product names (50,000). A client that does
+not accept gzip and asks for a document over the bound is told so (``406``) instead of failing
+with a 502.
 """
 
 from __future__ import annotations
