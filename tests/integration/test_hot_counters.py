@@ -21,13 +21,11 @@ import pytest
 from warble import services
 from warble.dal import counters as dal_counters
 from warble.dal import likes as dal_likes
-from warble.dal import tweets as dal_tweets
 from warble.dal.erasure import DynamoErasure
-from warble.dal.graph import DynamoGraphStore
-from warble.domain.counters.reconcile import Reconciler
 from warble.domain.counters.service import StreamCounterProcessor
 from warble.settings import get_settings
 
+from tests.support.counters import reconciler as reconciler_now
 from tests.support.streams import StreamTap, decoded
 
 pytestmark = pytest.mark.integration
@@ -224,15 +222,7 @@ def test_reconciliation_counts_a_hot_counter_once_and_repairs_it_across_its_sub_
     for _ in range(3):
         assert processor.process(decoded(world.liked_by(_fans(5), tweet))).failures == []
     assert _in_sub_items(key, "like_count") == 27
-    reconciler = Reconciler(  # as services.reconciler() builds it, with nothing to wait for
-        graph=DynamoGraphStore(),
-        tweets=dal_tweets.TweetStore(),
-        likes=dal_likes.LikeStore(),
-        counters=dal_counters.DynamoCounterStore(3600),
-        rules=services.container().counter_rules,
-        settle_seconds=0,
-        on_repaired=services.container().counters_changed,
-    )
+    reconciler = reconciler_now()
 
     # a hot counter that is right is seen as right: its item and sub-items summed once
     assert [r for r in reconciler.run() if r.key == key] == []
