@@ -419,8 +419,14 @@ def streams_group(run: Run) -> Iterator[Item]:
                 for name in olds
             ]  # fmt: skip
             old = Calls()
-            for calls in _old(run, jobs) if jobs else []:
-                old.add(calls)
+            try:
+                for calls in _old(run, jobs) if jobs else []:
+                    old.add(calls)
+            except RuntimeError as exc:
+                # The base tree cannot read every item today's code writes (a tweet's media,
+                # cached): its row says so, and the new reader's counts still stand.
+                print(str(exc)[:2000], file=sys.stderr)
+                olds = [f"{name} (failed: see the run's log)" for name in olds]
             baseline = _raw(
                 ddb, raw, bench_stack.tables["NotificationsTable"], new.items_written,
                 new.redis_commands, world.serial,

@@ -16,8 +16,13 @@ What is modelled (each constant below names its source):
   spike for ten minutes, which the tables throttle at each partition's 1,000 write units a second
   (a partition cannot split that fast); one viral tweet by a 10M-follower account (a tenth of the
   followers like it in the first hour, decaying with a 15-minute half-life), its likes spread
-  over every shard and each batch holding one counting it updating one counter item (a hot item:
-  one transactional write at a time, 500 a second at most).
+  over every shard and each batch holding one counting it in one counter transaction.
+- **The hot counter** (warble.dal.counters): one item takes 500 transactional writes a second,
+  one at a time. A consumer whose transaction finds the item busy (cancelled: TransactionConflict)
+  marks the counter hot (a plain write to the item), backs off 50 ms, and from then on writes one
+  of the counter's ``HOT_SUB_ITEMS`` sub-items, drawn per transaction: n x 500 a second. Each
+  container learns it on its own (the simulated shards' lanes and, drawn at random, the shards
+  not simulated); one that has not yet learned still writes the item.
 - **Readers**: Lambda's event source mapping per reader and shard: 4 polls a second while idle, a
   poll right after each batch while busy, GetRecords up to 1,000 records, the batch size and
   window, ParallelizationFactor lanes (a partition key stays in its lane), and a throttled
@@ -30,7 +35,9 @@ What is modelled (each constant below names its source):
 The result is the 99th percentile of a record's age when its reader has applied it (write to
 end of the batch that applied it) per consumer and scenario, and the settings each needs. One
 shard is simulated (every shard of a table is alike under uniform keys), ten for the viral tweet,
-whose other shards' load on the hot counter is added as a stream of their transactions.
+whose other shards' load on the hot counter is added as a stream of their transactions. The
+report also runs the viral tweet on a year's tables with one counter item (``sub_items=0``: the
+design before), for comparison.
 """
 
 from __future__ import annotations
@@ -70,6 +77,14 @@ PARTITION_GB = 10.0
 PARTITION_WCU = 1000.0  # write units a second per partition
 ON_DEMAND_HEADROOM = 2.0  # on-demand serves up to twice the previous peak at once
 HOT_ITEM_TX_PER_SECOND = 500.0  # one item: 1,000 WCU a second, 2 per transactional write
+HOT_ITEM_WRITES_PER_SECOND = 1000.0  # the same item's plain writes (1 WCU): the hot mark
+# A hot counter's sub-items (warble.settings.counter_hot_sub_items): n x 500 transactions a
+# second. The seeds' viral tweet peaks at about 770 counter transactions a second (a like of it
+# on every likes shard, its likers capped by the account's followers, so alike at 10M and 100M
+# daily users); 8 sub-items take 4,000, five times that, and a read of a hot counter costs one
+# more BatchGetItem of 8 keys whatever n is (up to 100).
+HOT_SUB_ITEMS = 8
+CONFLICT_BACKOFF = 0.05  # warble.domain.counters: a cancelled transaction waits 50 ms, doubling
 
 # ---- the load (bench/capacity_model.py's traffic; seed 000's peak) -------------------------------
 PEAK_TO_MEAN = 3.0  # seed 000: "Peak = 100k * 3"
@@ -228,6 +243,50 @@ class ServiceModel:
         return fixed + waits + cpu + hot
 
 
+# ---- the viral tweet's counter ---------------------------------------------------------------
+class HotCounter:
+    """The viral tweet's like counter (warble.dal.counters): one item, 500 transactional writes a
+    second, and ``sub_items`` more once a consumer knows it is hot (0: never spread, the design
+    before). Each write is a FIFO turn on an item: a transaction that found its item busy was
+    cancelled (TransactionConflict) and retried after the consumer's back-off. A consumer that
+    does not know the counter is hot writes the item; when it finds the item busy it learns:
+    it sets the item's ``sub_items`` (a plain write, its own turn on the item), backs off, and
+    from then on writes a sub-item drawn per transaction."""
+
+    def __init__(self, env: simpy.Environment, sub_items: int) -> None:
+        self.env = env
+        self.item = simpy.Resource(env, capacity=1)
+        self.subs = [simpy.Resource(env, capacity=1) for _ in range(sub_items)]
+
+    def _turn(self, item: simpy.Resource, hold: float) -> Iterator[Any]:
+        """Its turn on ``item`` held for ``hold``; the process's value: whether it had to wait."""
+        with item.request() as turn:
+            queued = self.env.now
+            yield turn
+            waited = self.env.now > queued
+            yield self.env.timeout(hold)
+        return waited
+
+    def write(self, knows: list[bool], rng: np.random.Generator) -> Iterator[Any]:
+        """One batch's counter transaction by a consumer (``knows[0]``: it knows it is hot)."""
+        env, tx = self.env, 1 / HOT_ITEM_TX_PER_SECOND
+        if not knows[0]:
+            busy = self.item.count > 0 or len(self.item.queue) > 0
+            if not busy or not self.subs:
+                waited = yield from self._turn(self.item, tx)
+                if waited:
+                    yield env.timeout(CONFLICT_BACKOFF)
+                return
+            # Cancelled on the busy item: mark it hot (UpdateItem), back off, use a sub-item.
+            knows[0] = True
+            yield from self._turn(self.item, 1 / HOT_ITEM_WRITES_PER_SECOND)
+            yield env.timeout(CONFLICT_BACKOFF)
+        sub = self.subs[int(rng.integers(len(self.subs)))]
+        waited = yield from self._turn(sub, tx)
+        if waited:
+            yield env.timeout(CONFLICT_BACKOFF)
+
+
 # ---- one shard (and its lanes) -----------------------------------------------------------------
 @dataclass(frozen=True)
 class Mapping:
@@ -254,14 +313,14 @@ def simulate_shard(
     *,
     readers: int = 2,
     viral: np.ndarray | None = None,
-    hot: simpy.Resource | None = None,
+    hot: HotCounter | None = None,
     env: simpy.Environment | None = None,
     idle_poll: float = 1 / POLLS_PER_SECOND,
     busy_poll: float = 0.0,
 ) -> Callable[[], ShardResult]:
     """Queue the shard's pollers (one per lane) in ``env``; the reader gives the delays once
     the environment has run. ``arrivals``: sorted write times; ``viral``: which records count
-    the viral tweet (their batch's transaction takes the ``hot`` item)."""
+    the viral tweet (their batch's transaction writes the ``hot`` counter)."""
     env = env if env is not None else simpy.Environment()
     lanes = rng.integers(mapping.parallelization, size=len(arrivals))
     delays: list[np.ndarray] = []
@@ -269,6 +328,7 @@ def simulate_shard(
 
     def poller(times: np.ndarray, marks: np.ndarray | None) -> Iterator[Any]:
         i = 0
+        knows = [False]  # this lane's container knows the counter is hot (it learns it once)
         while i < len(times):
             if readers > READERS_PER_SHARD and rng.random() < 1 - READERS_PER_SHARD / readers:
                 yield env.timeout(THROTTLE_BACKOFF)
@@ -295,14 +355,7 @@ def simulate_shard(
             holds = marks is not None and bool(marks[i : i + n].any())
             i += n
             if holds and hot is not None:
-                with hot.request() as turn:
-                    queued = env.now
-                    yield turn
-                    # A transaction that found the item busy was cancelled and retried after the
-                    # consumer's back-off (warble.domain.counters: 50 ms, doubling).
-                    backoff = 0.05 if env.now > queued else 0.0
-                    yield env.timeout(1 / HOT_ITEM_TX_PER_SECOND)
-                yield env.timeout(backoff)
+                yield from hot.write(knows, rng)
             yield env.timeout(service.seconds(n, rng))
             batches[0] += 1
             delays.append(env.now - batch)
@@ -429,6 +482,7 @@ def run_case(
     costs: dict[tuple[str, str], dict[str, float]],
     seed: int = 29,
     readers: int = 2,
+    sub_items: int = HOT_SUB_ITEMS,
 ) -> Outcome:
     rng = np.random.default_rng(seed)
     table = Table(consumer.stream, dau, age_days)
@@ -445,7 +499,7 @@ def run_case(
     env = simpy.Environment()
     viral_here = scenario.viral and consumer.stream == "likes"
     shards = 10 if viral_here and consumer.reader.startswith("Fanout") else 1
-    hot = simpy.Resource(env, capacity=1) if shards > 1 else None
+    hot = HotCounter(env, sub_items) if shards > 1 else None
     readers_out: list[Callable[[], ShardResult]] = []
     for _ in range(shards):
         times = poisson_times(base, 0, horizon, rng)
@@ -461,7 +515,7 @@ def run_case(
             )
         )
     if hot is not None:
-        # The other shards' counter transactions on the hot item, as measured on these: the
+        # The other shards' counter transactions on the hot counter, as measured on these: the
         # mean field (iterated once: their rate is that of the simulated shards).
         env.process(_others(env, hot, rng, table.shards - shards, dau, mapping, horizon))
     env.run(until=horizon + 600)  # and time to drain what is left
@@ -479,7 +533,7 @@ def run_case(
 
 def _others(
     env: simpy.Environment,
-    hot: simpy.Resource,
+    hot: HotCounter,
     rng: np.random.Generator,
     shards: int,
     dau: int,
@@ -487,9 +541,11 @@ def _others(
     horizon: float,
 ) -> Iterator[Any]:
     """Transactions on the hot counter from the shards not simulated: each of their batches that
-    holds a viral like, at most one per poll or window per shard."""
+    holds a viral like, at most one per poll or window per shard; each from a shard drawn at
+    random, whose consumer learns the counter is hot as the simulated ones do."""
     per_shard = viral_rate(dau, shards + 10)
     turn = max(mapping.window, 1 / POLLS_PER_SECOND)
+    knows = np.zeros(max(shards, 1), bool)
     while env.now < horizon:
         likes = per_shard(env.now) * shards
         # A shard's batch counts the tweet once however many of its likes it holds.
@@ -499,13 +555,15 @@ def _others(
             yield env.timeout(1.0)
             continue
         yield env.timeout(float(rng.exponential(1 / rate)))
-        env.process(_hold(env, hot))
+        env.process(_hold(hot, knows, int(rng.integers(len(knows))), rng))
 
 
-def _hold(env: simpy.Environment, hot: simpy.Resource) -> Iterator[Any]:
-    with hot.request() as turn:
-        yield turn
-        yield env.timeout(1 / HOT_ITEM_TX_PER_SECOND)
+def _hold(
+    hot: HotCounter, knows: np.ndarray, shard: int, rng: np.random.Generator
+) -> Iterator[Any]:
+    learned = [bool(knows[shard])]
+    yield from hot.write(learned, rng)
+    knows[shard] = learned[0]
 
 
 # ---- choosing the settings -----------------------------------------------------------------------
@@ -770,7 +828,9 @@ CHOSEN = {
     "fanout <- tweets": Mapping(300, 1.0, 2),
     "fanout <- likes": Mapping(300, 1.0, 1),
     "fanout <- graph": Mapping(100, 1.0, 1),
-    "reactions <- tweets": Mapping(300, 1.0, 1),
+    # Two lanes since every notification is pushed (a post each: 180 a batch of 100 replies
+    # that mention someone, counted on 2026-11-28, where 10 were when the search ran).
+    "reactions <- tweets": Mapping(300, 1.0, 2),
     "reactions <- likes": Mapping(300, 1.0, 1),
     "reactions <- graph": Mapping(300, 1.0, 1),
 }
@@ -826,7 +886,18 @@ def report(quick: bool = False, search: bool = False) -> dict[str, Any]:
             chosen[CONSUMERS[0].name], costs, readers=4,
         ),
     ]  # fmt: skip
-    return {"chosen": chosen, "outcomes": outcomes, "four_readers": old, "lanes": lanes}
+    # And the viral tweet's counter on one item (no sub-items: the design before), a year's
+    # tables, where it was over.
+    viral = next(s for s in SCENARIOS if s.viral)
+    likes = next(c for c in CONSUMERS if c.name == "fanout <- likes")
+    one_item = [
+        run_case(likes, dau, 365.0, _short(viral, quick), chosen[likes.name], costs, sub_items=0)
+        for dau in scales[-2:]
+    ]
+    return {
+        "chosen": chosen, "outcomes": outcomes, "four_readers": old, "lanes": lanes,
+        "one_item": one_item,
+    }  # fmt: skip
 
 
 def _dump_result(result: dict[str, Any]) -> dict[str, Any]:
@@ -838,6 +909,7 @@ def _dump_result(result: dict[str, Any]) -> dict[str, Any]:
         "outcomes": [outcome(o) for o in result["outcomes"]],
         "four_readers": [outcome(o) for o in result["four_readers"]],
         "lanes": {name: {str(d): n for d, n in v.items()} for name, v in result["lanes"].items()},
+        "one_item": [outcome(o) for o in result.get("one_item", [])],
     }
 
 
@@ -850,6 +922,7 @@ def _load_result(raw: dict[str, Any]) -> dict[str, Any]:
         "outcomes": [outcome(o) for o in raw["outcomes"]],
         "four_readers": [outcome(o) for o in raw["four_readers"]],
         "lanes": {name: {int(d): n for d, n in v.items()} for name, v in raw["lanes"].items()},
+        "one_item": [outcome(o) for o in raw.get("one_item", [])],
     }
 
 
@@ -942,6 +1015,17 @@ def markdown(result: dict[str, Any], calibration: dict[str, Any] | None) -> str:
         f"{old.p99:.2f} s, worst {old.worst:.2f} s (GetRecords throttled: a second's back-off on "
         "half the polls).",
     ]
+    if result.get("one_item"):
+        figures = ", ".join(
+            f"{o.dau // 1_000_000}M p99 {o.p99:.2f} s (worst {o.worst:.2f} s)"
+            for o in result["one_item"]
+        )
+        lines += [
+            "",
+            f"The viral tweet's counter on one item (no sub-items: the design before), the fan-out "
+            f"of likes, a year's tables, the same settings: {figures}; with {HOT_SUB_ITEMS} "
+            "sub-items, the rows above.",
+        ]
     if calibration:
         m, s = (
             {int(q): v for q, v in calibration[part].items()} for part in ("measured", "simulated")

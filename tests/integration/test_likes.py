@@ -21,6 +21,7 @@ from warble.domain.likes.ports import TweetMissing
 from warble.errors import NotFound
 from warble.settings import get_settings
 
+from tests.support.counters import reconciler as reconciler_now
 from tests.support.streams import StreamTap, all_records, decoded
 
 pytestmark = pytest.mark.integration
@@ -206,18 +207,7 @@ def test_reconciliation_repairs_a_corrupted_counter_and_reports_it(world):
     tweet = int(world.tweets.post(alice, "counted", None, []).id)
     world.likes.like(bob, tweet)
     world.settle()
-    from warble.dal.graph import DynamoGraphStore
-    from warble.domain.counters.reconcile import Reconciler
-
-    reconciler = Reconciler(  # as services.reconciler() builds it, with nothing to wait for
-        graph=DynamoGraphStore(),
-        tweets=dal_tweets.TweetStore(),
-        likes=dal_likes.LikeStore(),
-        counters=dal_counters.DynamoCounterStore(3600),
-        rules=services.container().counter_rules,
-        settle_seconds=0,
-        on_repaired=services.container().counters_changed,
-    )
+    reconciler = reconciler_now()
 
     assert [r for r in reconciler.run() if r.key in (f"T#{tweet}", f"U#{alice}")] == []
     table = boto3.resource("dynamodb").Table(get_settings().counters_table)

@@ -185,6 +185,9 @@ class Settings:
     first_page_cache_ttl_seconds: int = 300
     # Dedupe claims of applied stream records outlive the stream's 24 h retention.
     counter_claim_ttl_seconds: int = 2 * 86400
+    # Sub-items a hot counter is spread over (warble.dal.counters): 8 take 4,000 transactional
+    # writes a second, five times the seeds' viral tweet at its peak (docs/capacity.md).
+    counter_hot_sub_items: int = 8
     # Reconciliation re-checks a drifted counter after this long before repairing it, so that a
     # stream record still in flight is not mistaken for drift (stream lag is normally < 1 s).
     reconcile_settle_seconds: float = 5.0

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import Any
 
+from warble.dal.counters import SUB_ITEMS, main_key, sub_keys
 from warble.dal.dynamo import _session
 from warble.domain.deletion.ports import (
     Conversations,
@@ -282,12 +283,11 @@ class DynamoErasure:
         only those are looked into: their likers' items, their retweets' index entries."""
         s = self._s
         reacted: list[tuple[int, bool, bool]] = []
-        for start in range(0, len(tweet_ids), BATCH_GET_LIMIT):
-            chunk = [{"pk": {"S": f"T#{t}"}} for t in tweet_ids[start : start + BATCH_GET_LIMIT]]
-            for item in self._batch_get(s.counters_table, chunk, "pk, like_count, retweet_count"):
-                liked, retweeted = _num(item, "like_count") or 0, _num(item, "retweet_count") or 0
-                if liked or retweeted:
-                    reacted.append((int(_str(item, "pk")[2:]), liked > 0, retweeted > 0))
+        counted = self._counters([f"T#{t}" for t in tweet_ids], ("like_count", "retweet_count"))
+        for pk, (counts, _subs) in counted.items():
+            liked, retweeted = counts["like_count"], counts["retweet_count"]
+            if liked or retweeted:
+                reacted.append((int(pk[2:]), liked > 0, retweeted > 0))
         users: list[int] = []
         for tweet, liked, retweeted in reacted:
             if len(users) >= REACTORS_PER_SLICE:
@@ -436,30 +436,55 @@ class DynamoErasure:
         return 0
 
     # ---- counters --------------------------------------------------------------------------
-    def settle_counters(self, user_id: int | None, tweet_ids: Sequence[int]) -> list[int]:
-        """Counter items whose counts are all 0 (or absent) are deleted; the others are
-        answered (a user's as -1). A tweet's reply_count is not waited for: replies of others
-        stay when a tweet goes."""
+    def _counters(
+        self, keys: Sequence[str], fields: Sequence[str]
+    ) -> dict[str, tuple[dict[str, int], list[str]]]:
+        """Each counter item found among ``keys``: its ``fields`` with its sub-items' added (a
+        hot counter's deltas are spread over them: warble.dal.counters), and their keys. One
+        BatchGetItem a hundred, and one more a hundred sub-items of the hot ones."""
         table = self._s.counters_table
+        found: dict[str, tuple[dict[str, int], list[str]]] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), BATCH_GET_LIMIT):
+            chunk = [{"pk": {"S": k}} for k in unique[start : start + BATCH_GET_LIMIT]]
+            for item in self._batch_get(table, chunk, ", ".join(("pk", SUB_ITEMS, *fields))):
+                pk = _str(item, "pk")
+                counts = {name: _num(item, name) or 0 for name in fields}
+                found[pk] = (counts, sub_keys(pk, _num(item, SUB_ITEMS) or 0))
+        subs = [sub for _, hot in found.values() for sub in hot]
+        for start in range(0, len(subs), BATCH_GET_LIMIT):
+            chunk = [{"pk": {"S": k}} for k in subs[start : start + BATCH_GET_LIMIT]]
+            for item in self._batch_get(table, chunk, ", ".join(("pk", *fields))):
+                counts = found[main_key(_str(item, "pk"))][0]
+                for name in fields:
+                    counts[name] += _num(item, name) or 0
+        return found
+
+    def _drop(self, counters: dict[str, tuple[dict[str, int], list[str]]]) -> None:
+        """Counter items with their sub-items, the sub-items first: an item deleted before
+        them would leave them where nothing names them."""
+        table = self._s.counters_table
+        self._delete((table, {"pk": {"S": sub}}) for _, subs in counters.values() for sub in subs)
+        self._delete((table, {"pk": {"S": pk}}) for pk in counters)
+
+    def settle_counters(self, user_id: int | None, tweet_ids: Sequence[int]) -> list[int]:
+        """Counter items whose counts are all 0 (or absent) are deleted, with their sub-items;
+        the others are answered (a user's as -1). A tweet's reply_count is not waited for:
+        replies of others stay when a tweet goes."""
         keys = ([f"U#{user_id}"] if user_id is not None else []) + [f"T#{t}" for t in tweet_ids]
         moving: list[int] = []
-        settled: list[str] = []
-        for start in range(0, len(keys), BATCH_GET_LIMIT):
-            chunk = [{"pk": {"S": k}} for k in keys[start : start + BATCH_GET_LIMIT]]
-            for item in self._batch_get(table, chunk, ", ".join(("pk", *_WAITED_FOR))):
-                pk = _str(item, "pk")
-                counts = [_num(item, name) or 0 for name in _WAITED_FOR]
-                if any(counts):
-                    moving.append(-1 if pk.startswith("U#") else int(pk[2:]))
-                else:
-                    settled.append(pk)
-        self._delete((table, {"pk": {"S": pk}}) for pk in settled)
+        settled: dict[str, tuple[dict[str, int], list[str]]] = {}
+        for pk, (counts, subs) in self._counters(keys, _WAITED_FOR).items():
+            if any(counts.values()):
+                moving.append(-1 if pk.startswith("U#") else int(pk[2:]))
+            else:
+                settled[pk] = (counts, subs)
+        self._drop(settled)
         return moving
 
     def drop_counters(self, user_id: int | None, tweet_ids: Sequence[int]) -> None:
-        table = self._s.counters_table
         keys = ([f"U#{user_id}"] if user_id is not None else []) + [f"T#{t}" for t in tweet_ids]
-        self._delete((table, {"pk": {"S": k}}) for k in keys)
+        self._drop(self._counters(keys, ()))
 
 
 def _conditional_delete(table: str, pk: str, sk: str) -> dict[str, Any]:

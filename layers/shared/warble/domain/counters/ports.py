@@ -30,6 +30,9 @@ def owner_of(key: str) -> tuple[str, int] | None:
 
 
 class CounterStore(Protocol):
+    """Counters by key. How a counter is stored (one item, or a hot one's sub-items) is the
+    store's: every method speaks of whole counters."""
+
     def apply(self, claims: list[str], deltas: dict[tuple[str, str], int]) -> None: ...
     def read(self, keys: list[str]) -> dict[str, dict[str, int]]: ...
     def scan(self) -> Iterator[tuple[str, dict[str, int]]]: ...

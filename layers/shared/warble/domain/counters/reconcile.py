@@ -8,7 +8,8 @@ a bug. The ReconcileFunction (nightly, and on demand) finds and repairs it:
    (followers_count), tweets (tweet_count, reply_count, retweet_count) and like edges
    (like_count), each seen as the event that created it and counted by the consumer's own
    rules (``CounterRules``), so the two can never disagree on what counts; compare with the
-   counters table;
+   counters as the store reads them (a hot counter's sub-items summed into it: the store's
+   concern, ``CounterStore.scan``);
 2. wait ``settle_seconds``, then re-check each counter that differed with a targeted recount
    (one COUNT query) and a fresh read. A difference that a record still in flight explains
    closes by itself meanwhile; only one that persists, by the same amount, is drift;
