@@ -27,6 +27,8 @@ from warble.domain.media.ports import AttachedMedia
 from warble.domain.tweets.answers import Tweet
 from warble.http.render import render
 
+from tests.support.answers import ATTACHED
+
 pytestmark = pytest.mark.unit
 
 
@@ -89,19 +91,6 @@ def test_an_answer_renders_the_bytes_pydantic_wrote(kind: type) -> None:
     check()
 
 
-ATTACHED = st.builds(
-    AttachedMedia,
-    id=st.integers(1, 2**62),
-    content_type=st.sampled_from(["image/png", "image/jpeg", "image/webp"]),
-    size=st.integers(0, 10**8),
-    width=st.integers(1, 20_000),
-    height=st.integers(1, 20_000),
-    original_key=st.text(),
-    preview_key=st.text(),
-    blurhash=st.text(),
-    alt_text=st.text(),
-    created_at_ms=st.integers(0, 4 * 10**12),
-)
 # A cached tweet's media: its text as the tweet cache makes it (pydantic writes what it holds).
 st.register_type_strategy(
     MediaJson, st.lists(ATTACHED, max_size=3).map(lambda m: MediaJson(encoded_media(m, "u")))

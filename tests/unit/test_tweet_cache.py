@@ -25,24 +25,11 @@ from warble.domain.tweets.ports import StoredTweet
 from warble.domain.tweets.service import TOMBSTONE
 from warble.http.render import render
 
+from tests.support.answers import ATTACHED
+
 pytestmark = pytest.mark.unit
 
 BASE = "https://media.example"
-
-ATTACHED = st.builds(
-    AttachedMedia,
-    id=st.integers(1, 2**63 - 1),
-    content_type=st.sampled_from(["image/png", "image/jpeg"]),
-    size=st.integers(1, 10**7),
-    width=st.integers(1, 8192),
-    height=st.integers(1, 8192),
-    original_key=st.text(),
-    preview_key=st.text(),
-    blurhash=st.text(),
-    alt_text=st.text(),  # quotes, backslashes, emoji, control characters
-    created_at_ms=st.integers(0, 4 * 10**12),
-    rev=st.integers(0, 5),
-)
 
 
 def cached(tweet: StoredTweet) -> StoredTweet:
