@@ -9,6 +9,7 @@ from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
+from warble.domain.media.answers import MediaJson, encoded_media
 from warble.domain.media.ports import AttachedMedia
 from warble.domain.shared import UserSummary
 
@@ -54,3 +55,10 @@ def component(name: str) -> dict[str, Any]:
 
 def ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
+
+
+# A cached tweet's media: its text as the tweet cache makes it (pydantic writes what it holds).
+# Registered here, where every test that draws a Tweet gets it by importing ATTACHED.
+st.register_type_strategy(
+    MediaJson, st.lists(ATTACHED, max_size=3).map(lambda m: MediaJson(encoded_media(m, "u")))
+)

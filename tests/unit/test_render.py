@@ -91,12 +91,6 @@ def test_an_answer_renders_the_bytes_pydantic_wrote(kind: type) -> None:
     check()
 
 
-# A cached tweet's media: its text as the tweet cache makes it (pydantic writes what it holds).
-st.register_type_strategy(
-    MediaJson, st.lists(ATTACHED, max_size=3).map(lambda m: MediaJson(encoded_media(m, "u")))
-)
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.lists(ATTACHED, max_size=4), st.from_type(Tweet), st.sampled_from(["https://c.d", ""]))
 def test_a_cached_tweets_media_renders_as_made_afresh(

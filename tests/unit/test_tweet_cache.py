@@ -120,3 +120,9 @@ def test_the_answer_is_json_in_place_not_a_string() -> None:
         dataclasses.replace(tweet, media_json=(MEDIA_JSON_FORM, BASE, text)).record()
     )
     assert json.loads(written)["media_json"][2] == json.loads(text)
+
+
+def test_a_value_of_another_shape_reads_as_plain_json() -> None:
+    # an id written as a string (not this shape's int) is read as the default codec reads it
+    value = {"id": "1", "author_id": 2, "text": "hi", "created_at_ms": 1000}
+    assert TWEET_CODEC.decode(JSON.encode(value)) == value

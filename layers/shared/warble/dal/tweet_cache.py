@@ -52,4 +52,17 @@ def _encode(record: Any) -> bytes:
     return _ENCODER.encode(record)
 
 
-TWEET_CODEC = Codec(encode=_encode, decode=msgspec.json.Decoder(_CachedTweet).decode)
+_typed = msgspec.json.Decoder(_CachedTweet).decode
+_any = msgspec.json.Decoder().decode
+
+
+def _decode(raw: bytes | str) -> Any:
+    """The typed read; a value of another shape (written by an older deploy, say) is read as
+    plain JSON, as the default codec reads it, rather than failing the request."""
+    try:
+        return _typed(raw)
+    except msgspec.ValidationError:
+        return _any(raw)
+
+
+TWEET_CODEC = Codec(encode=_encode, decode=_decode)
