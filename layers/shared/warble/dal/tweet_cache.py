@@ -22,7 +22,7 @@ from typing import Any, TypedDict
 
 import msgspec
 
-from warble.dal.cache import Codec
+from warble.dal.cache import JSON, Codec
 
 
 class _CachedTweet(TypedDict, total=False):
@@ -53,7 +53,6 @@ def _encode(record: Any) -> bytes:
 
 
 _typed = msgspec.json.Decoder(_CachedTweet).decode
-_any = msgspec.json.Decoder().decode
 
 
 def _decode(raw: bytes | str) -> Any:
@@ -62,7 +61,7 @@ def _decode(raw: bytes | str) -> Any:
     try:
         return _typed(raw)
     except msgspec.ValidationError:
-        return _any(raw)
+        return JSON.decode(raw)
 
 
 TWEET_CODEC = Codec(encode=_encode, decode=_decode)
