@@ -972,13 +972,15 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
     all_needs = [cm.needs(inputs, d) for d in cm.SCALES]
     head = "| | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |"
     rule = "|---|" + "---:|" * len(cm.SCALES)
-    lines += ["", "#### What each scale needs (daily peak = 3x the mean; event peak = 25x)", "",
-              head, rule]  # fmt: skip
+    lines += ["", "#### What each scale needs (daily peak = 3x the mean; event = 10x on all"
+              " traffic for minutes, and posts at 25x for a second)", "", head, rule]  # fmt: skip
     spike = cm.EVENT_PEAK / cm.PEAK
     rows = [
         ("HTTP requests a month", lambda n: _si(n.http_requests_month)),
         ("HTTP requests/s at the daily peak / an event", lambda n: f"{_si(n.peak_rps)} / "
          f"{_si(n.peak_rps * spike)}"),
+        ("POST /v1/tweets/s in the one-second burst (25x the mean)",
+         lambda n: _si(n.post_burst_rps)),
         ("Lambda invocations a month", lambda n: _si(n.lambda_invocations)),
         ("Lambda GB-seconds a month", lambda n: _si(n.lambda_gb_s)),
         ("Lambda concurrency, daily peak / event", lambda n: f"{n.peak_concurrency:,.0f} / "
@@ -997,11 +999,11 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
          lambda n: f"{n.redis_gb:,.0f}"),
         ("serverless caches holding the event peak (5,000 GB and 15M ECPU/s each)",
          lambda n: f"{n.caches}"),
-        ("or: r7g.4xlarge shards, each at most half busy, daily peak / event (1 replica each;"
-         " 3x the one-core mix a node)", lambda n: f"{n.redis_shards_daily:,} /"
-         f" {n.redis_shards:,}"),
+        ("or: r7g.4xlarge shards, half busy at the daily peak / 90% busy at the event (1 replica"
+         " each; 3x the one-core mix a node)", lambda n: f"{n.redis_shards_daily:,} /"
+         f" {n.redis_shards_event:,}"),
         ("... clusters of 250 such shards (500 nodes: ElastiCache's most), daily peak / event",
-         lambda n: f"{_clusters(n.redis_shards_daily)} / {_clusters(n.redis_shards)}"),
+         lambda n: f"{_clusters(n.redis_shards_daily)} / {_clusters(n.redis_shards_event)}"),
         ("PostgreSQL queries/s at peak (writes)", lambda n: f"{n.pg_peak_qps:,.0f}"
          f" ({n.pg_peak_writes:,.0f})"),
         ("Aurora ACU needed at peak (max 256 an instance)", lambda n: f"{n.aurora_acu:,.1f}"),

@@ -68,7 +68,7 @@ METRICS = ("redis_commands", "cluster_commands", "redis_round_trips", "redis_ser
 
 
 # ---- the graph -------------------------------------------------------------------------------
-def _activity(users: int, seed: int) -> Any:
+def draw_activity(users: int, seed: int) -> Any:
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -82,7 +82,7 @@ def top_share() -> float:
     (a user follows it with min(1, activity x share)): bisected on 100,000 users."""
     import numpy as np
 
-    activity = _activity(100_000, 3)
+    activity = draw_activity(100_000, 3)
     low, high = TOP_FOLLOWED, 1.0 / max(float(np.percentile(activity, 50)), 1e-3)
     for _ in range(40):
         mid = (low + high) / 2
@@ -115,7 +115,7 @@ def graph_stats(threshold: int, seed: int = 1) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     shares = np.array(celebrity_shares(threshold))
     mean_c = float(shares.sum())
-    activity = _activity(USERS, seed)
+    activity = draw_activity(USERS, seed)
     # A user follows celebrity r with min(1, a * share_r): the expected count is that sum.
     head = shares[:2000]
     capped = np.minimum(1.0, np.outer(activity[:20_000], head)).sum(axis=1)

@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 from warble import keys, services
 from warble.dal import redis as redis_dal
+from warble.domain.timelines.service import entry
 from warble.errors import Forbidden
 from warble.events import TweetPosted
 from warble.settings import get_settings
@@ -260,3 +261,41 @@ def test_a_hot_recipient_is_capped_per_window(tap, consumer, accounts, redis, mo
     stored = services.notifications().page(celebrity, ["like"], 100, None).items
     assert len(stored) == 5  # the rest of this window's were dropped
     assert services.notifications().counts(celebrity).like == 5
+
+
+def test_a_followee_crossing_the_threshold_drops_the_followers_celebrity_lists(
+    accounts, moto, redis, tap, monkeypatch
+):
+    # given an author with two followers at a threshold of 2 (fanned out), whose first tweet
+    # marks it; the reader has read his home (his celebrity list is kept a day)
+    configure(monkeypatch, CELEBRITY_FOLLOWERS="2")
+    author, reader, other = (user(services.accounts(), n) for n in ("crosser", "rd", "ot"))
+    graph = services.graph()
+    for follower in (reader, other):
+        graph.follow(follower, author)
+    services.container().count_batch({"Records": tap.drain()})
+    timelines = services.timelines()
+    timelines.home(reader, 20, None)
+    assert redis.get(keys.home_celebrities(reader)) == ""
+    assert 3600 < redis.ttl(keys.home_celebrities(reader)) <= 86_400
+
+    def post(text: str) -> int:
+        tweet_id = int(services.tweets().post(author, text, None, []).id)
+        writes = services.container().write_batch()
+        timelines.apply_stream([TweetPosted(tweet_id, author)], writes)
+        writes.run()
+        return tweet_id
+
+    first = post("first")
+    assert redis.get(keys.celebrity_mark(author)) == "0"
+    assert redis.get(keys.home_celebrities(reader)) == ""  # first mark: nothing crossed
+    # when a third follower makes it a celebrity and it tweets
+    graph.follow(user(services.accounts(), "third"), author)
+    services.container().count_batch({"Records": tap.drain()})
+    second = post("second")
+    # then the reader's list is gone, the tweet not pushed, and his next read merges it
+    assert redis.get(keys.celebrity_mark(author)) == "1"
+    assert redis.exists(keys.home_celebrities(reader)) == 0
+    assert redis.zscore(keys.home_timeline(reader), entry(author, second)) is None
+    assert [int(t.id) for t in timelines.home(reader, 20, None).items] == [second, first]
+    assert redis.get(keys.home_celebrities(reader)) == str(author)

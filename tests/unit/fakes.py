@@ -708,6 +708,7 @@ class FakeTimelineStore:
         self.home: dict[int, set[str]] = {}
         self.recent: dict[int, set[str]] = {}
         self.celebrities: dict[int, list[int]] = {}
+        self.marks: dict[int, bool] = {}
 
     @staticmethod
     def _newest(entries: Iterable[str], before: int | None, limit: int) -> list[str]:
@@ -817,6 +818,15 @@ class FakeTimelineStore:
 
     def forget_celebrities_later(self, writes: Any, user_id: int) -> None:
         self.forget_celebrities(user_id)
+
+    def mark_celebrity_later(self, writes: Any, author_id: int, big: bool) -> None:
+        self.marks[author_id] = big
+
+    def celebrity_marks_later(
+        self, batch: Any, author_ids: list[int]
+    ) -> Callable[[], dict[int, bool | None]]:
+        marks = {a: self.marks.get(a) for a in author_ids}
+        return lambda: marks
 
     def recent_later(
         self, batch: Any, author_ids: list[int], limit: int

@@ -135,3 +135,75 @@ def test_every_scale_profile_sets_the_same_settings() -> None:
     assert set(profiles) == {"dev", *cm.PROFILES.values()}
     settings = {name: set(values) for name, values in profiles.items()}
     assert all(found == settings["dev"] for found in settings.values()), settings
+
+
+def test_a_held_set_misses_once_per_hold_whatever_its_readers() -> None:
+    from bench import capacity_model as cm
+
+    # one set every reader follows, read 9 times a second, held 1 s: one miss a second
+    assert abs(cm.held_miss_rate([1.0], 9.0, 1.0) - 0.1) < 1e-12
+    # a set read once in ten seconds is never held when it is read
+    assert abs(cm.held_miss_rate([0.1], 1.0, 1.0) - 1 / 1.1) < 1e-12
+    # more requests a container: fewer misses each; nothing held at 0 requests
+    odds = [0.3, 0.1, 0.01, 0.001]
+    rates = [cm.held_miss_rate(odds, r, 1.0) for r in (1, 10, 100, 1000)]
+    assert rates == sorted(rates, reverse=True) and rates[-1] < 0.05
+    assert cm.held_miss_rate(odds, 0.0, 1.0) == 1.0
+
+
+def _sweep(per_celebrity: float) -> dict:
+    metric = {"intercept": 10.0, "per_celebrity": per_celebrity, "per_following": 0.0}
+    formula = {name: dict(metric) for name in ("redis_commands", "cluster_commands",
+                                                "redis_server_us", "redis_net_bytes")}  # fmt: skip
+    graph = {"mean_celebrities_followed": 40.0, "mean_following": 140.0, "threshold": 10_000}
+    return {"formulas": {"home warm": formula, "unread warm": formula}, "graph": graph}
+
+
+def test_the_held_path_reads_a_missed_set_once_where_the_unheld_one_reads_it_twice() -> None:
+    from bench import capacity_model as cm
+
+    inputs = cm.Inputs(m=_measurement(), celebrities=_sweep(2.0))
+    home = "GET /v1/timeline/home"
+    unheld = cm.route_cost(inputs, home)
+    assert unheld["redis_commands"] == 10 + 2 * 40
+    half = cm.route_cost(inputs, home, held_miss=0.5)
+    assert half["redis_commands"] == half["cluster_commands"] == 10 + 0.5 * 40
+    assert half["redis_net_bytes"] == 10 + 0.5 * 2 * 40  # a miss's bytes: the unheld reads'
+
+
+def test_only_a_profile_that_holds_hot_keys_prices_the_held_path() -> None:
+    from bench import capacity_model as cm
+
+    def inputs(hold_ms: int) -> cm.Inputs:
+        profiles = {"100M": {"HotKeyCacheMs": hold_ms}}
+        return cm.Inputs(m=_measurement(), celebrities=_sweep(2.0), profiles=profiles)
+
+    held, unheld = inputs(1000), inputs(0)
+    assert cm.held_miss_rates(unheld, 100_000_000) is None
+    fol = cm.following(held, 100_000_000)
+    misses = cm.held_miss_rates(held, 100_000_000, fol)
+    assert misses is not None and 0 < misses["GET /v1/timeline/home"] < 1
+    with_held, without = cm.needs(held, 100_000_000), cm.needs(unheld, 100_000_000)
+    assert with_held.redis_peak_ops < without.redis_peak_ops
+    assert with_held.held_miss == misses and without.held_miss == {}
+
+
+def test_who_is_a_celebrity_depends_on_the_size_and_the_threshold() -> None:
+    from bench import capacity_model as cm
+
+    inputs = cm.Inputs(m=_measurement(), celebrities=_sweep(2.0))
+    # the sweep's own size and threshold: its graph's mean
+    at_100m = cm.following(inputs, 100_000_000)
+    assert at_100m is not None and abs(at_100m.celebrities - 40.0) < 1e-9
+    assert abs(at_100m.others + at_100m.celebrities - 140.0) < 1e-9
+    # fewer users, or a higher threshold: fewer celebrities, the rest fanned out on write
+    at_1m = cm.following(inputs, 1_000_000)
+    higher = cm.following(inputs, 100_000_000, threshold=100_000)
+    assert at_1m is not None and higher is not None
+    assert at_1m.celebrities < higher.celebrities < at_100m.celebrities
+    assert higher.per_tweet == 140.0 - higher.celebrities
+    # a profile's threshold is used at its size
+    profiled = cm.Inputs(m=_measurement(), celebrities=_sweep(2.0),
+                         profiles={"100M": {"CelebrityFollowers": 100_000}})  # fmt: skip
+    assert cm.following(profiled, 100_000_000) == higher
+    assert cm.largest_fanout_s(profiled, 100_000_000) == (100_000, 100_000 * 20e-6)

@@ -168,3 +168,64 @@ def test_a_stream_batch_applies_in_stream_order_with_followers_from_memory(world
     # then: the follow stands (backfilled), and the followers hash served the fan-out
     assert home_ids(world, bob) == [later, kept]
     assert world.followers.rebuilds == [alice]
+
+
+def test_a_followee_crossing_the_threshold_drops_its_followers_celebrity_lists():
+    from warble.events import TweetPosted
+
+    from tests.unit.fakes import FakeBatch
+
+    # given: a threshold of 2 followers; dan has 2, bob and carol follow him, bob has read
+    world = World(celebrity_followers=2)
+    dan, bob, carol = world.user(), world.user(), world.user()
+    follow(world, bob, dan)
+    follow(world, carol, dan)
+    assert home_ids(world, bob) == []
+
+    def post(text: str) -> int:
+        tweet_id = int(world.tweets.post(dan, text, None, []).id)
+        world.timelines.apply_stream([TweetPosted(tweet_id, dan)], FakeBatch())
+        return tweet_id
+
+    first = post("first")  # his first marked tweet: fanned out, nothing dropped
+    assert world.timeline_store.marks[dan] is False
+    assert world.timeline_store.celebrities[bob] == []  # the list bob's read kept
+    # when: a third follower makes him a celebrity, and he tweets
+    follow(world, world.user(), dan)
+    world.timeline_store.celebrities[bob] = []  # as bob's list was before the follow
+    second = post("second")
+    # then: not pushed, bob's list dropped, so his next read merges dan's tweet
+    assert world.timeline_store.marks[dan] is True
+    assert bob not in world.timeline_store.celebrities
+    assert entry(dan, second) not in world.timeline_store.home[bob]
+    assert home_ids(world, bob) == [second, first]
+    assert world.timeline_store.celebrities[bob] == [dan]
+    # when: he drops back to 2 followers and tweets: pushed, the lists dropped again
+    from warble.events import Unfollowed
+
+    world.graph.unfollow(carol, dan)
+    world.deliver(Unfollowed(follower=carol, followee=dan))
+    third = post("third")
+    assert world.timeline_store.marks[dan] is False
+    assert bob not in world.timeline_store.celebrities
+    assert entry(dan, third) in world.timeline_store.home[bob]
+    # (dan's second tweet, never pushed, is no longer merged: as when any account drops below)
+    assert home_ids(world, bob) == [third, first]
+    assert world.timeline_store.celebrities[bob] == []
+
+
+def test_an_unmarked_author_is_marked_without_dropping_any_list():
+    from warble.events import TweetPosted
+
+    from tests.unit.fakes import FakeBatch
+
+    world = World(celebrity_followers=1)
+    celeb, bob, carol = world.user(), world.user(), world.user()
+    follow(world, bob, celeb)
+    follow(world, carol, celeb)
+    assert home_ids(world, bob) == []
+    assert world.timeline_store.celebrities[bob] == [celeb]
+    tweet_id = int(world.tweets.post(celeb, "hi", None, []).id)
+    world.timelines.apply_stream([TweetPosted(tweet_id, celeb)], FakeBatch())
+    assert world.timeline_store.marks[celeb] is True
+    assert world.timeline_store.celebrities[bob] == [celeb]  # kept: nothing crossed

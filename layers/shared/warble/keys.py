@@ -155,6 +155,12 @@ def author_recent(author_id: int) -> str:
     return f"{{a:{author_id}}}:recent"
 
 
+def celebrity_mark(author_id: int) -> str:
+    """The fan-out's last decision on the author's tweets: "1" merged on read (a celebrity),
+    "0" fanned out on write. A change drops the followers' celebrity lists."""
+    return f"{{a:{author_id}}}:celebrity"
+
+
 def session(token_hash_hex: str, user_id: int | None = None) -> CacheKey:
     """A token's cached session. A token that names its user keeps it under the user's tag, with
     the user's request budget, so the gate reads one and spends the other in one script; a token

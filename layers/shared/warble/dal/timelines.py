@@ -106,6 +106,17 @@ class TimelineStore:
     def forget_celebrities_later(self, writes: shared.Writes, user_id: int) -> None:
         written(writes).add("DEL", keys.home_celebrities(user_id))
 
+    def mark_celebrity_later(self, writes: shared.Writes, author_id: int, big: bool) -> None:
+        written(writes).add("SET", keys.celebrity_mark(author_id), "1" if big else "0")
+
+    def celebrity_marks_later(
+        self, batch: shared.ReadBatch, author_ids: list[int]
+    ) -> Callable[[], dict[int, bool | None]]:
+        """Each author's mark (``keys.celebrity_mark``): None where the fan-out never set it."""
+        queue = queued(batch)
+        reads = {a: queue.add("GET", keys.celebrity_mark(a)) for a in author_ids}
+        return lambda: {a: None if (v := read()) is None else v == "1" for a, read in reads.items()}
+
     def recent_later(
         self, batch: shared.ReadBatch, author_ids: list[int], limit: int
     ) -> Callable[[], dict[int, list[str] | None]]:

@@ -13,6 +13,12 @@
   every author's followers (a versioned membership hash in Redis, kept by the graph stream and
   rebuilt from the table when missing), the counts that say who is a celebrity and the recent
   tweets a follow backfills; the writes go out in the batch's one write pipeline.
+- Each reader's list of the celebrities it follows is kept a day (``CELEBRITY_LIST_TTL``): it
+  changes only when the reader follows or unfollows (the graph stream drops it) or a followee
+  crosses the threshold. The fan-out notes on each author how it last treated its tweets
+  (``celebrity_mark``); when a new tweet is treated the other way, the author's followers'
+  lists are dropped before its push, so they are rebuilt with it (issue 30: the list's refresh,
+  a counts read of every followee, was once a minute and a third of the cache's commands).
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ from warble.domain.timelines.ports import Follows, ShieldReader, TimelineStore, 
 from warble.domain.tweets.answers import TweetPage
 from warble.events import Followed, TweetDeleted, TweetPosted, Unfollowed
 
-CELEBRITY_LIST_TTL = 60
+# A day: a backstop only (a crossing before the author's first marked tweet). Its refresh reads
+# the counts of every followee (2 + c + f commands).
+CELEBRITY_LIST_TTL = 86_400
 
 
 def entry(author_id: int, tweet_id: int) -> str:
@@ -118,11 +126,16 @@ class TimelineService:
         counts = self._graph.followers_counts_later(reads, authors + followees)
         followers = {a: self._followers.members_later(reads, a) for a in authors}
         recent = self._timelines.recent_later(reads, followees, self._policy.backfill)
+        posting = list(dict.fromkeys(e.author_id for e in tweets if isinstance(e, TweetPosted)))
+        marks = self._timelines.celebrity_marks_later(reads, posting)
         reads.run()
         threshold = self._policy.celebrity_followers
         big = {u for u, followers in counts().items() if followers > threshold}
         deleting = {e.author_id for e in tweets if isinstance(e, TweetDeleted)}
         audience = {a: self._audience(a, followers[a](), a in big, a in deleting) for a in authors}
+        for author, marked in marks().items():
+            if marked is not (author in big):
+                self._crossed(writes, author, marked, author in big, followers[author]())
         backfills = {f: entries for f, entries in recent().items() if f not in big}
         for followee in [f for f, entries in backfills.items() if entries is None]:
             backfills[followee] = self._recent(followee, self._policy.backfill)  # cold
@@ -146,8 +159,21 @@ class TimelineService:
                 if event.seq is not None:
                     present = isinstance(event, Followed)
                     self._followers.apply_later(writes, followee, follower, event.seq, present)
-        posting = {e.author_id for e in tweets if isinstance(e, TweetPosted)}
         return {a: audience[a] for a in authors if a in posting and a not in big}
+
+    def _crossed(
+        self, writes: Writes, author: int, marked: bool | None, big: bool, held: Held | None
+    ) -> None:
+        """The author's tweets are now treated the other way (or were never marked): mark it,
+        and if it crossed the threshold, drop every follower's celebrity list first, queued
+        before the batch's pushes (a list read after the push has the author on the new side)."""
+        if marked is not None:
+            everyone = (
+                held.present if held is not None else self._graph.all_ids(author, "followers")
+            )
+            for follower in everyone:
+                self._timelines.forget_celebrities_later(writes, follower)
+        self._timelines.mark_celebrity_later(writes, author, big)
 
     def _audience(self, author: int, held: Held | None, big: bool, deleting: bool) -> list[int]:
         """Whom an author's tweets are pushed to (or removed from): the followers, from memory;
