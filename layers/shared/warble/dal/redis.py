@@ -38,7 +38,7 @@ from redis.connection import parse_url
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS
 from redis.credentials import CredentialProvider
 from redis.event import AfterSlotsCacheRefreshEvent
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisClusterException
 
 from warble.settings import Settings, SettingsError
 
@@ -182,8 +182,9 @@ class SlotMap(NodesManager):
                 if epoch != self._epoch:
                     return  # another thread has just done it
             self.reset()
+            failure = None
             if self._built:
-                self._refresh(
+                failure = self._refresh(
                     additional_startup_nodes_info or [],
                     disconnect_startup_nodes_pools,
                     last_failed_node_name,
@@ -203,25 +204,36 @@ class SlotMap(NodesManager):
                 self.default_node = self.caches[0].default_node
                 self._epoch += 1
         self._event_dispatcher.dispatch(AfterSlotsCacheRefreshEvent())
+        if failure is not None:
+            raise failure
 
-    def _refresh(self, extra: list[tuple[str, int]], disconnect: bool, failed: str | None) -> None:
+    def _refresh(
+        self, extra: list[tuple[str, int]], disconnect: bool, failed: str | None
+    ) -> Exception | None:
         """Each cache concerned re-reads its CLUSTER SLOTS: the one that holds the failed node
         or the MOVED's target, or every cache when none does (a node no cache knows yet, or
-        CLUSTERDOWN). A cache is only ever asked its own nodes, with its own credentials."""
+        CLUSTERDOWN). A cache is only ever asked about its own nodes, with its own credentials.
+        A cache that cannot be reached keeps its table, the others are refreshed all the same,
+        and its error is returned for ``initialize`` to raise, as one cluster's would be."""
         names = {get_node_name(host, port) for host, port in extra}
         if failed is not None:
             names.add(failed)
         concerned = [cache for cache in self.caches if names & cache.nodes_cache.keys()]
+        failure: Exception | None = None
         for cache in concerned or self.caches:
-            cache.initialize(
-                additional_startup_nodes_info=[
-                    (host, port)
-                    for host, port in extra
-                    if get_node_name(host, port) in cache.nodes_cache
-                ],
-                disconnect_startup_nodes_pools=disconnect,
-                last_failed_node_name=failed if failed in cache.nodes_cache else None,
-            )
+            try:
+                cache.initialize(
+                    additional_startup_nodes_info=[
+                        (host, port)
+                        for host, port in extra
+                        if get_node_name(host, port) in cache.nodes_cache
+                    ],
+                    disconnect_startup_nodes_pools=disconnect,
+                    last_failed_node_name=failed if failed in cache.nodes_cache else None,
+                )
+            except (RedisClusterException, redis.RedisError) as exc:
+                failure = failure or exc
+        return failure
 
     def move_slot(self, e: Any) -> None:
         """A MOVED within the slot's cache (a failover, a resharding): that cache's table is
