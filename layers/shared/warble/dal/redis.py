@@ -81,13 +81,15 @@ def caches(settings: Settings) -> list[tuple[str, str]]:
     """(URL, cache name) of each cache, the first REDIS_URL's. REDIS_MORE_URLS and
     REDIS_MORE_CACHE_NAMES are comma-separated and aligned; a pair whose URL is empty is
     skipped (the template joins the endpoints of replication groups a profile may not create)."""
-    urls = settings.redis_more_urls.split(",")
+    urls = settings.redis_more_urls.split(",") if settings.redis_more_urls else []
     names = settings.redis_more_cache_names.split(",") if settings.redis_more_cache_names else []
-    if len(names) > len(urls) or (settings.redis_iam_user and len(names) != len(urls)):
-        raise SettingsError("REDIS_MORE_CACHE_NAMES: one name for each of REDIS_MORE_URLS")
-    names += [""] * (len(urls) - len(names))
-    more = [(url.strip(), name.strip()) for url, name in zip(urls, names, strict=True)]
-    return [(settings.redis_url, settings.redis_cache_name)] + [pair for pair in more if pair[0]]
+    if names and len(names) != len(urls):
+        raise SettingsError("REDIS_MORE_CACHE_NAMES: one entry for each of REDIS_MORE_URLS")
+    pairs = zip(urls, names or [""] * len(urls), strict=True)
+    more = [(url.strip(), name.strip()) for url, name in pairs if url.strip()]
+    if settings.redis_iam_user and not all(name for _, name in more):
+        raise SettingsError("REDIS_MORE_CACHE_NAMES: each cache's name (its IAM token names it)")
+    return [(settings.redis_url, settings.redis_cache_name), *more]
 
 
 def connect(settings: Settings) -> RedisClient:
