@@ -127,6 +127,9 @@ class SlotMap(NodesManager):
     client calls ``initialize`` after a connection error, a MOVED past ``reinitialize_steps``
     or CLUSTERDOWN, and ``move_slot`` on the other MOVED: each is passed to the caches
     concerned and the merged table made again the same way, so a refresh never mixes caches.
+    It overrides NodesManager's methods as redis-py 8.1.0 calls them (the version pinned in
+    layers/dependencies/requirements.txt): tests/integration/test_redis_caches.py runs each
+    path on real servers, so an upgrade that changes them fails there.
     """
 
     def __init__(self, managers: Sequence[NodesManager]) -> None:
