@@ -934,19 +934,26 @@ def node_cache(n: Needs, shards: int | None = None, node_type: str = "cache.r7g.
 
 @dataclass(frozen=True)
 class CacheDeployment:
-    """The cache a ScaleProfile deploys (template.yaml: CacheKind and its settings)."""
+    """The cache a ScaleProfile deploys (template.yaml: CacheKind and its settings): nodes are
+    ``clusters`` replication groups (CacheClusters) of ``shards`` shards each, one keyspace."""
 
     kind: str  # "serverless" or "nodes"
     shards: int = 0
     node_type: str = ""
     max_gb: float = ELASTICACHE_MAX_GB
     max_ecpu_s: float = ELASTICACHE_MAX_ECPU_S
+    clusters: int = 1
+
+    @property
+    def all_shards(self) -> int:
+        return self.shards * self.clusters
 
     def describe(self) -> str:
         if self.kind == "nodes":
             per_shard = 1 + REPLICAS_PER_SHARD
-            nodes = self.shards * per_shard
-            return f"{self.shards} shards x {per_shard} {self.node_type} ({nodes} nodes)"
+            nodes = self.all_shards * per_shard
+            groups = f"{self.clusters} clusters x " if self.clusters > 1 else ""
+            return f"{groups}{self.shards} shards x {per_shard} {self.node_type} ({nodes} nodes)"
         return f"serverless (at most {self.max_gb:,.0f} GB, {self.max_ecpu_s / 1e6:g}M ECPU/s)"
 
 
@@ -954,7 +961,12 @@ def cache_deployment(dau: int, profiles: dict[str, dict[str, Any]]) -> CacheDepl
     """What the template deploys as the cache at ``dau``'s ScaleProfile (serverless without one)."""
     profile = profiles.get(PROFILES.get(dau, ""), {})
     if str(profile.get("CacheKind", "serverless")) == "nodes":
-        return CacheDeployment("nodes", int(profile["CacheShards"]), str(profile["CacheNodeType"]))
+        return CacheDeployment(
+            "nodes",
+            int(profile["CacheShards"]),
+            str(profile["CacheNodeType"]),
+            clusters=int(profile.get("CacheClusters", 1)),
+        )
     return CacheDeployment(
         "serverless",
         max_gb=float(profile.get("CacheMaxDataStorageGB", ELASTICACHE_MAX_GB)),
@@ -967,7 +979,7 @@ def deployed_cache(n: Needs, profiles: dict[str, dict[str, Any]]) -> float:
     the ECPUs used; nodes bill their hours, whatever the load."""
     deployed = cache_deployment(n.dau, profiles)
     if deployed.kind == "nodes":
-        return node_cache(n, deployed.shards, deployed.node_type)
+        return node_cache(n, deployed.all_shards, deployed.node_type)
     return serverless_cache(n)
 
 
@@ -1262,7 +1274,7 @@ def quotas(n: Needs) -> list[tuple[str, int, float, float, str]]:
 def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
     """(setting, the scale's need at the event peak, the profile's value, enough). The cache's
     rows are its kind's: a serverless cache's ECPU/s and GB ceilings (one cache), or a node-based
-    cluster's shards (each at most SHARD_TARGET busy) and memory."""
+    clusters' shards (each at most SHARD_TARGET busy) and memory."""
     spike = EVENT_PEAK / PEAK
     rows = []
 
@@ -1292,9 +1304,9 @@ def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, f
     deployed = cache_deployment(n.dau, {PROFILES.get(n.dau, ""): profile})
     if deployed.kind == "nodes":
         rows.append((f"cache shards ({deployed.node_type}; half busy daily, 90% at the event)",
-                     float(n.redis_shards), float(deployed.shards),
-                     deployed.shards >= n.redis_shards))  # fmt: skip
-        memory = deployed.shards * NODE_GB[deployed.node_type]
+                     float(n.redis_shards), float(deployed.all_shards),
+                     deployed.all_shards >= n.redis_shards))  # fmt: skip
+        memory = deployed.all_shards * NODE_GB[deployed.node_type]
         rows.append(("cache GB (75% of the primaries' memory)", n.redis_gb, memory,
                      memory >= n.redis_gb))  # fmt: skip
     else:

@@ -508,6 +508,18 @@ class Template:
         left, right = self._pair(argument, context, "Fn::Equals")
         return _to_text(left) == _to_text(right)
 
+    def _fn_and(self, argument: Any, context: ResolveContext) -> bool:
+        values = self._resolve(argument, context)
+        if not isinstance(values, list) or not 2 <= len(values) <= 10:
+            raise ResolveError("Fn::And needs a list of 2 to 10 conditions")
+        return all(values)
+
+    def _fn_or(self, argument: Any, context: ResolveContext) -> bool:
+        values = self._resolve(argument, context)
+        if not isinstance(values, list) or not 2 <= len(values) <= 10:
+            raise ResolveError("Fn::Or needs a list of 2 to 10 conditions")
+        return any(values)
+
     def _fn_not(self, argument: Any, context: ResolveContext) -> bool:
         values = self._resolve(argument, context)
         if not isinstance(values, list) or len(values) != 1:

@@ -1,5 +1,7 @@
 """A throwaway 3-node Redis Cluster for the tests: three ``redis-server --cluster-enabled yes``
 processes joined by ``redis-cli --cluster create``, each primary holding a third of the slots.
+And single-node clusters, each holding every slot: the separate caches of one keyspace
+(``start_caches``).
 
 Nodes keep nothing on disk (their cluster config lives in a temporary directory removed on
 stop). Each node needs two ports, its own and its cluster bus port (own + 10000); the caller
@@ -66,12 +68,12 @@ def _free(port: int) -> bool:
     return True
 
 
-def _pick_ports(first: int, limit: int) -> list[int]:
+def _pick_ports(first: int, limit: int, count: int = NODES) -> list[int]:
     ports: list[int] = []
     port = first
-    while len(ports) < NODES:
+    while len(ports) < count:
         if port >= first + limit:
-            raise RuntimeError(f"no {NODES} free Redis ports (and bus ports) in {first}..{port}")
+            raise RuntimeError(f"no {count} free Redis ports (and bus ports) in {first}..{port}")
         if _free(port):
             ports.append(port)
         port += 1
@@ -91,34 +93,88 @@ def _wait(predicate: object, what: str, timeout: float) -> None:
     raise RuntimeError(f"Redis Cluster: {what} within {timeout} s (last error: {last})")
 
 
-def start_cluster(first_port: int, search: int = 100, timeout: float = 30) -> LocalCluster:
-    """Start three nodes on the first free ports from ``first_port`` and form the cluster."""
+def _start_nodes(cluster: LocalCluster, ports: list[int], timeout: float) -> None:
+    """A cluster-enabled redis-server on each of ``ports`` (no slots yet), answering."""
+    for port in ports:
+        options = {
+            "port": str(port),
+            "bind": "127.0.0.1",
+            "cluster-enabled": "yes",
+            "cluster-config-file": f"nodes-{port}.conf",
+            "cluster-node-timeout": "5000",
+            "save": "",
+            "appendonly": "no",
+            "dir": str(cluster.directory),
+            "logfile": str(cluster.directory / f"{port}.log"),
+        }
+        command = ["redis-server"]
+        for name, value in options.items():
+            command += [f"--{name}", value]
+        cluster.processes.append(
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
+    for port in ports:
+        node = redis.Redis(host="127.0.0.1", port=port)
+        _wait(node.ping, "a node did not answer", timeout)
+        node.close()
+
+
+def _tools() -> None:
     for tool in ("redis-server", "redis-cli"):
         if shutil.which(tool) is None:
             raise RuntimeError(f"{tool} is not installed (scripts/bootstrap.sh installs it)")
+
+
+def start_caches(
+    first_port: int, count: int, search: int = 100, timeout: float = 30
+) -> list[LocalCluster]:
+    """``count`` single-node clusters, each holding all 16384 slots (CLUSTER ADDSLOTSRANGE),
+    on the first free ports from ``first_port``: separate caches, as several ElastiCache
+    clusters are."""
+    _tools()
+    ports = _pick_ports(first_port, search, count)
+    caches: list[LocalCluster] = []
+    try:
+        for port in ports:
+            cache = LocalCluster([port], Path(tempfile.mkdtemp(prefix="warble-cache-")))
+            caches.append(cache)
+            _start_nodes(cache, [port], timeout)
+            node = cache.nodes()[0]
+            node.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            _wait(
+                lambda node=node: node.cluster("info")["cluster_state"] == "ok",
+                "the cache did not reach state ok",
+                timeout,
+            )
+            node.close()
+    except BaseException:
+        for cache in caches:
+            cache.stop()
+        raise
+    return caches
+
+
+def start_node(first_port: int, search: int = 100, timeout: float = 30) -> LocalCluster:
+    """One cluster-enabled node holding no slot, on the first free port from ``first_port``."""
+    _tools()
+    node = LocalCluster(
+        _pick_ports(first_port, search, 1), Path(tempfile.mkdtemp(prefix="warble-node-"))
+    )
+    try:
+        _start_nodes(node, node.ports, timeout)
+    except BaseException:
+        node.stop()
+        raise
+    return node
+
+
+def start_cluster(first_port: int, search: int = 100, timeout: float = 30) -> LocalCluster:
+    """Start three nodes on the first free ports from ``first_port`` and form the cluster."""
+    _tools()
     ports = _pick_ports(first_port, search)
     cluster = LocalCluster(ports, Path(tempfile.mkdtemp(prefix="warble-cluster-")))
     try:
-        for port in ports:
-            options = {
-                "port": str(port),
-                "bind": "127.0.0.1",
-                "cluster-enabled": "yes",
-                "cluster-config-file": f"nodes-{port}.conf",
-                "cluster-node-timeout": "5000",
-                "save": "",
-                "appendonly": "no",
-                "dir": str(cluster.directory),
-                "logfile": str(cluster.directory / f"{port}.log"),
-            }
-            command = ["redis-server"]
-            for name, value in options.items():
-                command += [f"--{name}", value]
-            cluster.processes.append(
-                subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            )
-        for node in cluster.nodes():
-            _wait(node.ping, "a node did not answer", timeout)
+        _start_nodes(cluster, ports, timeout)
         subprocess.run(
             ["redis-cli", "--cluster", "create"]
             + [f"127.0.0.1:{port}" for port in ports]

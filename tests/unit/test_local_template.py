@@ -238,6 +238,14 @@ def test_other_intrinsics(template: Template, ctx: ResolveContext) -> None:
     # the database policies' proxy id (template.yaml), the web client's own domain condition
     assert r({"Fn::Split": ["/", "a/b"]}, ctx) == ["a", "b"]
     assert r({"Fn::Not": [False]}, ctx) is True
+    # the cache's further replication groups (template.yaml, CacheClustersAtLeastN)
+    assert r({"Fn::And": [True, {"Fn::Equals": ["1", 1]}]}, ctx) is True
+    assert r({"Fn::And": [True, False, True]}, ctx) is False
+    assert r({"Fn::Or": [False, {"Fn::Equals": ["a", "b"]}]}, ctx) is False
+    assert r({"Fn::Or": [False, {"Fn::Not": [False]}]}, ctx) is True
+    for name in ("Fn::And", "Fn::Or"):
+        with pytest.raises(ResolveError):
+            r({name: [True]}, ctx)  # CloudFormation takes 2 to 10
     for unknown in ("Fn::Unknown", "Fn::Base64", "Fn::ImportValue"):
         assert not template.supports_intrinsic(unknown)
         with pytest.raises(ResolveError):

@@ -1,6 +1,7 @@
 """The cache each ScaleProfile deploys (template.yaml): one ElastiCache Serverless cache for dev,
-a node-based cluster-mode replication group from 1M up, chosen by the profile's CacheKind, with
-the functions pointed at the one that exists; and bench/capacity_model.py pricing that one.
+node-based cluster-mode replication groups from 1M up (CacheClusters of them, alike), chosen by
+the profile's CacheKind, with the functions pointed at those that exist; and
+bench/capacity_model.py pricing them.
 Resolved with the local runtime's own template reader (the conditions and intrinsics as
 CloudFormation evaluates them)."""
 
@@ -15,13 +16,17 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.unit
 
+FURTHER = [f"CacheNodes{n}" for n in range(2, 9)]  # the replication groups after the first
 ENDPOINTS = {
     "Cache": {"Endpoint.Address": "serverless.example", "Endpoint.Port": "6379",
               "ARN": "arn:aws:elasticache:us-east-1:123456789012:serverlesscache:warble-cache"},
     "CacheNodes": {"ConfigurationEndPoint.Address": "clustercfg.example",
                    "ConfigurationEndPoint.Port": "6379"},
+    **{name: {"ConfigurationEndPoint.Address": f"{name.lower()}.example",
+              "ConfigurationEndPoint.Port": "6379"} for name in FURTHER},
 }  # fmt: skip
-CACHES = ("Cache", "CacheNodes", "CacheSubnetGroup")
+CACHES = ("Cache", "CacheNodes", "CacheSubnetGroup", *FURTHER)
+GROUP_ARN = "arn:aws:elasticache:us-east-1:123456789012:replicationgroup:"
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +53,9 @@ def _environment(template: Template, profile: str) -> dict[str, Any]:
     variables = template.globals["Function"]["Environment"]["Variables"]
     return {
         name: template.resolve(variables[name], _context(profile))
-        for name in ("REDIS_URL", "REDIS_CLUSTER", "REDIS_CACHE_NAME", "REDIS_SERVERLESS")
-    }
+        for name in ("REDIS_URL", "REDIS_CLUSTER", "REDIS_CACHE_NAME", "REDIS_SERVERLESS",
+                     "REDIS_MORE_URLS", "REDIS_MORE_CACHE_NAMES")
+    }  # fmt: skip
 
 
 def test_dev_deploys_one_serverless_cache_and_the_functions_use_it(template: Template) -> None:
@@ -59,34 +65,85 @@ def test_dev_deploys_one_serverless_cache_and_the_functions_use_it(template: Tem
         "REDIS_CLUSTER": "true",
         "REDIS_CACHE_NAME": "Cache",
         "REDIS_SERVERLESS": "true",
+        "REDIS_MORE_URLS": ",,,,,,",  # no further cache: every entry empty
+        "REDIS_MORE_CACHE_NAMES": ",,,,,,",
     }
 
 
 @pytest.mark.parametrize("profile", ["1M", "10M", "100M"])
-def test_the_large_profiles_deploy_a_node_cluster_and_the_functions_use_its_configuration_endpoint(
+def test_the_large_profiles_deploy_node_clusters_and_the_functions_use_their_endpoints(
     template: Template, profile: str
 ) -> None:
-    assert _created(template, profile) == {"CacheNodes", "CacheSubnetGroup"}
+    mapping = template.mappings["ScaleProfiles"][profile]
+    further = FURTHER[: mapping["CacheClusters"] - 1]
+    assert _created(template, profile) == {"CacheNodes", "CacheSubnetGroup", *further}
+    empty = [""] * (len(FURTHER) - len(further))
     assert _environment(template, profile) == {
         "REDIS_URL": "rediss://clustercfg.example:6379",
         "REDIS_CLUSTER": "true",
         "REDIS_CACHE_NAME": "CacheNodes",
         "REDIS_SERVERLESS": "false",
+        "REDIS_MORE_URLS": ",".join(
+            [f"rediss://{n.lower()}.example:6379" for n in further] + empty
+        ),
+        "REDIS_MORE_CACHE_NAMES": ",".join(further + empty),
     }
-    props = template.resolve(template.resources["CacheNodes"]["Properties"], _context(profile))
-    mapping = template.mappings["ScaleProfiles"][profile]
-    assert props["NumNodeGroups"] == mapping["CacheShards"] > 1
-    assert props["CacheNodeType"] == mapping["CacheNodeType"]
+    for group in ("CacheNodes", *further):
+        props = template.resolve(template.resources[group]["Properties"], _context(profile))
+        assert props["NumNodeGroups"] == mapping["CacheShards"] > 1
+        assert props["CacheNodeType"] == mapping["CacheNodeType"]
 
 
-def test_only_the_cache_that_exists_may_be_signed_in_to(template: Template) -> None:
+def test_each_profile_deploys_its_count_of_node_clusters_up_to_eight(template: Template) -> None:
+    profiles = template.mappings["ScaleProfiles"]
+    counts = {name: profile["CacheClusters"] for name, profile in profiles.items()}
+    assert counts["dev"] == counts["1M"] == 1
+    assert all(1 <= count <= 1 + len(FURTHER) for count in counts.values())
+    assert counts["10M"] > 1 and counts["100M"] > 1  # one cluster's 250 shards fall short there
+    for count in range(1, 9):  # every count the template supports, on the 100M profile's kind
+        profiles["check"] = {**profiles["100M"], "CacheClusters": count}
+        try:
+            created = _created(template, "check")
+            urls = _environment(template, "check")["REDIS_MORE_URLS"].split(",")
+        finally:
+            del profiles["check"]
+        assert created - {"CacheNodes", "CacheSubnetGroup"} == set(FURTHER[: count - 1])
+        assert len(set(url for url in urls if url)) == count - 1
+    profiles["check"] = {**profiles["dev"], "CacheClusters": 3}  # serverless: one cache still
+    try:
+        assert _created(template, "check") == {"Cache"}
+    finally:
+        del profiles["check"]
+
+
+def test_the_further_node_clusters_are_the_first_ones_like_under_their_own_names(
+    template: Template,
+) -> None:
+    """Each further replication group is CacheNodes with its own id and condition: the same
+    shards, node type, encryption, user group, subnets and security group."""
+    first = template.resources["CacheNodes"]
+    for n, name in enumerate(FURTHER, start=2):
+        group = template.resources[name]
+        assert group["Condition"] == f"CacheClustersAtLeast{n}"
+        rest = {k: v for k, v in group.items() if k not in ("Condition", "Properties")}
+        assert rest == {k: v for k, v in first.items() if k not in ("Condition", "Properties")}
+        props, firsts = dict(group["Properties"]), dict(first["Properties"])
+        assert props.pop("ReplicationGroupId") == {"Fn::Sub": f"${{AWS::StackName}}-nodes{n}"}
+        assert firsts.pop("ReplicationGroupId") == {"Fn::Sub": "${AWS::StackName}-nodes"}
+        assert props == firsts
+
+
+def test_only_the_caches_that_exist_may_be_signed_in_to(template: Template) -> None:
     policy = template.resources["CacheAccess"]["Properties"]["PolicyDocument"]
-    for profile, cache in (("dev", ENDPOINTS["Cache"]["ARN"]),
-                           ("1M", "arn:aws:elasticache:us-east-1:123456789012:"
-                                  "replicationgroup:CacheNodes")):  # fmt: skip
+    for profile, mapping in template.mappings["ScaleProfiles"].items():
         statement = template.resolve(policy, _context(profile))["Statement"][0]
+        if profile == "dev":
+            caches = [ENDPOINTS["Cache"]["ARN"]]
+        else:
+            further = FURTHER[: mapping["CacheClusters"] - 1]
+            caches = [GROUP_ARN + name for name in ("CacheNodes", *further)]
         assert statement["Action"] == "elasticache:Connect"
-        assert statement["Resource"] == [cache, "local-CacheAppUser-Arn"]  # and the user
+        assert statement["Resource"] == [*caches, "local-CacheAppUser-Arn"]  # and the user
 
 
 def test_the_node_cluster_is_secured_and_placed_as_the_serverless_cache_is(
@@ -122,7 +179,9 @@ def test_the_model_prices_the_cache_each_profile_deploys(template: Template) -> 
         n = cm.Needs(dau=dau, redis_gb=100.0, redis_ecpu_month=1e12)
         month = cm.deployed_cache(n, profiles)
         if kind == "nodes":
-            nodes = deployed.shards * 2
+            clusters = template.mappings["ScaleProfiles"][name]["CacheClusters"]
+            assert deployed.clusters == clusters
+            nodes = deployed.shards * clusters * 2
             assert month == nodes * cm.PRICES["valkey_r7g_4xlarge_hour"] * cm.HOURS
             assert deployed.describe().endswith(f"({nodes} nodes)")
         else:
@@ -140,6 +199,16 @@ def test_a_node_profile_is_checked_by_its_shards_and_a_serverless_one_by_its_lim
     assert shards == (120, 114, False)
     memory = rows["cache GB (75% of the primaries' memory)"]
     assert memory == (300.0, 114 * cm.NODE_GB["cache.r7g.4xlarge"], True)
+    # two such clusters, one keyspace: their shards together
+    rows = {
+        name: (need, value, ok)
+        for name, need, value, ok in cm.profile_check(n, {**nodes, "CacheClusters": 2})
+    }
+    assert rows["cache shards (cache.r7g.4xlarge; half busy daily, 90% at the event)"] == (
+        120,
+        228,
+        True,
+    )
     serverless = {"CacheKind": "serverless", "CacheMaxEcpuPerSecond": 15e6,
                   "CacheMaxDataStorageGB": 500}  # fmt: skip
     rows = {name: (need, value, ok) for name, need, value, ok in cm.profile_check(n, serverless)}

@@ -101,6 +101,10 @@ class Settings:
     redis_cache_name: str = ""
     redis_serverless: bool = True
     redis_ca_certs: str = ""
+    # More caches, one keyspace (warble.dal.redis: each takes every N-th cluster slot): their
+    # URLs and cache names, comma-separated in the same order; empty entries are skipped.
+    redis_more_urls: str = ""
+    redis_more_cache_names: str = ""
 
     aws_region: str = field(default="us-east-1", metadata={"env": "AWS_REGION"})
     connections_table: str = "warble-local-connections"

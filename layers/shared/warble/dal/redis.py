@@ -1,6 +1,25 @@
 """The Redis client: built by the composition root (``warble.services``) on first use, and
-reused while the container is warm. On AWS it signs in as the cache's one IAM-enabled user
-(``IamCredentials``) over TLS (``rediss://``, verified)."""
+reused while the container is warm. On AWS it signs in as the caches' one IAM-enabled user
+(``IamCredentials``) over TLS (``rediss://``, verified).
+
+Several caches as one keyspace. One cluster-mode cache stops at 250 shards (500 nodes), short of
+the event peaks at 10M and 100M daily users (docs/capacity.md, "The cache at the event peak").
+So the client may be given several (REDIS_URL, then REDIS_MORE_URLS): each of the 16384 cluster
+slots belongs to one cache, slot ``s`` to cache ``s % N``, and the cluster client routes every
+key by its slot as it always does (``SlotMap`` builds its slot table from every cache's). Every
+multi-key operation shares a hash tag, so it stays in one slot, on one cache; pipelines,
+scripts, ``mget_nonatomic`` and ``ReadBatch`` need no change.
+
+Why every N-th slot and not N contiguous ranges: a node-based cache spreads its slots evenly
+over its shards (ElastiCache's default, and what online resharding restores), so with a range
+of a fourth of the slots a cache would take all its traffic on a fourth of its shards; every
+N-th slot falls on all of them alike. Each cache still holds all 16384 slots, most of them
+empty.
+
+Changing N changes which cache owns most slots: their keys are not moved, they are left behind
+(unread until they expire) while the new owner starts empty and fills from the sources of truth,
+as after a flush. With N = 1 the client is the plain cluster client.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +32,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import redis
-from redis.cluster import RedisCluster
+from redis.cluster import ClusterNode, NodesManager, RedisCluster, cleanup_kwargs, get_node_name
 from redis.commands.core import Script
+from redis.connection import parse_url
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS
 from redis.credentials import CredentialProvider
-from redis.exceptions import NoScriptError
+from redis.event import AfterSlotsCacheRefreshEvent
+from redis.exceptions import NoScriptError, RedisClusterException
 
-from warble.settings import Settings
+from warble.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
     from warble.domain import shared
@@ -32,12 +54,14 @@ UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (redis.ConnectionError, redis.
 class IamCredentials(CredentialProvider):
     """ElastiCache's IAM authentication: the cache user's id, and a token signed with the
     function's credentials as its password (``warble.dal.aws_auth``), made anew before it
-    expires; every new connection asks for one."""
+    expires; every new connection asks for one. The token names the cache it signs in to
+    (``cache_name``, by default REDIS_CACHE_NAME), so each cache has its own provider."""
 
     _REUSE_SECONDS = 600  # of the token's 900
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, cache_name: str | None = None) -> None:
         self._settings = settings
+        self.cache_name = settings.redis_cache_name if cache_name is None else cache_name
         self._token = ""
         self._made = -math.inf
 
@@ -47,10 +71,25 @@ class IamCredentials(CredentialProvider):
 
             s = self._settings
             self._token = elasticache_token(
-                s.redis_cache_name, s.redis_iam_user, s.aws_region, s.redis_serverless
+                self.cache_name, s.redis_iam_user, s.aws_region, s.redis_serverless
             )
             self._made = time.monotonic()
         return self._settings.redis_iam_user, self._token
+
+
+def caches(settings: Settings) -> list[tuple[str, str]]:
+    """(URL, cache name) of each cache, the first REDIS_URL's. REDIS_MORE_URLS and
+    REDIS_MORE_CACHE_NAMES are comma-separated and aligned; a pair whose URL is empty is
+    skipped (the template joins the endpoints of replication groups a profile may not create)."""
+    urls = settings.redis_more_urls.split(",") if settings.redis_more_urls else []
+    names = settings.redis_more_cache_names.split(",") if settings.redis_more_cache_names else []
+    if names and len(names) != len(urls):
+        raise SettingsError("REDIS_MORE_CACHE_NAMES: one entry for each of REDIS_MORE_URLS")
+    pairs = zip(urls, names or [""] * len(urls), strict=True)
+    more = [(url.strip(), name.strip()) for url, name in pairs if url.strip()]
+    if settings.redis_iam_user and not all(name for _, name in more):
+        raise SettingsError("REDIS_MORE_CACHE_NAMES: each cache's name (its IAM token names it)")
+    return [(settings.redis_url, settings.redis_cache_name), *more]
 
 
 def connect(settings: Settings) -> RedisClient:
@@ -63,9 +102,175 @@ def connect(settings: Settings) -> RedisClient:
         options["credential_provider"] = IamCredentials(settings)
     if settings.redis_ca_certs:
         options["ssl_ca_certs"] = settings.redis_ca_certs
+    several = caches(settings)
+    if len(several) > 1 and not settings.redis_cluster:
+        raise SettingsError("REDIS_MORE_URLS: several caches are cluster-mode caches")
     if settings.redis_cluster:
-        return RedisCluster.from_url(settings.redis_url, **options)
+        client = RedisCluster.from_url(settings.redis_url, **options)
+        if len(several) > 1:
+            client.nodes_manager = SlotMap.of(client.nodes_manager, several[1:], settings)
+        return client
     return redis.Redis.from_url(settings.redis_url, health_check_interval=30, **options)
+
+
+def cache_of(slot: int, count: int) -> int:
+    """The index of the cache that holds ``slot`` among ``count`` caches."""
+    return slot % count
+
+
+class SlotMap(NodesManager):
+    """A cluster client's nodes and slot table over several caches: slot ``s`` is served by the
+    node that owns it in cache ``cache_of(s, N)``.
+
+    Each cache keeps its own ``NodesManager`` (its startup nodes, its CLUSTER SLOTS, its nodes'
+    connections, made with its own credentials); this one merges their tables. The cluster
+    client calls ``initialize`` after a connection error, a MOVED past ``reinitialize_steps``
+    or CLUSTERDOWN, and ``move_slot`` on the other MOVED: each is passed to the caches
+    concerned and the merged table made again the same way, so a refresh never mixes caches.
+    It overrides NodesManager's methods as redis-py 8.1.0 calls them (the version pinned in
+    layers/dependencies/requirements.txt): tests/integration/test_redis_caches.py runs each
+    path on real servers, so an upgrade that changes them fails there.
+    """
+
+    def __init__(self, managers: Sequence[NodesManager]) -> None:
+        self.caches = list(managers)
+        first = self.caches[0]
+        # NodesManager's own set-up (its locks, epoch and attributes), with the first cache's
+        # connection settings; it ends by calling ``initialize``, which merges the tables the
+        # caches' managers have just built (``_built`` stops it refreshing them).
+        self._built = False
+        super().__init__(
+            startup_nodes=list(first.startup_nodes.values()),
+            from_url=first.from_url,
+            require_full_coverage=True,
+            event_dispatcher=first._event_dispatcher,
+            himport_registry=first.himport_registry,
+            **first.connection_kwargs,
+        )
+
+    @classmethod
+    def of(
+        cls, first: NodesManager, more: Sequence[tuple[str, str]], settings: Settings
+    ) -> SlotMap:
+        """The first cache's manager (the one the cluster client built) and one per further
+        (URL, cache name), with the first's connection settings but its own address and its
+        own IAM credentials."""
+        managers = [first]
+        for url, name in more:
+            options = {**first.connection_kwargs, **cleanup_kwargs(**parse_url(url))}
+            if settings.redis_iam_user:
+                options["credential_provider"] = IamCredentials(settings, name)
+            address = parse_url(url)
+            managers.append(
+                NodesManager(
+                    startup_nodes=[ClusterNode(address["host"], address.get("port", 6379))],
+                    from_url=True,
+                    require_full_coverage=True,
+                    himport_registry=first.himport_registry,
+                    **options,
+                )
+            )
+        return cls(managers)
+
+    def _owner(self, slot: int) -> NodesManager:
+        return self.caches[cache_of(slot, len(self.caches))]
+
+    def initialize(
+        self,
+        additional_startup_nodes_info: list[tuple[str, int]] | None = None,
+        disconnect_startup_nodes_pools: bool = True,
+        last_failed_node_name: str | None = None,
+    ) -> None:
+        epoch = self._get_epoch()
+        with self._initialization_lock:
+            with self._lock:
+                if epoch != self._epoch:
+                    return  # another thread has just done it
+            self.reset()
+            failure = None
+            if self._built:
+                failure = self._refresh(
+                    additional_startup_nodes_info or [],
+                    disconnect_startup_nodes_pools,
+                    last_failed_node_name,
+                )
+            self._built = True
+            slots = {
+                slot: self._owner(slot).slots_cache[slot]
+                for slot in range(REDIS_CLUSTER_HASH_SLOTS)
+            }
+            nodes = {
+                name: node for cache in self.caches for name, node in cache.nodes_cache.items()
+            }
+            with self._lock:
+                self.nodes_cache = nodes
+                self.slots_cache = slots
+                self.startup_nodes = dict(nodes)
+                self.default_node = self.caches[0].default_node
+                self._epoch += 1
+        self._event_dispatcher.dispatch(AfterSlotsCacheRefreshEvent())
+        if failure is not None:
+            raise failure
+
+    def _refresh(
+        self, extra: list[tuple[str, int]], disconnect: bool, failed: str | None
+    ) -> Exception | None:
+        """Each cache concerned re-reads its CLUSTER SLOTS: the one that holds the failed node
+        or the MOVED's target, or every cache when none does (a node no cache knows yet, or
+        CLUSTERDOWN). A cache is only ever asked about its own nodes, with its own credentials.
+        A cache that cannot be reached keeps its table, the others are refreshed all the same,
+        and its error is returned for ``initialize`` to raise, as one cluster's would be."""
+        names = {get_node_name(host, port) for host, port in extra}
+        if failed is not None:
+            names.add(failed)
+        concerned = [cache for cache in self.caches if names & cache.nodes_cache.keys()]
+        failure: Exception | None = None
+        for cache in concerned or self.caches:
+            try:
+                cache.initialize(
+                    additional_startup_nodes_info=[
+                        (host, port)
+                        for host, port in extra
+                        if get_node_name(host, port) in cache.nodes_cache
+                    ],
+                    disconnect_startup_nodes_pools=disconnect,
+                    last_failed_node_name=failed if failed in cache.nodes_cache else None,
+                )
+            except (RedisClusterException, redis.RedisError) as exc:
+                failure = failure or exc
+        return failure
+
+    def move_slot(self, e: Any) -> None:
+        """A MOVED within the slot's cache (a failover, a resharding): that cache's table is
+        patched, and the slot here follows it."""
+        owner = self._owner(e.slot_id)
+        owner.move_slot(e)
+        with self._lock:
+            self.slots_cache[e.slot_id] = owner.slots_cache[e.slot_id]
+            for node in owner.slots_cache[e.slot_id]:
+                self.nodes_cache.setdefault(node.name, node)
+
+    def create_redis_connections(self, nodes: list[ClusterNode]) -> None:
+        """A node's connections are made by its own cache's manager: with its credentials.
+        (Every node here came from a cache's table; one none knows would get the first's.)"""
+        left = list(nodes)
+        for cache in self.caches:
+            mine = [node for node in left if node.name in cache.nodes_cache]
+            if mine:
+                cache.create_redis_connections(mine)
+                left = [node for node in left if node not in mine]
+        if left:
+            super().create_redis_connections(left)
+
+    def move_node_to_end_of_cached_nodes(self, node_name: str) -> None:
+        super().move_node_to_end_of_cached_nodes(node_name)
+        for cache in self.caches:
+            cache.move_node_to_end_of_cached_nodes(node_name)
+
+    def close(self) -> None:
+        super().close()
+        for cache in self.caches:
+            cache.close()
 
 
 def mget(client: RedisClient, names: list[str]) -> list[str | None]:
