@@ -893,10 +893,10 @@ LOWER = {
     "DynamoDB point-in-time backups": "PITR on the tables that are the source of truth only"
     " (not counters, notifications or degrees: rebuildable)",
     "ElastiCache for Valkey (the profile's cache)": "reserved nodes (a year's term, about a"
-    " third less); fewer commands per read: the per-celebrity checks of every home read and"
-    " unread poll (2 a followed celebrity) as one per-user 'newest celebrity tweet' marker;"
-    " shards of a smaller node type once Valkey 8's I/O threads are measured on it (the mix is"
-    " bound by the main thread's script time, not by the node's 16 vCPUs)",
+    " third less); the home read's render is now most of the commands (a page's tweets, counts"
+    " and authors: one GET a key on the cluster, 68 a page): the hottest of them held in the"
+    " function as the celebrities' sets are; the shard's real throughput measured on Valkey 8"
+    " with its I/O threads (sized here at 3x one core: an assumption)",
     "Aurora Serverless v2 (ACU)": "last_seen_at kept in Redis and flushed in batches (item 5)",
     "Aurora I/O and storage": "Aurora I/O-Optimized once I/O passes a quarter of the bill",
     "RDS Proxy": "fewer ACUs (above)",
@@ -1093,8 +1093,8 @@ def _cache_section(inputs: Any, all_needs: list[Any], head: str, rule: str) -> l
             "| serverless at the same use: GB-hours + ECPUs (caches holding the event peak) | "
             + " | ".join(f"{_money(cm.serverless_cache(n))} ({n.caches})" for n in all_needs)
             + " |",
-            "| r7g.4xlarge shards holding the event peak, each at most half busy, 1 replica"
-            " (shards; clusters) | "
+            "| r7g.4xlarge shards holding both peaks (half busy daily, 90% at the event), 1"
+            " replica (shards; clusters) | "
             + " | ".join(f"{_money(cm.node_cache(n))} ({n.redis_shards:,};"
                          f" {_clusters(n.redis_shards)})" for n in all_needs) + " |"]  # fmt: skip
 

@@ -501,11 +501,16 @@ def held_celebrity_costs(
     inputs: Inputs, formula: dict[str, Any], miss: float, fol: Following | None = None
 ) -> dict[str, float]:
     """What the held path changes in a swept route's cost at the population's mean c: the
-    unheld per-celebrity commands out, one ZRANGE per missed set in (its server time measured
-    on one key by bench/redis_throughput.py when run; its bytes those of the unheld reads)."""
+    unheld per-celebrity commands out, one ZRANGE per missed set in (its execution measured on
+    one key by bench/redis_throughput.py when run; its bytes those of the unheld reads)."""
     c = fol.celebrities if fol else float(_graph(inputs).get("mean_celebrities_followed", 0.0))
     single = (inputs.throughput or {}).get("single_key_ops_per_s") or {}
-    zrange_us = 1e6 / float(single["zrange"]) if single.get("zrange") else None
+    # its execution: the benchmarked time less the per-command I/O (counted apart, per command)
+    zrange_us = (
+        max(0.0, 1e6 / float(single["zrange"]) - command_overhead_us(inputs))
+        if single.get("zrange")
+        else None
+    )
     out: dict[str, float] = {}
     for metric in HELD_PATH_METRICS:
         per = float((formula.get(metric) or {}).get("per_celebrity", 0.0))
