@@ -1137,29 +1137,40 @@ TOP_ACCOUNT_FOLLOWERS_SHARE = 0.3  # the most followed account: a third of the d
 HOT_TWEET_LIKE_SHARE = 0.01  # a viral tweet: 1% of all likes in its peak hour
 TOP_ACCOUNT_FOLLOW_SHARE = 0.05  # share of all new follows going to the top account
 HOT_KEY_LIMIT = 50_000  # ops/s: a key above it is listed (issue 30)
+LIKERS_SHARDS = 4  # warble.dal.likes.LIKERS_SHARDS: a tweet's likers partitions
 
 
 def hot_partitions(dau: int) -> list[tuple[str, float, float, str]]:
     """DynamoDB partitions and items one key receives everything of (what, units/s at the daily
-    peak, limit, the change past it). Every like is a TransactWriteItems: its items cost twice,
-    and the likers partition's sort key only grows (the newest like is always the last split),
-    so splitting for heat does not spread it."""
+    peak, limit, the change past it or the one made). Every like is a TransactWriteItems: its
+    items cost twice, and a likers partition's sort key only grows (the newest like is always the
+    last split), so splitting for heat does not spread it: the likers are spread over
+    LIKERS_SHARDS partitions, and the tweet's id item is read before the transaction instead of
+    checked in it (warble.dal.likes)."""
     peak = {k: v * dau / DAY * PEAK for k, v in TRAFFIC.items()}
     likes = peak["like"] * HOT_TWEET_LIKE_SHARE
     follows = peak["follow"] * TOP_ACCOUNT_FOLLOW_SHARE
     return [
-        ("likes of one viral tweet: its likers partition T#<tweet> (one LU#<seq> item each, in"
-         " a transaction), write units/s", likes * 2, QUOTAS["ddb_partition_wcu"],
-         "shard the likers partition by the like's seq (T#<tweet>#<seq mod n>, n = units / 500)"
-         " and read the shards' Queries merged"),
-        ("likes of one viral tweet: the ConditionCheck on its tweet-index item T#<tweet> (one"
-         " item: it cannot split), write units/s", likes * 2, QUOTAS["ddb_partition_wcu"],
-         "drop the ConditionCheck for a read of the item (3,000 read units/s, eventually"
-         " consistent: 6,000 reads) and let the delete's cleanup take likes that raced it"),
+        (f"likes of one viral tweet: each of its {LIKERS_SHARDS} likers partitions"
+         " T#<tweet>#<k> (one LU#<seq> item a like, in a transaction, k a hash of the seq),"
+         " write units/s", likes * 2 / LIKERS_SHARDS, QUOTAS["ddb_partition_wcu"],
+         f"done (dal/likes.py): {_units(likes * 2)} units/s on one partition before; the"
+         f" likers page merges the {LIKERS_SHARDS} shards' Queries and the unsharded T#<tweet>"
+         " of older likes"),
+        ("likes of one viral tweet: the strongly consistent read of its tweet-index item"
+         " T#<tweet> before each like's transaction (one item: it cannot split), read units/s",
+         likes * 1, QUOTAS["ddb_partition_rcu"],
+         f"done (dal/likes.py): the ConditionCheck's {_units(likes * 2)} write units/s"
+         " before; a like that lands after the delete's purge is unliked by the likes stream's"
+         " cleanup"),
         ("follows of the top account: its followers partition U#<id> (I# and IT# items, in a"
          " transaction), write units/s", follows * 2 * 2, QUOTAS["ddb_partition_wcu"],
          "shard the followers partition (U#<id>#<n>, as dal/graph.py plans)"),
     ]  # fmt: skip
+
+
+def _units(value: float) -> str:
+    return f"{value:,.0f}"
 
 
 def _share_of_top(inputs: Inputs) -> float:

@@ -34,6 +34,9 @@ import boto3
 import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
+# warble.dal.likes.LIKERS_SHARDS: this check reads the tables as the stack lays them out, with
+# boto3 alone (it runs outside the stack's code).
+LIKERS_SHARDS = 4
 
 
 def route_table(csv_prefix: Path) -> tuple[list[dict[str, str]], dict[str, int]]:
@@ -92,7 +95,10 @@ class Tables:
         return self._count("TWEETS_TABLE", "author_id", {"N": author}, None)
 
     def likes_of(self, tweet: str) -> int:
-        return self._count("LIKES_TABLE", "pk", {"S": f"T#{tweet}"}, "LU#")
+        """The tweet's ``LU#`` items in each of its likers partitions (warble.dal.likes:
+        ``T#<tweet>#<k>`` for its four shards, and ``T#<tweet>`` for likes stored before them)."""
+        partitions = [f"T#{tweet}#{k}" for k in range(LIKERS_SHARDS)] + [f"T#{tweet}"]
+        return sum(self._count("LIKES_TABLE", "pk", {"S": p}, "LU#") for p in partitions)
 
     def followers_of(self, user: str) -> int:
         return self._count("GRAPH_TABLE", "pk", {"S": f"U#{user}"}, "IT#")

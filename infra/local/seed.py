@@ -471,7 +471,7 @@ def write_population(
     from warble.dal.counters import CounterItem
     from warble.dal.graph import GraphItem
     from warble.dal.hashtags import HashtagItem, RedisTrends, partition
-    from warble.dal.likes import LikeItem
+    from warble.dal.likes import LIKERS_SHARDS, LikeItem, likers_pk
     from warble.dal.notifications import NotificationItem, padded
     from warble.dal.search import PostgresPeopleIndex
     from warble.dal.tweets import TweetIndexItem, TweetItem
@@ -586,9 +586,9 @@ def write_population(
     for u, t in plan.likes:
         seq, uid, tid, author = mint(), user_ids[u], tweet_ids[t], authors[t]
         for item in (
-            LikeItem(f"U#{uid}", f"T#{tid}", seq=seq, author_id=author),
+            LikeItem(f"U#{uid}", f"T#{tid}", seq=seq, author_id=author, shards=LIKERS_SHARDS),
             LikeItem(f"U#{uid}", f"LT#{seq:019d}", tid=tid, author_id=author),
-            LikeItem(f"T#{tid}", f"LU#{seq:019d}", uid=uid),
+            LikeItem(likers_pk(tid, seq, LIKERS_SHARDS), f"LU#{seq:019d}", uid=uid),
         ):
             writer.put(s.likes_table, item.serialize())
         events.append(Liked(uid, tid, author, seq))

@@ -1,12 +1,14 @@
 """Likes and tweet counters against real moto, Redis and PostgreSQL.
 
 Stream records are read from the tables' real streams and handed to the real counter consumer
-and cleanup in this process, so each test decides when (and how often) they are delivered.
+and cleanup reader in this process, so each test decides when (and how often) they are
+delivered.
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,9 +18,12 @@ from warble import services
 from warble.dal import counters as dal_counters
 from warble.dal import likes as dal_likes
 from warble.dal import tweets as dal_tweets
+from warble.dal.erasure import DynamoErasure
 from warble.domain.counters.service import StreamCounterProcessor
 from warble.domain.likes.ports import TweetMissing
+from warble.entrypoints import streams
 from warble.errors import NotFound
+from warble.ids import compose
 from warble.settings import get_settings
 
 from tests.support.counters import reconciler as reconciler_now
@@ -31,10 +36,12 @@ pytestmark = pytest.mark.integration
 def world(accounts, moto) -> Iterator[Any]:
     settings = services.container().settings
     tap = StreamTap([settings.tweets_table, settings.likes_table, settings.graph_table])
+    cleanup = streams.Reader("Cleanup", streams.cleanup)  # the reactions reader's cleanup
 
     class World:
         tweets = services.tweets()
         likes = services.likes()
+        store = dal_likes.LikeStore()
 
         def user(self, name: str) -> int:
             signed = accounts.signup(name, f"{name}@example.com", "password1", None, "")
@@ -44,20 +51,38 @@ def world(accounts, moto) -> Iterator[Any]:
             """Deliver every pending record: cleanup first (it makes more), then counters,
             each batch twice."""
             while records := tap.drain():
-                removed = [r for r in records if r["eventName"] == "REMOVE"]
-                tweets_table = settings.tweets_table
-                for record in removed:
-                    if f":table/{tweets_table}/" in record["eventSourceARN"]:
-                        self.tweets.purge(int(record["dynamodb"]["Keys"]["tweet_id"]["N"]))
+                for _ in range(2):
+                    assert cleanup.process(records)["batchItemFailures"] == []
                 for _ in range(2):
                     counted = services.container().count_batch({"Records": records})
                     assert counted.failures == []
+
+        def legacy_like(self, user_id: int, tweet_id: int, author_id: int) -> int:
+            """A like as stored before the likers were sharded (its likers item under the
+            tweet's own partition, no ``shards`` on its edge); its seq."""
+            seq = services.container().ids.next_id()
+            for item in (
+                dal_likes.LikeItem(f"U#{user_id}", f"T#{tweet_id}", seq=seq, author_id=author_id),
+                dal_likes.LikeItem(f"U#{user_id}", f"LT#{seq:019d}", tid=tweet_id,
+                                   author_id=author_id),
+                dal_likes.LikeItem(f"T#{tweet_id}", f"LU#{seq:019d}", uid=user_id),
+            ):  # fmt: skip
+                item.save()
+            return seq
 
     yield World()
 
 
 def _like_items(tweet_id: int) -> list[Any]:
-    return list(dal_likes.LikeItem.query(f"T#{tweet_id}", consistent_read=True))
+    """The tweet's likers items wherever they are: its own partition and any ``T#<tweet>#...``
+    (a scan, so an item in a partition the store does not read is found too)."""
+    item = dal_likes.LikeItem
+    own = (item.pk == f"T#{tweet_id}") | item.pk.startswith(f"T#{tweet_id}#")
+    return list(item.scan(own, consistent_read=True))
+
+
+def _user_items(user_id: int) -> list[Any]:
+    return list(dal_likes.LikeItem.query(f"U#{user_id}", consistent_read=True))
 
 
 def test_like_and_unlike_are_idempotent_and_counted_once(world):
@@ -94,9 +119,9 @@ def test_unknown_and_deleted_tweets_cannot_be_liked_and_nothing_is_written(world
     assert world.likes.liked_tweets(bob, bob, 20, None).items == []
 
 
-def test_a_like_racing_the_delete_leaves_nothing_behind(world):
-    """The like's condition check on the tweet's id item, and the delete's cleanup: whichever
-    lands first, no like item of the deleted tweet survives."""
+def test_a_like_read_after_the_delete_is_refused_and_writes_nothing(world):
+    """The like's read of the tweet's id item (strongly consistent) sees a delete that the
+    cache has not seen yet."""
     alice, bob = world.user("alice"), world.user("bob")
     tweet = int(world.tweets.post(alice, "going", None, []).id)
     stored = world.tweets.load_one(tweet)
@@ -107,6 +132,137 @@ def test_a_like_racing_the_delete_leaves_nothing_behind(world):
     with pytest.raises(NotFound):
         world.likes.like(bob, tweet)
     assert _like_items(tweet) == []
+
+
+def test_a_like_committed_after_the_delete_and_its_purge_is_removed_by_the_cleanup(world):
+    """The like reads the tweet, then the tweet is deleted and its deletion's cleanup runs
+    (nothing to purge yet), then the like commits: the likes stream's cleanup finds its tweet
+    gone and unlikes it, so no like outlives its tweet."""
+    alice, bob = world.user("alice"), world.user("bob")
+    tweet = int(world.tweets.post(alice, "going", None, []).id)
+    world.settle()
+    store = dal_likes.LikeStore()
+    deleted: list[int] = []
+
+    def delete_and_purge_first(**_: Any) -> None:
+        if not deleted:  # the like's own transaction, once: the delete and its purge land first
+            deleted.append(tweet)
+            world.tweets.delete(alice, tweet)
+            world.settle()
+
+    store._connection.client.meta.events.register(
+        "before-call.dynamodb.TransactWriteItems", delete_and_purge_first
+    )
+    assert store.like(bob, tweet, alice, services.container().ids.next_id()) is True
+    assert deleted == [tweet] and world.tweets.load_one(tweet) is None
+    assert len(_like_items(tweet)) == 1 and len(_user_items(bob)) == 2  # it did outlive it
+
+    world.settle()  # the like's stream records, twice: the second finds nothing to do
+    assert _like_items(tweet) == [] and _user_items(bob) == []
+    counted = dal_counters.DynamoCounterStore(3600).read([f"T#{tweet}"])[f"T#{tweet}"]
+    assert counted.get("like_count", 0) == 0  # counted on its insert, uncounted on its removal
+
+
+def test_a_tweets_likers_spread_evenly_over_its_shards_not_on_one_partition(world):
+    """Write units per like per partition: every like writes its likers item in a transaction
+    (2 units) to one of four partitions, and nothing of it to the tweet's own partition or to
+    its id item; at 100M's viral 694 likes/s the busiest partition must stay under 500."""
+    alice = world.user("alice")
+    tweet = int(world.tweets.post(alice, "viral", None, []).id)
+    index = boto3.client("dynamodb")
+    index_item = {"TableName": get_settings().tweet_index_table, "Key": {"pk": {"S": f"T#{tweet}"}}}
+    before = index.get_item(**index_item)["Item"]
+    fans = random.sample(range(1 << 40, 1 << 41), 400)
+    for fan in fans:
+        assert world.likes.like(fan, tweet) is True
+
+    per_partition = Counter(item.pk for item in _like_items(tweet))
+    assert set(per_partition) == {f"T#{tweet}#{k}" for k in range(4)}  # not T#<tweet> itself
+    assert sum(per_partition.values()) == len(fans)
+    busiest = max(per_partition.values()) / len(fans)  # the busiest partition's share
+    assert busiest * 694 * 2 < 500, per_partition
+    assert index.get_item(**index_item)["Item"] == before  # read, never written by a like
+    edges = [i for fan in fans[:20] for i in _user_items(fan) if i.sk.startswith("T#")]
+    assert {int(edge.shards) for edge in edges} == {4}  # each edge says where its likers item is
+
+    # A Snowflake's low bits count the ids of one millisecond and are mostly 0 at a container's
+    # pace: the shard is a hash of the whole seq, so one-like-a-millisecond seqs spread too.
+    quiet = Counter(
+        dal_likes.likers_pk(tweet, compose(1_800_000_000_000 + ms, 7, 0), 4) for ms in range(4000)
+    )
+    assert len(quiet) == 4 and max(quiet.values()) / 4000 < 0.3
+
+
+def test_likers_pages_merge_the_shards_and_the_old_partition_newest_first(world):
+    """Likes stored before the shards (the tweet's own partition) and after, interleaved in
+    time: the pages are newest first across all of them, with the same cursors, and the count,
+    an unlike and the deleted tweet's cleanup cover them all."""
+    alice, bob, carol = world.user("alice"), world.user("bob"), world.user("carol")
+    tweet = int(world.tweets.post(alice, "liked over a migration", None, []).id)
+    fans = random.sample(range(1 << 40, 1 << 41), 60)
+    seqs: dict[int, int] = {}
+    for number, fan in enumerate(fans):
+        if number % 3 == 0:
+            seqs[fan] = world.legacy_like(fan, tweet, alice)
+        else:
+            world.likes.like(fan, tweet)
+            seqs[fan] = int(world.store.edge(fan, tweet).seq)  # type: ignore[union-attr]
+    newest_first = sorted(((seq, fan) for fan, seq in seqs.items()), reverse=True)
+    assert Counter(i.pk == f"T#{tweet}" for i in _like_items(tweet)) == {True: 20, False: 40}
+
+    pages, cursor = [], None
+    while True:
+        page = world.store.likers_page(tweet, cursor, 7)
+        pages.append(page)
+        if len(page) < 7:
+            break
+        cursor = page[-1][0]  # the service's cursor: the last seq shown
+    assert [row for page in pages for row in page] == newest_first
+    assert [len(page) for page in pages] == [7] * 8 + [4]
+    assert world.store.count_likers(tweet) == 60
+
+    # Through the service, with users a viewer sees: an old like and a new one, then another
+    # old one, newest first, with the opaque cursor.
+    world.legacy_like(bob, tweet, alice)
+    world.likes.like(carol, tweet)
+    first = world.likes.likers(alice, tweet, 1, None)
+    rest = world.likes.likers(alice, tweet, 1, first.next_cursor)
+    assert [u.id for u in first.items + rest.items] == [str(carol), str(bob)]
+    world.settle()
+    assert world.tweets.get(alice, tweet).like_count == 62
+
+    # An unlike finds an old like's item where it is, and a new one's in its shard.
+    assert world.likes.unlike(bob, tweet) is False and world.likes.unlike(carol, tweet) is False
+    assert len(_like_items(tweet)) == 60 and world.store.count_likers(tweet) == 60
+    assert _user_items(bob) == [] and _user_items(carol) == []
+
+    # The deleted tweet's cleanup takes every partition's items and every liker's.
+    world.tweets.delete(alice, tweet)
+    world.settle()
+    assert _like_items(tweet) == [] and world.store.count_likers(tweet) == 0
+    assert all(_user_items(fan) == [] for fan in fans)
+
+
+def test_an_erased_account_takes_its_likes_from_every_partition(world):
+    """Account deletion: the likes of the account (old and new: the edge says where its likers
+    item is) and the likers of its tweets (every partition, for their removal marks)."""
+    alice, bob = world.user("alice"), world.user("bob")
+    old, new = (int(world.tweets.post(alice, f"t{i}", None, []).id) for i in range(2))
+    world.legacy_like(bob, old, alice)
+    world.likes.like(bob, new)
+    fans = random.sample(range(1 << 40, 1 << 41), 12)
+    for number, fan in enumerate(fans):
+        if number % 2:
+            world.legacy_like(fan, new, alice)
+        else:
+            world.likes.like(fan, new)
+    world.settle()
+    erasure = DynamoErasure()
+
+    assert set(erasure.reactors([old, new])) == {bob, *fans}
+    assert sorted(erasure.likes(bob, 100)) == sorted([(old, alice), (new, alice)])
+    assert _user_items(bob) == [] and _like_items(old) == []
+    assert len(_like_items(new)) == 12 and world.store.count_likers(new) == 12
 
 
 def test_flags_of_a_page_come_from_memory_without_a_table_read(world):

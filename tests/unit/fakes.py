@@ -26,7 +26,7 @@ from warble.domain.counters.reconcile import Reconciler
 from warble.domain.counters.service import CounterRules, StreamCounterProcessor
 from warble.domain.graph.ports import FollowRejected
 from warble.domain.graph.service import GraphPolicy, GraphService
-from warble.domain.likes.ports import Like, TweetMissing
+from warble.domain.likes.ports import Like, Liker, TweetMissing
 from warble.domain.likes.service import LikeService
 from warble.domain.media.ports import READY, AttachedMedia, MediaPolicy, StoredMedia
 from warble.domain.media.service import MediaService
@@ -509,20 +509,23 @@ class FakeLikeStore:
     def likers_page(
         self, tweet_id: int, before_seq: int | None, limit: int
     ) -> list[tuple[int, int]]:
-        rows = [r for r in self.all_likers(tweet_id) if before_seq is None or r[0] < before_seq]
-        return sorted(rows, reverse=True)[:limit]
+        rows = [r for r in self.all_likers(tweet_id) if before_seq is None or r.seq < before_seq]
+        return [(r.seq, r.user_id) for r in sorted(rows, reverse=True)[:limit]]
 
     def count_likers(self, tweet_id: int) -> int:
         return sum(1 for _ in self.all_likers(tweet_id))
 
-    def all_likers(self, tweet_id: int) -> Iterator[tuple[int, int]]:
-        """``(seq, user_id)`` in sort-key order (oldest like first), as the Query returns."""
+    def all_likers(self, tweet_id: int) -> Iterator[Liker]:
+        """Oldest like first (a partition's sort-key order, as the Query returns)."""
         likes = [like for like in self.likes.values() if like.tweet_id == tweet_id]
-        yield from sorted((like.seq, like.user_id) for like in likes)
+        yield from sorted(Liker(like.seq, like.user_id) for like in likes)
 
-    def delete_likes(self, tweet_id: int, likes: list[tuple[int, int]]) -> None:
-        for _, user_id in likes:
+    def delete_likes(self, tweet_id: int, likes: list[Liker]) -> None:
+        for _, user_id, _ in likes:
             self.likes.pop((user_id, tweet_id), None)  # deleting what is gone is a no-op
+
+    def existing_tweets(self, tweet_ids: Iterable[int]) -> set[int]:
+        return {t for t in tweet_ids if t in self._tweets.tweets}
 
     def edges(self) -> Iterator[tuple[int, int]]:
         yield from list(self.likes)

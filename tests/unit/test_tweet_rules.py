@@ -198,6 +198,26 @@ def test_purge_deletes_likes_in_chunks(world: World):
     assert chunks == [100, 100, 50]
 
 
+def test_a_like_whose_tweet_is_gone_is_unliked_by_the_stream_cleanup(world: World):
+    # given: two likes, then one tweet deleted under its like (committed after its purge)
+    alice, bob = world.user(), world.user()
+    gone = int(world.tweets.post(alice, "going", None, []).id)
+    kept = int(world.tweets.post(alice, "staying", None, []).id)
+    world.likes.like(bob, gone)
+    world.likes.like(bob, kept)
+    stored = world.tweet_store.tweets.pop(gone)
+    likes = [
+        Liked(bob, tweet, alice, world.like_store.likes[(bob, tweet)].seq) for tweet in (gone, kept)
+    ]
+    # when: the cleanup sees the likes' stream records, twice (at-least-once delivery)
+    removed = world.likes.orphans_removed(likes)
+    again = world.likes.orphans_removed(likes)
+    # then: the like of the gone tweet is unliked once; the other stays
+    assert (removed, again) == (1, 0)
+    assert world.like_store.edge(bob, stored.id) is None
+    assert world.like_store.edge(bob, kept) is not None
+
+
 def test_a_page_carries_counts_and_the_viewers_flags(world: World):
     # given: a like and a retweet, counted by the counter consumer
     alice, bob = world.user(), world.user()

@@ -25,6 +25,7 @@ from typing import Any
 
 from warble.dal.counters import SUB_ITEMS, main_key, sub_keys
 from warble.dal.dynamo import _session
+from warble.dal.likes import likers_partitions, likers_pk
 from warble.domain.deletion.ports import (
     Conversations,
     ErasedTweet,
@@ -41,8 +42,10 @@ from warble.tracing import instrument
 _WAITED_FOR = ("followers_count", "tweet_count", "like_count", "retweet_count")
 BATCH_WRITE_LIMIT = 25
 # Users whose recent likes and retweets one slice drops at most (a celebrity's tweets may each
-# have a million likers; past this, a liker's removal mark goes with the hash's TTL).
+# have a million likers; past this, a liker's removal mark goes with the hash's TTL), and the
+# likers read of each tweet.
 REACTORS_PER_SLICE = 50_000
+LIKERS_PER_TWEET = 10_000
 BATCH_GET_LIMIT = 100
 TRANSACT_LIMIT = 100
 
@@ -228,9 +231,10 @@ class DynamoErasure:
 
     # ---- likes and tweets ------------------------------------------------------------------
     def likes(self, user_id: int, limit: int) -> list[tuple[int, int]]:
-        """Each like's three items (the edge, X's list item, the tweet's likers item)."""
+        """Each like's three items (the edge, X's list item, the tweet's likers item, in the
+        likers partition the edge's ``shards`` says)."""
         likes, me = self._s.likes_table, f"U#{user_id}"
-        found, _more = self._query(likes, me, "T#", limit, "sk, seq, author_id")
+        found, _more = self._query(likes, me, "T#", limit, "sk, seq, author_id, shards")
         doomed: list[tuple[str, dict[str, Any]]] = []
         liked: list[tuple[int, int]] = []
         for item in found:
@@ -239,7 +243,7 @@ class DynamoErasure:
             doomed += [
                 (likes, _key(me, sk)),
                 (likes, _key(me, f"LT#{_id(seq)}")),
-                (likes, _key(f"T#{tweet}", f"LU#{_id(seq)}")),
+                (likes, _key(likers_pk(tweet, seq, _num(item, "shards") or 0), f"LU#{_id(seq)}")),
             ]
             liked.append((tweet, _num(item, "author_id") or 0))
         self._delete(doomed)
@@ -293,8 +297,13 @@ class DynamoErasure:
             if len(users) >= REACTORS_PER_SLICE:
                 break  # the rest's removal marks age out with their hashes (bounded memory)
             if liked:
-                likers, _more = self._query(s.likes_table, f"T#{tweet}", "LU#", 10_000, "uid")
-                users += [_num(i, "uid") or 0 for i in likers]
+                wanted = LIKERS_PER_TWEET
+                for partition, _shards in likers_partitions(tweet):
+                    likers, _more = self._query(s.likes_table, partition, "LU#", wanted, "uid")
+                    users += [_num(i, "uid") or 0 for i in likers]
+                    wanted -= len(likers)
+                    if wanted <= 0:
+                        break
             if retweeted:
                 answer = self._client.query(
                     TableName=s.tweets_table, IndexName="retweets",

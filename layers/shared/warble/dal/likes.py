@@ -1,31 +1,50 @@
 """Likes in DynamoDB (pynamodb), and the viewer's like / retweet flags on a page of tweets.
 
 ``LikesTable``: partition key ``pk``, sort key ``sk``. For "U likes T", minted a Snowflake
-``seq`` (ids zero-padded to 19 digits, so string order is numeric order), ONE TransactWriteItems
-writes three items and checks the tweet still exists:
+``seq`` (ids zero-padded to 19 digits, so string order is numeric order), the store reads T's
+id item (a strongly consistent GetItem of ``T#<T>`` in the tweet index: gone, no like), then ONE
+TransactWriteItems writes three items:
 
-| pk    | sk         | attributes       | answers                                          |
-|-------|------------|------------------|--------------------------------------------------|
-| U#<U> | T#<T>      | seq, author_id   | "has U liked T?": one GetItem; a page: BatchGet  |
-| U#<U> | LT#<seq>   | tid, author_id   | the tweets U liked, newest like first (Query)    |
-| T#<T> | LU#<seq>   | uid              | who liked T, newest first (Query)                |
+| pk        | sk         | attributes             | answers                                       |
+|-----------|------------|------------------------|-----------------------------------------------|
+| U#<U>     | T#<T>      | seq, author_id, shards | "has U liked T?": a GetItem; a page: BatchGet |
+| U#<U>     | LT#<seq>   | tid, author_id         | the tweets U liked, newest like first (Query) |
+| T#<T>#<k> | LU#<seq>   | uid                    | who liked T, newest first (a Query per shard) |
 
-plus a ConditionCheck on the tweet's id item (``T#<T>`` in the tweet index table): a tweet
-deleted a moment earlier cannot be liked, and a like committed before the delete is found by the
-delete's cleanup (``T#<T>`` partition), so no like outlives its tweet.
+**T's likers are spread over ``LIKERS_SHARDS`` partitions** ``T#<T>#0`` .. ``T#<T>#3``, the
+like's shard ``k`` a hash of its seq (``likers_pk``). A like is a transaction, so its items cost
+two write units each; one partition takes 1,000 a second, and a likers partition's sort key only
+grows (the newest like is always in the last split), so DynamoDB's split for heat cannot spread
+it. At 100M daily users a viral tweet takes 694 likes a second at the daily peak (1% of the
+hour's likes, docs/capacity.md): 1,389 write units on one partition; 347 on each of four. Four
+is fixed (not a setting): the shards a like was written to must be the shards it is read and
+deleted from, so changing it is a migration; the edge records the count its like was spread
+over (``shards``). A list read costs a Query per shard instead of one: the likers page reads
+each shard's newest ``limit`` below the cursor and merges them by seq (the same cursor: the
+last seq shown), a count sums the shards' COUNT queries. Likes stored before the shards have
+their ``LU#`` item under the tweet's own ``T#<T>`` and no ``shards`` on their edge: every read,
+count and cleanup takes that partition as one more shard, so nothing is migrated.
+
+**No ConditionCheck on the tweet.** The transaction used to check T's id item, which put two
+write units of every like on that one item (1,389 a second: over). The read before the
+transaction costs one read unit of a partition's 3,000, but a like can now commit just after
+T's delete, and after that delete's cleanup (``TweetService.purge``) read T's likers: so the
+likes stream's cleanup reader (``LikeService.orphans_removed``) reads the id items of every
+batch's liked tweets again, strongly consistent, and unlikes what it finds of a gone tweet.
+Either the like committed before the delete, and the purge (which starts after it) finds it,
+or after, and that read finds the tweet gone: no like outlives its tweet.
 
 Why this shape:
-- No index, so no item-collection limit: a viral tweet's likers are millions of items under one
-  partition key, which DynamoDB splits by sort key. A GSI would make both lists eventually
-  consistent (a user would not see their own like in their list) and cost a write anyway.
+- No index, so no item-collection limit: a viral tweet's likers are millions of items under a
+  few partition keys, which DynamoDB splits by sort key. A GSI would make both lists
+  eventually consistent (a user would not see their own like in their list) and cost a write.
 - Three items per like instead of one: writes cost about three times an edge-only design, reads
-  of every access pattern are one GetItem, one BatchGetItem or one Query.
+  of every access pattern are one GetItem, one BatchGetItem or a Query (a Query per shard).
 - Unlike reads the edge for ``seq`` and deletes the three items on the condition that the edge
   is unchanged; a racing unlike makes the second a no-op (idempotent).
 - Only the edge item counts: the counter consumer turns its INSERT / REMOVE into +1 / -1 on
-  ``like_count`` (warble.domain.likes). A very hot tweet's likers partition takes every like's
-  write; sharding it (``T#<T>#<n>``) is the next step if one tweet ever needs more than ~1000
-  likes per second.
+  ``like_count`` (warble.domain.likes), its hot counters spread over sub-items
+  (warble.dal.counters).
 
 ``viewer_flags`` answers liked_by_me and retweeted_by_me from the tables, with BatchGetItem
 calls that span both (the edges here and the ``RT#<U>#<T>`` items of the tweet index), 100 keys
@@ -35,7 +54,9 @@ per call: only for tweets older than the viewer's recent likes and retweets held
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import heapq
+import zlib
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from typing import Any
 
@@ -56,13 +77,14 @@ from warble.dal.dynamo import (
 from warble.dal.graph import GraphItem, check_not_blocked
 from warble.dal.tweets import TweetIndexItem
 from warble.domain.blocks.ports import BlockedByAuthor
-from warble.domain.likes.ports import Like, TweetMissing
+from warble.domain.likes.ports import Like, Liker, TweetMissing
 from warble.events import Event, Liked, Unliked
 from warble.settings import Settings, get_settings
 from warble.tracing import instrument
 
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
+LIKERS_SHARDS = 4  # a tweet's likers partitions (the module's docstring: fixed, and why 4)
 
 
 def _id(value: int) -> str:
@@ -77,6 +99,24 @@ def tweet_pk(tweet_id: int) -> str:
     return f"T#{tweet_id}"
 
 
+def likers_pk(tweet_id: int, seq: int, shards: int) -> str:
+    """The partition of a like's ``LU#<seq>`` item, for a like spread over ``shards`` (its
+    edge's ``shards``; 0: stored before the shards, under the tweet's own partition). The shard
+    is a hash of the seq, not the seq mod n: a Snowflake's low bits count the likes of one
+    millisecond on one worker, so they are mostly 0 and would put most likes on shard 0."""
+    if not shards:
+        return tweet_pk(tweet_id)
+    return f"T#{tweet_id}#{zlib.crc32(_id(seq).encode()) % shards}"
+
+
+def likers_partitions(tweet_id: int) -> list[tuple[str, int]]:
+    """Every partition that may hold T's likers, with the ``shards`` of the likes in it: the
+    shards, then the tweet's own (likes stored before the shards)."""
+    return [(f"T#{tweet_id}#{k}", LIKERS_SHARDS) for k in range(LIKERS_SHARDS)] + [
+        (tweet_pk(tweet_id), 0)
+    ]
+
+
 class LikeItem(Model):
     class Meta:
         table_name = "likes"  # replaced from settings on first use
@@ -88,6 +128,7 @@ class LikeItem(Model):
     tid = NumberAttribute(null=True)
     uid = NumberAttribute(null=True)
     author_id = NumberAttribute(null=True)
+    shards = NumberAttribute(null=True)  # on an edge: its likers item's spread (likers_pk)
 
 
 def _below(prefix: str, before_seq: int | None) -> Any:
@@ -125,39 +166,56 @@ class LikeStore:
             item = LikeItem.get(user_pk(user_id), tweet_pk(tweet_id), consistent_read=True)
         except DoesNotExist:
             return None
-        return Like(user_id, tweet_id, int(item.seq), int(item.author_id or 0))
+        return Like(
+            user_id, tweet_id, int(item.seq), int(item.author_id or 0), int(item.shards or 0)
+        )
 
     def like(self, user_id: int, tweet_id: int, author_id: int, seq: int) -> bool:
-        """Write the three items; False if U already likes T. TweetMissing if T is gone,
-        BlockedByAuthor if T's author blocks U (checked in the same transaction: a like racing
-        a block lands before it or not at all)."""
+        """Write the three items; False if U already likes T. TweetMissing if T is gone (read
+        first: a like that commits just after T's delete is the stream cleanup's, see the
+        module's docstring), BlockedByAuthor if T's author blocks U (checked in the same
+        transaction: a like racing a block lands before it or not at all)."""
+        if not self.existing_tweets([tweet_id]):
+            raise TweetMissing()
         connection = self._connection
         try:
             with TransactWrite(connection=connection) as tx:
                 tx.save(
-                    LikeItem(user_pk(user_id), tweet_pk(tweet_id), seq=seq, author_id=author_id),
+                    LikeItem(
+                        user_pk(user_id), tweet_pk(tweet_id),
+                        seq=seq, author_id=author_id, shards=LIKERS_SHARDS,
+                    ),
                     condition=LikeItem.pk.does_not_exist(),
-                )
+                )  # fmt: skip
                 tx.save(
                     LikeItem(user_pk(user_id), f"LT#{_id(seq)}", tid=tweet_id, author_id=author_id)
                 )
-                tx.save(LikeItem(tweet_pk(tweet_id), f"LU#{_id(seq)}", uid=user_id))
-                tx.condition_check(
-                    TweetIndexItem, tweet_pk(tweet_id), condition=TweetIndexItem.pk.exists()
+                tx.save(
+                    LikeItem(likers_pk(tweet_id, seq, LIKERS_SHARDS), f"LU#{_id(seq)}", uid=user_id)
                 )
                 check_not_blocked(tx, author_id, user_id)
         except TransactWriteError as exc:
-            # pynamodb sends condition checks first, then puts: [tweet check, block check, edge,
-            # list, list].
+            # pynamodb sends condition checks first, then puts: [block check, edge, list, list].
             reasons = cancellation_codes(exc)
             if reasons[:1] == [CONDITION_FAILED]:
-                raise TweetMissing() from exc
-            if reasons[1:2] == [CONDITION_FAILED]:
                 raise BlockedByAuthor() from exc
-            if reasons[2:3] == [CONDITION_FAILED]:
+            if reasons[1:2] == [CONDITION_FAILED]:
                 return False
             raise
         return True
+
+    def existing_tweets(self, tweet_ids: Iterable[int]) -> set[int]:
+        """Which of these tweets exist now: their id items in the tweet index, read strongly
+        consistent (one read unit each, a hundred to a BatchGetItem)."""
+        wanted = list(dict.fromkeys(tweet_ids))
+        found: set[int] = set()
+        for start in range(0, len(wanted), BATCH_GET_LIMIT):
+            keys = [tweet_pk(t) for t in wanted[start : start + BATCH_GET_LIMIT]]
+            for item in TweetIndexItem.batch_get(
+                keys, consistent_read=True, attributes_to_get=["pk"]
+            ):
+                found.add(int(item.pk[2:]))
+        return found
 
     def unlike(self, like: Like) -> bool:
         """Delete the three items if the edge is still this like; False if it changed."""
@@ -169,7 +227,9 @@ class LikeStore:
                     condition=LikeItem.seq == like.seq,
                 )
                 tx.delete(LikeItem(user_pk(like.user_id), f"LT#{_id(like.seq)}"))
-                tx.delete(LikeItem(tweet_pk(like.tweet_id), f"LU#{_id(like.seq)}"))
+                tx.delete(
+                    LikeItem(likers_pk(like.tweet_id, like.seq, like.shards), f"LU#{_id(like.seq)}")
+                )
         except TransactWriteError as exc:
             reasons = cancellation_codes(exc)
             if reasons[:1] == [CONDITION_FAILED]:
@@ -211,38 +271,44 @@ class LikeStore:
     def likers_page(
         self, tweet_id: int, before_seq: int | None, limit: int
     ) -> list[tuple[int, int]]:
-        """``(seq, user_id)`` of T's likers, newest first."""
-        return [
+        """``(seq, user_id)`` of T's likers, newest first: each partition's newest ``limit``
+        below the cursor, merged (the page's likes are among them; seqs are unique)."""
+        rows = [
             (int(item.sk[3:]), int(item.uid))
+            for partition, _shards in likers_partitions(tweet_id)
             for item in LikeItem.query(
-                tweet_pk(tweet_id),
+                partition,
                 _below("LU#", before_seq),
                 scan_index_forward=False,
                 limit=limit,
                 consistent_read=True,
             )
         ]
+        return heapq.nlargest(limit, rows)
 
     def count_likers(self, tweet_id: int) -> int:
-        """How many users like T now (a COUNT query: reads the keys, returns no items)."""
-        return int(
-            LikeItem.count(tweet_pk(tweet_id), LikeItem.sk.startswith("LU#"), consistent_read=True)
+        """How many users like T now (a COUNT query a partition: reads the keys, returns no
+        items)."""
+        return sum(
+            int(LikeItem.count(partition, LikeItem.sk.startswith("LU#"), consistent_read=True))
+            for partition, _shards in likers_partitions(tweet_id)
         )
 
-    def all_likers(self, tweet_id: int) -> Iterator[tuple[int, int]]:
-        """Every ``(seq, user_id)`` of T, for the cleanup of a deleted tweet."""
-        for item in LikeItem.query(
-            tweet_pk(tweet_id), LikeItem.sk.startswith("LU#"), consistent_read=True
-        ):
-            yield int(item.sk[3:]), int(item.uid)
+    def all_likers(self, tweet_id: int) -> Iterator[Liker]:
+        """Every liker of T, partition by partition, for the cleanup of a deleted tweet."""
+        for partition, shards in likers_partitions(tweet_id):
+            for item in LikeItem.query(
+                partition, LikeItem.sk.startswith("LU#"), consistent_read=True
+            ):
+                yield Liker(int(item.sk[3:]), int(item.uid), shards)
 
-    def delete_likes(self, tweet_id: int, likes: list[tuple[int, int]]) -> None:
+    def delete_likes(self, tweet_id: int, likes: list[Liker]) -> None:
         """Delete each like's three items (BatchWriteItem; deleting what is gone is a no-op)."""
         with LikeItem.batch_write() as batch:
-            for seq, user_id in likes:
+            for seq, user_id, shards in likes:
                 batch.delete(LikeItem(user_pk(user_id), tweet_pk(tweet_id)))
                 batch.delete(LikeItem(user_pk(user_id), f"LT#{_id(seq)}"))
-                batch.delete(LikeItem(tweet_pk(tweet_id), f"LU#{_id(seq)}"))
+                batch.delete(LikeItem(likers_pk(tweet_id, seq, shards), f"LU#{_id(seq)}"))
 
     def edges(self) -> Iterator[tuple[int, int]]:
         """Every ``(user_id, tweet_id)`` like edge: a full scan, for reconciliation."""

@@ -346,6 +346,18 @@ def _purge(deliveries: list[Delivery[Any]]) -> Failures:
     return [d for d, n in zip(deliveries, done, strict=True) if n is None]
 
 
+# A like reads its tweet before its write (one item cannot take every like of a viral tweet in
+# its transactions: warble.dal.likes), so one can commit just after the tweet's delete and its
+# purge: the batch's liked tweets are read again (one BatchGetItem), and the likes of gone ones
+# unliked. Idempotent: an unlike of what is gone is a no-op.
+@cleanup.batch(Liked)
+def _orphaned_likes(deliveries: list[Delivery[Any]]) -> Failures:
+    removed = services.likes().orphans_removed([d.event for d in deliveries])
+    if removed:
+        metrics.add_metric("OrphanedLikesRemoved", MetricUnit.Count, removed)
+    return []
+
+
 # A tweet's media (docs/media.md): kept once a tweet shows them (the lifecycle rule's tag goes),
 # deleted with it; a batch's tweets at once (one DeleteObjects, one BatchWriteItem). Idempotent.
 media = Consumer("Media")

@@ -3,9 +3,9 @@ stored like, and its errors."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from warble.domain.accounts.answers import UserPage
 from warble.domain.tweets.answers import Tweet
@@ -14,12 +14,23 @@ from warble.domain.tweets.ports import StoredTweet
 
 @dataclass(frozen=True)
 class Like:
-    """A like as stored: ``seq`` orders it in both time lists."""
+    """A like as stored: ``seq`` orders it in both time lists; ``shards`` is how its tweet's
+    likers list was spread when it was stored, which the store needs to find its item there
+    (0: stored before the list was spread)."""
 
     user_id: int
     tweet_id: int
     seq: int
     author_id: int
+    shards: int = 0
+
+
+class Liker(NamedTuple):
+    """One of a tweet's likers as its likers list holds them (``shards`` as in ``Like``)."""
+
+    seq: int
+    user_id: int
+    shards: int = 0
 
 
 class LikeStore(Protocol):
@@ -33,8 +44,9 @@ class LikeStore(Protocol):
         self, tweet_id: int, before_seq: int | None, limit: int
     ) -> list[tuple[int, int]]: ...
     def count_likers(self, tweet_id: int) -> int: ...
-    def all_likers(self, tweet_id: int) -> Iterator[tuple[int, int]]: ...
-    def delete_likes(self, tweet_id: int, likes: list[tuple[int, int]]) -> None: ...
+    def all_likers(self, tweet_id: int) -> Iterator[Liker]: ...
+    def delete_likes(self, tweet_id: int, likes: list[Liker]) -> None: ...
+    def existing_tweets(self, tweet_ids: Iterable[int]) -> set[int]: ...
     def edges(self) -> Iterator[tuple[int, int]]: ...
     def viewer_flags(self, viewer: int, tweet_ids: list[int]) -> tuple[set[int], set[int]]: ...
     def recent_likes(self, user_id: int, limit: int) -> tuple[dict[int, int], int]: ...

@@ -1,7 +1,8 @@
 """Likes: like and unlike (idempotent), the tweets a user liked, and who liked a tweet.
 
-A like is a conditional write of three items that also checks the tweet still exists
-(warble.dal.likes), so a like never outlives its tweet and a repeat changes nothing.
+A like is a conditional write of three items after a read of the tweet (warble.dal.likes),
+so a repeat changes nothing; a like that lands just after its tweet's delete is removed by the
+likes stream's cleanup (``orphans_removed``), so a like never outlives its tweet.
 ``like_count`` is not touched here: the counter consumer derives it from the likes table's
 stream (``likes_counted``), one write per hot tweet per batch. A like of a retweet is a
 like of its original, as the retweet stands for it.
@@ -90,6 +91,21 @@ class LikeService:
         rows = self._store.likers_page(tweet.id, decode_cursor(kind, cursor), limit)
         next_cursor = encode_cursor(kind, rows[-1][0]) if len(rows) >= limit else None
         return self._graph.user_page(viewer, [uid for _, uid in rows], next_cursor)
+
+    def orphans_removed(self, likes: list[Liked]) -> int:
+        """The likes of a stream batch whose tweet is gone, unliked; how many. A like reads its
+        tweet before its write, so it can commit just after the tweet's delete and after that
+        delete's cleanup read the likers: this read comes after the commit, so it sees the
+        delete. Idempotent: a like already gone, or unliked since, is skipped."""
+        present = self._store.existing_tweets(like.tweet_id for like in likes)
+        removed = 0
+        for like in likes:
+            if like.tweet_id in present:
+                continue
+            edge = self._store.edge(like.user_id, like.tweet_id)
+            if edge is not None and self._store.unlike(edge):
+                removed += 1
+        return removed
 
 
 def likes_counted(event: Liked | Unliked) -> list[Delta]:

@@ -34,7 +34,7 @@ from warble.domain.counters.ports import (
     tweet_counter,
     user_counter,
 )
-from warble.domain.likes.ports import LikeStore
+from warble.domain.likes.ports import Liker, LikeStore
 from warble.domain.media.answers import MEDIA_JSON_FORM, encoded_media, media_part
 from warble.domain.media.ports import AttachedMedia
 from warble.domain.pagination import decode_cursor, encode_cursor
@@ -249,7 +249,7 @@ class TweetService:
                 deleted += 1
             self._cache.tombstone(retweet_id, TOMBSTONE, self._tombstone_seconds)
             self.flags.retweeted(author_id, tweet_id, retweet_id, present=False)
-        chunk: list[tuple[int, int]] = []
+        chunk: list[Liker] = []
         for like in self._likes.all_likers(tweet_id):
             chunk.append(like)
             if len(chunk) >= PURGE_CHUNK:
