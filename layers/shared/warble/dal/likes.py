@@ -311,12 +311,15 @@ class LikeStore:
                 batch.delete(LikeItem(likers_pk(tweet_id, seq, shards), f"LU#{_id(seq)}"))
 
     def edges(self) -> Iterator[tuple[int, int]]:
-        """Every ``(user_id, tweet_id)`` like edge: a full scan, for reconciliation."""
+        """Every ``(user_id, tweet_id)`` like edge: a full scan, for reconciliation. An item
+        whose keys are not ids is no edge (the stream's counter reports it as a poison record)."""
         for item in LikeItem.scan(
             LikeItem.sk.startswith("T#") & LikeItem.pk.startswith("U#"),
             attributes_to_get=["pk", "sk"],
         ):
-            yield int(item.pk[2:]), int(item.sk[2:])
+            user, tweet = item.pk[2:], item.sk[2:]
+            if user.isdigit() and tweet.isdigit():
+                yield int(user), int(tweet)
 
     def viewer_flags(self, viewer: int, tweet_ids: list[int]) -> tuple[set[int], set[int]]:
         """(the ids the viewer likes, the ids the viewer retweeted), BatchGetItem across the
