@@ -1165,8 +1165,14 @@ def _load_section(inputs: Any) -> list[str]:
             "(No load-test operation counts: `make load` writes"
             " bench/results/load-ops.json; the model uses the in-process counts alone.)",
         ]
+    window = load.get("window") or {}
+    measured = (f"{load['requests']:,} requests in a {window.get('measured_s', 0):.0f} s window"
+                f" after a {window['warmup_s']} s warm-up; targets: {window.get('targets')}"
+                if window.get("warmup_s") else
+                f"{load['requests']:,} requests from a cold start")  # fmt: skip
     lines = ["", f"#### The load test's operation counts ({load['measured_at']}: "
-             f"{load['requests']:,} requests, {load['failures_5xx']} 5xx)", "",
+             f"{measured}; {load['failures_5xx'] + window.get('warmup_failures_5xx', 0)} 5xx)",
+             "",
              "| store | measured | predicted from the per-call figures | ratio (used) |",
              "|---|---:|---:|---:|"]  # fmt: skip
     for store, ratio in (load.get("ratio") or {}).items():
