@@ -845,12 +845,13 @@ def _optional(path: Path) -> dict[str, Any] | None:
 
 
 def _load_ops(m: dict[str, Any]) -> dict[str, Any] | None:
-    """The load test's counts, with what these per-call figures predict for its requests (a
-    load test run before the per-call figures existed recorded no prediction)."""
+    """The load test's counts, with what these per-call figures predict for its requests:
+    predicted again from the figures the model uses now (the load test may have run before
+    them, or with none)."""
     from bench.load.ops import predicted
 
     load = _optional(LOAD_OPS)
-    if load is not None and not load.get("predicted"):
+    if load is not None:
         load["predicted"] = expected = predicted(load["requests_by_route"], m)
         load["ratio"] = {k: v / expected[k] for k, v in load["measured"].items() if expected[k]}
     return load

@@ -83,8 +83,10 @@ def _server_commands(cost: dict[str, Any]) -> float:
 
 
 def predicted(requests: dict[str, int], m: dict[str, Any]) -> dict[str, float]:
-    """What the in-process figures say those requests cost: each route's commands (as the
-    server counts them) and queries, plus the consumers' per record for each write's records."""
+    """What the model says those requests cost: each route's commands (as the server counts
+    them) and queries, the model's cache misses of profile and tweet reads (``CACHE_MISS``, a
+    profile's reading PostgreSQL: the ratio then corrects them too, instead of scaling them by
+    a ratio that left them out), plus the consumers' per record for each write's records."""
     from bench import capacity_model as cm
 
     redis_cmds = pg = 0.0
@@ -99,6 +101,9 @@ def predicted(requests: dict[str, int], m: dict[str, Any]) -> dict[str, float]:
         redis_cmds += count * _server_commands(cost)
         pg += count * float(cost["pg_queries"])
         mix = cm.ROUTE_MIX.get(route)
+        if mix is not None and (miss := cm.miss_cost(mix)) is not None:
+            redis_cmds += count * cm.CACHE_MISS * miss["redis_commands"]
+            pg += count * cm.CACHE_MISS * miss["pg_queries"]
         if mix in cm.RECORDS:
             actions[mix] = actions.get(mix, 0.0) + count
     for action, consumers in cm._consumer_costs(m).items():
