@@ -1174,7 +1174,8 @@ def _load_section(inputs: Any) -> list[str]:
     lines = ["", f"#### The load test's operation counts ({load['measured_at']}: "
              f"{measured}; {load['failures_5xx'] + window.get('warmup_failures_5xx', 0)} 5xx)",
              "",
-             "| store | measured | predicted from the per-call figures | ratio (used) |",
+             "| store | measured | predicted (per-call figures, the model's cache misses) |"
+             " ratio (used) |",
              "|---|---:|---:|---:|"]  # fmt: skip
     for store, ratio in (load.get("ratio") or {}).items():
         lines.append(f"| {store} | {load['measured'][store]:,.0f} |"
