@@ -17,22 +17,28 @@ run: bootstrap
 seed: bootstrap
 	$(PY) -m infra.local seed $(SEED_ARGS)
 
-## The load test (bench/load/): Locust, headless, against `make run` after `make seed`; bounded
-## by LOAD_TIME and LOAD_REQUESTS; then the checks against the tables (bench/load/check.py).
+## The load test (bench/load/): Locust, headless, against `make run` after `make seed`; a
+## LOAD_WARMUP, then the measured window of LOAD_TIME (bounded by LOAD_REQUESTS over both); targets
+## drawn Zipf-like by follower rank (LOAD_SKEW=0: uniform, the cold-cache bound); then the checks
+## against the tables over the whole run (bench/load/check.py).
 LOAD_USERS ?= 30
+LOAD_WARMUP ?= 2m
 LOAD_TIME ?= 3m
+LOAD_SKEW ?= 1
 LOAD_REQUESTS ?= 20000
 LOAD_HTTP ?= http://127.0.0.1:3000
 LOAD_WS ?= ws://127.0.0.1:3001
 LOAD_MOTO ?= http://127.0.0.1:5005
 LOAD_CHECK_ARGS ?=
-## The stores' own counters around the run (once the streams have settled, before the check's own
-## reads) go to bench/results/load-ops.json (bench/load/ops.py), which `python -m bench.capacity` uses.
+## The stores' own counters over the window (from the warm-up's end, which the locustfile marks,
+## to the settled streams, before the check's own reads) go to bench/results/load-ops.json
+## (bench/load/ops.py), which `python -m bench.capacity` uses.
 load: bootstrap
-	$(PY) -m bench.load.ops start --endpoint-url $(LOAD_MOTO) $(LOAD_CHECK_ARGS)
 	LOAD_MAX_REQUESTS=$(LOAD_REQUESTS) LOAD_WS=$(LOAD_WS) LOAD_HTTP=$(LOAD_HTTP) \
+	  LOAD_WARMUP=$(LOAD_WARMUP) LOAD_WINDOW=$(LOAD_TIME) LOAD_SKEW=$(LOAD_SKEW) \
+	  LOAD_OPS_ARGS="--endpoint-url $(LOAD_MOTO) $(LOAD_CHECK_ARGS)" \
 	  $(PY) -m locust -f bench/load/locustfile.py --headless --host $(LOAD_HTTP) \
-	  -u $(LOAD_USERS) -r 10 --run-time $(LOAD_TIME) --stop-timeout 10 \
+	  -u $(LOAD_USERS) -r 10 --stop-timeout 10 \
 	  --csv bench/results/load --only-summary --exit-code-on-error 0
 	$(PY) -m bench.load.ops finish --endpoint-url $(LOAD_MOTO) $(LOAD_CHECK_ARGS)
 	$(PY) -m bench.load.check --csv bench/results/load --http $(LOAD_HTTP) --endpoint-url $(LOAD_MOTO) \

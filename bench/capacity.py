@@ -845,12 +845,13 @@ def _optional(path: Path) -> dict[str, Any] | None:
 
 
 def _load_ops(m: dict[str, Any]) -> dict[str, Any] | None:
-    """The load test's counts, with what these per-call figures predict for its requests (a
-    load test run before the per-call figures existed recorded no prediction)."""
+    """The load test's counts, with what these per-call figures predict for its requests:
+    predicted again from the figures the model uses now (the load test may have run before
+    them, or with none)."""
     from bench.load.ops import predicted
 
     load = _optional(LOAD_OPS)
-    if load is not None and not load.get("predicted"):
+    if load is not None:
         load["predicted"] = expected = predicted(load["requests_by_route"], m)
         load["ratio"] = {k: v / expected[k] for k, v in load["measured"].items() if expected[k]}
     return load
@@ -1167,9 +1168,16 @@ def _load_section(inputs: Any) -> list[str]:
             "(No load-test operation counts: `make load` writes"
             " bench/results/load-ops.json; the model uses the in-process counts alone.)",
         ]
+    window = load.get("window") or {}
+    measured = (f"{load['requests']:,} requests in a {window.get('measured_s', 0):.0f} s window"
+                f" after a {window['warmup_s']} s warm-up; targets: {window.get('targets')}"
+                if window.get("warmup_s") else
+                f"{load['requests']:,} requests from a cold start")  # fmt: skip
     lines = ["", f"#### The load test's operation counts ({load['measured_at']}: "
-             f"{load['requests']:,} requests, {load['failures_5xx']} 5xx)", "",
-             "| store | measured | predicted from the per-call figures | ratio (used) |",
+             f"{measured}; {load['failures_5xx'] + window.get('warmup_failures_5xx', 0)} 5xx)",
+             "",
+             "| store | measured | predicted (per-call figures, the model's cache misses) |"
+             " ratio (used) |",
              "|---|---:|---:|---:|"]  # fmt: skip
     for store, ratio in (load.get("ratio") or {}).items():
         lines.append(f"| {store} | {load['measured'][store]:,.0f} |"

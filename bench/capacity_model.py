@@ -586,6 +586,16 @@ def largest_fanout_s(inputs: Inputs, dau: int) -> tuple[float, float]:
     return largest, largest * FANOUT_S_PER_FOLLOWER
 
 
+def miss_cost(mix: str) -> dict[str, float] | None:
+    """What a profile or tweet read costs on top of its warm figure when it misses its cache
+    (``CACHE_MISS`` of them): it reads the table, and a profile reads PostgreSQL."""
+    if mix not in ("profile", "tweet"):
+        return None
+    return {"cpu_ms": 1.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
+            "dynamodb_calls": 1.0, "rcu": 2.0, "wcu": 0.0,
+            "pg_queries": 1.0 if mix == "profile" else 0.0, "pg_writes": 0.0}  # fmt: skip
+
+
 def load_scale(inputs: Inputs) -> dict[str, float]:
     """Measured over predicted, per store, from the load test (bench/load/check.py
     --ops): the stack's own counters over what the in-process figures predict for the same
@@ -787,12 +797,8 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
         function = m["route_functions"][route]
         add(function, per_day[mix], cost, per_day[mix])
         log_bytes_month += per_day[mix] * MONTH_DAYS * PLATFORM_LOG_BYTES
-        if mix in ("profile", "tweet"):  # a cache miss reads the table (and a profile, PG)
-            misses = per_day[mix] * CACHE_MISS
-            miss = {"cpu_ms": 1.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
-                    "dynamodb_calls": 1.0, "rcu": 2.0, "wcu": 0.0,
-                    "pg_queries": 1.0 if mix == "profile" else 0.0, "pg_writes": 0.0}  # fmt: skip
-            add(function, misses, miss, 0.0)
+        if (miss := miss_cost(mix)) is not None:
+            add(function, per_day[mix] * CACHE_MISS, miss, 0.0)
     for _, function, calls_day, cost in _cold_paths(inputs, dau, fol):
         add(function, calls_day, cost, 0.0)
     # $connect / $disconnect: a session check and a connection item each way.

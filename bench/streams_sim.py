@@ -115,8 +115,9 @@ LATENCY = {
 REDIS_SECONDS_PER_COMMAND = 4e-6  # a server's time per pipelined command (Lua a little more)
 POST_CONCURRENCY = 16  # warble.dal.websocket.POOL_CONNECTIONS
 LAMBDA_FULL_VCPU_MB = 1769
-FOLLOWERS_PER_TWEET = 167  # bench/capacity_model.py: followers a tweet reaches at CelebrityFollowers
-# 100,000 (155 at 100M to 167 at 1M daily users: every non-celebrity follow; 75 before issue 30)
+# bench/capacity_model.py: followers a tweet reaches at CelebrityFollowers 100,000 (155 at 100M
+# to 167 at 1M daily users: every non-celebrity follow; 75 before issue 30)
+FOLLOWERS_PER_TWEET = 167
 CPU_PER_FOLLOWER = 20e-6  # bench/capacity_model.py: ~20 us of fan-out CPU per follower
 
 

@@ -2,7 +2,9 @@
 
     python -m bench.load.check --csv bench/results/load --endpoint-url http://127.0.0.1:5005
 
-- **No 5xx**: counted from Locust's failures (``<csv>_failures.csv``); 4xx are listed apart.
+- **No 5xx**: counted from Locust's failures over the whole run: the measured window's
+  (``<csv>_failures.csv``) and the warm-up's before it (``<csv>_warmup_failures.csv``, written
+  by the locustfile when it resets its statistics); 4xx are listed apart.
 - **Nothing lost, nothing counted twice**: every write the load recorded (``LOAD_WRITES``) is
   read back from DynamoDB directly (boto3 against the stack's moto): each tweet and its id
   item, each like's edge, each message. Then, once the streams have settled (re-checked until
@@ -52,6 +54,17 @@ def route_table(csv_prefix: Path) -> tuple[list[dict[str, str]], dict[str, int]]
                 kind = f"{code.group(1)[0]}xx" if code else "other"
                 failures[kind] += int(row.get("Occurrences") or 0)
     return rows, dict(failures)
+
+
+def whole_run(csv_prefix: Path) -> tuple[int, dict[str, int]]:
+    """The warm-up's requests, and the failures by status of the warm-up and the window."""
+    _, failures = route_table(csv_prefix)
+    warmup = Path(f"{csv_prefix}_warmup")
+    if not Path(f"{warmup}_stats.csv").exists():
+        return 0, failures
+    rows, before = route_table(warmup)
+    requests = sum(int(r["Request Count"]) for r in rows if r["Name"] != "Aggregated")
+    return requests, {k: failures.get(k, 0) + before.get(k, 0) for k in {*failures, *before}}
 
 
 def markdown(rows: list[dict[str, str]]) -> str:
@@ -278,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         env_vars=args.env_vars, endpoint_url=args.endpoint_url,
     ))  # fmt: skip
     os.environ.update(env)  # the stack's table names and moto's dummy credentials
-    rows, failures = route_table(args.csv)
+    rows, _ = route_table(args.csv)
+    warmup_requests, failures = whole_run(args.csv)
     writes = [json.loads(line) for line in args.writes.read_text().splitlines() if line]
     someone = random.Random(0).choice(_population()["users"])
     with httpx.Client(base_url=args.http, timeout=60) as api:
@@ -292,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     report = [
         "### Per route", "", markdown(rows), "",
         "### After the run", "",
-        f"- failures by status: {failures or 'none'} (5xx: {failures.get('5xx', 0)})",
+        f"- warm-up before the window above: {warmup_requests} requests",
+        f"- failures by status, whole run: {failures or 'none'} (5xx: {failures.get('5xx', 0)})",
         f"- writes recorded: {result['writes']}; missing from the tables: {len(result['lost'])}",
         f"- counters checked against table recounts: {result['counters_checked']}, "
         f"wrong: {len(result['counters_wrong'])}",

@@ -26,33 +26,65 @@ the task weights):
 | login | 0.1 | seed 000: "100M * 0.1 (10 days once)"; once per simulated user |
 
 (docs/capacity.md carries the same table with the reasoning.)
-Reads are ~95% of the requests. Bounds: Locust's ``--run-time`` and ``LOAD_MAX_REQUESTS`` (the run
-stops after that many requests). Every write's id goes to ``LOAD_WRITES`` (JSON lines), which
-``bench/load/check.py`` checks against the tables after the run. A probe user measures the
-fan-out lag under load: it posts as an author with followers, then polls the home timeline of
-the follower written last by the fan-out until the tweet is there ("FANOUT" in the stats).
+Reads are ~95% of the requests.
+
+**Whom users look at.** The accounts a user views and follows are drawn Zipf-like over the
+population ranked by followers (the seed's manifest, ``by_followers``: its celebrities first):
+the account of rank r with weight 1 / r^s, ``LOAD_SKEW`` = s = 1 by default. That is the seed's
+own popularity law (``infra/local/seed.py`` draws whom people follow with the same 1 / r, for
+Twitter-like in-degrees), so an account is viewed in proportion to its followers; request
+traces are Zipf-like with exponents near or below 1 (Breslau et al., "Web Caching and
+Zipf-like Distributions", INFOCOM 1999). At s = 1 over 20,000 users the top 100 accounts take
+half the views. ``LOAD_SKEW=0`` is the earlier draw (uniform, a twentieth to the celebrities):
+nearly every view of it misses the profile cache, the cold-cache bound. Tweet views take tweets
+from the viewer's home page, so they follow the graph already.
+
+**The measured window.** ``LOAD_WARMUP`` (Locust's timespans: ``2m``) runs first; when it ends,
+the warm-up's statistics go to ``<csv>_warmup_stats.csv`` and ``_failures.csv``, the stores'
+counters are read (``bench.load.ops``, with ``LOAD_OPS_ARGS``: the stack's options) and Locust's
+statistics are reset, so the CSV and ``bench/results/load-ops.json`` cover the same window, of
+``LOAD_WINDOW``; then the run stops. Bounds: that, and ``LOAD_MAX_REQUESTS`` over the whole run
+(the run stops after that many requests).
+
+Every write's id goes to ``LOAD_WRITES`` (JSON lines), which ``bench/load/check.py`` checks
+against the tables after the run, over the whole run. A probe user measures the fan-out lag
+under load: it posts as an author with followers, then polls the home timeline of the follower
+written last by the fan-out until the tweet is there ("FANOUT" in the stats).
 """
 
 from __future__ import annotations
 
+import csv
+import itertools
 import json
 import os
 import random
+import shlex
 import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+import gevent
 from locust import HttpUser, User, between, events, task
+from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
+from locust.util.timespan import parse_timespan
 from websocket import WebSocketException
+
+from bench.load import ops  # `python -m locust` from the repository's root, as `make load` runs
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = Path(os.environ.get("LOAD_MANIFEST", ROOT / "bench/results/population.json"))
 WRITES = Path(os.environ.get("LOAD_WRITES", ROOT / "bench/results/load-writes.jsonl"))
 MAX_REQUESTS = int(os.environ.get("LOAD_MAX_REQUESTS", "0"))  # 0: no bound but the run time
+SKEW = float(os.environ.get("LOAD_SKEW", "1"))  # Zipf exponent over follower rank; 0: uniform
+WARMUP = parse_timespan(os.environ.get("LOAD_WARMUP") or "0")
+WINDOW = parse_timespan(os.environ.get("LOAD_WINDOW") or "0")  # 0: until Locust stops the run
+OPS_ARGS = os.environ.get("LOAD_OPS_ARGS")  # bench.load.ops's options; unset: no store counts
 
 _population: dict[str, Any] | None = None
+_ranked: tuple[list[str], list[float]] | None = None
 _lock = threading.Lock()
 _written: list[dict[str, Any]] = []
 _requests = 0
@@ -63,6 +95,30 @@ def population() -> dict[str, Any]:
     if _population is None:
         _population = json.loads(MANIFEST.read_text())
     return _population
+
+
+def ranked() -> tuple[list[str], list[float]]:
+    """Everyone, most followed first, with the cumulative Zipf weights of their ranks. A
+    manifest from before ``by_followers`` gives its celebrities first, the rest as listed."""
+    global _ranked
+    if _ranked is None:
+        doc = population()
+        order = doc.get("by_followers")
+        if not order:
+            celebrities = [str(c) for c in doc.get("celebrities") or []]
+            first = set(celebrities)
+            order = celebrities + [u["id"] for u in doc["users"] if u["id"] not in first]
+        weights = (1.0 / (rank + 1) ** SKEW for rank in range(len(order)))
+        _ranked = list(order), list(itertools.accumulate(weights))
+    return _ranked
+
+
+def targets() -> str:
+    """How targets are drawn, for bench/results/load-ops.json."""
+    if not SKEW:
+        return "uniform over the users, a twentieth of draws to the celebrities"
+    by = "followers" if population().get("by_followers") else "celebrities first"
+    return f"Zipf over the users ranked by {by}: rank r has weight 1/r^{SKEW:g}"
 
 
 def record(kind: str, **fields: Any) -> None:
@@ -79,16 +135,59 @@ def _count(**_: Any) -> None:
 
 
 _runner: Any = None
+_stack: dict[str, str] | None = None  # the stack's settings, for its stores' counters
 
 
 @events.init.add_listener
 def _init(environment: Any, **_: Any) -> None:
-    global _runner
+    global _runner, _stack
     _runner = environment.runner
+    # An earlier run's warm-up and start are not this one's.
+    if prefix := _csv_prefix(environment):
+        for kind in ("stats", "failures"):
+            Path(f"{prefix}_warmup_{kind}.csv").unlink(missing_ok=True)
+    if OPS_ARGS is not None:
+        ops.START.unlink(missing_ok=True)
+        _stack = ops.stack(ops.options(["start", *shlex.split(OPS_ARGS)]))  # fails before the run
+
+
+def _csv_prefix(environment: Any) -> str | None:
+    return getattr(environment.parsed_options, "csv_prefix", None)
+
+
+@events.test_start.add_listener
+def _start(environment: Any, **_: Any) -> None:
+    gevent.spawn(_phases, environment)
+
+
+def _phases(environment: Any) -> None:
+    """The warm-up, then the measured window: its statistics and store counters start together."""
+    try:
+        gevent.sleep(WARMUP)
+        if WARMUP and (prefix := _csv_prefix(environment)):
+            _save_warmup(environment, prefix)
+        environment.runner.stats.reset_all()
+        if _stack is not None:
+            window = {"warmup_s": WARMUP, "window_s": WINDOW, "skew": SKEW, "targets": targets()}
+            ops.start(_stack, window)
+        gevent.sleep(WINDOW)
+    finally:  # a failed snapshot ends the run too (bench.load.ops finish then finds no start)
+        if WINDOW:
+            environment.runner.quit()
+
+
+def _save_warmup(environment: Any, prefix: str) -> None:
+    """The warm-up's statistics, as Locust writes a run's (``make load`` checks its 5xx too)."""
+    writer = StatsCSV(environment, PERCENTILES_TO_REPORT)
+    for kind, write in (("stats", writer.requests_csv), ("failures", writer.failures_csv)):
+        with open(f"{prefix}_warmup_{kind}.csv", "w", newline="") as out:
+            write(csv.writer(out))
 
 
 @events.test_stop.add_listener
 def _dump(**_: Any) -> None:
+    if OPS_ARGS is not None:
+        ops.close_window(time.time())
     WRITES.parent.mkdir(parents=True, exist_ok=True)
     with _lock, WRITES.open("w") as out:
         for line in _written:
@@ -116,9 +215,12 @@ class DailyUser(HttpUser):
         self.seen: list[str] = list(population().get("tweets_sample", [])[-200:])
 
     def _someone(self) -> str:
+        if SKEW:
+            order, cumulative = ranked()
+            return random.choices(order, cum_weights=cumulative)[0]
+        # The earlier draw: uniform, and a twentieth to the celebrities (the hot keys).
         people = population()["users"]
         celebrities = population().get("celebrities") or []
-        # A twentieth of profile reads go to celebrities: they are the hot keys.
         if celebrities and random.random() < 0.05:
             return str(random.choice(celebrities))
         return str(random.choice(people)["id"])

@@ -1,10 +1,13 @@
 """The load test's store operations, counted by the stores themselves, for the capacity model.
 
-    python -m bench.load.ops start  [--env-vars FILE] [--endpoint-url URL]   # before Locust
+    python -m bench.load.ops start  [--env-vars FILE] [--endpoint-url URL]   # by hand
     python -m bench.load.ops finish [--env-vars FILE] [--endpoint-url URL]   # after Locust
 
 ``start`` reads the stack's Redis (INFO commandstats, INFO stats) and PostgreSQL
-(pg_stat_database, and the sessions table's updated rows) counters; ``finish`` waits for the
+(pg_stat_database, and the sessions table's updated rows) counters. Under ``make load`` the
+locustfile takes that snapshot itself (``start``) when its warm-up ends, with the window it
+measures (warm-up, window, how targets are drawn), so the counts cover the warm window only,
+as Locust's request counts do (they are reset at the same moment). ``finish`` waits for the
 streams to settle (Redis quiet), reads them again before the check's own requests, and writes
 ``bench/results/load-ops.json``: what the run cost each store (Redis commands and bytes,
 PostgreSQL transactions and the rows updated in ``sessions``: the ``last_seen_at`` touches,
@@ -80,8 +83,10 @@ def _server_commands(cost: dict[str, Any]) -> float:
 
 
 def predicted(requests: dict[str, int], m: dict[str, Any]) -> dict[str, float]:
-    """What the in-process figures say those requests cost: each route's commands (as the
-    server counts them) and queries, plus the consumers' per record for each write's records."""
+    """What the model says those requests cost: each route's commands (as the server counts
+    them) and queries, the model's cache misses of profile and tweet reads (``CACHE_MISS``, a
+    profile's reading PostgreSQL: the ratio then corrects them too, instead of scaling them by
+    a ratio that left them out), plus the consumers' per record for each write's records."""
     from bench import capacity_model as cm
 
     redis_cmds = pg = 0.0
@@ -96,6 +101,9 @@ def predicted(requests: dict[str, int], m: dict[str, Any]) -> dict[str, float]:
         redis_cmds += count * _server_commands(cost)
         pg += count * float(cost["pg_queries"])
         mix = cm.ROUTE_MIX.get(route)
+        if mix is not None and (miss := cm.miss_cost(mix)) is not None:
+            redis_cmds += count * cm.CACHE_MISS * miss["redis_commands"]
+            pg += count * cm.CACHE_MISS * miss["pg_queries"]
         if mix in cm.RECORDS:
             actions[mix] = actions.get(mix, 0.0) + count
     for action, consumers in cm._consumer_costs(m).items():
@@ -121,6 +129,36 @@ def settled(env: dict[str, str], most: float) -> dict[str, Any]:
 
 QUIET_COMMANDS = 20  # in 4 s: the snapshots' own and the pollers' idle traffic
 SNAPSHOT_TRANSACTIONS = 2  # each snapshot's own queries
+
+
+def start(env: dict[str, str], window: dict[str, Any] | None = None) -> None:
+    """The counters where the measured window begins, with what the window is."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    START.write_text(json.dumps({**snapshot(env), "window": window or {}}))
+
+
+def close_window(ended_at: float) -> None:
+    """Records when Locust stopped (the window's end; ``finish`` snapshots after the streams)."""
+    if START.exists():
+        before = json.loads(START.read_text())
+        before.setdefault("window", {})["ended_at"] = ended_at
+        START.write_text(json.dumps(before))
+
+
+def _window(before: dict[str, Any], csv_prefix: Path) -> dict[str, Any]:
+    """What was measured: the warm-up before the window (its requests and 5xx, not counted in
+    the window's), the window's planned and actual seconds, and how targets were drawn."""
+    from bench.load.check import route_table
+
+    window = dict(before.get("window") or {})
+    ended = window.pop("ended_at", None)
+    if ended is not None:
+        window["measured_s"] = round(ended - before["at"], 1)
+    warmup = Path(f"{csv_prefix}_warmup")
+    if window.get("warmup_s") and Path(f"{warmup}_stats.csv").exists():
+        window["warmup_requests"] = sum(requests_by_route(warmup).values())
+        window["warmup_failures_5xx"] = route_table(warmup)[1].get("5xx", 0)
+    return window
 
 
 def finish(env: dict[str, str], csv_prefix: Path, settle: float) -> dict[str, Any]:
@@ -149,7 +187,8 @@ def finish(env: dict[str, str], csv_prefix: Path, settle: float) -> dict[str, An
     }
     return {
         "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(before["at"])),
-        "seconds": round(after["at"] - before["at"], 1),
+        "window": _window(before, csv_prefix),
+        "seconds": round(after["at"] - before["at"], 1),  # to the settled streams
         "load_average": os.getloadavg()[0],
         "requests": sum(requests.values()),
         "requests_by_route": requests,
@@ -164,7 +203,7 @@ def finish(env: dict[str, str], csv_prefix: Path, settle: float) -> dict[str, An
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def options(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.load.ops", description=__doc__)
     parser.add_argument("step", choices=("start", "finish"))
     parser.add_argument("--csv", type=Path, default=RESULTS / "load")
@@ -173,16 +212,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack-name", default="warble-local")
     parser.add_argument("--settle", type=float, default=60.0, help="most seconds for the streams")
     args, _ = parser.parse_known_args(argv)
+    return args
 
+
+def stack(args: argparse.Namespace) -> dict[str, str]:
+    """The running stack's settings (its Redis and database), as its functions see them."""
     from infra.local.seed import stack_environment
 
-    env = stack_environment(argparse.Namespace(
+    return stack_environment(argparse.Namespace(
         template="template.yaml", stack_name=args.stack_name, region="us-east-1",
         env_vars=args.env_vars, endpoint_url=args.endpoint_url,
     ))  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = options(argv)
+    env = stack(args)
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.step == "start":
-        START.write_text(json.dumps(snapshot(env)))
+        start(env)
         return 0
     result = finish(env, args.csv, args.settle)
     OUT.write_text(json.dumps(result, indent=2))

@@ -737,6 +737,7 @@ def stack_environment(args: argparse.Namespace) -> dict[str, str]:
 
 
 def manifest(written: Written, plan: Plan, full: bool) -> dict[str, Any]:
+    followers = Counter(b for _, b in plan.follows)
     doc: dict[str, Any] = {
         "run": written.run,
         "password": PASSWORD,
@@ -746,6 +747,11 @@ def manifest(written: Written, plan: Plan, full: bool) -> dict[str, Any]:
             for uid, name in zip(written.user_ids, written.usernames, strict=True)
         ],
         "celebrities": [str(uid) for uid in written.celebrities],
+        # Most followed first: the load test draws whom a user views or follows by this rank.
+        "by_followers": [
+            str(written.user_ids[u])
+            for u in sorted(range(len(written.user_ids)), key=lambda u: -followers[u])
+        ],
         "conversations": [
             [str(cid), str(written.user_ids[a]), str(written.user_ids[b])]
             for cid, (a, b, _) in zip(written.conversation_ids, plan.conversations, strict=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from infra.local.seed import Sizes, plan_population
+from infra.local.seed import Sizes, Written, manifest, plan_population
 
 
 def test_the_plan_is_a_function_of_sizes_and_seed() -> None:
@@ -43,3 +43,20 @@ def test_replies_and_retweets_follow_their_targets_and_retweets_are_unique() -> 
     assert all(plan.tweets[t].retweet_of is None for _, t in plan.likes)
     follows = set(plan.follows)
     assert all((a, b) in follows and (b, a) in follows for a, b, _ in plan.conversations)
+
+
+def test_the_manifest_ranks_everyone_by_followers_for_the_load_test() -> None:
+    # given a plan written with ids
+    plan = plan_population(Sizes(users=300, follows=3000, tweets=10, likes=10), 200, 5)
+    ids = list(range(1000, 1300))
+    written = Written("1", ids, [f"u{i}" for i in ids],
+                      conversation_ids=list(range(len(plan.conversations))))  # fmt: skip
+
+    # when its manifest is made
+    ranked = manifest(written, plan, full=False)["by_followers"]
+
+    # then it names everyone once, most followed first
+    followers = Counter(ids[b] for _, b in plan.follows)
+    assert sorted(ranked) == sorted(str(i) for i in ids)
+    counts = [followers[int(uid)] for uid in ranked]
+    assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
