@@ -96,7 +96,15 @@ CELEBRITY_FOLLOWERS = 10_000
 FANOUT_S_PER_FOLLOWER = 20e-6
 FANOUT_BUDGET_S = 2.5
 FOLLOWING_PER_USER = 200  # following set size of an active user
-CACHE_MISS = 0.02  # share of warm-measured profile and tweet reads that miss a cache
+CACHE_MISS = 0.02  # share of warm-measured tweet reads that miss a cache (profiles: below)
+# The profile cache (settings.profile_cache_ttl_seconds): views fall on accounts as a Zipf law of
+# exponent 1 by rank (the load test's LOAD_SKEW, the seed's law of whom people follow), each
+# account's views a Poisson stream, an entry kept for the TTL: profile_miss_share().
+PROFILE_CACHE_TTL_S = 3600
+PROFILE_VIEW_ZIPF = 1.0
+# The session cache (the profile's SessionCacheTtlSeconds; settings.session_cache_ttl_seconds):
+# an active session reads its row from PostgreSQL once per TTL of activity.
+SESSION_CACHE_TTL_S = 300
 LIKES_KEPT = 600  # recent likes held per active user (~1 month at 20 a day)
 MAU_PER_DAU = 2.0  # users active in 30 days per daily user: home timelines live 30 days idle
 ACTIVE_MINUTES = 30  # minutes a daily user makes requests: one last_seen_at UPDATE each today
@@ -599,9 +607,38 @@ def miss_cost(mix: str) -> dict[str, float] | None:
 def load_scale(inputs: Inputs) -> dict[str, float]:
     """Measured over predicted, per store, from the load test (bench/load/check.py
     --ops): the stack's own counters over what the in-process figures predict for the same
-    requests. 1.0 where the load test was not run with --ops."""
+    requests. 1.0 where the load test was not run with --ops. Redis only: the load test's
+    PostgreSQL is its profile and session caches' misses in a window of minutes on a
+    population just seeded, which do not scale to a steady state of millions (the model
+    computes those misses itself: ``profile_miss_share``, the session cache's TTL)."""
     load = inputs.load or {}
-    return {k: float(v) for k, v in (load.get("ratio") or {}).items() if v}
+    return {k: float(v) for k, v in (load.get("ratio") or {}).items() if v and k in LOAD_SCALED}
+
+
+LOAD_SCALED = ("redis",)
+_PROFILE_MISS: dict[tuple[int, float, float], float] = {}
+
+
+def profile_miss_share(
+    accounts: int, views_per_s: float, ttl_s: float = PROFILE_CACHE_TTL_S
+) -> float:
+    """The share of profile views that miss the profile cache in a steady state: ``accounts``
+    viewed by a Zipf law (PROFILE_VIEW_ZIPF), ``views_per_s`` in all, each cached ``ttl_s``. An
+    account viewed at rate l misses l / (1 + l x ttl) times a second (as ``held_miss_rate``)."""
+    key = (accounts, round(views_per_s, 3), ttl_s)
+    if key not in _PROFILE_MISS:
+        import numpy as np
+
+        chunk = 10_000_000
+        ranks = [np.arange(a, min(a + chunk, accounts + 1), dtype=np.float64)
+                 for a in range(1, accounts + 1, chunk)]  # fmt: skip
+        harmonic = sum(float((r**-PROFILE_VIEW_ZIPF).sum()) for r in ranks)
+        misses = 0.0
+        for r in ranks:
+            rate = views_per_s * r**-PROFILE_VIEW_ZIPF / harmonic
+            misses += float((rate / (1 + rate * ttl_s)).sum())
+        _PROFILE_MISS[key] = misses / views_per_s if views_per_s > 0 else 1.0
+    return _PROFILE_MISS[key]
 
 
 # ---- what a scale needs ------------------------------------------------------------------------
@@ -641,6 +678,7 @@ class Needs:
     pg_peak_reads: float = 0.0
     last_seen_peak: float = 0.0
     aurora_acu: float = 0.0
+    aurora_acu_event: float = 0.0
     aurora_acu_per_minute_updates: float = 0.0
     aurora_io_month: float = 0.0
     ws_messages_month: float = 0.0
@@ -651,6 +689,7 @@ class Needs:
     egress_gb: float = 0.0
     nat_gb: float = 0.0
     held_miss: dict[str, float] = field(default_factory=dict)  # route -> share of held misses
+    profile_miss: float = CACHE_MISS  # share of profile views missing the profile cache
     following: Following | None = None  # who is a celebrity at this size (the sweep's graph)
     largest_fanout: tuple[float, float] = (0.0, 0.0)  # its followers, its fan-out's seconds
 
@@ -790,6 +829,7 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     n.largest_fanout = largest_fanout_s(inputs, dau)
     held = held_miss_rates(inputs, dau, fol)
     n.held_miss = held or {}
+    profile_pg_event = 0.0
     for route, mix in ROUTE_MIX.items():
         if route not in m["routes"]:
             continue
@@ -798,9 +838,30 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
         add(function, per_day[mix], cost, per_day[mix])
         log_bytes_month += per_day[mix] * MONTH_DAYS * PLATFORM_LOG_BYTES
         if (miss := miss_cost(mix)) is not None:
-            add(function, per_day[mix] * CACHE_MISS, miss, 0.0)
+            share = CACHE_MISS
+            if mix == "profile":  # at the daily peak's view rate: what sizes Aurora
+                views = per_day[mix] / DAY * PEAK
+                share = profile_miss_share(dau, views)
+                n.profile_miss = share
+                # at the sustained event, more views of the same accounts: fewer misses a view
+                event = views * EVENT_PEAK / PEAK
+                profile_pg_event = event * profile_miss_share(dau, event) - views * share * (
+                    EVENT_PEAK / PEAK
+                )
+            add(function, per_day[mix] * share, miss, 0.0)
     for _, function, calls_day, cost in _cold_paths(inputs, dau, fol):
         add(function, calls_day, cost, 0.0)
+    # The session cache: a session's row read from PostgreSQL once per TTL of activity.
+    session_miss = {"cpu_ms": 1.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
+                    "dynamodb_calls": 0.0, "rcu": 0.0, "wcu": 0.0, "pg_queries": 1.0,
+                    "pg_writes": 0.0}  # fmt: skip
+    session_ttl = float(
+        inputs.profiles.get(PROFILES.get(dau, ""), {}).get(
+            "SessionCacheTtlSeconds", SESSION_CACHE_TTL_S
+        )
+    )
+    active_s = ACTIVE_MINUTES * 60  # a daily user's active seconds: at most one read a TTL
+    add("AccountsFunction", dau * max(1.0, active_s / session_ttl), session_miss, 0.0)
     # $connect / $disconnect: a session check and a connection item each way.
     connects = dau * CONNECTIONS_PER_DAY
     connect = {"cpu_ms": 3.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
@@ -879,6 +940,10 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     n.pg_peak_reads = pg_reads
     n.pg_peak_qps = n.pg_peak_writes + n.pg_peak_reads
     n.aurora_acu = max(0.5, (pg_writes + pg_reads) / PG_QPS_PER_ACU + last_seen_acu)
+    # the sustained event: every query EVENT_PEAK / PEAK times, the profile misses as computed
+    n.aurora_acu_event = max(
+        0.5, n.aurora_acu * EVENT_PEAK / PEAK + profile_pg_event / PG_QPS_PER_ACU
+    )
     written_rows = pg_writes + (
         active_sessions_peak / LAST_SEEN_FLUSH_SECONDS if last_seen_in_redis else n.last_seen_peak
     )
@@ -1289,7 +1354,7 @@ def quotas(n: Needs) -> list[tuple[str, int, float, float, str]]:
          n.redis_shards_daily * (1 + REPLICAS_PER_SHARD),
          n.redis_shards * (1 + REPLICAS_PER_SHARD), "the same nodes"),
         ("Aurora Serverless v2 ACU per instance (hard)", AURORA_MAX_ACU, n.aurora_acu,
-         n.aurora_acu * spike, "PostgreSQL: logins, cache misses, the last_seen_at flush"),
+         n.aurora_acu_event, "PostgreSQL: logins, cache misses, the last_seen_at flush"),
     ]  # fmt: skip
 
 
@@ -1315,7 +1380,7 @@ def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, f
     row("WebSocket route rate limit (messages/s) vs the busiest route (ping)",
         n.ws_busiest_route_peak * spike, "WebSocketThrottleRate")  # fmt: skip
 
-    row("Aurora max ACU", min(n.aurora_acu * spike, AURORA_MAX_ACU), "DatabaseMaxCapacity")
+    row("Aurora max ACU (one writer: 256 at most)", n.aurora_acu_event, "DatabaseMaxCapacity")
     if "CelebrityFollowers" in profile:
         # a most, not a least: the largest account fanned out on write within FANOUT_BUDGET_S
         most = FANOUT_BUDGET_S / FANOUT_S_PER_FOLLOWER

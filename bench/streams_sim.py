@@ -143,9 +143,9 @@ CONSUMERS = (
     Consumer("FanoutConsumerFunction", "likes", 1 / 3, "100 likes of", 1024),
     Consumer("FanoutConsumerFunction", "graph", 1 / 5, "100 follows of", 1024),
     # About a third of tweets notify (15% replies: bench/capacity_model.py; mentions, retweets).
-    Consumer("ReactionsConsumerFunction", "tweets", 1.0, "100 replies mentioning", 512, 0.35),
-    Consumer("ReactionsConsumerFunction", "likes", 1 / 3, "100 likes of", 512),
-    Consumer("ReactionsConsumerFunction", "graph", 1 / 5, "100 follows of", 512),
+    Consumer("ReactionsConsumerFunction", "tweets", 1.0, "100 replies mentioning", 1024, 0.35),
+    Consumer("ReactionsConsumerFunction", "likes", 1 / 3, "100 likes of", 1024),
+    Consumer("ReactionsConsumerFunction", "graph", 1 / 5, "100 follows of", 1024),
 )
 
 # What bench/streams.py counted per batch of 100 (a quick run on a busy machine, commit
@@ -827,13 +827,19 @@ class timed_calls:
 # What the last full search chose (``--search`` runs it again: about half an hour, most of it
 # the viral tweet's ten shards for each candidate of the fan-out's likes).
 CHOSEN = {
-    "fanout <- tweets": Mapping(300, 1.0, 2),
+    # Four lanes since issue 30's CelebrityFollowers of 100,000: a tweet reaches 167 followers'
+    # timelines, not 75, and two lanes left young tables' shards over 5 s at 10M (`needs`).
+    "fanout <- tweets": Mapping(300, 1.0, 4),
     "fanout <- likes": Mapping(300, 1.0, 1),
     "fanout <- graph": Mapping(100, 1.0, 1),
     # Two lanes since every notification is pushed (a post each: 180 a batch of 100 replies
-    # that mention someone, counted on 2026-11-28, where 10 were when the search ran).
-    "reactions <- tweets": Mapping(300, 1.0, 2),
-    "reactions <- likes": Mapping(300, 1.0, 1),
+    # that mention someone, counted on 2026-11-28, where 10 were when the search ran); four
+    # since issue 30 (`needs`, re-measured on a quiet machine).
+    "reactions <- tweets": Mapping(300, 1.0, 4),
+    # Four since issue 30: a like reads its tweet before its write, and the likes' cleanup reads
+    # the batch's tweets again (warble.dal.likes), on top of the pushes (`needs`: one lane left
+    # 100M's young shards over).
+    "reactions <- likes": Mapping(300, 1.0, 4),
     "reactions <- graph": Mapping(300, 1.0, 1),
 }
 
