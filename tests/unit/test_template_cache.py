@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.unit
 
-FURTHER = [f"CacheNodes{n}" for n in range(2, 13)]  # the replication groups after the first
+FURTHER = [f"CacheNodes{n}" for n in range(2, 17)]  # the replication groups after the first
 ENDPOINTS = {
     "Cache": {"Endpoint.Address": "serverless.example", "Endpoint.Port": "6379",
               "ARN": "arn:aws:elasticache:us-east-1:123456789012:serverlesscache:warble-cache"},
@@ -65,8 +65,8 @@ def test_dev_deploys_one_serverless_cache_and_the_functions_use_it(template: Tem
         "REDIS_CLUSTER": "true",
         "REDIS_CACHE_NAME": "Cache",
         "REDIS_SERVERLESS": "true",
-        "REDIS_MORE_URLS": "," * 10,  # no further cache: every entry empty
-        "REDIS_MORE_CACHE_NAMES": "," * 10,
+        "REDIS_MORE_URLS": "," * 14,  # no further cache: every entry empty
+        "REDIS_MORE_CACHE_NAMES": "," * 14,
     }
 
 
@@ -94,13 +94,13 @@ def test_the_large_profiles_deploy_node_clusters_and_the_functions_use_their_end
         assert props["CacheNodeType"] == mapping["CacheNodeType"]
 
 
-def test_each_profile_deploys_its_count_of_node_clusters_up_to_twelve(template: Template) -> None:
+def test_each_profile_deploys_its_count_of_node_clusters_up_to_sixteen(template: Template) -> None:
     profiles = template.mappings["ScaleProfiles"]
     counts = {name: profile["CacheClusters"] for name, profile in profiles.items()}
-    assert counts["dev"] == counts["1M"] == counts["10M"] == 1
+    assert counts["dev"] == counts["1M"] == 1
     assert all(1 <= count <= 1 + len(FURTHER) for count in counts.values())
-    assert counts["100M"] > 1  # one cluster's 250 shards fall short there
-    for count in range(1, 13):  # every count the template supports, on the 100M profile's kind
+    assert counts["10M"] > 1 and counts["100M"] > 1  # one cluster's 250 shards fall short there
+    for count in range(1, 17):  # every count the template supports, on the 100M profile's kind
         profiles["check"] = {**profiles["100M"], "CacheClusters": count}
         try:
             created = _created(template, "check")
