@@ -893,7 +893,10 @@ LOWER = {
     "DynamoDB storage": "TTL or Standard-IA for history older than a few months",
     "DynamoDB point-in-time backups": "PITR on the tables that are the source of truth only"
     " (not counters, notifications or degrees: rebuildable)",
-    "ElastiCache for Valkey (the profile's cache)": "reserved nodes (a year's term, about a"
+    "ElastiCache for Valkey (the profile's cache)": "serverless caches behind the same slot map"
+    " (the 'serverless at the same use' row below: a fraction of the nodes' bill, once each"
+    " cache's minimum ECPU/s is set near its share of the event, since a serverless cache grows"
+    " by doubling every ten minutes or so); else reserved nodes (a year's term, about a"
     " third less); the home read's render is now most of the commands (a page's tweets, counts"
     " and authors: one GET a key on the cluster, 68 a page): the hottest of them held in the"
     " function as the celebrities' sets are; the shard's real throughput measured on Valkey 8"
