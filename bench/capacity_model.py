@@ -9,6 +9,7 @@ Every number that is not measured is a named constant here, with its source.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -456,22 +457,18 @@ def _graph(inputs: Inputs) -> dict[str, Any]:
     return dict((inputs.celebrities or {}).get("graph") or {})
 
 
-_ODDS: dict[int, tuple[float, ...]] = {}
-
-
+@functools.cache
 def _celebrity_read_odds(threshold: int) -> tuple[float, ...]:
-    if threshold not in _ODDS:
-        import numpy as np
+    import numpy as np
 
-        from bench import celebrities
+    from bench import celebrities
 
-        shares = np.array(celebrities.celebrity_shares(threshold))
-        activity = celebrities.draw_activity(20_000, 3)  # the sweep's own draw
-        odds = shares.copy()
-        head = min(len(shares), 3000)  # below rank 3,000, min(1, a x share) is a x share
-        odds[:head] = np.minimum(1.0, np.outer(activity, shares[:head])).mean(axis=0)
-        _ODDS[threshold] = tuple(float(x) for x in odds)
-    return _ODDS[threshold]
+    shares = np.array(celebrities.celebrity_shares(threshold))
+    activity = celebrities.draw_activity(20_000, 3)  # the sweep's own draw
+    odds = shares.copy()
+    head = min(len(shares), 3000)  # below rank 3,000, min(1, a x share) is a x share
+    odds[:head] = np.minimum(1.0, np.outer(activity, shares[:head])).mean(axis=0)
+    return tuple(float(x) for x in odds)
 
 
 def held_miss_rate(odds: list[float], reads_per_s: float, hold_s: float) -> float:
@@ -616,29 +613,28 @@ def load_scale(inputs: Inputs) -> dict[str, float]:
 
 
 LOAD_SCALED = ("redis",)
-_PROFILE_MISS: dict[tuple[int, float, float], float] = {}
 
 
+@functools.cache
 def profile_miss_share(
     accounts: int, views_per_s: float, ttl_s: float = PROFILE_CACHE_TTL_S
 ) -> float:
     """The share of profile views that miss the profile cache in a steady state: ``accounts``
     viewed by a Zipf law (PROFILE_VIEW_ZIPF), ``views_per_s`` in all, each cached ``ttl_s``. An
     account viewed at rate l misses l / (1 + l x ttl) times a second (as ``held_miss_rate``)."""
-    key = (accounts, round(views_per_s, 3), ttl_s)
-    if key not in _PROFILE_MISS:
-        import numpy as np
+    if views_per_s <= 0:
+        return 1.0
+    import numpy as np
 
-        chunk = 10_000_000
-        ranks = [np.arange(a, min(a + chunk, accounts + 1), dtype=np.float64)
-                 for a in range(1, accounts + 1, chunk)]  # fmt: skip
-        harmonic = sum(float((r**-PROFILE_VIEW_ZIPF).sum()) for r in ranks)
-        misses = 0.0
-        for r in ranks:
-            rate = views_per_s * r**-PROFILE_VIEW_ZIPF / harmonic
-            misses += float((rate / (1 + rate * ttl_s)).sum())
-        _PROFILE_MISS[key] = misses / views_per_s if views_per_s > 0 else 1.0
-    return _PROFILE_MISS[key]
+    chunk = 10_000_000
+    ranks = [np.arange(a, min(a + chunk, accounts + 1), dtype=np.float64)
+             for a in range(1, accounts + 1, chunk)]  # fmt: skip
+    harmonic = sum(float((r**-PROFILE_VIEW_ZIPF).sum()) for r in ranks)
+    misses = 0.0
+    for r in ranks:
+        rate = views_per_s * r**-PROFILE_VIEW_ZIPF / harmonic
+        misses += float((rate / (1 + rate * ttl_s)).sum())
+    return misses / views_per_s
 
 
 # ---- what a scale needs ------------------------------------------------------------------------

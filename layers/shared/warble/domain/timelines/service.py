@@ -24,7 +24,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from warble.domain.pagination import decode_cursor, encode_cursor
@@ -135,7 +135,8 @@ class TimelineService:
         audience = {a: self._audience(a, followers[a](), a in big, a in deleting) for a in authors}
         for author, marked in marks().items():
             if marked is not (author in big):
-                self._crossed(writes, author, marked, author in big, followers[author]())
+                held = followers[author]()
+                self._crossed(writes, author, marked, author in big, held, audience[author])
         backfills = {f: entries for f, entries in recent().items() if f not in big}
         for followee in [f for f, entries in backfills.items() if entries is None]:
             backfills[followee] = self._recent(followee, self._policy.backfill)  # cold
@@ -162,15 +163,26 @@ class TimelineService:
         return {a: audience[a] for a in authors if a in posting and a not in big}
 
     def _crossed(
-        self, writes: Writes, author: int, marked: bool | None, big: bool, held: Held | None
+        self,
+        writes: Writes,
+        author: int,
+        marked: bool | None,
+        big: bool,
+        held: Held | None,
+        audience: list[int],
     ) -> None:
         """The author's tweets are now treated the other way (or were never marked): mark it,
         and if it crossed the threshold, drop every follower's celebrity list first, queued
-        before the batch's pushes (a list read after the push has the author on the new side)."""
+        before the batch's pushes (a list read after the push has the author on the new side).
+        Below the threshold its followers are its ``audience`` (``_audience`` found them);
+        above it they are pushed nothing, so they come from memory or the table."""
         if marked is not None:
-            everyone = (
-                held.present if held is not None else self._graph.all_ids(author, "followers")
-            )
+            if not big:
+                everyone: Iterable[int] = audience
+            elif held is not None:
+                everyone = held.present
+            else:
+                everyone = self._graph.all_ids(author, "followers")
             for follower in everyone:
                 self._timelines.forget_celebrities_later(writes, follower)
         self._timelines.mark_celebrity_later(writes, author, big)
