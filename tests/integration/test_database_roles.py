@@ -17,7 +17,9 @@ from warble import services
 from infra.local.template import load_template
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.integration
+# The roles (warble_reader, ...) and their passwords are the PostgreSQL cluster's, not a
+# database's: every test that sets or reads them runs on one xdist worker, one at a time.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("postgres_roles")]
 
 
 @contextmanager

@@ -18,7 +18,9 @@ from infra.local.database import drop_database
 from tests.conftest import ROOT, TEST_DB
 from tests.integration.test_sample_events import Context
 
-pytestmark = pytest.mark.integration
+# The roles (warble_reader, ...) and their passwords are the PostgreSQL cluster's, not a
+# database's: every test that sets or reads them runs on one xdist worker, one at a time.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("postgres_roles")]
 
 ROLE_SECRETS = ("DatabaseReaderSecret", "DatabaseAccountsSecret", "DatabaseOperatorSecret")
 
