@@ -9,6 +9,18 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 log() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
+# Debian's packages; apt waits for another apt (a second checkout's bootstrap, the machine's own
+# updates) instead of failing at once on dpkg's lock.
+apt_install() {
+  as_root apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$@" >/dev/null
+}
+
+# `make run` and `make test` started together on a new machine both bootstrap: one at a time
+# (the second finds everything done), or both would create .venv and install into it at once.
+mkdir -p .stamps
+exec 9>.stamps/bootstrap.lock
+flock 9
 
 # --- Python environment -------------------------------------------------------------------
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -18,7 +30,6 @@ if [ ! -x .venv/bin/python ]; then
   log "creating .venv"
   "$PYTHON" -m venv .venv
 fi
-mkdir -p .stamps
 want=$(cat requirements-dev.txt layers/dependencies/requirements.txt | sha256sum | cut -c1-16)
 if [ "$(cat .stamps/deps 2>/dev/null)" != "$want" ]; then
   log "installing Python packages"
@@ -32,7 +43,7 @@ PGHOST=${PGHOST:-127.0.0.1}
 if ! pg_isready -q -h "$PGHOST" -p 5432 2>/dev/null; then
   if ! command -v pg_ctlcluster >/dev/null; then
     log "installing PostgreSQL"
-    as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql postgresql-contrib >/dev/null
+    apt_install postgresql postgresql-contrib
   fi
   log "starting PostgreSQL"
   version=$(ls /etc/postgresql | sort -V | tail -1)
@@ -51,7 +62,7 @@ fi
 if ! (command -v redis-cli >/dev/null && redis-cli -h 127.0.0.1 ping >/dev/null 2>&1); then
   if ! command -v redis-server >/dev/null; then
     log "installing Redis"
-    as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+    apt_install redis-server
   fi
   log "starting Redis"
   mkdir -p /var/lib/redis /var/log/redis 2>/dev/null || true
@@ -62,7 +73,7 @@ fi
 # --- jq: the README's walk-through pipes through it (and tests/e2e/test_readme.py runs it) ----
 if ! command -v jq >/dev/null; then
   log "installing jq"
-  as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null
+  apt_install jq
 fi
 
 # --- Chromium (the browser tests only) -----------------------------------------------------
@@ -70,6 +81,6 @@ fi
 # network this machine may not have.
 if [ "${1:-}" = "--browser" ] && [ -z "${WARBLE_CHROMIUM:-}" ] && ! [ -x /usr/bin/chromium ]; then
   log "installing Chromium"
-  as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  apt_install chromium
 fi
 log "ready: .venv, PostgreSQL on 127.0.0.1:5432, Redis on 127.0.0.1:6379"

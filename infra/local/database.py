@@ -11,11 +11,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MIGRATIONS_DIR", "drop_database", "holding", "prepare_database"]
+__all__ = [
+    "LOCAL_IDLE_CLIENT_SECONDS",
+    "MIGRATIONS_DIR",
+    "drop_database",
+    "holding",
+    "prepare_database",
+    "proxy_stand_in",
+]
 
 log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "infra" / "migrations"
+
+# On AWS the functions reach Aurora through RDS Proxy, which multiplexes every warm instance onto
+# a few server connections and closes a client idle for IdleClientTimeout. Locally each warm
+# worker process holds a connection of its own, straight to PostgreSQL: a `make run` stack and a
+# test run's stacks beside it held 46 + 53, past a new machine's max_connections of 100. The
+# stand-in closes what the proxy would close, sooner (an idle worker reconnects in a millisecond
+# here: `Database.run` replaces a connection the server closed), so idle stacks hold nothing.
+LOCAL_IDLE_CLIENT_SECONDS = 10
 
 
 def _admin_connection(host: str, port: int, user: str) -> Any:
@@ -90,6 +105,21 @@ def drop_database(
         connection.execute(
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(dbname))
         )
+
+
+def proxy_stand_in(resources: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The environment that makes the functions' connections behave as the template's RDS Proxy
+    clients: closed by the server once idle for the proxy's IdleClientTimeout, at most
+    LOCAL_IDLE_CLIENT_SECONDS. Nothing without an AWS::RDS::DBProxy in the template."""
+    timeouts = [
+        int((resource.get("Properties") or {}).get("IdleClientTimeout", 1800))
+        for resource in resources.values()
+        if resource.get("Type") == "AWS::RDS::DBProxy"
+    ]
+    if not timeouts:
+        return {}
+    seconds = min([*timeouts, LOCAL_IDLE_CLIENT_SECONDS])
+    return {"PGOPTIONS": f"-c idle_session_timeout={seconds * 1000}"}
 
 
 def _lock_name(dbname: str) -> str:

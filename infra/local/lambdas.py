@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from infra.local.cache_users import ensure_cache_users
+from infra.local.database import proxy_stand_in
 from infra.local.template import FunctionSpec, ResolveContext, Template, to_env_value
 
 __all__ = [
@@ -209,7 +210,7 @@ class LambdaRuntime:
         self.template = template
         self.context = context
         self.env_overrides: dict[str, dict[str, Any]] = dict(env_overrides or {})
-        self.extra_env = dict(extra_env or {})
+        self.extra_env = {**proxy_stand_in(template.resources), **(extra_env or {})}
         self.python = python
         self.max_workers = max_workers_per_function
         self.log_line = log_line or _default_log_line
@@ -264,7 +265,8 @@ class LambdaRuntime:
         Order: a few host variables, the template's Environment.Variables (Globals merged,
         intrinsics resolved), then the env_overrides (`Parameters` first, then the function's
         own section; like `sam local --env-vars`, only variables the template declares for the
-        function are overridden), then Lambda's reserved variables, then extra_env.
+        function are overridden), then Lambda's reserved variables, then extra_env (which starts
+        with the RDS Proxy stand-in's PGOPTIONS: infra.local.database.proxy_stand_in).
         """
         spec = self.spec(function_name)
         env = {key: value for key, value in os.environ.items() if key in _INHERITED}

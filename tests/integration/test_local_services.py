@@ -12,6 +12,7 @@ import json
 import socket
 import textwrap
 import threading
+import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -21,9 +22,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from infra.local import database as local_database
 from infra.local.daemons import ensure_services
-from infra.local.database import drop_database, prepare_database
+from infra.local.database import drop_database, prepare_database, proxy_stand_in
 from infra.local.errors import ServiceUnavailableError
+from infra.local.lambdas import LambdaRuntime
 from infra.local.moto_server import aws_client, start_moto
 from infra.local.provisioning import LOCAL_DB_SECRET, provision
 from infra.local.template import ResolveContext, load_template
@@ -282,6 +285,53 @@ def test_prepare_database_applies_the_project_migrations_and_drop_removes_it(dbn
     drop_database(dbname)
     connection.close()
     assert not _database_exists(dbname)
+
+
+def test_the_functions_connect_as_clients_of_the_rds_proxy_stand_in():
+    # given the project's template, whose functions reach PostgreSQL through an RDS Proxy
+    template = load_template(ROOT / "template.yaml")
+    # when the local runtime prepares a worker's environment
+    env = LambdaRuntime(template, ResolveContext()).environment_for("AccountsFunction")
+    # then the server closes the worker's connection once idle, as the proxy closes its clients
+    timeout = local_database.LOCAL_IDLE_CLIENT_SECONDS * 1000
+    assert env["PGOPTIONS"] == f"-c idle_session_timeout={timeout}"
+    # and a template without a proxy gets nothing of the kind
+    assert proxy_stand_in({"Bucket": {"Type": "AWS::S3::Bucket"}}) == {}
+
+
+def test_a_connection_closed_by_the_proxy_stand_in_is_replaced_on_the_next_call(monkeypatch):
+    from warble.dal.postgres import Database
+
+    # given a function's connection made with the stand-in's options (a 1 s idle limit)
+    monkeypatch.setattr(local_database, "LOCAL_IDLE_CLIENT_SECONDS", 1)
+    (options,) = proxy_stand_in({"Proxy": {"Type": "AWS::RDS::DBProxy"}}).values()
+    monkeypatch.setenv("PGOPTIONS", options)
+    database = Database(lambda: "host=127.0.0.1 user=postgres dbname=postgres")
+    first = database.run(lambda conn: conn.execute("SELECT pg_backend_pid() AS pid").fetchone())
+    try:
+        # when it stays idle past the limit, the server ends the session
+        watcher = psycopg.connect(
+            "host=127.0.0.1 user=postgres dbname=postgres",
+            autocommit=True,
+            options="-c idle_session_timeout=0",
+        )
+        with watcher:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                alive = watcher.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (first["pid"],)
+                ).fetchone()
+                if alive is None:
+                    break
+                time.sleep(0.2)
+            assert alive is None
+        # then the next call answers, on a new connection
+        second = database.run(
+            lambda conn: conn.execute("SELECT pg_backend_pid() AS pid").fetchone()
+        )
+        assert second["pid"] != first["pid"]
+    finally:
+        database.close()
 
 
 # --------------------------------------------------------------------------------------------
