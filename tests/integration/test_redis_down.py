@@ -19,8 +19,9 @@ from warble import services
 from warble.domain.accounts.service import Principal
 
 from infra.local.events import HttpRequest, http_api_event
-from tests.conftest import ROOT, redis_pointed_at
+from tests.conftest import CLUSTER_FIRST_PORT, ROOT, redis_pointed_at
 from tests.integration.test_sample_events import Context
+from tests.support.redis_cluster import start_cluster
 from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.integration
@@ -52,6 +53,7 @@ class Caller:
 
     def __init__(self) -> None:
         self.functions = {name: _function(name) for name in ("accounts", "tweets")}
+        self.headers: dict[str, str] = {}
 
     def http(
         self,
@@ -69,10 +71,14 @@ class Caller:
         request = HttpRequest(method, path, headers=headers, body=raw)
         event = http_api_event(request, route_key=route, api_id="api")
         answer = self.functions[function].handler(event, Context())
+        self.headers = {name.lower(): value for name, value in answer.get("headers", {}).items()}
         return answer["statusCode"], json.loads(answer.get("body") or "null")
 
 
-def _unavailable(status: int, body: dict[str, Any]) -> bool:
+def _unavailable(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> bool:
+    """API.md's 503: its code, and (where the caller passes the headers) a Retry-After."""
+    if headers is not None and not headers.get("retry-after", "").isdigit():
+        return False
     return status == 503 and body["error"]["code"] == "unavailable"
 
 
@@ -104,13 +110,15 @@ def test_reads_degrade_writes_refuse_and_everything_recovers_without_a_restart(o
     status, body = call.http("accounts", "GET /v1/users/me", "/v1/users/me", phone)
     assert (status, body["error"]["code"]) == (401, "unauthorized")
     # No degraded answer: the home timeline lives in Redis.
-    assert _unavailable(*call.http("tweets", "GET /v1/timeline/home", "/v1/timeline/home", alice))
+    home = call.http("tweets", "GET /v1/timeline/home", "/v1/timeline/home", alice)
+    assert _unavailable(*home, call.headers)
 
     # Writes: 503 and nothing stored.
     patch = {"bio": "written during the outage"}
     assert _unavailable(*call.http("accounts", "PATCH /v1/users/me", "/v1/users/me", alice, patch))
     post = {"text": "during the outage"}
     assert _unavailable(*call.http("tweets", "POST /v1/tweets", "/v1/tweets", alice, post))
+    assert int(call.headers["retry-after"]) >= 1
     login = {"login": "alice", "password": "password1", "device": "tablet"}
     status, body = call.http("accounts", "POST /v1/auth/login", "/v1/auth/login", None, login)
     assert _unavailable(status, body)  # the failed-login throttle cannot be kept: no login
@@ -131,3 +139,31 @@ def test_reads_degrade_writes_refuse_and_everything_recovers_without_a_restart(o
     for _ in range(2):  # the revoked session is read again from PostgreSQL
         status, body = call.http("accounts", "GET /v1/users/me", "/v1/users/me", phone)
         assert (status, body["error"]["code"]) == (401, "unauthorized")
+
+
+def test_a_cluster_that_cannot_be_reached_is_a_503_with_retry_after(pg, moto):
+    # given a Redis Cluster the code uses, and a user with a tweet
+    cluster = start_cluster(CLUSTER_FIRST_PORT + 5)  # beside this worker's own cluster
+    try:
+        with redis_pointed_at(cluster.url, cluster=True):
+            accounts = services.accounts()
+            alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+            services.tweets().post(alice.user["id"], "before the outage", None, [])
+            call = Caller()
+            assert (
+                call.http("tweets", "GET /v1/timeline/home", "/v1/timeline/home", alice)[0] == 200
+            )
+
+            # when every node of the cluster is gone (redis-py's cluster client then raises
+            # RedisClusterException, outside RedisError)
+            cluster.stop()
+
+            # then a read that needs the cache and a write both answer 503 with Retry-After
+            home = call.http("tweets", "GET /v1/timeline/home", "/v1/timeline/home", alice)
+            assert _unavailable(*home, call.headers)
+            post = {"text": "during the outage"}
+            assert _unavailable(
+                *call.http("tweets", "POST /v1/tweets", "/v1/tweets", alice, post), call.headers
+            )
+    finally:
+        cluster.stop()

@@ -150,6 +150,13 @@ class RateLimited(WarbleError):
 
 
 class Unavailable(WarbleError):
+    """A store is failing or busy: API.md's 503, with a ``Retry-After`` (seconds) that spreads
+    the clients' retries over the time a failover or a paused cache takes to come back."""
+
     status = 503
     code = "unavailable"
     message = "A dependency is unavailable; try again."
+
+    def __init__(self, message: str | None = None, retry_after: int = 2) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)

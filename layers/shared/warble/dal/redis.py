@@ -47,8 +47,18 @@ if TYPE_CHECKING:
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 
-# Connection failures a handler turns into 503 unavailable.
-UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (redis.ConnectionError, redis.TimeoutError)
+# Failures a handler turns into 503 unavailable: the cache unreachable or slow, and on a cluster
+# what a failover shows: no node reachable or the slots map unknown (RedisClusterException, which
+# redis-py raises outside RedisError), a shard without a primary (ClusterDownError, MasterDown),
+# a slot moving (TryAgain) or a write reaching a node just demoted (ReadOnly).
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    RedisClusterException,
+    redis.exceptions.ClusterError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ReadOnlyError,
+)
 
 
 class IamCredentials(CredentialProvider):

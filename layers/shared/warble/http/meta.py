@@ -89,6 +89,14 @@ def openapi_document() -> str:
         },
         **error,
     }
+    unavailable = {
+        "description": "unavailable: a store is failing (API.md: retry, with the same"
+        " Idempotency-Key, after Retry-After)",
+        "headers": {
+            "Retry-After": {"required": True, "description": "Seconds to wait", "schema": seconds}
+        },
+        **error,
+    }
     for path, operations in document.get("paths", {}).items():
         for method, operation in operations.items():
             route = f"{method.upper()} {path}"
@@ -111,7 +119,7 @@ def openapi_document() -> str:
                 answers["429"] = rate_limited
             if route not in HEALTH_ROUTES:
                 # Every other route reads a store (the session check at least).
-                answers["503"] = {"description": "unavailable", **error}
+                answers["503"] = unavailable
             if method == "post" and route not in public:
                 # Idempotency-Key (warble.http.app): a reused key or a repeat still running.
                 codes = "idempotency_key_reused / request_in_progress"

@@ -11,6 +11,7 @@ from warble.errors import (
     FieldError,
     MethodNotAllowed,
     RateLimited,
+    Unavailable,
     ValidationFailed,
     WarbleError,
 )
@@ -57,7 +58,7 @@ def error_body(code: str, message: str, details: list[FieldError] | None = None)
 
 
 def headers_for(exc: WarbleError) -> dict[str, str]:
-    if isinstance(exc, RateLimited):
+    if isinstance(exc, RateLimited | Unavailable):
         return {**JSON_HEADERS, "Retry-After": str(exc.retry_after)}
     if isinstance(exc, MethodNotAllowed):
         return {**JSON_HEADERS, "Allow": ", ".join(exc.allowed)}
