@@ -15,8 +15,8 @@ like, retweet and reply counters; follow, like, reply, mention and retweet notif
 their dedupe items; each follower's ``following_count``) are written with BatchWriteItem
 through the local moto server's import mode (``infra/local/moto_patches.py``: no stream
 records, as an imported table has none). The derived values come from the domain's own rules:
-``Container.counter_rules`` and ``Container.notification_producers``, fed the same typed events
-the stream decoders make. Redis state (home timelines, following sets, recent likes, unread
+``Container.counter_rules`` and ``warble.services.notifications.producers()``, fed the same typed
+events the stream decoders make. Redis state (home timelines, following sets, recent likes, unread
 sets) is not written: each is rebuilt from the tables on its first read, by the code that
 rebuilds it after a flush or an expiry. Users go to PostgreSQL with one COPY (one shared bcrypt
 hash, password ``password1``); conversations and messages go through ``ConversationService``
@@ -623,7 +623,9 @@ def write_population(
     )
 
     directory = _Directory(names, user_ids)
-    producers = container.notification_producers
+    from warble.services.notifications import producers as notification_producers
+
+    producers = notification_producers()
     ttl = timedelta(days=s.notification_ttl_days)
     advance = progress.phase("notifications", len(events))
     notified = 0
