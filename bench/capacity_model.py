@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import popularity
+
 ROOT = Path(__file__).resolve().parent.parent
 SCALES = (1_000_000, 10_000_000, 100_000_000)
 PROFILES = {1_000_000: "1M", 10_000_000: "10M", 100_000_000: "100M"}  # template ScaleProfile
@@ -285,13 +287,53 @@ def template_profiles(path: Path = ROOT / "template.yaml") -> dict[str, dict[str
     return dict(load_template(path).mappings.get("ScaleProfiles") or {})
 
 
+# ---- the Redis throughput measured (bench/redis_throughput.py) ------------------------------
+def pipelined(result: dict[str, Any]) -> dict[str, float]:
+    """Each benchmarked command's commands per CPU second at 4 a round trip (and its hot key's,
+    as "<name> (hot)")."""
+    out: dict[str, float] = {}
+    for row in result["runs"]:
+        if row["pipeline"] == 4:
+            name = row["name"] + (" (hot)" if row["keys"] == "one hot key" else "")
+            out[name] = float(row["ops_per_s"])
+    return out
+
+
+def mix_ops(m: dict[str, Any], single: dict[str, float], overhead_us: float) -> tuple[float, str]:
+    """One core's commands/s for the measured mix: each command type's time (benchmarked, or
+    its commandstats time plus the per-command I/O) weighted by its calls at the traffic."""
+    benched = {"get": "GET profile (330 B)", "zrevrangebylex": "ZREVRANGEBYLEX home, 40 of 800",
+               "zlexcount": "ZLEXCOUNT system list"}  # fmt: skip
+    calls: dict[str, float] = {}
+    time_us: dict[str, float] = {}
+    for route, mix in ROUTE_MIX.items():
+        cost = m["routes"].get(route)
+        if not cost:
+            continue
+        for command, (n, usec) in client_commands(cost).items():
+            weight = TRAFFIC[mix] * n
+            calls[command] = calls.get(command, 0.0) + weight
+            time_us[command] = time_us.get(command, 0.0) + TRAFFIC[mix] * usec
+    total = sum(calls.values())
+    if not total:
+        return 0.0, "no capacity measurement"
+    spent = 0.0
+    for command, n in calls.items():
+        if command in benched and benched[command] in single:
+            per = 1e6 / single[benched[command]]
+        else:
+            per = time_us[command] / n + overhead_us
+        spent += n / total * per
+    top = sorted(calls.items(), key=lambda kv: -kv[1])[:5]
+    note = "mostly " + ", ".join(f"{k} {v / total:.0%}" for k, v in top)
+    return 1e6 / spent, note
+
+
 # ---- per-call costs ----------------------------------------------------------------------------
 def shard_ops(inputs: Inputs) -> float:
     """Commands/s one Redis shard (one core) serves with Warble's real mix: measured by
     bench/redis_throughput.py (the replay), else the assumption."""
     if inputs.throughput and inputs.throughput.get("runs"):
-        from bench.redis_throughput import mix_ops, pipelined
-
         ops, _ = mix_ops(inputs.m, pipelined(inputs.throughput), command_overhead_us(inputs))
         if ops:
             return ops
@@ -461,10 +503,8 @@ def _graph(inputs: Inputs) -> dict[str, Any]:
 def _celebrity_read_odds(threshold: int) -> tuple[float, ...]:
     import numpy as np
 
-    from bench import celebrities
-
-    shares = np.array(celebrities.celebrity_shares(threshold))
-    activity = celebrities.draw_activity(20_000, 3)  # the sweep's own draw
+    shares = np.array(popularity.celebrity_shares(threshold))
+    activity = popularity.draw_activity(20_000, 3)  # the sweep's own draw
     odds = shares.copy()
     head = min(len(shares), 3000)  # below rank 3,000, min(1, a x share) is a x share
     odds[:head] = np.minimum(1.0, np.outer(activity, shares[:head])).mean(axis=0)
