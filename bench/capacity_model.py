@@ -926,7 +926,19 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     n.hourly_rru, n.hourly_wru = hourly_r, hourly_w
     n.peak_rru_s, n.peak_wru_s = max(hourly_r), max(hourly_w)
 
-    b = m["redis_bytes"]
+    _size_redis(n, inputs, dau, redis_cmds_s, ecpu_s, redis_bytes_day)
+    n.storage_gb = _storage_gb(per_day)
+    _size_postgres(n, dau, pg_reads, pg_writes, profile_pg_event, last_seen_in_redis)
+    _size_websocket(n, m, per_day, dau, connects)
+    return n
+
+
+def _size_redis(
+    n: Needs, inputs: Inputs, dau: int, redis_cmds_s: float, ecpu_s: float,
+    redis_bytes_day: float,
+) -> None:  # fmt: skip
+    """The cache's memory, commands and ECPUs at the peak: its caches and its shards."""
+    b = inputs.m["redis_bytes"]
     per_user = (FOLLOWING_PER_USER * b["following_field"] + LIKES_KEPT * b["liked_field"]
                 + 3 * b["profile"])  # fmt: skip
     timelines = 800 * b["timeline_entry"] * MAU_PER_DAU
@@ -947,6 +959,10 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     )
     n.redis_shards = max(n.redis_shards_daily, n.redis_shards_event)
 
+
+def _storage_gb(per_day: dict[str, float]) -> float:
+    """The tables' stored bytes: a retention's likes, follows and tweets, a month of
+    notifications."""
     stored = (
         sum(per_day[k] * BYTES_PER_ITEM[k] for k in ("like", "follow"))
         + per_day["post"] * BYTES_PER_ITEM["tweet"]
@@ -954,8 +970,13 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     notifications_bytes = (per_day["like"] + per_day["follow"] + 0.3 * per_day["post"]) * (
         BYTES_PER_ITEM["notification"]
     )
-    n.storage_gb = (stored * MONTH_DAYS * RETENTION_MONTHS + notifications_bytes * 30) / 1e9
+    return (stored * MONTH_DAYS * RETENTION_MONTHS + notifications_bytes * 30) / 1e9
 
+
+def _size_postgres(
+    n: Needs, dau: int, pg_reads: float, pg_writes: float, profile_pg_event: float,
+    last_seen_in_redis: bool,
+) -> None:  # fmt: skip
     # PostgreSQL: the session's last_seen_at, one UPDATE per active minute (today), or flushed
     # from Redis in batches of 1,000 rows, once per session per flush (item 5).
     active_sessions_peak = dau * ACTIVE_MINUTES / (24 * 60) * PEAK
@@ -987,6 +1008,10 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
         (written_rows * AURORA_IO_PER_WRITE + pg_reads * AURORA_IO_PER_READ) / PEAK * DAY * 30
     )
 
+
+def _size_websocket(
+    n: Needs, m: dict[str, Any], per_day: dict[str, float], dau: int, connects: float
+) -> None:
     # WebSocket: inbound messages (DMs, pings), outbound (acks, pongs, pushes).
     n.ws_messages_month = (
         per_day["dm"] * 2 + per_day["ws_ping"] * 2 + dau * PUSHES_PER_DAY
@@ -1006,7 +1031,6 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     egress += pushes_day * 200  # a frame on the client's socket
     n.egress_gb = egress * MONTH_DAYS / 1e9
     n.nat_gb = pushes_day * (push + 300) * MONTH_DAYS / 1e9  # request + TLS and the response
-    return n
 
 
 LAST_SEEN_FLUSH_SECONDS = 300  # item 5: each active session's last_seen_at flushed every 5 min
