@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import popularity
+
 ROOT = Path(__file__).resolve().parent.parent
 SCALES = (1_000_000, 10_000_000, 100_000_000)
 PROFILES = {1_000_000: "1M", 10_000_000: "10M", 100_000_000: "100M"}  # template ScaleProfile
@@ -285,13 +287,53 @@ def template_profiles(path: Path = ROOT / "template.yaml") -> dict[str, dict[str
     return dict(load_template(path).mappings.get("ScaleProfiles") or {})
 
 
+# ---- the Redis throughput measured (bench/redis_throughput.py) ------------------------------
+def pipelined(result: dict[str, Any]) -> dict[str, float]:
+    """Each benchmarked command's commands per CPU second at 4 a round trip (and its hot key's,
+    as "<name> (hot)")."""
+    out: dict[str, float] = {}
+    for row in result["runs"]:
+        if row["pipeline"] == 4:
+            name = row["name"] + (" (hot)" if row["keys"] == "one hot key" else "")
+            out[name] = float(row["ops_per_s"])
+    return out
+
+
+def mix_ops(m: dict[str, Any], single: dict[str, float], overhead_us: float) -> tuple[float, str]:
+    """One core's commands/s for the measured mix: each command type's time (benchmarked, or
+    its commandstats time plus the per-command I/O) weighted by its calls at the traffic."""
+    benched = {"get": "GET profile (330 B)", "zrevrangebylex": "ZREVRANGEBYLEX home, 40 of 800",
+               "zlexcount": "ZLEXCOUNT system list"}  # fmt: skip
+    calls: dict[str, float] = {}
+    time_us: dict[str, float] = {}
+    for route, mix in ROUTE_MIX.items():
+        cost = m["routes"].get(route)
+        if not cost:
+            continue
+        for command, (n, usec) in client_commands(cost).items():
+            weight = TRAFFIC[mix] * n
+            calls[command] = calls.get(command, 0.0) + weight
+            time_us[command] = time_us.get(command, 0.0) + TRAFFIC[mix] * usec
+    total = sum(calls.values())
+    if not total:
+        return 0.0, "no capacity measurement"
+    spent = 0.0
+    for command, n in calls.items():
+        if command in benched and benched[command] in single:
+            per = 1e6 / single[benched[command]]
+        else:
+            per = time_us[command] / n + overhead_us
+        spent += n / total * per
+    top = sorted(calls.items(), key=lambda kv: -kv[1])[:5]
+    note = "mostly " + ", ".join(f"{k} {v / total:.0%}" for k, v in top)
+    return 1e6 / spent, note
+
+
 # ---- per-call costs ----------------------------------------------------------------------------
 def shard_ops(inputs: Inputs) -> float:
     """Commands/s one Redis shard (one core) serves with Warble's real mix: measured by
     bench/redis_throughput.py (the replay), else the assumption."""
     if inputs.throughput and inputs.throughput.get("runs"):
-        from bench.redis_throughput import mix_ops, pipelined
-
         ops, _ = mix_ops(inputs.m, pipelined(inputs.throughput), command_overhead_us(inputs))
         if ops:
             return ops
@@ -461,10 +503,8 @@ def _graph(inputs: Inputs) -> dict[str, Any]:
 def _celebrity_read_odds(threshold: int) -> tuple[float, ...]:
     import numpy as np
 
-    from bench import celebrities
-
-    shares = np.array(celebrities.celebrity_shares(threshold))
-    activity = celebrities.draw_activity(20_000, 3)  # the sweep's own draw
+    shares = np.array(popularity.celebrity_shares(threshold))
+    activity = popularity.draw_activity(20_000, 3)  # the sweep's own draw
     odds = shares.copy()
     head = min(len(shares), 3000)  # below rank 3,000, min(1, a x share) is a x share
     odds[:head] = np.minimum(1.0, np.outer(activity, shares[:head])).mean(axis=0)
@@ -886,7 +926,19 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     n.hourly_rru, n.hourly_wru = hourly_r, hourly_w
     n.peak_rru_s, n.peak_wru_s = max(hourly_r), max(hourly_w)
 
-    b = m["redis_bytes"]
+    _size_redis(n, inputs, dau, redis_cmds_s, ecpu_s, redis_bytes_day)
+    n.storage_gb = _storage_gb(per_day)
+    _size_postgres(n, dau, pg_reads, pg_writes, profile_pg_event, last_seen_in_redis)
+    _size_websocket(n, m, per_day, dau, connects)
+    return n
+
+
+def _size_redis(
+    n: Needs, inputs: Inputs, dau: int, redis_cmds_s: float, ecpu_s: float,
+    redis_bytes_day: float,
+) -> None:  # fmt: skip
+    """The cache's memory, commands and ECPUs at the peak: its caches and its shards."""
+    b = inputs.m["redis_bytes"]
     per_user = (FOLLOWING_PER_USER * b["following_field"] + LIKES_KEPT * b["liked_field"]
                 + 3 * b["profile"])  # fmt: skip
     timelines = 800 * b["timeline_entry"] * MAU_PER_DAU
@@ -907,6 +959,10 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     )
     n.redis_shards = max(n.redis_shards_daily, n.redis_shards_event)
 
+
+def _storage_gb(per_day: dict[str, float]) -> float:
+    """The tables' stored bytes: a retention's likes, follows and tweets, a month of
+    notifications."""
     stored = (
         sum(per_day[k] * BYTES_PER_ITEM[k] for k in ("like", "follow"))
         + per_day["post"] * BYTES_PER_ITEM["tweet"]
@@ -914,8 +970,13 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     notifications_bytes = (per_day["like"] + per_day["follow"] + 0.3 * per_day["post"]) * (
         BYTES_PER_ITEM["notification"]
     )
-    n.storage_gb = (stored * MONTH_DAYS * RETENTION_MONTHS + notifications_bytes * 30) / 1e9
+    return (stored * MONTH_DAYS * RETENTION_MONTHS + notifications_bytes * 30) / 1e9
 
+
+def _size_postgres(
+    n: Needs, dau: int, pg_reads: float, pg_writes: float, profile_pg_event: float,
+    last_seen_in_redis: bool,
+) -> None:  # fmt: skip
     # PostgreSQL: the session's last_seen_at, one UPDATE per active minute (today), or flushed
     # from Redis in batches of 1,000 rows, once per session per flush (item 5).
     active_sessions_peak = dau * ACTIVE_MINUTES / (24 * 60) * PEAK
@@ -947,6 +1008,10 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
         (written_rows * AURORA_IO_PER_WRITE + pg_reads * AURORA_IO_PER_READ) / PEAK * DAY * 30
     )
 
+
+def _size_websocket(
+    n: Needs, m: dict[str, Any], per_day: dict[str, float], dau: int, connects: float
+) -> None:
     # WebSocket: inbound messages (DMs, pings), outbound (acks, pongs, pushes).
     n.ws_messages_month = (
         per_day["dm"] * 2 + per_day["ws_ping"] * 2 + dau * PUSHES_PER_DAY
@@ -966,7 +1031,6 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     egress += pushes_day * 200  # a frame on the client's socket
     n.egress_gb = egress * MONTH_DAYS / 1e9
     n.nat_gb = pushes_day * (push + 300) * MONTH_DAYS / 1e9  # request + TLS and the response
-    return n
 
 
 LAST_SEEN_FLUSH_SECONDS = 300  # item 5: each active session's last_seen_at flushed every 5 min

@@ -47,15 +47,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.popularity import (
+    STANDS_FOR,
+    USERS,
+    ZIPF,
+    celebrity_shares,
+    draw_activity,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "celebrities.json"
 
-USERS = 1_000_000
-STANDS_FOR = 100_000_000
-TOP_FOLLOWED = 0.30  # the top account's followers, as a share of the users
-ZIPF = 0.7  # the celebrities' follower shares fall as rank^-ZIPF
-NO_CELEBRITIES = 0.10  # users who follow no celebrity
-ACTIVITY_SIGMA = 1.0  # lognormal spread of how many celebrities a user follows
 FRIENDS_MEDIAN, FRIENDS_SIGMA = 80, 1.0  # other accounts followed
 CELEBRITY_POINTS = (0, 10, 50, 120)
 FRIEND_POINTS = (20, 100, 250)
@@ -65,45 +67,6 @@ PATHS = ("home cold", "home warm", "celebrity list refresh", "home rebuild", "un
          "unread warm")  # fmt: skip
 METRICS = ("redis_commands", "cluster_commands", "redis_round_trips", "redis_server_us",
            "redis_net_bytes", "cpu_ms", "rcu", "dynamodb_calls")  # fmt: skip
-
-
-# ---- the graph -------------------------------------------------------------------------------
-def draw_activity(users: int, seed: int) -> Any:
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    activity = rng.lognormal(-(ACTIVITY_SIGMA**2) / 2, ACTIVITY_SIGMA, users)
-    activity[rng.random(users) < NO_CELEBRITIES] = 0.0
-    return activity
-
-
-def top_share() -> float:
-    """The Zipf law's share at rank 1 that has TOP_FOLLOWED of the users follow the top account
-    (a user follows it with min(1, activity x share)): bisected on 100,000 users."""
-    import numpy as np
-
-    activity = draw_activity(100_000, 3)
-    low, high = TOP_FOLLOWED, 1.0 / max(float(np.percentile(activity, 50)), 1e-3)
-    for _ in range(40):
-        mid = (low + high) / 2
-        if float(np.minimum(1.0, activity * mid).mean()) < TOP_FOLLOWED:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
-
-
-def celebrity_shares(threshold: int) -> list[float]:
-    """The Zipf law's share of each celebrity, by rank, down to the threshold."""
-    top = top_share()
-    shares = []
-    rank = 1
-    while True:
-        share = top * rank**-ZIPF
-        if share * STANDS_FOR <= threshold:
-            return shares
-        shares.append(share)
-        rank += 1
 
 
 def graph_stats(threshold: int, seed: int = 1) -> dict[str, Any]:
@@ -208,7 +171,7 @@ def write_world(stack: Any, plan: Any, readers: list[Reader], shares: list[float
     author of each tweet id."""
     from warble.dal.counters import CounterItem
 
-    from bench.capacity import _container
+    from bench.measuring import _container
     from infra.local.seed import ImportWriter, Progress, write_population
 
     container = _container()
@@ -259,19 +222,19 @@ def _classify(key: str, reader: Reader, top_id: int, top_tweet: int) -> str | No
 
 def measure(per_point: int, seed: int = 7) -> dict[str, Any]:
     os.environ.setdefault("WARBLE_BENCH_DB", "warble_celebrities")
-    from bench import capacity
+    from bench import measuring
     from bench import stack as bench_stack
 
     started = time.time()
     load_before = os.getloadavg()[0]
     stack = bench_stack.start()
     os.environ["POWERTOOLS_LOG_LEVEL"] = "INFO"
-    stdout, sys.stdout = sys.stdout, capacity.STDOUT
+    stdout, sys.stdout = sys.stdout, measuring.STDOUT
     try:
         import redis
         from warble import keys
 
-        container = capacity._container()
+        container = measuring._container()
         threshold = container.settings.celebrity_followers
         shares = celebrity_shares(threshold)
         graph = graph_stats(threshold)
@@ -279,21 +242,21 @@ def measure(per_point: int, seed: int = 7) -> dict[str, Any]:
         written, author_of = write_world(stack, plan, readers, shares, celebrity_ranks)
         top_id = written.user_ids[top]
         top_tweet = max(t for t, a in author_of.items() if a == top_id)
-        meter = capacity.RedisMeter(redis.Redis.from_url(bench_stack.BENCH_REDIS_URL))
-        handlers = capacity.Handlers()
-        home = next(r for r in capacity.ROUTES if r.mix == "home")
-        unread = next(r for r in capacity.ROUTES if r.mix == "unread")
+        meter = measuring.RedisMeter(redis.Redis.from_url(bench_stack.BENCH_REDIS_URL))
+        handlers = measuring.Handlers()
+        home = next(r for r in measuring.ROUTES if r.mix == "home")
+        unread = next(r for r in measuring.ROUTES if r.mix == "unread")
         client = container.redis
         points: list[dict[str, Any]] = []
         for reader in readers:
             viewer = {"id": reader.user_id, "token": reader.token}
 
             def call(route: Any, viewer: dict[str, Any] = viewer) -> Any:
-                event = capacity.http_event(route, {}, viewer["token"], None, "limit=20")
+                event = measuring.http_event(route, {}, viewer["token"], None, "limit=20")
                 answer = handlers.handler(handlers.routes[(route.method, route.path)])(
-                    event, capacity._context()
+                    event, measuring._context()
                 )
-                capacity._answer_ok(answer, route.name)
+                measuring._answer_ok(answer, route.name)
                 return answer
 
             # (measured?, call): the unmeasured calls drop what the next one must find missing.
@@ -312,10 +275,10 @@ def measure(per_point: int, seed: int = 7) -> dict[str, Any]:
                 "unread warm": [(True, partial(call, unread))] * 3,
             }
             for path, calls in runs.items():
-                ops = capacity.Ops(by_key={})
+                ops = measuring.Ops(by_key={})
                 for counted, step in calls:
                     if counted:
-                        capacity.measured(ops, step, meter=meter)
+                        measuring.measured(ops, step, meter=meter)
                     else:
                         step()
                 per = ops.per_call()

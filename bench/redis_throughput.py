@@ -41,6 +41,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.capacity_model import mix_ops
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "redis-throughput.json"
 CAPACITY = ROOT / "bench" / "results" / "capacity.json"
@@ -164,49 +166,6 @@ def run(
     rows = list(csv.reader(io.StringIO(out.stdout)))
     wall = float(rows[-1][1])
     return (requests / cpu if cpu > 0 else wall), wall
-
-
-def pipelined(result: dict[str, Any]) -> dict[str, float]:
-    """Each benchmarked command's commands per CPU second at 4 a round trip (and its hot key's,
-    as "<name> (hot)")."""
-    out: dict[str, float] = {}
-    for row in result["runs"]:
-        if row["pipeline"] == 4:
-            name = row["name"] + (" (hot)" if row["keys"] == "one hot key" else "")
-            out[name] = float(row["ops_per_s"])
-    return out
-
-
-def mix_ops(m: dict[str, Any], single: dict[str, float], overhead_us: float) -> tuple[float, str]:
-    """One core's commands/s for the measured mix: each command type's time (benchmarked, or
-    its commandstats time plus the per-command I/O) weighted by its calls at the traffic."""
-    from bench import capacity_model as cm
-
-    benched = {"get": "GET profile (330 B)", "zrevrangebylex": "ZREVRANGEBYLEX home, 40 of 800",
-               "zlexcount": "ZLEXCOUNT system list"}  # fmt: skip
-    calls: dict[str, float] = {}
-    time_us: dict[str, float] = {}
-    for route, mix in cm.ROUTE_MIX.items():
-        cost = m["routes"].get(route)
-        if not cost:
-            continue
-        for command, (n, usec) in cm.client_commands(cost).items():
-            weight = cm.TRAFFIC[mix] * n
-            calls[command] = calls.get(command, 0.0) + weight
-            time_us[command] = time_us.get(command, 0.0) + cm.TRAFFIC[mix] * usec
-    total = sum(calls.values())
-    if not total:
-        return 0.0, "no capacity measurement"
-    spent = 0.0
-    for command, n in calls.items():
-        if command in benched and benched[command] in single:
-            per = 1e6 / single[benched[command]]
-        else:
-            per = time_us[command] / n + overhead_us
-        spent += n / total * per
-    top = sorted(calls.items(), key=lambda kv: -kv[1])[:5]
-    note = "mostly " + ", ".join(f"{k} {v / total:.0%}" for k, v in top)
-    return 1e6 / spent, note
 
 
 def measure(requests: int) -> dict[str, Any]:

@@ -15,8 +15,8 @@ like, retweet and reply counters; follow, like, reply, mention and retweet notif
 their dedupe items; each follower's ``following_count``) are written with BatchWriteItem
 through the local moto server's import mode (``infra/local/moto_patches.py``: no stream
 records, as an imported table has none). The derived values come from the domain's own rules:
-``Container.counter_rules`` and ``Container.notification_producers``, fed the same typed events
-the stream decoders make. Redis state (home timelines, following sets, recent likes, unread
+``Container.counter_rules`` and ``warble.services.notifications.producers()``, fed the same typed
+events the stream decoders make. Redis state (home timelines, following sets, recent likes, unread
 sets) is not written: each is rebuilt from the tables on its first read, by the code that
 rebuilds it after a flush or an expiry. Users go to PostgreSQL with one COPY (one shared bcrypt
 hash, password ``password1``); conversations and messages go through ``ConversationService``
@@ -47,12 +47,14 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from infra.local.seed_nearby import _base36, around
+
+if TYPE_CHECKING:
+    from warble.services import Container
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "password1"
@@ -465,19 +467,22 @@ def _mentions(text: str, names: list[str]) -> str:
 
 
 def write_population(
-    plan: Plan, container: Any, writer: ImportWriter, progress: Progress
+    plan: Plan, container: Container, writer: ImportWriter, progress: Progress
 ) -> Written:
-    """Write ``plan`` into the stores ``container`` points at; what was written."""
-    from warble.dal.counters import CounterItem
-    from warble.dal.graph import GraphItem
-    from warble.dal.hashtags import HashtagItem, RedisTrends, partition
-    from warble.dal.likes import LIKERS_SHARDS, LikeItem, likers_pk
-    from warble.dal.notifications import NotificationItem, padded
+    """Write ``plan`` into the stores ``container`` points at; what was written. Each store's
+    items come from its own bulk import (``warble.dal.<store>.import_*``): only the store
+    spells its keys."""
+    from warble.dal.counters import import_counter
+    from warble.dal.graph import import_follow, import_following_count
+    from warble.dal.hashtags import RedisTrends, import_use
+    from warble.dal.likes import import_like
+    from warble.dal.notifications import import_notification
     from warble.dal.search import PostgresPeopleIndex
-    from warble.dal.tweets import TweetIndexItem, TweetItem
+    from warble.dal.tweets import import_tweet
     from warble.domain.hashtags.ports import TagUse
     from warble.domain.hashtags.service import WINDOW_MS
     from warble.domain.text import hashtags
+    from warble.domain.tweets.ports import StoredTweet
     from warble.events import Change, Followed, Liked, TweetPosted
     from warble.ids import decompose
     from warble.security import hash_password
@@ -510,7 +515,6 @@ def write_population(
     advance(plan.users)
 
     # ---- follows: edges, lists, friend flags, following_count -------------------------------
-    graph_table, counters_table = s.graph_table, s.counters_table
     edges = set(plan.follows)
     advance = progress.phase("follows", len(plan.follows))
     events: list[Any] = []
@@ -518,19 +522,13 @@ def write_population(
     for a, b in plan.follows:
         seq = mint()
         ua, ub = user_ids[a], user_ids[b]
-        friend = (b, a) in edges
-        for item in (
-            GraphItem(f"U#{ua}", f"O#{ub:019d}", uid=ub, seq=seq, friend=friend),
-            GraphItem(f"U#{ub}", f"I#{ua:019d}", uid=ua, seq=seq, friend=friend),
-            GraphItem(f"U#{ua}", f"OT#{seq:019d}", uid=ub),
-            GraphItem(f"U#{ub}", f"IT#{seq:019d}", uid=ua),
-        ):
-            writer.put(graph_table, item.serialize())
+        for table, item in import_follow(s, ua, ub, seq, friend=(b, a) in edges):
+            writer.put(table, item)
         out_degree[ua] += 1
         events.append(Followed(ua, ub, seq))
         advance()
     for uid, count in out_degree.items():
-        writer.put(graph_table, GraphItem(f"U#{uid}", "META", following_count=count).serialize())
+        writer.put(*import_following_count(s, uid, count))
     writer.flush()
     advance(0)  # the phase's time includes its last writes
 
@@ -551,23 +549,17 @@ def write_population(
         parent_author = None if planned.reply_to is None else authors[planned.reply_to]
         original_author = None if planned.retweet_of is None else authors[planned.retweet_of]
         tags = hashtags(text) if retweet_of is None else ()
-        item = TweetItem(
-            author, tid, text=text, created_at_ms=decompose(tid)[0],
-            reply_to=reply_to, reply_to_author=parent_author,
-            retweet_of=retweet_of, retweet_of_author=original_author,
-            hashtags=list(tags) or None,
+        stored = StoredTweet(
+            tid, author, text, decompose(tid)[0], reply_to=reply_to,
+            reply_to_author=parent_author, retweet_of=retweet_of,
+            retweet_of_author=original_author, hashtags=tags,
         )  # fmt: skip
-        writer.put(s.tweets_table, item.serialize())
+        for table, item in import_tweet(s, stored):
+            writer.put(table, item)
         for tag in tags:
-            entry = HashtagItem(partition(tag, 0), tid, author_id=author)
-            writer.put(s.hashtags_table, entry.serialize())
-            uses.append((TagUse(tag, tid, author), decompose(tid)[0]))
-        writer.put(s.tweet_index_table, TweetIndexItem(f"T#{tid}", author_id=author).serialize())
-        if retweet_of is not None:
-            writer.put(
-                s.tweet_index_table,
-                TweetIndexItem(f"RT#{author}#{retweet_of}", tweet_id=tid).serialize(),
-            )
+            use = TagUse(tag, tid, author)
+            writer.put(*import_use(s, use))
+            uses.append((use, decompose(tid)[0]))
         events.append(
             TweetPosted(tid, author, text, reply_to, parent_author, retweet_of, original_author,
                         hashtags=tags)
@@ -585,12 +577,8 @@ def write_population(
     advance = progress.phase("likes", len(plan.likes))
     for u, t in plan.likes:
         seq, uid, tid, author = mint(), user_ids[u], tweet_ids[t], authors[t]
-        for item in (
-            LikeItem(f"U#{uid}", f"T#{tid}", seq=seq, author_id=author, shards=LIKERS_SHARDS),
-            LikeItem(f"U#{uid}", f"LT#{seq:019d}", tid=tid, author_id=author),
-            LikeItem(likers_pk(tid, seq, LIKERS_SHARDS), f"LU#{seq:019d}", uid=uid),
-        ):
-            writer.put(s.likes_table, item.serialize())
+        for table, item in import_like(s, uid, tid, author, seq):
+            writer.put(table, item)
         events.append(Liked(uid, tid, author, seq))
         advance()
     writer.flush()
@@ -609,7 +597,7 @@ def write_population(
         if value:
             by_key[key][name] = value
     for key, values in by_key.items():
-        writer.put(counters_table, CounterItem(key, **values).serialize())
+        writer.put(*import_counter(s, key, values))
     writer.flush()
     advance(0)  # the phase's time includes its last writes
     threshold = s.celebrity_followers
@@ -623,23 +611,20 @@ def write_population(
     )
 
     directory = _Directory(names, user_ids)
-    producers = container.notification_producers
-    ttl = timedelta(days=s.notification_ttl_days)
+    from warble.services.notifications import producers as notification_producers
+
+    producers = notification_producers()
     advance = progress.phase("notifications", len(events))
     notified = 0
     for event in events:
         for draft in producers.drafts(event, directory):
             if draft.actor == draft.recipient:
                 continue  # nobody is notified of their own action (NotificationService.notify)
-            nid, pk = mint(), f"U#{draft.recipient}"
-            cause = NotificationItem(pk, f"D#{draft.dedupe}", notification_id=nid)
-            item = NotificationItem(
-                pk, f"N#{padded(nid)}", kind=draft.kind, actor=draft.actor,
-                tweet_id=draft.tweet_id, tweet_author=draft.tweet_author,
-            )  # fmt: skip
-            cause.expires_at = item.expires_at = ttl
-            writer.put(s.notifications_table, cause.serialize())
-            writer.put(s.notifications_table, item.serialize())
+            for table, item in import_notification(
+                s, draft.recipient, draft.dedupe, mint(), draft.kind, draft.actor,
+                draft.tweet_id, draft.tweet_author,
+            ):  # fmt: skip
+                writer.put(table, item)
             notified += 1
         advance()
     writer.flush()

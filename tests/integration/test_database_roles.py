@@ -166,7 +166,7 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     ]
     assert search.followers_changed({me.user_id: 0}) == 0  # the copy is already right
     assert reader.flush_last_seen() == 1
-    deletions = services.container()._deleted_accounts
+    deletions = services.container().stores.deleted_accounts()
     assert deletions.unfinished(0, 10) == [leaving.session.user_id]
     deletions.finished(leaving.session.user_id)
     assert deletions.unfinished(0, 10) == []

@@ -4,10 +4,11 @@ Each fake keeps the documented behaviour of its real store in ``warble.dal`` (or
 idempotency, the conditional failures it raises in the domain's words) and nothing of its
 layout. They are test code: plain dicts and sets, no concurrency, no clocks.
 
-``World`` wires the real services (``TweetService``, ``TimelineService``, ``GraphService``,
-``LikeService``, ``Reconciler``, ``StreamCounterProcessor``) to these fakes the way
-``warble.services.Container`` wires them to the real stores, so a test states its world in a
-few lines and runs the rules with no network.
+``World`` is ``warble.services.Container`` with these fakes as its adapters (``MemoryStores``):
+the production builders wire the real services (``TweetService``, ``TimelineService``,
+``GraphService``, ``LikeService``, ``Reconciler``, ``StreamCounterProcessor``) to them, so the
+unit tier cannot drift from production's wiring; a test states its world in a few lines and
+runs the rules with no network.
 """
 
 from __future__ import annotations
@@ -19,20 +20,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from warble import keys
 from warble.domain.blocks.ports import Shield
-from warble.domain.blocks.service import Shields
 from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
-from warble.domain.counters.reconcile import Reconciler
 from warble.domain.counters.service import CounterRules, StreamCounterProcessor
 from warble.domain.graph.ports import FollowRejected
-from warble.domain.graph.service import GraphPolicy, GraphService
 from warble.domain.likes.ports import Like, Liker, TweetMissing
-from warble.domain.likes.service import LikeService
-from warble.domain.media.ports import READY, AttachedMedia, MediaPolicy, StoredMedia
-from warble.domain.media.service import MediaService
+from warble.domain.media.ports import READY, AttachedMedia, StoredMedia
 from warble.domain.shared import Held
-from warble.domain.timelines.service import TimelinePolicy, TimelineService, parse_entry
-from warble.domain.tweets.flags import ViewerFlags
+from warble.domain.timelines.service import parse_entry
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
     MediaTaken,
@@ -40,11 +36,12 @@ from warble.domain.tweets.ports import (
     StoredTweet,
     TweetGone,
 )
-from warble.domain.tweets.service import TweetService
 from warble.errors import NotFound
 from warble.events import Change, Event, Followed
-from warble.imaging import process as process_image
-from warble.services import Container, deferred
+from warble.services import Container
+from warble.services import counters as counter_wiring
+from warble.services.stores import Clients, Stores
+from warble.settings import Settings
 
 MEDIA_URL = "https://cdn.example"
 
@@ -75,21 +72,36 @@ class FakeBatch:
         pass
 
 
-class FakeCache:
-    """``Cache`` and ``ObjectCache`` (``warble.dal.cache.LeasedCache``), by subject: values go
-    through JSON as they do in Redis, so a test sees what a reader of the real cache would see.
-    Leases are kept, so a fill after an invalidation fails as it does there."""
+class FakeKeyspace:
+    """What the caches hold, by key: one keyspace, as Redis is, so a cache that drops a key drops
+    it for every other cache reading it (the counters' listener and the graph's counts)."""
 
     def __init__(self) -> None:
         self.values: dict[Any, str] = {}
         self.leases: dict[Any, str] = {}
         self.ttls: dict[Any, int] = {}
 
+
+class FakeCache:
+    """``Cache`` and ``ObjectCache`` (``warble.dal.cache.LeasedCache``), by subject: values go
+    through JSON as they do in Redis, so a test sees what a reader of the real cache would see.
+    Leases are kept, so a fill after an invalidation fails as it does there. ``key`` names a
+    subject's key in ``space`` (``warble.keys``); without it the subject is its key."""
+
+    def __init__(
+        self, key: Callable[[Any], keys.CacheKey] | None = None, space: FakeKeyspace | None = None
+    ) -> None:
+        self.space = space or FakeKeyspace()
+        self._key = key
+
+    def _k(self, subject: Any) -> Any:
+        return subject if self._key is None else self._key(subject).value
+
     def _put(self, subject: Any, value: Any) -> None:
-        self.values[subject] = json.dumps(value, separators=(",", ":"), default=str)
+        self.space.values[self._k(subject)] = json.dumps(value, separators=(",", ":"), default=str)
 
     def get(self, subject: Any) -> Any | None:
-        raw = self.values.get(subject)
+        raw = self.space.values.get(self._k(subject))
         return None if raw is None else json.loads(raw)
 
     def get_many(self, subjects: Sequence[Any]) -> list[Any | None]:
@@ -137,31 +149,32 @@ class FakeCache:
         return value
 
     def lease(self, subject: Any) -> str | None:
-        if subject in self.leases:
+        leases = self.space.leases
+        if self._k(subject) in leases:
             return None
-        self.leases[subject] = token = secrets.token_hex(8)
+        leases[self._k(subject)] = token = secrets.token_hex(8)
         return token
 
     def fill(self, subject: Any, token: str, value: Any) -> bool:
-        if self.leases.get(subject) != token:
+        if self.space.leases.get(self._k(subject)) != token:
             return False
-        del self.leases[subject]
+        del self.space.leases[self._k(subject)]
         self._put(subject, value)
         return True
 
     def fill_missing(self, entries: Sequence[tuple[Any, Any]]) -> None:
         for subject, value in entries:
-            if subject not in self.values:  # SET NX: never over a tombstone
+            if self._k(subject) not in self.space.values:  # SET NX: never over a tombstone
                 self._put(subject, value)
 
     def tombstone(self, subject: Any, marker: Any, ttl_seconds: int) -> None:
         self._put(subject, marker)
-        self.ttls[subject] = ttl_seconds
-        self.leases.pop(subject, None)
+        self.space.ttls[self._k(subject)] = ttl_seconds
+        self.space.leases.pop(self._k(subject), None)
 
     def invalidate(self, subject: Any) -> None:
-        self.values.pop(subject, None)
-        self.leases.pop(subject, None)
+        self.space.values.pop(self._k(subject), None)
+        self.space.leases.pop(self._k(subject), None)
 
     def invalidate_many(self, subjects: Sequence[Any]) -> None:
         for subject in subjects:
@@ -326,6 +339,9 @@ class FakeMediaStore:
     def delete_many(self, media_ids: list[int]) -> None:
         for media_id in media_ids:
             self.items.pop(media_id, None)
+
+    def owned_ids(self, owner_id: int) -> list[int]:
+        return sorted((m.id for m in self.items.values() if m.owner_id == owner_id), reverse=True)
 
     def claim(self, tweet: StoredTweet) -> None:
         taken = [
@@ -839,10 +855,104 @@ class FakeTimelineStore:
         return lambda: {a: pages.get(a) if built[a] else None for a in author_ids}
 
 
-# ---- the world: real services on fakes --------------------------------------------------------
+# ---- the world: the production builders on fakes ---------------------------------------------
+class FakePeopleIndex:
+    """``PeopleIndex`` (``warble.dal.search.PostgresPeopleIndex``): the followers_count copies the
+    counters' listener makes; no candidates (search is not faked beyond them)."""
+
+    def __init__(self) -> None:
+        self.followers: dict[int, int] = {}
+
+    def candidates(self, query: str, friends: list[int], limit: int) -> list[tuple[int, bool]]:
+        return []
+
+    def set_followers(self, counts: dict[int, int]) -> int:
+        changed = {uid: n for uid, n in counts.items() if self.followers.get(uid) != n}
+        self.followers.update(changed)
+        return len(changed)
+
+
+class FakeSnapshots:
+    """``Snapshots`` (``warble.dal.search.RedisSnapshots``): search's ranked pages, by token."""
+
+    def __init__(self) -> None:
+        self.saved: dict[tuple[int, int], list[tuple[int, Any]]] = {}
+
+    def save_later(
+        self, batch: Any, viewer: int, token: int, entries: list[tuple[int, Any]]
+    ) -> None:
+        self.saved[(viewer, token)] = list(entries)
+
+    def load(self, viewer: int, token: int) -> list[tuple[int, Any]] | None:
+        return self.saved.get((viewer, token))
+
+
+class MemoryStores(Stores):
+    """The adapters of ``world``, in memory, for the production builders
+    (``warble.services.<feature>``); the features no unit test reaches keep the production
+    adapters, which the unit tier's switched-off network refuses."""
+
+    def __init__(self, c: Clients, world: World) -> None:
+        super().__init__(c)
+        self._w = world
+
+    def ids(self) -> FakeIds:
+        return self._w.ids
+
+    def profiles(self) -> FakeProfiles:
+        return self._w.profiles
+
+    def cache(self, ttl_seconds: int, key: Any, codec: Any = None) -> Any:
+        return FakeCache(key, self._w.keyspace)
+
+    def memberships(self, kind: str) -> FakeMemberships:
+        return self._w.memberships[kind]
+
+    def counters(self) -> FakeCounterStore:
+        return self._w.counters
+
+    def sleep(self, seconds: float) -> None:
+        self._w.sleeps.append(seconds)
+        if self._w.on_sleep is not None:
+            self._w.on_sleep()
+
+    def graph(self) -> FakeGraphStore:
+        return self._w.graph_store
+
+    def blocks(self) -> Any:
+        # The fake graph store writes no block records (no unit test blocks): Shields read its
+        # restrictions, none.
+        return self._w.graph_store
+
+    def block_sets(self) -> FakeBlockSets:
+        return self._w.block_sets
+
+    def tweets(self) -> FakeTweetStore:
+        return self._w.tweet_store
+
+    def likes(self) -> FakeLikeStore:
+        return self._w.like_store
+
+    def media(self) -> FakeMediaStore:
+        return self._w.media_store
+
+    def bucket(self) -> FakeBucket:
+        return self._w.bucket
+
+    def timelines(self) -> FakeTimelineStore:
+        return self._w.timeline_store
+
+    def people_index(self) -> FakePeopleIndex:
+        return self._w.people
+
+    def snapshots(self) -> FakeSnapshots:
+        return FakeSnapshots()
+
+
 @dataclass
 class World:
-    """The services as ``warble.services.Container`` builds them, on the fakes above."""
+    """The services as ``warble.services.Container`` builds them (the same builders), on the
+    fakes above; ``container`` is that container."""
 
     celebrity_followers: int = 10_000
     backfill: int = 20
@@ -853,7 +963,7 @@ class World:
     counters: FakeCounterStore = field(default_factory=FakeCounterStore)
     graph_store: FakeGraphStore = field(default_factory=FakeGraphStore)
     timeline_store: FakeTimelineStore = field(default_factory=FakeTimelineStore)
-    tweet_cache: FakeCache = field(default_factory=FakeCache)
+    keyspace: FakeKeyspace = field(default_factory=FakeKeyspace)
     following: FakeMemberships = field(default_factory=FakeMemberships)
     followers: FakeMemberships = field(default_factory=FakeMemberships)
     liked: FakeMemberships = field(default_factory=FakeMemberships)
@@ -864,6 +974,8 @@ class World:
     on_sleep: Callable[[], None] | None = None
     media_store: FakeMediaStore = field(default_factory=FakeMediaStore)
     bucket: FakeBucket = field(default_factory=FakeBucket)
+    block_sets: FakeBlockSets = field(default_factory=FakeBlockSets)
+    people: FakePeopleIndex = field(default_factory=FakePeopleIndex)
 
     def ready_media(self, owner_id: int, alt_text: str = "") -> str:
         """A Media of ``owner_id``, processed and ready to attach; its id."""
@@ -890,97 +1002,37 @@ class World:
 
     def __post_init__(self) -> None:
         self.like_store = FakeLikeStore(self.tweet_store)
-        # The fake graph store writes no block records (no unit test blocks): Shields read its
-        # restrictions, none.
-        self.shields = Shields(FakeBlockSets(), self.graph_store)  # type: ignore[arg-type]
-        # The real registry of counter rules (nothing in it touches a store or the network).
-        self.rules: CounterRules = Container().counter_rules
-        self.graph = GraphService(
-            store=self.graph_store,
-            counters=self.counters,
-            profiles=self.profiles,
-            counts_cache=FakeCache(),
-            page_cache=FakeCache(),
-            ids=self.ids,
-            policy=GraphPolicy(),
-            following=self.following,
-            friends_cache=FakeCache(),
-            degree2_cache=FakeCache(),
-        )
-        self.tweets = TweetService(
-            store=self.tweet_store,
-            cache=self.tweet_cache,
-            accounts=self.profiles,
-            ids=self.ids,
-            tombstone_seconds=60,
-            counters=self.counters,
-            counts_cache=FakeCache(),
-            likes=self.like_store,
-            flags=ViewerFlags(
-                self.liked, self.retweeted, self.like_store, self.tweet_store, self.recent_actions
-            ),
-            shields=self.shields,
-            media=deferred(lambda: self.media),
+        self.tweet_store.media = self.media_store  # the media a tweet's transaction claims
+        self.memberships = {
+            "following": self.following,
+            "followers": self.followers,
+            "liked": self.liked,
+            "retweeted": self.retweeted,
+        }
+        self.tweet_cache = FakeCache(keys.tweet, self.keyspace)
+        settings = Settings(
+            celebrity_followers=self.celebrity_followers,
+            follow_backfill=self.backfill,
+            reconcile_settle_seconds=self.settle_seconds,
+            recent_actions=self.recent_actions,
+            timeline_cap=self.timeline_store.cap,
+            author_recent_cap=self.timeline_store.recent_cap,
             media_url=MEDIA_URL,
         )
-        self.tweet_store.media = self.media_store
-        self.media = MediaService(
-            store=self.media_store,
-            objects=self.bucket,
-            process=process_image,
-            ids=self.ids,
-            policy=MediaPolicy(base_url=MEDIA_URL),
-            tweets=self.tweets,
-        )
-        self.likes = LikeService(
-            store=self.like_store,
-            tweets=self.tweets,
-            accounts=self.profiles,
-            graph=self.graph,
-            ids=self.ids,
-        )
-        self.timelines = TimelineService(
-            timelines=self.timeline_store,
-            tweets=self.tweets,
-            graph=self.graph,
-            policy=TimelinePolicy(
-                celebrity_followers=self.celebrity_followers,
-                cap=self.timeline_store.cap,
-                recent_cap=self.timeline_store.recent_cap,
-                backfill=self.backfill,
-            ),
-            shields=self.shields,
-            followers=self.followers,
-        )
-        self.reconciler = Reconciler(
-            graph=self.graph_store,
-            tweets=self.tweet_store,
-            likes=self.like_store,
-            counters=self.counters,
-            rules=self.rules,
-            settle_seconds=self.settle_seconds,
-            on_repaired=self._repaired,
-            sleep=self._sleep,
-        )
+        self.container = c = Container(settings, stores=lambda c: MemoryStores(c, self))
+        self.shields, self.graph, self.tweets = c.shields, c.graph, c.tweets
+        self.media, self.likes, self.timelines = c.media, c.likes, c.timelines
+        self.rules: CounterRules = c.counter_rules
+        self.counters_changed = c.counters_changed
+        self.reconciler = counter_wiring.reconciler(c, on_repaired=self._repaired)
 
     def _repaired(self, counter_keys: set[str]) -> None:
         self.repaired.append(counter_keys)
         self.counters_changed(counter_keys)
 
-    def _sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        if self.on_sleep is not None:
-            self.on_sleep()
-
-    def counters_changed(self, counter_keys: set[str]) -> None:
-        """As ``Container.counters_changed``: drop the cached copies of changed counters."""
-        self.graph.counters_applied(counter_keys)
-        self.tweets.counters_applied(counter_keys)
-
     def counter_processor(self, **options: Any) -> StreamCounterProcessor:
         options.setdefault("backoff_seconds", 0.0)
-        options.setdefault("on_applied", self.counters_changed)
-        return StreamCounterProcessor(self.counters, self.rules, **options)
+        return counter_wiring.processor(self.container, **options)
 
     def deliver(self, *events: Event) -> None:
         """Events through the counter consumer, as the stream would bring them."""

@@ -3,7 +3,7 @@ moto answers ReturnConsumedCapacity with constants."""
 
 from __future__ import annotations
 
-from bench.capacity import capacity_units, item_size
+from bench.measuring import capacity_units, item_size
 
 
 def _item(bytes_of_text: int) -> dict:

@@ -89,6 +89,10 @@ def test_following_a_celebrity_backfills_nothing_but_reads_merge_them():
 
 
 def test_unfollowing_removes_the_followees_tweets(world: World):
+    from warble.events import Unfollowed
+
+    from tests.unit.fakes import FakeBatch
+
     # given
     alice, carol, bob = world.user(), world.user(), world.user()
     follow(world, bob, alice)
@@ -97,7 +101,7 @@ def test_unfollowing_removes_the_followees_tweets(world: World):
     theirs = [tweet(world, alice), tweet(world, carol), tweet(world, alice)]
     # when
     world.graph.unfollow(bob, alice)
-    world.timelines.unfollowed(bob, alice)
+    world.timelines.apply_stream([Unfollowed(bob, alice)], FakeBatch())
     # then
     assert home_ids(world, bob) == [theirs[1]]
 

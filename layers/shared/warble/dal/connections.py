@@ -33,6 +33,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from warble import clock
+from warble.dal import erasing
 from warble.dal.dynamo import bind
 from warble.domain.push.ports import Registration
 from warble.settings import Settings, get_settings
@@ -230,3 +231,19 @@ class ConnectionRegistry:
                     if expiry.isdigit() and int(expiry) > now:
                         found[int(item.pk[5:])].append(connection_id)
         return found
+
+
+class ConnectionErasure:
+    """An account's connection registrations (its ``USER#`` partition and each connection's
+    own item), for the account deletion (``warble.dal.erasure``)."""
+
+    def __init__(self, items: erasing.Items) -> None:
+        self._items = items
+
+    def erase_own(self, user_id: int, limit: int) -> int:
+        table = self._items.settings.connections_table
+
+        def owner_item(sk: str) -> list[erasing.Doomed]:
+            return [(table, erasing.key(sk, "META"))] if sk.startswith("CONN#") else []
+
+        return erasing.erase_partition(self._items, table, f"USER#{user_id}", limit, owner_item)

@@ -47,6 +47,7 @@ from pynamodb.indexes import AllProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from warble.dal import erasing
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes, cancelled
 from warble.dal.graph import GraphItem, check_not_blocked
 from warble.domain.blocks.ports import PairBlocked
@@ -57,6 +58,7 @@ from warble.domain.conversations.ports import (
     StoredMessage,
 )
 from warble.domain.counters.ports import TransactionRetry
+from warble.domain.deletion.ports import Conversations
 from warble.settings import Settings, get_settings
 
 CONDITION_FAILED_EXCEPTION = "ConditionalCheckFailedException"
@@ -343,3 +345,60 @@ class ConversationStore:
                 consistent_read=True,
             )
         ]
+
+
+class ConversationErasure:
+    """An account's conversations (both members', the history, the pair item, the resend
+    claims), a bounded slice at a time (the account deletion, ``warble.dal.erasure``)."""
+
+    def __init__(self, items: erasing.Items) -> None:
+        self._items = items
+
+    def erase_own(self, user_id: int, limit: int) -> int:
+        """A slice of what is left under the account's own key."""
+        table = self._items.settings.conversations_table
+        return erasing.erase_partition(self._items, table, f"U#{user_id}", limit)
+
+    def match_item(self, a: int, b: int) -> erasing.Doomed:
+        """The pair's MATCH item (written when a match let them converse)."""
+        return self._items.settings.conversations_table, erasing.key(pair_pk(a, b), "MATCH")
+
+    def conversations(self, user_id: int, limit: int) -> Conversations:
+        """Conversation by conversation: its messages (``limit`` at most this slice; the rest
+        the next), then its resend claims, pair item, META and both memberships."""
+        s, items = self._items.settings, self._items
+        me, table = f"U#{user_id}", s.conversations_table
+        found, _more = items.query(table, me, "C#", 10, "sk, other_id")
+        deleted, finished = 0, list[tuple[int, int]]()
+        for item in found:
+            sk, other = erasing.text(item, "sk"), erasing.num(item, "other_id") or 0
+            conversation = int(sk[2:])
+            messages, more = items.query(
+                s.messages_table, str(conversation), None, max(limit - deleted, 1),
+                "conversation_id, message_id", key_name="conversation_id", numeric=True,
+            )  # fmt: skip
+            deleted += items.delete(
+                (s.messages_table, {
+                    "conversation_id": m["conversation_id"], "message_id": m["message_id"],
+                })
+                for m in messages
+            )  # fmt: skip
+            if more:
+                return Conversations(deleted, finished)
+            doomed = [
+                (table, erasing.key(pair_pk(user_id, other), "CONV")),
+                (table, erasing.key(f"C#{conversation}", "META")),
+                (table, erasing.key(*member_key(other, conversation))),
+                (table, erasing.key(*member_key(user_id, conversation))),
+            ]
+            for sender in (user_id, other):
+                claims, _ = items.query(table, f"K#{conversation}#{sender}", None, 1000, "pk, sk")
+                doomed += [
+                    (table, erasing.key(erasing.text(c, "pk"), erasing.text(c, "sk")))
+                    for c in claims
+                ]
+            deleted += items.delete(doomed)
+            finished.append((conversation, other))
+            if deleted >= limit:
+                break
+        return Conversations(deleted, finished)

@@ -31,8 +31,9 @@ forgotten writes the main item, which still counts.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
+from typing import Any
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
@@ -40,6 +41,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from warble.dal import erasing
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes, cancelled
 from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
 from warble.settings import Settings, get_settings
@@ -278,3 +280,53 @@ class DynamoCounterStore:
 def _total(main: int | None, subs: dict[str, int | None]) -> int | None:
     present = [v for v in (main, *subs.values()) if v is not None]
     return sum(present) if present else None
+
+
+class CounterErasure:
+    """Counter items read and deleted whole, with a hot counter's sub-items (the account
+    deletion, ``warble.dal.erasure``)."""
+
+    def __init__(self, items: erasing.Items) -> None:
+        self._items = items
+        self._table = items.settings.counters_table
+
+    def read(
+        self, keys: Sequence[str], fields: Sequence[str]
+    ) -> dict[str, tuple[dict[str, int], list[str]]]:
+        """Each counter item found among ``keys``: its ``fields`` with its sub-items' added (a
+        hot counter's deltas are spread over them), and their keys. One BatchGetItem a hundred,
+        and one more a hundred sub-items of the hot ones."""
+        table, items = self._table, self._items
+        found: dict[str, tuple[dict[str, int], list[str]]] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), BATCH_GET_LIMIT):
+            chunk = [{"pk": {"S": k}} for k in unique[start : start + BATCH_GET_LIMIT]]
+            for item in items.batch_get(table, chunk, ", ".join(("pk", SUB_ITEMS, *fields))):
+                pk = erasing.text(item, "pk")
+                counts = {name: erasing.num(item, name) or 0 for name in fields}
+                found[pk] = (counts, sub_keys(pk, erasing.num(item, SUB_ITEMS) or 0))
+        subs = [sub for _, hot in found.values() for sub in hot]
+        for start in range(0, len(subs), BATCH_GET_LIMIT):
+            chunk = [{"pk": {"S": k}} for k in subs[start : start + BATCH_GET_LIMIT]]
+            for item in items.batch_get(table, chunk, ", ".join(("pk", *fields))):
+                counts = found[main_key(erasing.text(item, "pk"))][0]
+                for name in fields:
+                    counts[name] += erasing.num(item, name) or 0
+        return found
+
+    def drop(self, counters: dict[str, tuple[dict[str, int], list[str]]]) -> None:
+        """Counter items with their sub-items, the sub-items first: an item deleted before
+        them would leave them where nothing names them."""
+        table = self._table
+        self._items.delete(
+            (table, {"pk": {"S": sub}}) for _, subs in counters.values() for sub in subs
+        )
+        self._items.delete((table, {"pk": {"S": pk}}) for pk in counters)
+
+
+# ---- bulk import (the seed, infra/local/seed.py: items written as they are) ----------------
+def import_counter(
+    settings: Settings, key: str, values: dict[str, int]
+) -> tuple[str, dict[str, Any]]:
+    attributes: dict[str, Any] = dict(values)
+    return settings.counters_table, CounterItem(key, **attributes).serialize()

@@ -31,7 +31,9 @@ from pynamodb.exceptions import DoesNotExist, PutError, TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from warble.dal import erasing
 from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_codes, number
+from warble.domain.deletion.ports import Places
 from warble.domain.discover.ports import MatchRecord, StoredLocation
 from warble.events import Event, Matched, UnreadableRecord
 from warble.settings import Settings, get_settings
@@ -207,6 +209,50 @@ class DiscoverRecords:
 
 
 # ---- the matches table's stream --------------------------------------------------------------
+class DiscoverErasure:
+    """An account's Discover records (location, swipes) and matches (both users' items, the
+    pair's record, the other's swipe on it), for the account deletion (``warble.dal.erasure``)."""
+
+    def __init__(self, items: erasing.Items) -> None:
+        self._items = items
+
+    def erase_own(self, user_id: int, limit: int) -> int:
+        """A slice of what is left under the account's own key, in both tables."""
+        s = self._items.settings
+        for table in (s.discover_table, s.matches_table):
+            gone = erasing.erase_partition(self._items, table, f"U#{user_id}", limit)
+            if gone:
+                return gone
+        return 0
+
+    def found(self, user_id: int, limit: int) -> tuple[Places, list[erasing.Doomed]]:
+        """The location and swipes, then the matches, and their items to delete."""
+        s, me = self._items.settings, f"U#{user_id}"
+        found, _more = self._items.query(s.discover_table, me, None, limit, "sk, cell")
+        cells, swiped = [], []
+        doomed = [(s.discover_table, erasing.key(me, erasing.text(i, "sk"))) for i in found]
+        for item in found:
+            sk = erasing.text(item, "sk")
+            if sk == "LOC" and erasing.text(item, "cell"):
+                cells.append(erasing.text(item, "cell"))
+            elif sk.startswith("S#"):
+                swiped.append(int(sk[2:]))
+        matches, _more = self._items.query(s.matches_table, me, "M#", limit, "sk, #other")
+        matched = []
+        for item in matches:
+            other, sk = erasing.num(item, "other") or 0, erasing.text(item, "sk")
+            doomed += [
+                (s.matches_table, erasing.key(me, sk)),
+                (s.matches_table, erasing.key(f"U#{other}", sk)),
+                (s.matches_table, erasing.key(pair_pk(user_id, other), "M")),
+                # The other's swipe on X, known here because they matched (an unmatched
+                # swipe on X is stored only under its swiper: docs/accounts.md's gaps).
+                (s.discover_table, erasing.key(f"U#{other}", f"S#{user_id}")),
+            ]
+            matched.append(other)
+        return Places(len(found) + len(matches), cells, swiped, matched), doomed
+
+
 def decode_record(record: dict[str, Any]) -> list[Event]:
     """The INSERT of a match record is two ``Matched`` events, one per user; list items and
     anything else are none."""

@@ -73,6 +73,7 @@ from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from warble.dal import erasing
 from warble.dal.dynamo import (
     CONDITION_FAILED,
     StreamItem,
@@ -82,6 +83,7 @@ from warble.dal.dynamo import (
     number,
     prefixed_id,
 )
+from warble.domain.deletion.ports import Raced
 from warble.domain.graph.ports import FollowRejected
 from warble.events import Blocked, Event, Followed, Muted, Unblocked, Unfollowed, Unmuted
 from warble.settings import Settings, get_settings
@@ -585,6 +587,134 @@ class DynamoGraphStore:
 
 
 # ---- the graph table's stream -------------------------------------------------------------------
+class GraphErasure:
+    """An account's items in the graph table, a bounded slice at a time (the account deletion,
+    ``warble.dal.erasure``): its follows both ways, its blocks and mutes and the blocks of it,
+    each deleted with the items the write that made it wrote."""
+
+    def __init__(self, items: erasing.Items) -> None:
+        self._items = items
+        self._table = items.settings.graph_table
+
+    def erase_own(self, user_id: int, limit: int) -> int:
+        """A slice of what is left under the account's own key (its META, ...)."""
+        return erasing.erase_partition(self._items, self._table, user_pk(user_id), limit)
+
+    def erase_degrees(self, user_id: int, limit: int) -> int:
+        """A slice of the account's second-degree set (the degrees table)."""
+        table = self._items.settings.degrees_table
+        return erasing.erase_partition(self._items, table, f"D2#{user_id}", limit)
+
+    def followers(self, user_id: int, limit: int) -> list[int]:
+        """Per follower F: the four items of F -> X and F's following_count lowered, one
+        transaction for 20 followers, on the condition that each edge is still there."""
+        graph, me, items = self._table, user_pk(user_id), self._items
+        found, _more = items.query(graph, me, "I#", limit, "sk, seq")
+        done: list[int] = []
+        for start in range(0, len(found), 20):
+            edges = [
+                (int(erasing.text(i, "sk")[2:]), erasing.num(i, "seq") or 0)
+                for i in found[start : start + 20]
+            ]
+            actions: list[dict[str, Any]] = []
+            for follower, seq in edges:
+                them = user_pk(follower)
+                actions += [
+                    erasing.conditional_delete(graph, me, f"I#{_id(follower)}"),
+                    erasing.plain_delete(graph, me, f"IT#{_id(seq)}"),
+                    erasing.plain_delete(graph, them, f"O#{_id(user_id)}"),
+                    erasing.plain_delete(graph, them, f"OT#{_id(seq)}"),
+                    {
+                        "Update": {
+                            "TableName": graph,
+                            "Key": erasing.key(them, "META"),
+                            "UpdateExpression": "ADD following_count :minus",
+                            "ExpressionAttributeValues": {":minus": {"N": "-1"}},
+                        }
+                    },
+                ]
+            if items.transact(actions):
+                done += [follower for follower, _ in edges]
+        if found and not done:
+            raise Raced()  # every transaction lost its race with an unfollow: run again
+        return done
+
+    def following(self, user_id: int, limit: int) -> list[int]:
+        """Per followed B: the four items of X -> B (X's own following_count goes with its
+        META item, in ``erase_own``), 25 to a transaction."""
+        graph, me, items = self._table, user_pk(user_id), self._items
+        found, _more = items.query(graph, me, "O#", limit, "sk, seq")
+        done: list[int] = []
+        for start in range(0, len(found), 25):
+            edges = [
+                (int(erasing.text(i, "sk")[2:]), erasing.num(i, "seq") or 0)
+                for i in found[start : start + 25]
+            ]
+            actions: list[dict[str, Any]] = []
+            for followed, seq in edges:
+                them = user_pk(followed)
+                actions += [
+                    erasing.conditional_delete(graph, me, f"O#{_id(followed)}"),
+                    erasing.plain_delete(graph, me, f"OT#{_id(seq)}"),
+                    erasing.plain_delete(graph, them, f"I#{_id(user_id)}"),
+                    erasing.plain_delete(graph, them, f"IT#{_id(seq)}"),
+                ]
+            if items.transact(actions):
+                done += [followed for followed, _ in edges]
+        if found and not done:
+            raise Raced()  # every transaction lost its race with an unfollow: run again
+        return done
+
+    def restrictions(self, user_id: int, limit: int) -> tuple[int, list[int]]:
+        """X's block and mute records and list items, and both sides of the blocks of X by
+        others (``R#Y#A`` on X, ``R#B#X`` and its list item on A)."""
+        graph, me = self._table, user_pk(user_id)
+        found, _more = self._items.query(graph, me, "R", limit, "sk, seq")
+        doomed: list[erasing.Doomed] = []
+        others: list[int] = []
+        for item in found:
+            sk, seq = erasing.text(item, "sk"), erasing.num(item, "seq")
+            doomed.append((graph, erasing.key(me, sk)))
+            if sk.startswith("R#B#"):
+                other = int(sk[4:])
+                doomed.append((graph, erasing.key(user_pk(other), f"R#Y#{_id(user_id)}")))
+                others.append(other)
+            elif sk.startswith("R#Y#"):
+                other = int(sk[4:])
+                doomed.append((graph, erasing.key(user_pk(other), f"R#B#{_id(user_id)}")))
+                if seq is not None:
+                    doomed.append((graph, erasing.key(user_pk(other), f"RT#B#{_id(seq)}")))
+                others.append(other)
+            elif sk.startswith("R#M#"):
+                others.append(int(sk[4:]))
+        self._items.delete(doomed)
+        return len(found), others
+
+
+# ---- bulk import (the seed, infra/local/seed.py: items written as they are, no stream) ------
+Imported = tuple[str, dict[str, Any]]  # (table, serialized item)
+
+
+def import_follow(
+    settings: Settings, follower: int, followee: int, seq: int, friend: bool
+) -> list[Imported]:
+    """The four items of a follow, as ``DynamoGraphStore.follow`` writes them."""
+    a, b, table = follower, followee, settings.graph_table
+    items = (
+        GraphItem(user_pk(a), f"O#{_id(b)}", uid=b, seq=seq, friend=friend),
+        GraphItem(user_pk(b), f"I#{_id(a)}", uid=a, seq=seq, friend=friend),
+        GraphItem(user_pk(a), f"OT#{_id(seq)}", uid=b),
+        GraphItem(user_pk(b), f"IT#{_id(seq)}", uid=a),
+    )
+    return [(table, item.serialize()) for item in items]
+
+
+def import_following_count(settings: Settings, user_id: int, count: int) -> Imported:
+    return settings.graph_table, GraphItem(
+        user_pk(user_id), "META", following_count=count
+    ).serialize()
+
+
 def decode_record(record: dict[str, Any]) -> list[Event]:
     """A follow is read from its ``U#<followee> / I#<follower>`` edge item: INSERT is Followed,
     REMOVE is Unfollowed. A block from its ``U#<blocker> / R#B#<blocked>`` item (Blocked,

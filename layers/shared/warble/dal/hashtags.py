@@ -62,6 +62,12 @@ def partition(tag: str, shard: int) -> str:
     return f"{tag}#{shard}"
 
 
+def import_use(settings: Settings, use: TagUse) -> tuple[str, dict[str, Any]]:
+    """A tag's timeline entry on its first shard (the seed, infra/local/seed.py)."""
+    item = HashtagItem(partition(use.tag, 0), use.tweet_id, author_id=use.author_id)
+    return settings.hashtags_table, item.serialize()
+
+
 class DynamoHashtagIndex:
     """``warble.domain.hashtags.ports.HashtagIndex``."""
 

@@ -66,6 +66,7 @@ from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from warble.dal import erasing
 from warble.dal.dynamo import (
     CONDITION_FAILED,
     StreamItem,
@@ -355,6 +356,64 @@ class LikeStore:
 
 
 # ---- the likes table's stream --------------------------------------------------------------------
+class LikeErasure:
+    """An account's likes in the likes table, a bounded slice at a time (the account deletion,
+    ``warble.dal.erasure``), and who liked a tweet about to go."""
+
+    def __init__(self, items: erasing.Items) -> None:
+        self._items = items
+        self._table = items.settings.likes_table
+
+    def erase_own(self, user_id: int, limit: int) -> int:
+        """A slice of what is left under the account's own key."""
+        return erasing.erase_partition(self._items, self._table, user_pk(user_id), limit)
+
+    def likes(self, user_id: int, limit: int) -> list[tuple[int, int]]:
+        """Each like's three items (the edge, X's list item, the tweet's likers item, in the
+        likers partition the edge's ``shards`` says): (tweet, its author) of each."""
+        likes, me = self._table, user_pk(user_id)
+        found, _more = self._items.query(likes, me, "T#", limit, "sk, seq, author_id, shards")
+        doomed: list[erasing.Doomed] = []
+        liked: list[tuple[int, int]] = []
+        for item in found:
+            sk, seq = erasing.text(item, "sk"), erasing.num(item, "seq") or 0
+            tweet = int(sk[2:])
+            shards = erasing.num(item, "shards") or 0
+            doomed += [
+                (likes, erasing.key(me, sk)),
+                (likes, erasing.key(me, f"LT#{_id(seq)}")),
+                (likes, erasing.key(likers_pk(tweet, seq, shards), f"LU#{_id(seq)}")),
+            ]
+            liked.append((tweet, erasing.num(item, "author_id") or 0))
+        self._items.delete(doomed)
+        return liked
+
+    def likers(self, tweet_id: int, wanted: int) -> list[int]:
+        """Up to about ``wanted`` of the users who liked ``tweet_id``, shard by shard."""
+        users: list[int] = []
+        for partition, _shards in likers_partitions(tweet_id):
+            found, _more = self._items.query(self._table, partition, "LU#", wanted, "uid")
+            users += [erasing.num(i, "uid") or 0 for i in found]
+            wanted -= len(found)
+            if wanted <= 0:
+                break
+        return users
+
+
+# ---- bulk import (the seed, infra/local/seed.py: items written as they are, no stream) ------
+def import_like(
+    settings: Settings, user_id: int, tweet_id: int, author_id: int, seq: int
+) -> list[tuple[str, dict[str, Any]]]:
+    """A like's three items, as ``LikeStore.like`` writes them."""
+    items = (
+        LikeItem(user_pk(user_id), tweet_pk(tweet_id), seq=seq, author_id=author_id,
+                 shards=LIKERS_SHARDS),
+        LikeItem(user_pk(user_id), f"LT#{_id(seq)}", tid=tweet_id, author_id=author_id),
+        LikeItem(likers_pk(tweet_id, seq, LIKERS_SHARDS), f"LU#{_id(seq)}", uid=user_id),
+    )  # fmt: skip
+    return [(settings.likes_table, item.serialize()) for item in items]
+
+
 def decode_record(record: dict[str, Any]) -> list[Event]:
     """A like is read from its edge item (``U#<user> / T#<tweet>``): INSERT is Liked, REMOVE is
     Unliked; the two list items of each like are no event."""

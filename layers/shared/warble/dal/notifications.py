@@ -18,7 +18,9 @@ write rate is bounded by the hot-recipient cap (``warble.domain.notifications``)
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
@@ -26,10 +28,12 @@ from pynamodb.expressions.update import Action
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from warble.dal import erasing
 from warble.dal.dynamo import CONDITION_FAILED, bind, cancellation_codes
 
 # The counts in Redis live in warble.dal.unread (no pynamodb there); named here as before.
 from warble.dal.unread import POSITION_TYPES, STORED_TYPES, RedisUnread, padded
+from warble.domain.deletion.ports import Unread
 from warble.domain.notifications.ports import StoredNotification
 from warble.settings import Settings, get_settings
 
@@ -254,3 +258,57 @@ class NotificationTable:
             attributes[f"pos_{kind}"].set(value) for kind, value in positions.items()
         ]
         NotificationItem(f"U#{user_id}", "READ").update(actions=actions)
+
+
+class NotificationErasure:
+    """The notifications an account caused and its own, for the account deletion
+    (``warble.dal.erasure``)."""
+
+    def __init__(self, items: erasing.Items) -> None:
+        self._items = items
+        self._table = items.settings.notifications_table
+
+    def erase_own(self, user_id: int, limit: int) -> int:
+        """A slice of what is left under the account's own key (its notifications)."""
+        return erasing.erase_partition(self._items, self._table, f"U#{user_id}", limit)
+
+    def caused(self, causes: Sequence[tuple[int, str, str]]) -> list[Unread]:
+        """The dedupe items of (recipient, cause, kind) read in BatchGetItem calls; each found
+        goes with the notification it names."""
+        table = self._table
+        wanted = list(dict.fromkeys(causes))
+        kinds = {(f"U#{r}", f"D#{c}"): (r, k) for r, c, k in wanted}
+        found: list[Unread] = []
+        doomed: list[erasing.Doomed] = []
+        for start in range(0, len(wanted), BATCH_GET_LIMIT):
+            keys = [
+                erasing.key(f"U#{r}", f"D#{c}")
+                for r, c, _ in wanted[start : start + BATCH_GET_LIMIT]
+            ]
+            for item in self._items.batch_get(table, keys, "pk, sk, notification_id"):
+                pk, sk = erasing.text(item, "pk"), erasing.text(item, "sk")
+                recipient, kind = kinds[(pk, sk)]
+                doomed.append((table, erasing.key(pk, sk)))
+                notification = erasing.num(item, "notification_id")
+                if notification is not None:
+                    doomed.append((table, erasing.key(pk, f"N#{padded(notification)}")))
+                    found.append(Unread(recipient, kind, notification))
+        self._items.delete(doomed)
+        return found
+
+
+# ---- bulk import (the seed, infra/local/seed.py: items written as they are) ----------------
+def import_notification(
+    settings: Settings, recipient: int, dedupe: str, notification_id: int, kind: str,
+    actor: int | None, tweet_id: int | None, tweet_author: int | None,
+) -> list[tuple[str, dict[str, Any]]]:  # fmt: skip
+    """A notification and its dedupe item, as ``NotificationTable`` stores them."""
+    pk = f"U#{recipient}"
+    cause = NotificationItem(pk, f"D#{dedupe}", notification_id=notification_id)
+    item = NotificationItem(
+        pk, f"N#{padded(notification_id)}", kind=kind, actor=actor,
+        tweet_id=tweet_id, tweet_author=tweet_author,
+    )  # fmt: skip
+    cause.expires_at = item.expires_at = timedelta(days=settings.notification_ttl_days)
+    return [(settings.notifications_table, cause.serialize()),
+            (settings.notifications_table, item.serialize())]  # fmt: skip

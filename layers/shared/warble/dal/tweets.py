@@ -33,11 +33,13 @@ from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
+from warble.dal import erasing
 from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_codes, number
 from warble.dal.dynamo import required_number as _required
 from warble.dal.graph import GraphItem, check_not_blocked
 from warble.dal.media import MediaItem, claim
 from warble.domain.blocks.ports import BlockedByAuthor
+from warble.domain.deletion.ports import ErasedTweet
 from warble.domain.media.ports import AttachedMedia
 from warble.domain.text import hashtags
 from warble.domain.tweets.ports import (
@@ -371,6 +373,77 @@ class TweetStore:
 
 
 # ---- the tweets table's stream -------------------------------------------------------------------
+class TweetErasure:
+    """An account's tweets in the tweets table and their index items (the account deletion,
+    ``warble.dal.erasure``), and who retweeted a tweet about to go."""
+
+    def __init__(self, items: erasing.Items) -> None:
+        self._items = items
+
+    def found(self, user_id: int, limit: int) -> tuple[list[ErasedTweet], list[erasing.Doomed]]:
+        """Its first ``limit`` tweets, retweets and replies, and their items to delete (each
+        tweet with its index items: by id, and a retweet's one-per-user item)."""
+        s = self._items.settings
+        found, _more = self._items.query(
+            s.tweets_table, str(user_id), None, limit,
+            "tweet_id, reply_to_author, retweet_of, retweet_of_author, #text",
+            key_name="author_id", numeric=True,
+        )  # fmt: skip
+        doomed: list[erasing.Doomed] = []
+        erased: list[ErasedTweet] = []
+        for item in found:
+            tweet_id = erasing.num(item, "tweet_id") or 0
+            retweet_of = erasing.num(item, "retweet_of")
+            key = {"author_id": {"N": str(user_id)}, "tweet_id": {"N": str(tweet_id)}}
+            doomed += [
+                (s.tweets_table, key),
+                (s.tweet_index_table, {"pk": {"S": f"T#{tweet_id}"}}),
+            ]
+            if retweet_of is not None:
+                doomed.append((s.tweet_index_table, {"pk": {"S": f"RT#{user_id}#{retweet_of}"}}))
+            erased.append(
+                ErasedTweet(
+                    tweet_id=tweet_id,
+                    reply_to_author=erasing.num(item, "reply_to_author"),
+                    retweet_of=retweet_of,
+                    retweet_of_author=erasing.num(item, "retweet_of_author"),
+                    text=erasing.text(item, "text"),
+                )
+            )
+        return erased, doomed
+
+    def retweeters(self, tweet_id: int) -> list[int]:
+        """The authors of the retweets of ``tweet_id`` (the ``retweets`` index)."""
+        answer = self._items.client.query(
+            TableName=self._items.settings.tweets_table, IndexName="retweets",
+            KeyConditionExpression="retweet_of = :t",
+            ExpressionAttributeValues={":t": {"N": str(tweet_id)}},
+        )  # fmt: skip
+        return [erasing.num(i, "author_id") or 0 for i in answer.get("Items", [])]
+
+
+# ---- bulk import (the seed, infra/local/seed.py: items written as they are, no stream) ------
+def import_tweet(settings: Settings, tweet: StoredTweet) -> list[tuple[str, dict[str, Any]]]:
+    """A tweet's item and its index items, as ``TweetStore.create`` writes them (no media)."""
+    item = TweetItem(
+        tweet.author_id, tweet.id, text=tweet.text, created_at_ms=tweet.created_at_ms,
+        reply_to=tweet.reply_to, reply_to_author=tweet.reply_to_author,
+        retweet_of=tweet.retweet_of, retweet_of_author=tweet.retweet_of_author,
+        hashtags=list(tweet.hashtags) or None,
+    )  # fmt: skip
+    found = [
+        (settings.tweets_table, item.serialize()),
+        (
+            settings.tweet_index_table,
+            TweetIndexItem(f"T#{tweet.id}", author_id=tweet.author_id).serialize(),
+        ),
+    ]
+    if tweet.retweet_of is not None:
+        index = TweetIndexItem(f"RT#{tweet.author_id}#{tweet.retweet_of}", tweet_id=tweet.id)
+        found.append((settings.tweet_index_table, index.serialize()))
+    return found
+
+
 def decode_record(record: dict[str, Any]) -> list[Event]:
     """INSERT is TweetPosted, REMOVE is TweetDeleted (tweets are never modified)."""
     item = StreamItem.of(record)

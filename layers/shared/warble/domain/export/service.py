@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from warble.domain.accounts.answers import LiveSession, Me
 from warble.domain.conversations.answers import Conversation, Message
 from warble.domain.export.answers import Export, ExportedConversation
 from warble.domain.export.ports import (
@@ -47,6 +48,22 @@ def every(read: Callable[[str | None], Page[T]]) -> list[T]:
         cursor = page.next_cursor
         if cursor is None:
             return items
+
+
+@dataclass(frozen=True)
+class ExportOwner:
+    """The export's ``Owner``: ``GET /v1/users/me``'s User (the profile, with the counts the
+    graph adds) and ``GET /v1/auth/sessions``' list."""
+
+    profile: Callable[[int], dict[str, Any]]
+    counted: Callable[[dict[str, Any]], Me]
+    live_sessions: Callable[[int, int], list[LiveSession]]
+
+    def me(self, user_id: int) -> Me:
+        return self.counted(self.profile(user_id))
+
+    def sessions(self, user_id: int, session_id: int) -> list[LiveSession]:
+        return self.live_sessions(user_id, session_id)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from warble.domain.accounts.answers import (
     user_values,
 )
 from warble.domain.accounts.ports import Profiles
-from warble.domain.counters.ports import CounterStore, Delta, owner_of, user_counter
+from warble.domain.counters.ports import CounterStore, Delta, user_counter
 from warble.domain.graph.answers import Degree, MutualFriends, RelationshipNow
 from warble.domain.graph.ports import FollowRejected, GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
@@ -195,12 +195,6 @@ class GraphService:
         if event.seq is not None:
             present = isinstance(event, Followed)
             self._following.apply_later(writes, event.follower, event.followee, event.seq, present)
-
-    def counters_applied(self, counter_keys: set[str]) -> None:
-        """Called by the counter consumer after a batch changed these counters."""
-        owners = [owner_of(key) for key in counter_keys]
-        users = [owner[1] for owner in owners if owner and owner[0] == "user"]
-        self._counts.invalidate_many(users)
 
     # ---- lists -------------------------------------------------------------------------
     def following(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> UserPage:

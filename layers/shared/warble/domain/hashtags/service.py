@@ -136,18 +136,6 @@ class HashtagService:
         wanted = shards_for(rate, shards)
         return self._index.split(tag, wanted) if wanted > shards else shards
 
-    def forget_tweets(self, tweets: Iterable[tuple[int, int, tuple[str, ...]]]) -> int:
-        """Remove ``(tweet_id, author_id, tags)`` from the timelines and the trends, as if each
-        were deleted (account deletion: a user's tweets leave every hashtag at once)."""
-        return self.tweets_changed(
-            TweetDeleted(tweet_id=tweet_id, author_id=author_id, hashtags=tags)
-            for tweet_id, author_id, tags in tweets
-        )
-
-    def forget_author(self, author_id: int) -> int:
-        """Take every use by ``author_id`` out of the trends (account deletion)."""
-        return self._trends.forget_author(author_id, self._now())
-
     # ---- reads ----------------------------------------------------------------------------
     def timeline(self, viewer: int, raw_tag: str, limit: int, cursor: str | None) -> TweetPage:
         return at_once(

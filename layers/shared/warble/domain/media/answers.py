@@ -61,6 +61,12 @@ def _created_at(epoch_ms: int) -> str:
     return clock.rfc3339_ms(epoch_ms)
 
 
+def file_url(base_url: str, key: str | None) -> str:
+    """A file's address: the CDN's (MEDIA_URL, no trailing slash) before its key in the bucket.
+    The one place a media URL is built."""
+    return f"{base_url}/{key}"
+
+
 def media_answers(media: Iterable[AttachedMedia], base_url: str) -> list[Media]:
     """The Media a tweet shows (always ready), from its copies on the tweet. A page shows up to
     80 of them: one comprehension, positional arguments, the times formatted once per
@@ -74,8 +80,8 @@ def media_answers(media: Iterable[AttachedMedia], base_url: str) -> list[Media]:
             m.size,
             m.width,
             m.height,
-            f"{base_url}/{m.original_key}",
-            f"{base_url}/{m.preview_key}",
+            file_url(base_url, m.original_key),
+            file_url(base_url, m.preview_key),
             m.blurhash,
             m.alt_text,
             _created_at(m.created_at_ms),

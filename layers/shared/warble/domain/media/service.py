@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from warble import clock
-from warble.domain.media.answers import Media, MediaError, MediaUpload, UploadForm
+from warble.domain.media.answers import Media, MediaError, MediaUpload, UploadForm, file_url
 from warble.domain.media.ports import (
     FAILED,
     PENDING,
@@ -137,8 +137,8 @@ class MediaService:
             size=media.size,
             width=media.width if ready else None,
             height=media.height if ready else None,
-            url=f"{base}/{media.original_key}" if ready else None,
-            preview_url=f"{base}/{media.preview_key}" if ready else None,
+            url=file_url(base, media.original_key) if ready else None,
+            preview_url=file_url(base, media.preview_key) if ready else None,
             blurhash=media.blurhash if ready else None,
             alt_text=media.alt_text,
             created_at=clock.rfc3339_ms(media.created_at_ms),

@@ -2,7 +2,7 @@
 
 - **Produced from the streams.** A notification type is one registered producer: a function
   from an event to the notifications it causes (``Producers.on``, wired in
-  ``services.Container.notification_producers``). Discover adds ``match`` with one line there.
+  ``warble.services.notifications.producers``). Discover adds ``match`` with one line there.
 - **Exactly once.** Each notification has a dedupe key derived from what caused it (a follow of
   B by A, A's like of T, reply R, ...). The store writes the dedupe item and the notification
   in one transaction, so a redelivered record finds the dedupe item and gets the id stored the

@@ -225,10 +225,6 @@ class TimelineService:
         entries = self._recent(followee, self._policy.backfill)
         self._timelines.add(follower, entries)
 
-    def unfollowed(self, follower: int, followee: int) -> None:
-        self._timelines.forget_celebrities(follower)
-        self._timelines.remove_author(follower, followee)
-
     # ---- authors' recent tweets ----------------------------------------------------------
     def ensure_recent(self, authors: list[int]) -> None:
         """Build the recent sets of these authors that are missing (the home count reads

@@ -70,16 +70,6 @@ class ViewerFlags:
     def retweeted(self, user_id: int, original_id: int, retweet_id: int, present: bool) -> None:
         self._retweeted.apply(user_id, original_id, retweet_id, present)
 
-    def like_seen(self, event: Liked | Unliked) -> None:
-        if event.seq is not None:
-            self.liked(event.user_id, event.tweet_id, event.seq, isinstance(event, Liked))
-
-    def tweet_seen(self, event: TweetPosted | TweetDeleted) -> None:
-        if event.retweet_of is not None:
-            self.retweeted(
-                event.author_id, event.retweet_of, event.tweet_id, isinstance(event, TweetPosted)
-            )
-
     def seen_later(
         self, writes: Writes, event: Liked | Unliked | TweetPosted | TweetDeleted
     ) -> None:

@@ -30,7 +30,6 @@ from warble.domain.blocks.ports import BlockedByAuthor
 from warble.domain.counters.ports import (
     CounterStore,
     Delta,
-    owner_of,
     tweet_counter,
     user_counter,
 )
@@ -423,13 +422,6 @@ class TweetService:
             )
 
         return hydration
-
-    def counters_applied(self, counter_keys: set[str]) -> None:
-        """Called by the counter consumer after a batch changed these counters."""
-        owners = [owner_of(key) for key in counter_keys]
-        self._counts.invalidate_many(
-            [owner[1] for owner in owners if owner and owner[0] == "tweet"]
-        )
 
     def render(
         self, tweets: list[StoredTweet], viewer: int, ahead: Hydration | None = None
