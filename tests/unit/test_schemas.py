@@ -185,3 +185,15 @@ def test_notification_types_in_a_query_carry_their_pattern():
     ]
     pattern = types["schema"].get("pattern") or types["schema"]["anyOf"][0]["pattern"]
     assert re.fullmatch(pattern, "like,follow") and not re.fullmatch(pattern, "0000")
+
+
+def test_an_integer_past_pythons_digit_limit_is_a_validation_error():
+    from warble.errors import ValidationFailed
+    from warble.jsonbody import loads, too_long_number
+
+    digits = "9" * 4_400  # Python converts at most 4,300 (sys.get_int_max_str_digits)
+    assert too_long_number(b'{"a": ' + digits.encode() + b"}")
+    assert not too_long_number(b'{"a": "' + digits.encode() + b'"}')  # text, not a number
+    assert not too_long_number(b'{"a": ' + b"9" * 4_000 + b"}")
+    with pytest.raises(ValidationFailed):
+        loads('{"a": ' + digits + "}")
