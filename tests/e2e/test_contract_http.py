@@ -219,3 +219,21 @@ def test_a_nul_in_the_search_query_is_a_400(stack, new_user):
             error = _error(me.get("/v1/search/users", params={"q": q}), 400, "validation_error")
             assert error["details"][0]["field"] == "q"
         assert me.get("/v1/search/users", params={"q": "ab"}).status_code == 200
+
+
+def test_the_document_and_the_server_agree_on_empty_texts_and_integral_sizes(stack, new_user):
+    _, token = new_user()
+    with stack.client(token) as me:
+        # JSON Schema's integer: 5242879.0 is one, and the server takes it
+        answer = me.post("/v1/media", json={"content_type": "image/png", "size": 5242879.0})
+        assert answer.status_code == 201, answer.text
+        _error(me.post("/v1/media", json={"content_type": "image/png", "size": 2.5}), 400,
+               "validation_error")  # fmt: skip
+        # an empty or blank tweet without media: the document's anyOf refuses it, as the server
+        document = me.get("/v1/openapi.json").json()["components"]["schemas"]["CreateTweet"]
+        assert {"required": ["media_ids"], "properties": {"media_ids": {"minItems": 1}}} in (
+            document["anyOf"]
+        )
+        for text in ("", "   "):
+            _error(me.post("/v1/tweets", json={"text": text}), 400, "validation_error")
+        assert me.get("/v1/users/me/tweets").json()["items"] == []
