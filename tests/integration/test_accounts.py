@@ -8,7 +8,14 @@ import psycopg
 import pytest
 from warble import keys
 from warble.domain.accounts.service import Principal
-from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
+from warble.errors import (
+    Conflict,
+    Forbidden,
+    InvalidCredentials,
+    NotFound,
+    RateLimited,
+    Unauthorized,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
@@ -355,3 +362,23 @@ def test_an_admin_username_is_never_signed_up_only_created_by_the_operator(
     assert operator({**task, "username": "someone"}, Context())["created"] is True
     assert operator({**task, "username": "warble_admin"}, Context())["created"] is False
     services.reset()
+
+
+def test_deleting_the_account_spends_its_failed_logins(accounts):
+    """Issue 47 item 2: with a stolen token, wrong passwords on DELETE /v1/users/me answered
+    403 without end. They spend the account's failed logins, as a password change's do."""
+    # given a session (a stolen token, say)
+    owner = accounts.signup("ivy", "ivy@example.com", "password1", None, "")
+    me = accounts.require_token(owner.token)
+    # when five wrong passwords are tried
+    for _ in range(5):
+        with pytest.raises(Forbidden):
+            accounts.delete_account(me, "not-the-password")
+    # then the sixth, the right one included, is a 429 and the account stays
+    with pytest.raises(RateLimited) as limited:
+        accounts.delete_account(me, "password1")
+    assert 1 <= limited.value.retry_after <= 900
+    assert accounts.require_token(owner.token).user_id == me.user_id
+    # and they were the account's failed logins: the login is locked as well
+    with pytest.raises(RateLimited):
+        accounts.login("ivy", "password1", "")

@@ -419,13 +419,20 @@ class AccountService:
         PostgreSQL (its tokens refused, its login failing, every read of it 404, its username
         and email free), its sessions' cached entries and sockets are gone, its profile is out
         of the cache, and the workflow that removes everything it made has started. A wrong
-        password: 403 invalid_credentials, nothing changed."""
+        password: 403 invalid_credentials, nothing changed; each one spends the account's
+        failed logins (as a password change's does), so a stolen token cannot guess the
+        password past the login limit: then 429."""
         user_id = principal.user_id
         stored = self._users.password_hash(user_id)
         if stored is None:
             raise Unauthorized()  # deleted by a racing request of another session
+        subject = f"user:{user_id}"  # the login throttle's subject of this account
+        wait = self._throttle.reserve(subject)
+        if wait:
+            raise RateLimited(wait)
         if not security.verify_password(password, stored):
             raise Forbidden("The password is not right.", code="invalid_credentials")
+        self._throttle.release(subject)
         ended = self._users.delete(user_id)
         if ended is None:
             raise Unauthorized()
