@@ -330,11 +330,13 @@ class Container:
         from warble.dal.account_state import LoginThrottle
         from warble.dal.mail import SesMailer
         from warble.dal.passwords import PasswordRepository
+        from warble.dal.queue import SqsResetRequests
         from warble.domain.passwords.service import PasswordPolicy, PasswordService
 
         s = self.settings
         store = PasswordRepository(self.database)
         return PasswordService(
+            requests=SqsResetRequests(s.password_reset_queue_url, s.aws_region),
             credentials=store,
             tokens=store,
             mailer=SesMailer(s.email_sender, s.aws_region),

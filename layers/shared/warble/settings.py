@@ -130,6 +130,9 @@ class Settings:
     # Account deletion (warble.domain.deletion): its workflow's queue, and how much one
     # invocation does (a slice: at most this many things, or this long).
     account_deletion_queue_url: str = ""
+    # Password resets (warble.domain.passwords): the queue between the request (answered 202 at
+    # once) and the lookup and the email (PasswordResetFunction).
+    password_reset_queue_url: str = ""
     deletion_slice_items: int = 2000
     deletion_slice_seconds: float = 20.0
     tweet_cache_ttl_seconds: int = 86_400

@@ -1,11 +1,13 @@
 """Passwords: a change by the signed-in owner, and a reset by email (API.md "Accounts").
 
 A change checks the current password (throttled as logins are, per account), writes the new
-hash and ends every other session of the user. A reset mails a single-use token whose SHA-256
-hash alone is stored: it works for ``token_ttl``, a newer one voids the older, at most ``cap``
-are mailed per address and ``cap_window``; redeeming one sets the password and ends every
-session. Sessions end through the accounts feature's one way (``SessionEnder``), which closes
-their WebSocket connections too. No token or password is ever logged.
+hash and ends every other session of the user. A reset's request is queued as it came
+(``request_reset``: the same work for every address, so its timing tells no registered address
+from another); the queue's consumer looks it up and mails (``mail_reset``) a single-use token
+whose SHA-256 hash alone is stored: it works for ``token_ttl``, a newer one voids the older, at
+most ``cap`` are mailed per address and ``cap_window``; redeeming one sets the password and
+ends every session. Sessions end through the accounts feature's one way (``SessionEnder``),
+which closes their WebSocket connections too. No token or password is ever logged.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from urllib.parse import urlencode
 
 from warble import clock, security
 from warble.domain.accounts.ports import LoginAttempts
-from warble.domain.passwords.ports import Credentials, Mailer, ResetTokens, SessionEnder
+from warble.domain.passwords.ports import (
+    Credentials,
+    Mailer,
+    ResetRequests,
+    ResetTokens,
+    SessionEnder,
+)
 from warble.errors import Forbidden, NotFound, RateLimited, WarbleError
 
 
@@ -52,8 +60,10 @@ class PasswordService:
         sessions: SessionEnder,
         throttle: LoginAttempts,
         policy: PasswordPolicy,
+        requests: ResetRequests | None = None,
     ) -> None:
         self._credentials = credentials
+        self._requests = requests
         self._tokens = tokens
         self._mailer = mailer
         self._sessions = sessions
@@ -79,11 +89,19 @@ class PasswordService:
             raise NotFound("No such user.")
         return self._sessions.end_sessions(user_id, keep=session_id)
 
-    def request_reset(self, email: str) -> bool:
+    def request_reset(self, email: str) -> None:
+        """Queue a reset for ``email`` as it came, known or not: no lookup on the request path,
+        whose timing would tell a registered address from another (issue 47 item 1). The
+        caller answers 202 at once; the queue's consumer runs ``mail_reset``."""
+        if self._requests is None:
+            raise RuntimeError("no reset queue configured (PASSWORD_RESET_QUEUE_URL)")
+        self._requests.send(email)
+
+    def mail_reset(self, email: str) -> bool:
         """Mail a reset link to the account of ``email``, if there is one and it is under the
-        cap; the caller answers 202 whatever happened (True: a mail was sent)."""
+        cap (the queue's consumer; True: a mail was sent)."""
         found = self._credentials.recipient(email)
-        token = reset_token()  # made either way: the same work whether the address is known
+        token = reset_token()
         digest = security.token_hash(token)
         if found is None:
             return False
