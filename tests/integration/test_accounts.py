@@ -102,7 +102,8 @@ def test_five_failures_lock_the_login_even_when_attempts_race(accounts, redis):
     with pytest.raises(RateLimited) as limited:
         accounts.login("GINA", "password1", "")
     assert 1 <= limited.value.retry_after <= 900
-    redis.delete(keys.login_failures(f"user:{gina.user['id']}"))
+    subject = f"user:{gina.user['id']}"  # the window passes
+    redis.delete(keys.login_failures(subject), keys.login_source_failures(subject, ""))
     assert accounts.login("gina", "password1", "").user["username"] == "gina"
 
 
@@ -382,3 +383,34 @@ def test_deleting_the_account_spends_its_failed_logins(accounts):
     # and they were the account's failed logins: the login is locked as well
     with pytest.raises(RateLimited):
         accounts.login("ivy", "password1", "")
+
+
+def test_an_address_that_fails_locks_out_itself_not_the_owner(accounts):
+    """Issue 47 item 3: five wrong passwords every 15 minutes, from anywhere, locked the owner
+    out of their own account. Failures now count per account and client address (OWASP's "lock
+    out by account and source"), with a larger budget for the addresses the account never
+    logged in from, all told, which bounds guessing from many addresses."""
+    owner = accounts.signup("jude", "jude@example.com", "password1", None, "")
+    home, attacker, travel = "198.51.100.7", "203.0.113.9", "192.0.2.33"
+    accounts.login("jude", "password1", "", home)  # the owner's address is a known one
+    # when an attacker fails five times from one address
+    for _ in range(5):
+        with pytest.raises(InvalidCredentials):
+            accounts.login("jude", "wrong password", "", attacker)
+    # then that address is locked out, the right password included
+    with pytest.raises(RateLimited) as limited:
+        accounts.login("jude", "password1", "", attacker)
+    assert 1 <= limited.value.retry_after <= 900
+    # and the owner is not: from home, and from an address never seen before
+    assert accounts.login("jude", "password1", "", home).user["id"] == owner.user["id"]
+    assert accounts.login("JUDE", "password1", "", travel).user["id"] == owner.user["id"]
+    # when attackers spend the account's budget from nine more addresses (50 failures in all)
+    for n in range(9):
+        for _ in range(5):
+            with pytest.raises(InvalidCredentials):
+                accounts.login("jude", "wrong password", "", f"203.0.113.{100 + n}")
+    # then a new address is refused, the account's known ones still log in
+    with pytest.raises(RateLimited):
+        accounts.login("jude", "password1", "", "192.0.2.99")
+    for known in (home, travel):
+        assert accounts.login("jude", "password1", "", known).user["id"] == owner.user["id"]

@@ -309,7 +309,12 @@ class Container:
             sessions=SessionRepository(self.database),
             profiles=self._cache(s.profile_cache_ttl_seconds, keys.profile),
             session_cache=self._cache(s.session_cache_ttl_seconds, _session_key),
-            throttle=LoginThrottle(self.redis, s.login_max_failures, s.login_window_seconds),
+            throttle=LoginThrottle(
+                self.redis,
+                s.login_max_failures,
+                s.login_window_seconds,
+                s.login_max_account_failures,
+            ),
             lookups=SessionLookups(self.redis),
             ids=self.ids,
             policy=AccountPolicy(
@@ -341,7 +346,12 @@ class Container:
             tokens=store,
             mailer=SesMailer(s.email_sender, s.aws_region),
             sessions=self.accounts,
-            throttle=LoginThrottle(self.redis, s.login_max_failures, s.login_window_seconds),
+            throttle=LoginThrottle(
+                self.redis,
+                s.login_max_failures,
+                s.login_window_seconds,
+                s.login_max_account_failures,
+            ),
             policy=PasswordPolicy(
                 password_hash_rounds=s.password_hash_rounds,
                 reset_page=f"{s.web_client_url.rstrip('/')}/#/reset-password",

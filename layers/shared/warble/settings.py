@@ -152,7 +152,11 @@ class Settings:
     session_ttl_days: int = 30
     profile_cache_ttl_seconds: int = 3600
     session_cache_ttl_seconds: int = 300
+    # Failed logins (warble.dal.account_state.LoginThrottle), per login_window_seconds: from one
+    # client address, and from addresses the account never logged in from, all told (issue 47
+    # item 3: an address's failures lock that address out, not the owner).
     login_max_failures: int = 5
+    login_max_account_failures: int = 50
     # Password resets (warble.domain.passwords): the address reset emails come from (template
     # EmailSenderIdentity: SES must have verified it), and the web client whose reset page the
     # email links to (WEB_CLIENT_URL, no trailing slash; locally `make run`'s web client).

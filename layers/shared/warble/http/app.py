@@ -263,6 +263,7 @@ class Admitted:
     target: Target | Answer | None
     first: tuple[FirstReads, int, Later[Any]] | None = None
     headers: dict[str, str] | None = None  # the request's (lower-cased names), set when routed
+    network: str = ""  # the client's address as the budgets count it, set when routed
 
 
 # The request being handled. A ContextVar rather than the router's context: Powertools rebinds
@@ -283,6 +284,13 @@ def request_header(name: str) -> str | None:
     """A header of the request being routed (``name`` lower-case, as HTTP API passes them)."""
     request = _request.get()
     return None if request is None or request.headers is None else request.headers.get(name)
+
+
+def client_network() -> str:
+    """The client's address of the request being routed (API Gateway's ``sourceIp``, an IPv6
+    one by its /64, as the request budgets count it); "" when unknown."""
+    request = _request.get()
+    return "" if request is None else request.network
 
 
 def first_reads(queue: FirstReads, viewer: int, **args: Any) -> Any:
@@ -419,6 +427,8 @@ class HttpFunction:
         """The route's answer, with the budget's headers; a POST with an Idempotency-Key is
         answered at most once (``_idempotent``)."""
         admitted.headers = event.get("headers") or {}
+        source = rate_limits.source_ip(event)
+        admitted.network = rate_limit_rules.client_network(source) if source else ""
         request = _request.set(admitted)
         try:
             key = admitted.headers.get(IDEMPOTENCY_HEADER)

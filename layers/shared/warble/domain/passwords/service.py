@@ -70,7 +70,9 @@ class PasswordService:
         self._throttle = throttle
         self._policy = policy
 
-    def change(self, user_id: int, session_id: int, current: str, new: str) -> list[int]:
+    def change(
+        self, user_id: int, session_id: int, current: str, new: str, source: str = ""
+    ) -> list[int]:
         """The owner's change: 403 ``invalid_credentials`` for a wrong ``current`` (each one
         spends the account's login attempts, so the check cannot be used to guess the password
         past the login limit); every other session ended. Returns the ended sessions' ids."""
@@ -78,12 +80,12 @@ class PasswordService:
         if stored is None:
             raise NotFound("No such user.")
         subject = f"user:{user_id}"  # the login throttle's subject of this account
-        wait = self._throttle.reserve(subject)
+        wait = self._throttle.reserve(subject, source)
         if wait:
             raise RateLimited(wait)
         if not security.verify_password(current, stored):
             raise Forbidden("The current password is wrong.", code="invalid_credentials")
-        self._throttle.release(subject)
+        self._throttle.release(subject, source)
         fresh = security.hash_password(new, self._policy.password_hash_rounds)
         if not self._credentials.set_password_hash(user_id, fresh, clock.now()):
             raise NotFound("No such user.")
