@@ -346,10 +346,14 @@ def test_an_admin_username_is_never_signed_up_only_created_by_the_operator(
     monkeypatch.setenv("ADMIN_USERNAMES", "someone, Warble_Admin")
     services.reset()
     accounts = services.accounts()
-    for spelling in ("warble_admin", "WARBLE_ADMIN", "Warble_Admin", "someone"):
+    # issue 47 item 8: and every name that reads as one (its TR39-style skeleton)
+    lookalikes = ("warbleadmin", "warble_admin_", "Warb1e_Adm1n", "WARBLE_ADMlN", "s0me_one2")
+    for spelling in ("warble_admin", "WARBLE_ADMIN", "Warble_Admin", "someone", *lookalikes):
         with pytest.raises(Conflict) as taken:
             accounts.signup(spelling, f"{spelling}@example.com", "password1", None, "")
         assert taken.value.code == "username_taken"
+    # while other names that share words with it are free
+    assert accounts.signup("warble_fan", "fan@example.com", "password1", None, "").user["id"]
     admin_id, created = accounts.create_admin("warble_admin", "ops@example.com", "password1")
     assert created and accounts.login("WARBLE_ADMIN", "password1", "").user["id"] == admin_id
     assert accounts.create_admin("Warble_Admin", "other@example.com", "x" * 8) == (admin_id, False)

@@ -246,3 +246,21 @@ def test_issue_47_what_the_document_allows_the_server_takes_and_the_reverse():
         with pytest.raises(ValidationError):
             PasswordResetRequest.model_validate({"email": address})
     assert PasswordResetRequest.model_validate({"email": "a@example.com"}).email == "a@example.com"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["warble_admin", "warbleadmin", "warble_admin_", "Warble_Adm1n", "WARBLEADMlN",
+     "warb1e_admin2", "warble_adrnin", "__warble.admin"],
+)  # fmt: skip
+def test_lookalikes_of_an_admin_name_share_its_skeleton(name):
+    from warble.domain.logins import skeleton
+
+    assert skeleton(name) == skeleton("warble_admin") == "warbleadmln"
+
+
+@pytest.mark.parametrize("name", ["warble_fan", "warbler", "admin", "bob", "adminwarble"])
+def test_other_names_do_not(name):
+    from warble.domain.logins import skeleton
+
+    assert skeleton(name) != skeleton("warble_admin")

@@ -236,6 +236,9 @@ class Container:
                 s.rate_limit_auth_failures_ip_requests,
                 s.rate_limit_auth_failures_ip_window_seconds,
             ),
+            location_per_user=Budget(
+                s.rate_limit_location_requests, s.rate_limit_location_window_seconds
+            ),
         )
 
     def _cache(

@@ -177,6 +177,10 @@ class Settings:
     # costs a query (warble.domain.accounts).
     rate_limit_auth_failures_ip_requests: int = field(default=30, metadata={"ge": 1})
     rate_limit_auth_failures_ip_window_seconds: int = field(default=300, metadata={"ge": 1})
+    # Location updates per user (PUT /v1/users/me/location), beside the request budget: a
+    # phone moving reports far less often; a script walking the map is refused.
+    rate_limit_location_requests: int = field(default=30, metadata={"ge": 1})
+    rate_limit_location_window_seconds: int = field(default=300, metadata={"ge": 1})
     max_body_bytes: int = 64 * 1024
     # API.md: a repeated POST with the same Idempotency-Key within 24 h gets the first answer.
     idempotency_ttl_seconds: int = 24 * 3600

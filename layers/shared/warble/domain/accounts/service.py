@@ -36,7 +36,7 @@ from warble.domain.accounts.ports import (
     UnknownUser,
     UserStore,
 )
-from warble.domain.logins import login_key
+from warble.domain.logins import login_key, skeleton
 from warble.domain.rate_limits import Budget
 from warble.domain.shared import Cache, IdGenerator, Later, ReadBatch, at_once
 from warble.errors import (
@@ -142,8 +142,9 @@ class AccountService:
     def signup(
         self, username: str, email: str, password: str, display_name: str | None, device: str
     ) -> IssuedSession:
-        if login_key(username) in self._policy.admin_usernames:
-            # API.md: an admin's username is taken, whether or not the operator created it yet.
+        if skeleton(username) in {skeleton(admin) for admin in self._policy.admin_usernames}:
+            # API.md: an admin's username is taken, whether or not the operator created it yet;
+            # so is every name that reads as one (issue 47 item 8: warbleadmin, warble_admin_).
             raise Conflict("That username is already taken.", code="username_taken")
         row = self._insert_user(username, email, password, display_name)
         return self._open_session(profile_record(row), device)
