@@ -9,7 +9,8 @@ in front of them, as the local runtime emulates them.
   `S3Notification`: the endpoint invokes the function asynchronously, as S3 does, for each object
   created that its event names and its key filter passes.
 - A distribution (`AWS::CloudFront::Distribution` without a Condition) whose origin is such a
-  bucket is served by infra/local/cdn.py with the headers its managed policies give.
+  bucket is served by infra/local/cdn.py with the headers its managed policies give, and the
+  keys the bucket's policy lets CloudFront read (`s3:GetObject` on `${Bucket.Arn}/media/*`).
 A bucket, distribution, policy or origin access control with a Condition is the web client's
 hosting, which infra/local/web_client.py stands in for. Anything else the emulation does not do is
 named by the `*_problems` functions, which `check_template` reports at start-up.
@@ -132,6 +133,40 @@ class DistributionSpec:
     logical_id: str
     bucket: str  # the origin bucket's logical id
     headers: dict[str, str] = field(default_factory=dict)  # the response headers policy's
+    # The keys the bucket's policy lets CloudFront read (fnmatch patterns: "media/*"); the
+    # distribution answers every other key as S3 does through an origin access control: 403.
+    readable: tuple[str, ...] = ()
+
+    def may_read(self, key: str) -> bool:
+        return any(fnmatch.fnmatchcase(key, pattern) for pattern in self.readable)
+
+
+def _cloudfront_readable(template: Template, bucket: str) -> tuple[str, ...]:
+    """The key patterns of the ``s3:GetObject`` grants to CloudFront in ``bucket``'s policies
+    (``Resource: !Sub "${Bucket.Arn}/media/*"``)."""
+    patterns: list[str] = []
+    for resource in template.resources.values():
+        props = resource.get("Properties") or {}
+        if resource.get("Type") != "AWS::S3::BucketPolicy" or props.get("Bucket") != {
+            "Ref": bucket
+        }:
+            continue
+        for statement in (props.get("PolicyDocument") or {}).get("Statement") or []:
+            principal = (statement.get("Principal") or {}).get("Service")
+            actions = statement.get("Action")
+            actions = actions if isinstance(actions, list) else [actions]
+            if statement.get("Effect") != "Allow" or principal != "cloudfront.amazonaws.com":
+                continue
+            if "s3:GetObject" not in actions:
+                continue
+            resources = statement.get("Resource")
+            for item in resources if isinstance(resources, list) else [resources]:
+                text = item.get("Fn::Sub") if isinstance(item, dict) else item
+                text = text[0] if isinstance(text, list) else text
+                prefix = f"${{{bucket}.Arn}}/"
+                if isinstance(text, str) and text.startswith(prefix):
+                    patterns.append(text[len(prefix) :])
+    return tuple(patterns)
 
 
 def _is_web_hosting(resource: dict[str, Any]) -> bool:
@@ -278,7 +313,10 @@ def distributions(template: Template) -> list[DistributionSpec]:
         if bucket is not None:
             found.append(
                 DistributionSpec(
-                    logical_id, bucket, dict(RESPONSE_HEADERS_POLICIES.get(policy, {}))
+                    logical_id,
+                    bucket,
+                    dict(RESPONSE_HEADERS_POLICIES.get(policy, {})),
+                    _cloudfront_readable(template, bucket),
                 )
             )
     return found

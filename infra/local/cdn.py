@@ -1,8 +1,9 @@
 """The local stand-in of a CloudFront distribution in front of a bucket (infra/local/buckets.py):
 GET and HEAD of a key answer the object from moto with what CloudFront sends: the object's own
 Cache-Control, Content-Type, ETag and Last-Modified (the managed CachingOptimized policy passes
-them on), the response headers policy's headers, and X-Cache / Via. A key that is not there is
-S3's 403 through an origin access control without ListBucket. Other methods are 403, as a
+them on), the response headers policy's headers, and X-Cache / Via. A key that is not there, or
+that the bucket's policy does not let CloudFront read (it grants media/* only), is S3's 403
+through an origin access control without ListBucket; `/` is a 404. Other methods are 403, as a
 distribution that allows only GET and HEAD answers them.
 """
 
@@ -67,18 +68,23 @@ class CdnHost:
     def _headers(self, more: dict[str, str]) -> dict[str, str]:
         return {**more, **self.spec.headers, "Via": VIA}
 
+    def _error(self, status: int, code: str, message: str) -> web.Response:
+        answer = error_response(status, code, message)
+        answer.headers.update(self._headers({"X-Cache": "Error from cloudfront"}))
+        return answer
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         key = request.match_info["key"]
         if request.method not in ("GET", "HEAD"):
-            answer = error_response(403, "MethodNotAllowed", "Only GET and HEAD are allowed.")
-            answer.headers.update(self._headers({"X-Cache": "Error from cloudfront"}))
-            return answer
+            return self._error(403, "MethodNotAllowed", "Only GET and HEAD are allowed.")
+        if not key:  # no default root object: nothing to serve (S3 would want a key)
+            return self._error(404, "NotFound", "Not Found")
+        if not self.spec.may_read(key):  # the bucket policy grants CloudFront media/* only
+            return self._error(403, "AccessDenied", "Access Denied")
         try:
             found = await asyncio.to_thread(self._s3.get_object, Bucket=self.bucket, Key=key)
         except ClientError:
-            answer = error_response(403, "AccessDenied", "Access Denied")
-            answer.headers.update(self._headers({"X-Cache": "Error from cloudfront"}))
-            return answer
+            return self._error(403, "AccessDenied", "Access Denied")
         body = await asyncio.to_thread(found["Body"].read)
         hit = key in self._seen
         self._seen.add(key)

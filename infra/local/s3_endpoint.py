@@ -2,7 +2,11 @@
 
 Functions reach it through the standard AWS_ENDPOINT_URL_S3; clients post their uploads to it
 (an upload form's `url`). In front of moto it:
-- refuses unsigned requests to any bucket (403 AccessDenied: the buckets are private);
+- checks the SigV4 signature of every request but a browser POST upload (whose policy is
+  signed instead), with the local dummy secret, as S3 checks every request to a private bucket:
+  an unsigned one is 403 AccessDenied, a wrong or expired one 403 SignatureDoesNotMatch or
+  AccessDenied (issue 47 item 7: a header that only looked like a signature listed every key
+  and wrote text/html);
 - takes browser POST uploads only as S3 does: the policy's signature (SigV4, the local dummy
   secret), its expiration, every condition (exact, `starts-with`, `content-length-range`) and no
   form field the policy does not name; a refused upload keeps nothing (moto would store any
@@ -26,7 +30,7 @@ import logging
 import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote_plus
+from urllib.parse import quote, quote_plus, unquote
 
 import aiohttp
 from aiohttp import web
@@ -269,10 +273,18 @@ class S3Endpoint:
             return web.Response(status=200, headers=found)
         if request.method == "POST" and not key and request.content_type == "multipart/form-data":
             answer = await self._form_upload(request, bucket)
-        elif not _signed(request):
-            answer = error_response(403, "AccessDenied", "Access Denied")
         else:
-            answer = await self._forward(request, bucket, key)
+            body = await request.read()
+            try:
+                check_signature(
+                    request.method, request.rel_url.raw_path, request.rel_url.raw_query_string,
+                    request.headers, body,
+                )  # fmt: skip
+            except _Refused as refused:
+                log.info("%s %s refused: %s", request.method, request.path, refused.code)
+                answer = error_response(refused.status, refused.code, refused.message)
+            else:
+                answer = await self._forward(request, bucket, key, body)
         cors = cors_headers(spec.cors_rules if spec else (), origin, request.method, [])
         if cors:
             answer.headers.update(cors)
@@ -316,9 +328,10 @@ class S3Endpoint:
             )
         return web.Response(status=status, headers=headers)
 
-    async def _forward(self, request: web.Request, bucket: str, key: str) -> web.Response:
+    async def _forward(
+        self, request: web.Request, bucket: str, key: str, body: bytes
+    ) -> web.Response:
         assert self._session is not None
-        body = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
         url = f"{self.moto_url}{request.rel_url}"
         async with self._session.request(request.method, url, headers=headers, data=body) as got:
@@ -394,10 +407,97 @@ class S3Endpoint:
         )
 
 
-def _signed(request: web.Request) -> bool:
-    return request.headers.get("Authorization", "").startswith("AWS4-HMAC-SHA256") or (
-        "X-Amz-Signature" in request.query
+_UNRESERVED = "-_.~"
+PRESIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
+
+
+def _query_pairs(raw_query: str) -> list[tuple[str, str]]:
+    """The query's parameters, decoded, in the order sent (``?tagging`` is ``tagging=``)."""
+    pairs = []
+    for part in raw_query.split("&") if raw_query else []:
+        name, _, value = part.partition("=")
+        pairs.append((unquote(name), unquote(value)))
+    return pairs
+
+
+def canonical_request(
+    method: str,
+    raw_path: str,
+    query: list[tuple[str, str]],
+    headers: Any,
+    signed_headers: list[str],
+    payload_hash: str,
+) -> str:
+    """SigV4's canonical request as S3 computes it: the path as sent (S3 does not normalise
+    it), each query name and value URI-encoded, sorted; the signed headers' values trimmed."""
+    encoded = sorted((quote(k, safe=_UNRESERVED), quote(v, safe=_UNRESERVED)) for k, v in query)
+    canonical_query = "&".join(f"{k}={v}" for k, v in encoded)
+    lines = [
+        f"{name}:{','.join(' '.join(v.split()) for v in headers.getall(name, []))}"
+        for name in signed_headers
+    ]
+    return "\n".join(
+        [method, raw_path or "/", canonical_query, *lines, "", ";".join(signed_headers),
+         payload_hash]
+    )  # fmt: skip
+
+
+def _signature(amz_date: str, scope: str, canonical: str) -> str:
+    date, region, service, _ = scope.split("/")
+    to_sign = "\n".join(
+        ["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()]
     )
+    return hmac.new(
+        _signing_key(date, region, service), to_sign.encode(), hashlib.sha256
+    ).hexdigest()
+
+
+def check_signature(
+    method: str, raw_path: str, raw_query: str, headers: Any, body: bytes,
+    now: datetime | None = None,
+) -> None:  # fmt: skip
+    """Raise _Refused as S3 would for a request whose SigV4 signature (an Authorization header
+    or a presigned URL's query) is missing, malformed, expired or not the one the local dummy
+    secret gives: S3 checks every request to a private bucket, whatever its method."""
+    query = _query_pairs(raw_query)
+    given = dict(query)
+    authorization = headers.get("Authorization", "")
+    if authorization.startswith("AWS4-HMAC-SHA256 "):
+        parts = dict(
+            item.strip().partition("=")[::2]
+            for item in authorization[len("AWS4-HMAC-SHA256 ") :].split(",")
+        )
+        credential = parts.get("Credential", "").split("/")
+        signed = [h for h in parts.get("SignedHeaders", "").split(";") if h]
+        signature = parts.get("Signature", "")
+        amz_date = headers.get("x-amz-date", "")
+        payload = headers.get("x-amz-content-sha256") or hashlib.sha256(body).hexdigest()
+    elif "X-Amz-Signature" in given:
+        if given.get("X-Amz-Algorithm") != "AWS4-HMAC-SHA256":
+            raise _Refused(400, "AuthorizationQueryParametersError", "Unsupported algorithm")
+        credential = given.get("X-Amz-Credential", "").split("/")
+        signed = [h for h in given.get("X-Amz-SignedHeaders", "").split(";") if h]
+        signature = given["X-Amz-Signature"]
+        amz_date = given.get("X-Amz-Date", "")
+        payload = PRESIGNED_PAYLOAD
+        query = [(k, v) for k, v in query if k != "X-Amz-Signature"]
+        try:
+            signed_at = datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+            expires = int(given.get("X-Amz-Expires", "0"))
+        except ValueError:
+            raise _Refused(403, "AccessDenied", "Invalid date or expiry") from None
+        if (now or datetime.now(UTC)).timestamp() > signed_at.timestamp() + expires:
+            raise _Refused(403, "AccessDenied", "Request has expired")
+    else:
+        raise _Refused(403, "AccessDenied", "Access Denied")
+    if len(credential) != 5 or not signed or "host" not in signed or not amz_date:
+        raise _Refused(400, "AuthorizationHeaderMalformed", "The authorization is malformed")
+    canonical = canonical_request(method, raw_path, query, headers, signed, payload)
+    expected = _signature(amz_date, "/".join(credential[1:]), canonical)
+    if not hmac.compare_digest(expected, signature):
+        raise _Refused(
+            403, "SignatureDoesNotMatch", "The request signature we calculated does not match"
+        )
 
 
 def _creates(request: web.Request) -> bool:

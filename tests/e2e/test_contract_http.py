@@ -183,3 +183,57 @@ def test_json_types_are_strict_and_path_ids_follow_the_documented_pattern(stack,
         ids = f"{user['user']['id']},9999999999999999999"
         items = me.get("/v1/users/me/relationships", params={"ids": ids}).json()["items"]
         assert [i["status"] for i in items] == ["none", "none"]
+
+
+@pytest.mark.parametrize(
+    "path, fields",
+    [
+        ("/v1/auth/login", {"login": "someone", "password": "xxxxxxxxxx"}),
+        ("/v1/auth/signup", {"username": "digits", "email": "d@example.com", "password": "p" * 10}),
+        ("/v1/auth/password-reset", {"email": "d@example.com"}),
+    ],
+    ids=["login", "signup", "reset"],
+)
+def test_an_integer_past_pythons_digit_limit_is_a_400_before_login(stack, path, fields):
+    # given a public route's body with a 4,400-digit integer (Python converts at most 4,300)
+    body = json.dumps(fields)[:-1] + ', "extra": ' + "9" * 4_400 + "}"
+    with stack.client() as anon:
+        answer = anon.post(path, content=body, headers={"Content-Type": "application/json"})
+        # then API.md's 400 with the skeleton's headers, not a bare 500
+        error = _error(answer, 400, "validation_error")
+        assert error["details"][0]["field"] == "body"
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        if "username" in fields:  # and nothing was written: the would-be account does not exist
+            login = {"login": "digits", "password": "p" * 10}
+            assert anon.post("/v1/auth/login", json=login).status_code == 401
+        # while digits inside a string are text, not a number
+        text = json.dumps({**fields, "extra": "9" * 4_400})
+        ok = anon.post(path, content=text, headers={"Content-Type": "application/json"})
+        assert ok.status_code < 500, ok.text
+
+
+def test_a_nul_in_the_search_query_is_a_400(stack, new_user):
+    _, token = new_user()
+    with stack.client(token) as me:
+        for q in ("\x00", "ab\x00c", "@\x00"):
+            error = _error(me.get("/v1/search/users", params={"q": q}), 400, "validation_error")
+            assert error["details"][0]["field"] == "q"
+        assert me.get("/v1/search/users", params={"q": "ab"}).status_code == 200
+
+
+def test_the_document_and_the_server_agree_on_empty_texts_and_integral_sizes(stack, new_user):
+    _, token = new_user()
+    with stack.client(token) as me:
+        # JSON Schema's integer: 5242879.0 is one, and the server takes it
+        answer = me.post("/v1/media", json={"content_type": "image/png", "size": 5242879.0})
+        assert answer.status_code == 201, answer.text
+        _error(me.post("/v1/media", json={"content_type": "image/png", "size": 2.5}), 400,
+               "validation_error")  # fmt: skip
+        # an empty or blank tweet without media: the document's anyOf refuses it, as the server
+        document = me.get("/v1/openapi.json").json()["components"]["schemas"]["CreateTweet"]
+        assert {"required": ["media_ids"], "properties": {"media_ids": {"minItems": 1}}} in (
+            document["anyOf"]
+        )
+        for text in ("", "   "):
+            _error(me.post("/v1/tweets", json={"text": text}), 400, "validation_error")
+        assert me.get("/v1/users/me/tweets").json()["items"] == []

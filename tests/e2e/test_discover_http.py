@@ -180,3 +180,21 @@ def test_bad_input_is_4xx_and_writes_nothing(stack, new_user):
         # A pole is a valid place to be (Redis' GEO index stops at 85.05 degrees).
         assert mine.get("/v1/discover", params={"radius_km": 500}).json() == {"items": []}
         assert mine.get("/v1/discover/matches", params={"cursor": "nope"}).status_code == 400
+
+
+def test_location_updates_have_a_budget_of_their_own(stack, new_user):
+    """Issue 47 item 8: 150 moves in 3.9 s were all stored (a script walking the map)."""
+    _, token = new_user("lc")
+    start = somewhere()
+    with stack.client(token) as me:
+        # given 30 updates in a row (the budget of 5 minutes)
+        for n in range(30):
+            moved = me.put("/v1/users/me/location", json=nudge(start, n))
+            assert moved.status_code == 204, (n, moved.text)
+        # then the next is a 429 with Retry-After, in API.md's shape
+        refused = me.put("/v1/users/me/location", json=nudge(start, 100))
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["error"]["code"] == "rate_limited"
+        assert 1 <= int(refused.headers["retry-after"]) <= 300
+        # while other requests go on
+        assert me.get("/v1/users/me").status_code == 200

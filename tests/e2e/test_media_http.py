@@ -217,3 +217,69 @@ def test_of_two_tweets_racing_for_the_same_media_exactly_one_gets_it(pair):
     assert statuses == [201, 400, 400, 400]
     shown = [t for t in mine.get(f"/v1/users/{me['id']}/tweets").json()["items"] if t["media"]]
     assert len(shown) == 1
+
+
+def test_the_local_s3_checks_every_signature_and_its_cdn_serves_media_only(stack, new_user):
+    """Issue 47 item 7 (local runtime): a request that only looked signed listed every key and
+    wrote text/html; the CDN served any key, and answered GET / with a 500."""
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+
+    _, token = new_user("s3")
+    with stack.client(token) as me:
+        upload = start(me, "image/png", 100)["upload"]
+    bucket = upload["url"].rstrip("/").rsplit("/", 1)[1]
+
+    def s3(secret: str):
+        return boto3.client("s3", endpoint_url=stack.s3, region_name="us-east-1",
+                            aws_access_key_id="testing", aws_secret_access_key=secret,
+                            config=Config(signature_version="s3v4",
+                                          s3={"addressing_style": "path"}))  # fmt: skip
+
+    looks_signed = {
+        "Authorization": "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/s3/"
+        "aws4_request, SignedHeaders=host;x-amz-date, Signature=" + "0" * 64,
+        "X-Amz-Date": "20260101T000000Z",
+    }
+    # a request that only looks signed, or carries no signature, is refused: no list, no write
+    for headers in (looks_signed, {}):
+        assert httpx.get(f"{stack.s3}/{bucket}", headers=headers).status_code == 403
+        page = {**headers, "Content-Type": "text/html"}
+        put = httpx.put(f"{stack.s3}/{bucket}/media/x.html", content=b"<script>", headers=page)
+        assert put.status_code == 403
+    with pytest.raises(ClientError) as wrong:
+        s3("not-the-secret").list_objects_v2(Bucket=bucket)
+    assert wrong.value.response["Error"]["Code"] == "SignatureDoesNotMatch"
+    # while a request signed with the local credentials (every function's) is served
+    signed = s3("testing")
+    with pytest.raises(ClientError):
+        signed.head_object(Bucket=bucket, Key="media/x.html")  # nothing was written
+    signed.put_object(Bucket=bucket, Key="media/probe/a.txt", Body=b"hi", ContentType="text/plain")
+    signed.put_object(Bucket=bucket, Key="uploads/probe", Body=b"raw", ContentType="text/plain")
+    keys = [o["Key"] for o in signed.list_objects_v2(Bucket=bucket)["Contents"]]
+    assert "media/probe/a.txt" in keys
+    # and a presigned URL, as S3 signs it, untouched only
+    url = signed.generate_presigned_url(
+        "get_object", Params={"Bucket": bucket, "Key": "media/probe/a.txt"}, ExpiresIn=60
+    )
+    assert httpx.get(url).content == b"hi"
+    assert httpx.get(url.replace("a.txt", "b.txt")).status_code == 403
+    # (SigV2, which S3 takes for no bucket made since 2020, is no signature here either)
+    v2 = boto3.client(
+        "s3",
+        endpoint_url=stack.s3,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(signature_version="s3", s3={"addressing_style": "path"}),
+    )
+    v2_url = v2.generate_presigned_url(
+        "get_object", Params={"Bucket": bucket, "Key": "media/probe/a.txt"}, ExpiresIn=60
+    )  # fmt: skip
+    assert httpx.get(v2_url).status_code == 403
+
+    # the CDN serves media/* only (the bucket policy's grant), and / is a 404
+    assert httpx.get(f"{stack.media}/media/probe/a.txt").content == b"hi"
+    assert httpx.get(f"{stack.media}/uploads/probe").status_code == 403
+    assert httpx.get(f"{stack.media}/").status_code == 404

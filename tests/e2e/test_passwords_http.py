@@ -115,6 +115,11 @@ def test_forgot_password_mail_reset_and_log_in_with_the_new_one(stack, new_user)
         assert asked.status_code == unknown.status_code == 202, (asked.text, unknown.text)
         assert asked.content == unknown.content == b""
         _error(anonymous.post("/v1/auth/password-reset", json={}), 400, "validation_error")
+        # a malformed address is a 400 (the document says format: email), as at signup
+        for malformed in ("000", "no-at-sign.example.com", "a@", "@example.com"):
+            answer = anonymous.post("/v1/auth/password-reset", json={"email": malformed})
+            _error(answer, 400, "validation_error")
+            assert answer.json()["error"]["details"][0]["field"] == "email"
     [mail] = reset_mails(stack, address)
     assert mail["Subject"] and mail["Body"]["html_part"] and mail["Id"] and mail["Timestamp"]
     assert mail["Source"] and mail["Destination"] == {"ToAddresses": [address]}

@@ -8,7 +8,14 @@ import psycopg
 import pytest
 from warble import keys
 from warble.domain.accounts.service import Principal
-from warble.errors import Conflict, InvalidCredentials, NotFound, RateLimited, Unauthorized
+from warble.errors import (
+    Conflict,
+    Forbidden,
+    InvalidCredentials,
+    NotFound,
+    RateLimited,
+    Unauthorized,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
@@ -95,7 +102,8 @@ def test_five_failures_lock_the_login_even_when_attempts_race(accounts, redis):
     with pytest.raises(RateLimited) as limited:
         accounts.login("GINA", "password1", "")
     assert 1 <= limited.value.retry_after <= 900
-    redis.delete(keys.login_failures(f"user:{gina.user['id']}"))
+    subject = f"user:{gina.user['id']}"  # the window passes
+    redis.delete(keys.login_failures(subject), keys.login_source_failures(subject, ""))
     assert accounts.login("gina", "password1", "").user["username"] == "gina"
 
 
@@ -338,10 +346,14 @@ def test_an_admin_username_is_never_signed_up_only_created_by_the_operator(
     monkeypatch.setenv("ADMIN_USERNAMES", "someone, Warble_Admin")
     services.reset()
     accounts = services.accounts()
-    for spelling in ("warble_admin", "WARBLE_ADMIN", "Warble_Admin", "someone"):
+    # issue 47 item 8: and every name that reads as one (its TR39-style skeleton)
+    lookalikes = ("warbleadmin", "warble_admin_", "Warb1e_Adm1n", "WARBLE_ADMlN", "s0me_one2")
+    for spelling in ("warble_admin", "WARBLE_ADMIN", "Warble_Admin", "someone", *lookalikes):
         with pytest.raises(Conflict) as taken:
             accounts.signup(spelling, f"{spelling}@example.com", "password1", None, "")
         assert taken.value.code == "username_taken"
+    # while other names that share words with it are free
+    assert accounts.signup("warble_fan", "fan@example.com", "password1", None, "").user["id"]
     admin_id, created = accounts.create_admin("warble_admin", "ops@example.com", "password1")
     assert created and accounts.login("WARBLE_ADMIN", "password1", "").user["id"] == admin_id
     assert accounts.create_admin("Warble_Admin", "other@example.com", "x" * 8) == (admin_id, False)
@@ -355,3 +367,54 @@ def test_an_admin_username_is_never_signed_up_only_created_by_the_operator(
     assert operator({**task, "username": "someone"}, Context())["created"] is True
     assert operator({**task, "username": "warble_admin"}, Context())["created"] is False
     services.reset()
+
+
+def test_deleting_the_account_spends_its_failed_logins(accounts):
+    """Issue 47 item 2: with a stolen token, wrong passwords on DELETE /v1/users/me answered
+    403 without end. They spend the account's failed logins, as a password change's do."""
+    # given a session (a stolen token, say)
+    owner = accounts.signup("ivy", "ivy@example.com", "password1", None, "")
+    me = accounts.require_token(owner.token)
+    # when five wrong passwords are tried
+    for _ in range(5):
+        with pytest.raises(Forbidden):
+            accounts.delete_account(me, "not-the-password")
+    # then the sixth, the right one included, is a 429 and the account stays
+    with pytest.raises(RateLimited) as limited:
+        accounts.delete_account(me, "password1")
+    assert 1 <= limited.value.retry_after <= 900
+    assert accounts.require_token(owner.token).user_id == me.user_id
+    # and they were the account's failed logins: the login is locked as well
+    with pytest.raises(RateLimited):
+        accounts.login("ivy", "password1", "")
+
+
+def test_an_address_that_fails_locks_out_itself_not_the_owner(accounts):
+    """Issue 47 item 3: five wrong passwords every 15 minutes, from anywhere, locked the owner
+    out of their own account. Failures now count per account and client address (OWASP's "lock
+    out by account and source"), with a larger budget for the addresses the account never
+    logged in from, all told, which bounds guessing from many addresses."""
+    owner = accounts.signup("jude", "jude@example.com", "password1", None, "")
+    home, attacker, travel = "198.51.100.7", "203.0.113.9", "192.0.2.33"
+    accounts.login("jude", "password1", "", home)  # the owner's address is a known one
+    # when an attacker fails five times from one address
+    for _ in range(5):
+        with pytest.raises(InvalidCredentials):
+            accounts.login("jude", "wrong password", "", attacker)
+    # then that address is locked out, the right password included
+    with pytest.raises(RateLimited) as limited:
+        accounts.login("jude", "password1", "", attacker)
+    assert 1 <= limited.value.retry_after <= 900
+    # and the owner is not: from home, and from an address never seen before
+    assert accounts.login("jude", "password1", "", home).user["id"] == owner.user["id"]
+    assert accounts.login("JUDE", "password1", "", travel).user["id"] == owner.user["id"]
+    # when attackers spend the account's budget from nine more addresses (50 failures in all)
+    for n in range(9):
+        for _ in range(5):
+            with pytest.raises(InvalidCredentials):
+                accounts.login("jude", "wrong password", "", f"203.0.113.{100 + n}")
+    # then a new address is refused, the account's known ones still log in
+    with pytest.raises(RateLimited):
+        accounts.login("jude", "password1", "", "192.0.2.99")
+    for known in (home, travel):
+        assert accounts.login("jude", "password1", "", known).user["id"] == owner.user["id"]

@@ -149,7 +149,7 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     accounts.revoke(me, issued.session.id)
     passwords = services.passwords()
     passwords.change(me.user_id, me.session_id, "password1", "password2")
-    assert passwords.request_reset("rolf@example.com")
+    assert passwords.mail_reset("rolf@example.com")
     token = pg.execute("SELECT count(*) FROM password_resets").fetchone()
     assert token is not None and token[0] == 1
     leaving = accounts.signup("leaver", "leaver@example.com", "password1", None, "phone")

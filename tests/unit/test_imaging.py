@@ -105,3 +105,37 @@ def test_a_blurhash_has_4x3_components_and_the_average_colour_first():
     # 4x3 components ("L"), the quantised maximum, the DC colour, then 11 AC components
     assert len(found) == 28 and found[0] == "L"
     assert found[2:6] == imaging._base83(0xFFFFFF, 4)
+
+
+def _apng(frames: int, size: tuple[int, int], declared_frames: int) -> bytes:
+    """An animated PNG of ``frames`` distinct frames whose acTL says ``declared_frames``."""
+    import struct
+    import zlib
+
+    images = []
+    for n in range(frames):
+        frame = Image.new("L", size, 0)
+        frame.paste(255, (n * 10, 0, n * 10 + 10, 10))  # each frame differs from the last
+        images.append(frame)
+    data = _saved(images[0], "PNG", save_all=True, append_images=images[1:])
+    at = data.index(b"acTL")
+    body = struct.pack(">II", declared_frames, 0)
+    crc = struct.pack(">I", zlib.crc32(b"acTL" + body))
+    return data[: at + 4] + body + crc + data[at + 4 + 8 + 4 :]
+
+
+def test_an_animated_png_counts_the_frames_it_holds_not_those_it_declares():
+    """Issue 47 item 6: an APNG declaring one frame but holding more was measured as one."""
+    # given 5 frames of 10 MP (50 MP decoded in all, over the 40 MP limit), declared as 1
+    lying = _apng(5, (4000, 2500), declared_frames=1)
+    assert Image.open(io.BytesIO(lying)).n_frames == 1  # what the header says
+    assert imaging.png_frames(lying) >= 5
+    # then it is refused before decoding, as the honest file is
+    for data in (lying, _apng(5, (4000, 2500), declared_frames=5)):
+        with pytest.raises(imaging.ImageRefused) as refused:
+            imaging.process(data, "image/png")
+        assert refused.value.code == "image_too_large"
+    # and a small animation, or a still PNG, is counted right and kept
+    assert imaging.png_frames(_apng(3, (40, 30), declared_frames=3)) == 3
+    assert imaging.png_frames(_saved(_pattern(), "PNG")) == 1
+    assert imaging.process(_apng(3, (40, 30), declared_frames=1), "image/png").width == 40

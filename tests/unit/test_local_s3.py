@@ -145,3 +145,58 @@ def test_an_s3_event_names_the_object_url_encoded_as_s3_does():
     assert (item["eventSource"], item["eventName"]) == ("aws:s3", "ObjectCreated:Post")
     found = item["s3"]["object"]
     assert (found["key"], found["size"], found["eTag"]) == ("uploads/a+b%2Bc", 7, "abc")
+
+
+def _signed_by_botocore(method: str, url: str, body: bytes, secret: str = "testing"):
+    """A request as botocore signs it (SigV4, S3's payload hash header), and its parts."""
+    from urllib.parse import urlsplit
+
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    from multidict import CIMultiDict
+
+    request = AWSRequest(method=method, url=url, data=body)
+    S3SigV4Auth(Credentials("testing", secret), "s3", "us-east-1").add_auth(request)
+    parts = urlsplit(url)
+    headers = CIMultiDict({"Host": parts.netloc, **dict(request.headers.items())})
+    return parts.path, parts.query, headers
+
+
+@pytest.mark.parametrize(
+    "method, url",
+    [("GET", "http://127.0.0.1:4566/bucket?list-type=2&prefix=media%2F"),
+     ("PUT", "http://127.0.0.1:4566/bucket/media/a%20b.png?tagging"),
+     ("DELETE", "http://127.0.0.1:4566/bucket/uploads/1")],
+)  # fmt: skip
+def test_every_request_s_signature_is_checked_not_just_its_presence(method, url):
+    """Issue 47 item 7: an Authorization header that only began like a signature was let in."""
+    from infra.local.s3_endpoint import check_signature
+
+    path, query, headers = _signed_by_botocore(method, url, b"body")
+    check_signature(method, path, query, headers, b"body")  # the local credentials: served
+    # another secret, another path, another query, or a look-alike header: refused
+    _, _, wrong = _signed_by_botocore(method, url, b"body", secret="not-it")
+    for args in (
+        (path, query, wrong),
+        (path + "x", query, headers),
+        (path, query + "&a=1", headers),
+    ):
+        with pytest.raises(_Refused) as refused:
+            check_signature(method, *args, b"body")
+        assert refused.value.code == "SignatureDoesNotMatch"
+    fake = headers.copy()
+    fake["Authorization"] = headers["Authorization"].rsplit("=", 1)[0] + "=" + "0" * 64
+    with pytest.raises(_Refused):
+        check_signature(method, path, query, fake, b"body")
+    del fake["Authorization"]
+    with pytest.raises(_Refused) as unsigned:
+        check_signature(method, path, query, fake, b"body")
+    assert unsigned.value.status == 403
+
+
+def test_the_media_cdn_reads_what_the_bucket_policy_grants_cloudfront():
+    (media,) = distributions(load_template(ROOT / "template.yaml"))
+    assert media.readable == ("media/*",)
+    assert media.may_read("media/1/2.webp")
+    assert not media.may_read("uploads/1") and not media.may_read("")

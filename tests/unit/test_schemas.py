@@ -185,3 +185,82 @@ def test_notification_types_in_a_query_carry_their_pattern():
     ]
     pattern = types["schema"].get("pattern") or types["schema"]["anyOf"][0]["pattern"]
     assert re.fullmatch(pattern, "like,follow") and not re.fullmatch(pattern, "0000")
+
+
+def test_an_integer_past_pythons_digit_limit_is_a_validation_error():
+    from warble.errors import ValidationFailed
+    from warble.jsonbody import loads, too_long_number
+
+    digits = "9" * 4_400  # Python converts at most 4,300 (sys.get_int_max_str_digits)
+    assert too_long_number(b'{"a": ' + digits.encode() + b"}")
+    assert not too_long_number(b'{"a": "' + digits.encode() + b'"}')  # text, not a number
+    assert not too_long_number(b'{"a": ' + b"9" * 4_000 + b"}")
+    with pytest.raises(ValidationFailed):
+        loads('{"a": ' + digits + "}")
+
+
+def test_issue_47_what_the_document_allows_the_server_takes_and_the_reverse():
+    """schemathesis's findings of issue 47: an empty tweet or message is schema-invalid (the
+    server refuses it), an integral number is a valid media size (JSON Schema's integer), a
+    malformed address is no email."""
+    from jsonschema import Draft202012Validator
+    from warble.domain.text import normalise_text
+    from warble.errors import ValidationFailed
+    from warble.http.meta import openapi_document
+    from warble.schemas.accounts import PasswordResetRequest
+    from warble.schemas.conversations import SendMessage
+    from warble.schemas.media import CreateMedia
+
+    schemas = json.loads(openapi_document())["components"]["schemas"]
+
+    def valid(name: str, body: dict) -> bool:
+        return Draft202012Validator(schemas[name]).is_valid(body)
+
+    # a tweet: text that is not only white space, or media with any text
+    for body in ({}, {"text": ""}, {"text": " \n\t"}, {"text": "", "media_ids": []}):
+        assert not valid("CreateTweet", body), body
+        with pytest.raises(ValidationFailed):
+            tweet = CreateTweet.model_validate(body)
+            normalise_text(tweet.text, 280, may_be_empty=bool(tweet.media_ids))
+    for body in ({"text": "hi"}, {"text": "", "media_ids": ["1"]}, {"media_ids": ["1"]}):
+        assert valid("CreateTweet", body), body
+        tweet = CreateTweet.model_validate(body)
+        normalise_text(tweet.text, 280, may_be_empty=bool(tweet.media_ids))
+    # a message: the same text rule, no media
+    for body in ({"text": ""}, {"text": "  "}):
+        assert not valid("SendMessage", body)
+        with pytest.raises(ValidationFailed):
+            normalise_text(SendMessage.model_validate(body).text, 2000)
+    # a media size: any integral JSON number, but not a fraction, a boolean or a string
+    for size in (5242879.0, 1e3, 1):
+        body = {"content_type": "image/png", "size": size}
+        assert valid("CreateMedia", body)
+        assert CreateMedia.model_validate(body).size == int(size)
+    for size in (5242879.5, True, "5"):
+        body = {"content_type": "image/png", "size": size}
+        with pytest.raises(ValidationError):
+            CreateMedia.model_validate(body)
+    # a reset's address: malformed is a 400
+    assert schemas["PasswordResetRequest"]["properties"]["email"]["format"] == "email"
+    for address in ("000", "a@", "@example.com", "no-at.example.com"):
+        with pytest.raises(ValidationError):
+            PasswordResetRequest.model_validate({"email": address})
+    assert PasswordResetRequest.model_validate({"email": "a@example.com"}).email == "a@example.com"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["warble_admin", "warbleadmin", "warble_admin_", "Warble_Adm1n", "WARBLEADMlN",
+     "warb1e_admin2", "warble_adrnin", "__warble.admin"],
+)  # fmt: skip
+def test_lookalikes_of_an_admin_name_share_its_skeleton(name):
+    from warble.domain.logins import skeleton
+
+    assert skeleton(name) == skeleton("warble_admin") == "warbleadmln"
+
+
+@pytest.mark.parametrize("name", ["warble_fan", "warbler", "admin", "bob", "adminwarble"])
+def test_other_names_do_not(name):
+    from warble.domain.logins import skeleton
+
+    assert skeleton(name) != skeleton("warble_admin")

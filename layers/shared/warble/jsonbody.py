@@ -3,12 +3,15 @@
 Python's ``json`` recurses per level: a 20 KB body of 10,000 nested arrays raises
 RecursionError, which would surface as a 500. No request of API.md nests beyond a few levels,
 so anything deeper than ``MAX_DEPTH`` is the client's mistake: a ``400 validation_error``.
+Likewise an integer of more digits than Python converts (``sys.get_int_max_str_digits()``,
+4,300) makes ``json.loads`` raise a ValueError that is no JSONDecodeError: a 400 too.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from warble.errors import FieldError, ValidationFailed
@@ -36,6 +39,29 @@ def too_deep(raw: bytes) -> bool:
     return False
 
 
+def too_long_number(raw: bytes) -> bool:
+    """True if ``raw`` is JSON holding an integer Python refuses to convert (too many digits).
+    A C-speed search settles every body without such a run of digits; only one with it is
+    parsed, and digits inside a string are no number."""
+    limit = sys.get_int_max_str_digits()
+    if not limit or not re.search(rb"[0-9]{%d}" % (limit + 1), raw):
+        return False
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError:
+        return False  # not JSON at all: the parser's own 400
+    except ValueError:
+        return True
+    return False
+
+
+def number_error(field: str = "body") -> ValidationFailed:
+    return ValidationFailed(
+        [FieldError(field, f"holds an integer of more than {sys.get_int_max_str_digits()} digits")],
+        "The body holds a number too long to read.",
+    )
+
+
 def nesting_error(field: str = "body") -> ValidationFailed:
     return ValidationFailed(
         [FieldError(field, f"nests more than {MAX_DEPTH} arrays or objects")],
@@ -50,5 +76,8 @@ def loads(raw: str | bytes, field: str = "body") -> Any:
         raise nesting_error(field)
     try:
         return json.loads(data)
-    except ValueError:
+    except json.JSONDecodeError:
+        raise ValidationFailed([FieldError(field, "is not valid JSON")]) from None
+    except ValueError:  # an integer past Python's digit limit
+        raise number_error(field) from None
         raise ValidationFailed([FieldError(field, "is not valid JSON")]) from None

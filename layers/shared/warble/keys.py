@@ -29,11 +29,14 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:session:<sha>:lease| string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:session:<sha>:seen | string | 60 s                      | last_seen_at throttle |
 | {u:<user_id>}:budget             | string | RATE_LIMIT_USER_WINDOW_S. | user's request budget |
+| {u:<user_id>}:budget:location    | string | RATE_LIMIT_LOCATION_W.S.  | its location updates  |
 | {seen:<n>}                       | zset   | none (flushed)            | sessions seen, to PG  |
 | {t:<token sha256>}:session       | string | SESSION_CACHE_TTL_SECONDS | old-form token's (*)  |
 | {t:<token sha256>}:session:lease | string | LEASE_MS                  | fill lease (*)        |
 | {t:<token sha256>}:seen          | string | 60 s                      | its throttle (*)      |
 | {login:<subject>}:failures       | string | LOGIN_WINDOW_SECONDS      | failed logins (**)    |
+| {login:<subject>}:failures:<net> | string | LOGIN_WINDOW_SECONDS      | ... from one address  |
+| {login:<subject>}:known          | set    | 30 d from the last login  | addresses logged in   |
 | {rl:signup:<client ip or /64>}   | string | RATE_LIMIT_SIGNUP_IP_W.S. | signups from an IP    |
 | {rl:login:<client ip or /64>}    | string | RATE_LIMIT_LOGIN_IP_W.S.  | logins from an IP     |
 | {rl:authfail:<client ip or /64>} | string | RATE_LIMIT_AUTH_FAIL..._S.| unknown tokens of IP  |
@@ -196,10 +199,26 @@ def user_budget(user_id: int) -> str:
     return f"{{u:{user_id}}}:budget"
 
 
+def location_budget(user_id: int) -> str:
+    """A user's budget of location updates (window counter), beside the request budget."""
+    return f"{{u:{user_id}}}:budget:location"
+
+
 def login_failures(subject: str) -> str:
     """Failed logins of one subject: ``user:<id>`` (an account, whichever spelling named it),
     or ``name:<folded login>`` for a login that names no account."""
     return f"{{login:{subject}}}:failures"
+
+
+def login_source_failures(subject: str, network: str) -> str:
+    """Failed logins of one subject from one client address (an IPv6 one by its /64)."""
+    return f"{{login:{subject}}}:failures:{network}"
+
+
+def login_known(subject: str) -> str:
+    """The client addresses the subject logged in from (set), kept LOGIN_KNOWN_SECONDS after
+    its last successful login."""
+    return f"{{login:{subject}}}:known"
 
 
 def rate_limit(budget: str, subject: str) -> str:
@@ -371,7 +390,8 @@ def user_keys(user_id: int) -> list[list[str]]:
           for k in (memberships(kind, user_id).value, memberships(kind, user_id).lease)),
         *(k for which in ("followers", "following")
           for k in (first_page(user_id, which).value, first_page(user_id, which).lease)),
-        user_budget(user_id), notif_positions(user_id), notif_lease(user_id),
+        user_budget(user_id), location_budget(user_id), notif_positions(user_id),
+        notif_lease(user_id),
         dm_unread(user_id), dm_unread_lease(user_id), location(user_id), seen_filter(user_id),
         seen_meta(user_id), swiped(user_id), feed(user_id), feed_meta(user_id),
     ]  # fmt: skip
@@ -386,7 +406,7 @@ def user_keys(user_id: int) -> list[list[str]]:
 def user_key_patterns(user_id: int) -> list[str]:
     """Every key under the user's own tags (for the families a parameter names)."""
     return [f"{{u:{user_id}}}:*", f"{{h:{user_id}}}:*", f"{{a:{user_id}}}:*",
-            f"{{idem:{user_id}}}:*"]  # fmt: skip
+            f"{{idem:{user_id}}}:*", f"{{login:user:{user_id}}}:*"]  # fmt: skip
 
 
 def related_keys(user_id: int) -> list[str]:

@@ -130,6 +130,9 @@ class Settings:
     # Account deletion (warble.domain.deletion): its workflow's queue, and how much one
     # invocation does (a slice: at most this many things, or this long).
     account_deletion_queue_url: str = ""
+    # Password resets (warble.domain.passwords): the queue between the request (answered 202 at
+    # once) and the lookup and the email (PasswordResetFunction).
+    password_reset_queue_url: str = ""
     deletion_slice_items: int = 2000
     deletion_slice_seconds: float = 20.0
     tweet_cache_ttl_seconds: int = 86_400
@@ -149,7 +152,11 @@ class Settings:
     session_ttl_days: int = 30
     profile_cache_ttl_seconds: int = 3600
     session_cache_ttl_seconds: int = 300
+    # Failed logins (warble.dal.account_state.LoginThrottle), per login_window_seconds: from one
+    # client address, and from addresses the account never logged in from, all told (issue 47
+    # item 3: an address's failures lock that address out, not the owner).
     login_max_failures: int = 5
+    login_max_account_failures: int = 50
     # Password resets (warble.domain.passwords): the address reset emails come from (template
     # EmailSenderIdentity: SES must have verified it), and the web client whose reset page the
     # email links to (WEB_CLIENT_URL, no trailing slash; locally `make run`'s web client).
@@ -170,6 +177,10 @@ class Settings:
     # costs a query (warble.domain.accounts).
     rate_limit_auth_failures_ip_requests: int = field(default=30, metadata={"ge": 1})
     rate_limit_auth_failures_ip_window_seconds: int = field(default=300, metadata={"ge": 1})
+    # Location updates per user (PUT /v1/users/me/location), beside the request budget: a
+    # phone moving reports far less often; a script walking the map is refused.
+    rate_limit_location_requests: int = field(default=30, metadata={"ge": 1})
+    rate_limit_location_window_seconds: int = field(default=300, metadata={"ge": 1})
     max_body_bytes: int = 64 * 1024
     # API.md: a repeated POST with the same Idempotency-Key within 24 h gets the first answer.
     idempotency_ttl_seconds: int = 24 * 3600

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from warble import keys
-from warble.dal.rate_limit import TAKE_FUNCTION, RedisWindowCounter
+from warble.dal.rate_limit import TAKE_FUNCTION
 from warble.dal.redis import ReadBatch, RedisClient, scripted
 from warble.domain.accounts.ports import GateAnswer
 
@@ -16,25 +16,86 @@ if TYPE_CHECKING:
     from warble.domain import shared
 
 
+# A failed login's attempt, reserved before the password check (issue 47 item 3, OWASP's
+# "lock out by account and source"): one of the subject's failures from this address (the small
+# budget), then, unless the address is one the subject logged in from, one of the subject's
+# failures from anywhere (the large budget, which bounds guessing from many addresses). So five
+# wrong passwords from one address lock that address out of the account, not its owner.
+# KEYS: source failures, subject failures, known sources. ARGV: source limit, subject limit,
+# window (ms), source. Returns {1, 0} (reserved) or {0, ms until the refusing window ends}.
+_RESERVE = (
+    TAKE_FUNCTION
+    + """
+local here = take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[3]))
+if here[1] == 0 then return {0, here[3]} end
+if ARGV[4] ~= '' and redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1 then return {1, 0} end
+local anywhere = take(KEYS[2], tonumber(ARGV[2]), tonumber(ARGV[3]))
+if anywhere[1] == 0 then
+  redis.call('DECR', KEYS[1])
+  return {0, anywhere[3]}
+end
+return {1, 0}
+"""
+)
+
+# A right password gives its attempt back (only failures count; a DECR only while the window
+# exists, as warble.dal.rate_limit's give-back) and makes the address a known one.
+# KEYS: as _RESERVE's. ARGV: source, known TTL (s).
+_RELEASE = """
+local known = ARGV[1] ~= '' and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECR', KEYS[1]) end
+if not known and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DECR', KEYS[2]) end
+if ARGV[1] ~= '' then
+  redis.call('SADD', KEYS[3], ARGV[1])
+  redis.call('EXPIRE', KEYS[3], tonumber(ARGV[2]))
+end
+return 0
+"""
+
+
 class LoginThrottle:
     """Failed logins per subject (an account, or the folded login of one that names no account;
-    warble.domain.accounts): a window counter (warble.dal.rate_limit) whose attempt is taken
-    before the password check, so racing wrong passwords cannot get past the limit, and given
-    back when the password was right, so only failures count."""
+    warble.domain.accounts) and client address (its network: an IPv6 one by its /64): window
+    counters whose attempt is taken before the password check, so racing wrong passwords cannot
+    get past the limit, and given back when the password was right, so only failures count.
+    ``max_failures`` from one address lock that address out; ``max_account_failures`` from
+    addresses the subject never logged in from lock those out (``_RESERVE``)."""
 
-    def __init__(self, redis: RedisClient, max_failures: int, window_seconds: int) -> None:
-        self._counter = RedisWindowCounter(redis)
+    def __init__(
+        self,
+        redis: RedisClient,
+        max_failures: int,
+        window_seconds: int,
+        max_account_failures: int | None = None,
+        known_seconds: int = 30 * 86_400,
+    ) -> None:
+        self._reserve = redis.register_script(_RESERVE)
+        self._release = redis.register_script(_RELEASE)
         self._max = max_failures
+        self._max_account = max_failures if max_account_failures is None else max_account_failures
         self._window_ms = window_seconds * 1000
+        self._known_seconds = known_seconds
 
-    def reserve(self, subject: str) -> int:
+    @staticmethod
+    def _keys(subject: str, source: str) -> list[str]:
+        return [
+            keys.login_source_failures(subject, source),
+            keys.login_failures(subject),
+            keys.login_known(subject),
+        ]
+
+    def reserve(self, subject: str, source: str = "") -> int:
         """Take an attempt; 0 when allowed, else the seconds until the window passes."""
-        taken = self._counter.take(keys.login_failures(subject), self._max, self._window_ms)
-        return 0 if taken.allowed else max(1, -(-taken.reset_ms // 1000))
+        allowed, reset_ms = self._reserve(
+            keys=self._keys(subject, source),
+            args=[self._max, self._max_account, self._window_ms, source],
+        )
+        return 0 if int(allowed) else max(1, -(-int(reset_ms) // 1000))
 
-    def release(self, subject: str) -> None:
-        """A successful attempt gives back its reservation: only failures count."""
-        self._counter.give_back(keys.login_failures(subject))
+    def release(self, subject: str, source: str = "") -> None:
+        """A successful attempt gives back its reservation (only failures count), and its
+        address becomes one the subject logged in from."""
+        self._release(keys=self._keys(subject, source), args=[source, self._known_seconds])
 
 
 # The session cached for a token, and whether its last_seen_at is due for a touch (at most once

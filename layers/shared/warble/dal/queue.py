@@ -1,5 +1,6 @@
-"""The account deletion workflow's queue (SQS, through the standard endpoint settings): its
-steps sent as JSON messages (``warble.domain.deletion.ports.step_body``)."""
+"""The queues (SQS, through the standard endpoint settings): the account deletion workflow's
+steps sent as JSON messages (``warble.domain.deletion.ports.step_body``), and the password
+resets asked for (``warble.domain.passwords.ports.reset_body``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from warble.dal.dynamo import _session
 from warble.domain.deletion.ports import Step, StepNotSent, step_body
+from warble.domain.passwords.ports import reset_body
+from warble.errors import Unavailable
 from warble.tracing import instrument
 
 SEND_BATCH_LIMIT = 10  # messages per SendMessageBatch (SQS's limit)
@@ -47,3 +50,23 @@ class SqsStepQueue:
                     break
             else:
                 raise StepNotSent(f"SQS refused {len(entries)} deletion steps")
+
+
+class SqsResetRequests:
+    """Password resets asked for, one message each, for PasswordResetFunction."""
+
+    def __init__(self, url: str, region: str) -> None:
+        self._url = url
+        self._region = region
+
+    @cached_property
+    def _sqs(self) -> Any:
+        instrument("botocore")
+        return _session().create_client("sqs", region_name=self._region)
+
+    def send(self, email: str) -> None:
+        try:
+            self._sqs.send_message(QueueUrl=self._url, MessageBody=json.dumps(reset_body(email)))
+        except (BotoCoreError, ClientError) as exc:
+            # Nothing was queued: a 503, which the client may retry (a 202 would promise a mail).
+            raise Unavailable() from exc

@@ -86,6 +86,9 @@ class RedisWindowCounter:
     def take_user(self, user_id: int, limit: int, window_ms: int) -> Taken:
         return self.take(keys.user_budget(user_id), limit, window_ms)
 
+    def take_location(self, user_id: int, limit: int, window_ms: int) -> Taken:
+        return self.take(keys.location_budget(user_id), limit, window_ms)
+
     def take_address(self, budget: str, network: str, limit: int, window_ms: int) -> Taken:
         return self.take(keys.rate_limit(budget, network), limit, window_ms)
 

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from warble import services
 from warble.domain.accounts.answers import Auth, Me, SeenUser, Sessions
-from warble.http.app import first_reads, principal, reads_first
+from warble.http.app import client_network, first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Id, id_or_404
 from warble.schemas.accounts import (
@@ -58,10 +58,15 @@ def signup(body: Annotated[SignupRequest, Body()]) -> Response[Any]:
 @router.post(
     "/v1/auth/login",
     summary="Log in with a username or email; each login is its own session",
+    description="Failed logins count per account and client address: five within 15 minutes"
+    " refuse that address (429 rate_limited, Retry-After), not the account's others. 50 from"
+    " addresses the account never logged in from refuse every such address; the addresses it"
+    " logged in from in the last 30 days still get in.",
     responses=responses(200, Auth, "Logged in", e429="rate_limited"),
 )
 def login(body: Annotated[LoginRequest, Body()]) -> Response[Any]:
-    return _issued(services.accounts().login(body.login, body.password, body.device), 200)
+    issued = services.accounts().login(body.login, body.password, body.device, client_network())
+    return _issued(issued, 200)
 
 
 @router.post(
@@ -114,7 +119,9 @@ def patch_me(body: Annotated[ProfilePatch, Body()]) -> Me:
 )
 def change_password(body: Annotated[PasswordChange, Body()]) -> Response[Any]:
     me = principal()
-    services.passwords().change(me.user_id, me.session_id, body.current_password, body.password)
+    services.passwords().change(
+        me.user_id, me.session_id, body.current_password, body.password, client_network()
+    )
     return Response(status_code=204)
 
 
@@ -145,7 +152,7 @@ def confirm_password_reset(body: Annotated[PasswordResetConfirm, Body()]) -> Res
                         e403="invalid_credentials"),
 )  # fmt: skip
 def delete_me(body: Annotated[DeleteAccountRequest, Body()]) -> Response[Any]:
-    services.accounts().delete_account(principal(), body.password)
+    services.accounts().delete_account(principal(), body.password, client_network())
     return Response(status_code=202)
 
 

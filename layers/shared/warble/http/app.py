@@ -43,8 +43,9 @@ from warble.errors import (
 from warble.http import rate_limits
 from warble.http.dispatch import Answer, Dispatcher, Target
 from warble.http.render import render
-from warble.jsonbody import nesting_error, too_deep
+from warble.jsonbody import nesting_error, number_error, too_deep, too_long_number
 from warble.schemas import errors
+from warble.schemas.base import storable
 from warble.skeleton import entry_point, logger
 
 if TYPE_CHECKING:
@@ -116,7 +117,8 @@ def is_json(content_type: str) -> bool:
 def check_body(event: dict[str, Any], limit: int) -> None:
     """413 over the limit; 415 for a body declared as anything but JSON (Powertools would parse
     a form, or fail on other types); 400 for a body that is not UTF-8 (API.md: bodies are JSON
-    in UTF-8), before the resolver would fail to decode it, or that nests too deeply."""
+    in UTF-8), before the resolver would fail to decode it, that nests too deeply, or that holds
+    an integer too long for Python to convert."""
     raw = body_bytes(event)
     if len(raw) > limit:
         raise PayloadTooLarge()
@@ -130,6 +132,19 @@ def check_body(event: dict[str, Any], limit: int) -> None:
         ) from None
     if too_deep(raw):  # the resolver's json.loads would recurse past the stack: a 500
         raise nesting_error()
+    if too_long_number(raw):  # its json.loads would raise a ValueError it does not expect
+        raise number_error()
+
+
+def check_params(event: dict[str, Any]) -> None:
+    """400 for a query or path parameter no store can hold (NUL, a lone surrogate), as for
+    every text of a body (``warble.schemas.base.storable``), before a store fails on it."""
+    for source in ("queryStringParameters", "pathParameters"):
+        for name, value in (event.get(source) or {}).items():
+            try:
+                storable(str(value))
+            except ValueError as exc:
+                raise ValidationFailed([FieldError(str(name), str(exc))]) from None
 
 
 def _method(event: dict[str, Any]) -> str:
@@ -248,6 +263,7 @@ class Admitted:
     target: Target | Answer | None
     first: tuple[FirstReads, int, Later[Any]] | None = None
     headers: dict[str, str] | None = None  # the request's (lower-cased names), set when routed
+    network: str = ""  # the client's address as the budgets count it, set when routed
 
 
 # The request being handled. A ContextVar rather than the router's context: Powertools rebinds
@@ -268,6 +284,13 @@ def request_header(name: str) -> str | None:
     """A header of the request being routed (``name`` lower-case, as HTTP API passes them)."""
     request = _request.get()
     return None if request is None or request.headers is None else request.headers.get(name)
+
+
+def client_network() -> str:
+    """The client's address of the request being routed (API Gateway's ``sourceIp``, an IPv6
+    one by its /64, as the request budgets count it); "" when unknown."""
+    request = _request.get()
+    return "" if request is None else request.network
 
 
 def first_reads(queue: FirstReads, viewer: int, **args: Any) -> Any:
@@ -393,8 +416,10 @@ class HttpFunction:
             return errors.proxy_response(exc)
 
     def _validated(self, event: dict[str, Any]) -> Target | Answer | None:
-        """Check the body (413, 415, 400), then validate the request against its route."""
+        """Check the body (413, 415, 400) and the parameters' texts (400), then validate the
+        request against its route."""
         check_body(event, services.container().settings.max_body_bytes)
+        check_params(event)
         return self._dispatcher.target(event)
 
     # ---- routing --------------------------------------------------------------------------
@@ -402,6 +427,8 @@ class HttpFunction:
         """The route's answer, with the budget's headers; a POST with an Idempotency-Key is
         answered at most once (``_idempotent``)."""
         admitted.headers = event.get("headers") or {}
+        source = rate_limits.source_ip(event)
+        admitted.network = rate_limit_rules.client_network(source) if source else ""
         request = _request.set(admitted)
         try:
             key = admitted.headers.get(IDEMPOTENCY_HEADER)

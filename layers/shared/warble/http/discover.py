@@ -11,6 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from warble import services
 from warble.domain.discover.answers import MatchPage, NearbyUsers, SwipeAnswer
+from warble.errors import RateLimited
 from warble.http.app import principal
 from warble.http.docs import responses
 from warble.http.params import Cursor, Limit
@@ -24,10 +25,16 @@ RadiusKm = Annotated[float, Query(ge=0.1, le=500, allow_inf_nan=False, descripti
 @router.put(
     "/v1/users/me/location",
     summary="Set (or move) my location; makes me discoverable",
+    description="At most 30 updates per 5 minutes per user, beside the request budget: past"
+    " them 429 rate_limited with Retry-After, and the location stays as it was.",
     responses=responses(204, None, "Stored"),
 )
 def put_location(body: Annotated[LocationIn, Body()]) -> Response[Any]:
-    services.discover().set_location(principal().user_id, body.lat, body.lon)
+    me = principal().user_id
+    spent = services.rate_limits().location(me)
+    if spent is not None and not spent.allowed:
+        raise RateLimited(spent.retry_after, "Too many location updates; try again later.")
+    services.discover().set_location(me, body.lat, body.lon)
     return Response(status_code=204)
 
 

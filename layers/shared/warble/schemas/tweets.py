@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import (
+    ConfigDict,
     Field,
     StringConstraints,
 )
@@ -14,6 +15,17 @@ from warble.schemas.base import _Request
 
 
 class CreateTweet(_Request):
+    """A text of 1 to 280 characters, not only white space; or 1 to 4 media, with any text."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["text"], "properties": {"text": {"minLength": 1, "pattern": r"\S"}}},
+                {"required": ["media_ids"], "properties": {"media_ids": {"minItems": 1}}},
+            ]
+        }
+    )
+
     # The 280-character rule applies after NFC normalisation, in the domain
     # (warble.domain.text.normalise_text); the document shows that rule, and the model's own
     # bound only keeps absurd bodies out of the normaliser.

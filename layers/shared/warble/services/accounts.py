@@ -61,6 +61,7 @@ def passwords(c: Parts) -> PasswordService:
     s = c.settings
     store = c.stores.passwords()
     return PasswordService(
+        requests=c.stores.reset_requests(),
         credentials=store,
         tokens=store,
         mailer=c.stores.mailer(),
@@ -88,5 +89,8 @@ def rate_limits(c: Parts) -> RateLimits:
         login_per_ip=Budget(s.rate_limit_login_ip_requests, s.rate_limit_login_ip_window_seconds),
         auth_failures_per_ip=Budget(
             s.rate_limit_auth_failures_ip_requests, s.rate_limit_auth_failures_ip_window_seconds
+        ),
+        location_per_user=Budget(
+            s.rate_limit_location_requests, s.rate_limit_location_window_seconds
         ),
     )

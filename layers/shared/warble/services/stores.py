@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from warble.dal.notifications import NotificationTable
     from warble.dal.passwords import PasswordRepository
     from warble.dal.postgres import Database
-    from warble.dal.queue import SqsStepQueue
+    from warble.dal.queue import SqsResetRequests, SqsStepQueue
     from warble.dal.redis import RedisClient
     from warble.dal.unread import RedisUnread
     from warble.domain.accounts.ports import Profiles
@@ -137,7 +137,12 @@ class Stores:
         from warble.dal.account_state import LoginThrottle
 
         s = self._c.settings
-        return LoginThrottle(self._c.redis, s.login_max_failures, s.login_window_seconds)
+        return LoginThrottle(
+            self._c.redis,
+            s.login_max_failures,
+            s.login_window_seconds,
+            s.login_max_account_failures,
+        )
 
     def session_lookups(self) -> SessionLookups:
         from warble.dal.account_state import SessionLookups
@@ -158,6 +163,12 @@ class Stores:
         from warble.dal.mail import SesMailer
 
         return SesMailer(self._c.settings.email_sender, self._c.settings.aws_region)
+
+    def reset_requests(self) -> SqsResetRequests:
+        from warble.dal.queue import SqsResetRequests
+
+        s = self._c.settings
+        return SqsResetRequests(s.password_reset_queue_url, s.aws_region)
 
     # ---- graph and blocks -------------------------------------------------------------------
     def graph(self) -> GraphStore:

@@ -120,10 +120,12 @@ class AccountDeletions(Protocol):
 
 class LoginAttempts(Protocol):
     """Failed-login throttle: attempts reserved before the password check, per subject (an
-    account, or the folded login of one that names no account)."""
+    account, or the folded login of one that names no account) and client address (``source``,
+    a network as the request budgets name it): one address's failures lock out that address,
+    not the owner (issue 47 item 3)."""
 
-    def reserve(self, subject: str) -> int: ...
-    def release(self, subject: str) -> None: ...
+    def reserve(self, subject: str, source: str = "") -> int: ...
+    def release(self, subject: str, source: str = "") -> None: ...
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from warble.domain.accounts.ports import (
     UnknownUser,
     UserStore,
 )
-from warble.domain.logins import login_key
+from warble.domain.logins import login_key, skeleton
 from warble.domain.rate_limits import Budget
 from warble.domain.shared import Cache, IdGenerator, Later, ReadBatch, at_once
 from warble.errors import (
@@ -142,8 +142,9 @@ class AccountService:
     def signup(
         self, username: str, email: str, password: str, display_name: str | None, device: str
     ) -> IssuedSession:
-        if login_key(username) in self._policy.admin_usernames:
-            # API.md: an admin's username is taken, whether or not the operator created it yet.
+        if skeleton(username) in {skeleton(admin) for admin in self._policy.admin_usernames}:
+            # API.md: an admin's username is taken, whether or not the operator created it yet;
+            # so is every name that reads as one (issue 47 item 8: warbleadmin, warble_admin_).
             raise Conflict("That username is already taken.", code="username_taken")
         row = self._insert_user(username, email, password, display_name)
         return self._open_session(profile_record(row), device)
@@ -180,19 +181,21 @@ class AccountService:
                 f"That {exc.field} is already taken.", code=f"{exc.field}_taken"
             ) from exc
 
-    def login(self, login: str, password: str, device: str) -> IssuedSession:
+    def login(self, login: str, password: str, device: str, source: str = "") -> IssuedSession:
         """Failures count per account, whichever spelling named it (its username in any case,
         its email): the attempt is reserved on the account the lookup found, before the password
         check, so racing attempts cannot get past the limit. A login that names no account
         counts under its folded self, so that it too is refused after as many tries (a 429
-        only for real accounts would tell which exist)."""
+        only for real accounts would tell which exist). Failures count per client address
+        too (``source``): an address's five lock out that address, not the owner's (see
+        ``LoginAttempts``)."""
         credentials = self._users.credentials_by_login(login)
         subject = (
             f"user:{int(credentials['id'])}"
             if credentials is not None
             else f"name:{login_key(login)}"
         )
-        wait = self._throttle.reserve(subject)
+        wait = self._throttle.reserve(subject, source)
         if wait:
             raise RateLimited(wait)
         if credentials is None:
@@ -200,7 +203,7 @@ class AccountService:
             raise InvalidCredentials()
         if not security.verify_password(password, credentials["password_hash"]):
             raise InvalidCredentials()
-        self._throttle.release(subject)
+        self._throttle.release(subject, source)
         return self._open_session(self.profile(int(credentials["id"])), device)
 
     def _open_session(self, user: dict[str, Any], device: str) -> IssuedSession:
@@ -414,18 +417,25 @@ class AccountService:
         return ended
 
     # ---- deletion (API.md "Deleting an account"; docs/accounts.md) -------------------------
-    def delete_account(self, principal: Principal, password: str) -> None:
+    def delete_account(self, principal: Principal, password: str, source: str = "") -> None:
         """The synchronous part of a deletion: when it returns, the account is out of
         PostgreSQL (its tokens refused, its login failing, every read of it 404, its username
         and email free), its sessions' cached entries and sockets are gone, its profile is out
         of the cache, and the workflow that removes everything it made has started. A wrong
-        password: 403 invalid_credentials, nothing changed."""
+        password: 403 invalid_credentials, nothing changed; each one spends the account's
+        failed logins (as a password change's does), so a stolen token cannot guess the
+        password past the login limit: then 429."""
         user_id = principal.user_id
         stored = self._users.password_hash(user_id)
         if stored is None:
             raise Unauthorized()  # deleted by a racing request of another session
+        subject = f"user:{user_id}"  # the login throttle's subject of this account
+        wait = self._throttle.reserve(subject, source)
+        if wait:
+            raise RateLimited(wait)
         if not security.verify_password(password, stored):
             raise Forbidden("The password is not right.", code="invalid_credentials")
+        self._throttle.release(subject, source)
         ended = self._users.delete(user_id)
         if ended is None:
             raise Unauthorized()

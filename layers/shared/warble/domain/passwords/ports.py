@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Credentials(Protocol):
@@ -44,6 +44,29 @@ class ResetTokens(Protocol):
         """Use a live token (not used, voided or expired at ``now``) and set its user's password
         hash, in one transaction; its user, or None for a token that does not work."""
         ...
+
+
+class ResetRequests(Protocol):
+    """The queue between a reset's request and its lookup and email (Amazon SQS): the request
+    path does the same work for every address."""
+
+    def send(self, email: str) -> None: ...
+
+
+def reset_body(email: str) -> dict[str, Any]:
+    """A reset request as its queue's message holds it (JSON)."""
+    return {"email": email}
+
+
+def reset_email_of(body: str) -> str:
+    """The address of a reset request's message; ValueError for anything else."""
+    import json
+
+    data = json.loads(body)
+    email = data.get("email") if isinstance(data, dict) else None
+    if not isinstance(email, str) or not email:
+        raise ValueError("not a password reset request")
+    return email
 
 
 class Mailer(Protocol):

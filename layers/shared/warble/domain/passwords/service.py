@@ -1,11 +1,13 @@
 """Passwords: a change by the signed-in owner, and a reset by email (API.md "Accounts").
 
 A change checks the current password (throttled as logins are, per account), writes the new
-hash and ends every other session of the user. A reset mails a single-use token whose SHA-256
-hash alone is stored: it works for ``token_ttl``, a newer one voids the older, at most ``cap``
-are mailed per address and ``cap_window``; redeeming one sets the password and ends every
-session. Sessions end through the accounts feature's one way (``SessionEnder``), which closes
-their WebSocket connections too. No token or password is ever logged.
+hash and ends every other session of the user. A reset's request is queued as it came
+(``request_reset``: the same work for every address, so its timing tells no registered address
+from another); the queue's consumer looks it up and mails (``mail_reset``) a single-use token
+whose SHA-256 hash alone is stored: it works for ``token_ttl``, a newer one voids the older, at
+most ``cap`` are mailed per address and ``cap_window``; redeeming one sets the password and
+ends every session. Sessions end through the accounts feature's one way (``SessionEnder``),
+which closes their WebSocket connections too. No token or password is ever logged.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from urllib.parse import urlencode
 
 from warble import clock, security
 from warble.domain.accounts.ports import LoginAttempts
-from warble.domain.passwords.ports import Credentials, Mailer, ResetTokens, SessionEnder
+from warble.domain.passwords.ports import (
+    Credentials,
+    Mailer,
+    ResetRequests,
+    ResetTokens,
+    SessionEnder,
+)
 from warble.errors import Forbidden, NotFound, RateLimited, WarbleError
 
 
@@ -52,15 +60,19 @@ class PasswordService:
         sessions: SessionEnder,
         throttle: LoginAttempts,
         policy: PasswordPolicy,
+        requests: ResetRequests | None = None,
     ) -> None:
         self._credentials = credentials
+        self._requests = requests
         self._tokens = tokens
         self._mailer = mailer
         self._sessions = sessions
         self._throttle = throttle
         self._policy = policy
 
-    def change(self, user_id: int, session_id: int, current: str, new: str) -> list[int]:
+    def change(
+        self, user_id: int, session_id: int, current: str, new: str, source: str = ""
+    ) -> list[int]:
         """The owner's change: 403 ``invalid_credentials`` for a wrong ``current`` (each one
         spends the account's login attempts, so the check cannot be used to guess the password
         past the login limit); every other session ended. Returns the ended sessions' ids."""
@@ -68,22 +80,30 @@ class PasswordService:
         if stored is None:
             raise NotFound("No such user.")
         subject = f"user:{user_id}"  # the login throttle's subject of this account
-        wait = self._throttle.reserve(subject)
+        wait = self._throttle.reserve(subject, source)
         if wait:
             raise RateLimited(wait)
         if not security.verify_password(current, stored):
             raise Forbidden("The current password is wrong.", code="invalid_credentials")
-        self._throttle.release(subject)
+        self._throttle.release(subject, source)
         fresh = security.hash_password(new, self._policy.password_hash_rounds)
         if not self._credentials.set_password_hash(user_id, fresh, clock.now()):
             raise NotFound("No such user.")
         return self._sessions.end_sessions(user_id, keep=session_id)
 
-    def request_reset(self, email: str) -> bool:
+    def request_reset(self, email: str) -> None:
+        """Queue a reset for ``email`` as it came, known or not: no lookup on the request path,
+        whose timing would tell a registered address from another (issue 47 item 1). The
+        caller answers 202 at once; the queue's consumer runs ``mail_reset``."""
+        if self._requests is None:
+            raise RuntimeError("no reset queue configured (PASSWORD_RESET_QUEUE_URL)")
+        self._requests.send(email)
+
+    def mail_reset(self, email: str) -> bool:
         """Mail a reset link to the account of ``email``, if there is one and it is under the
-        cap; the caller answers 202 whatever happened (True: a mail was sent)."""
+        cap (the queue's consumer; True: a mail was sent)."""
         found = self._credentials.recipient(email)
-        token = reset_token()  # made either way: the same work whether the address is known
+        token = reset_token()
         digest = security.token_hash(token)
         if found is None:
             return False
