@@ -45,10 +45,11 @@ load: bootstrap
 	  $(LOAD_CHECK_ARGS)
 
 ## Run every test: unit, integration and end-to-end, with the coverage of the shared package and
-## the local runtime (in-process code; the e2e tier's child processes are not measured).
+## the local runtime (in-process code; the e2e tier's child processes are not measured), and the
+## 30 slowest tests (where the time goes: the suite must stay under 10 minutes on 2 cores).
 test:
 	@scripts/bootstrap.sh --browser
-	$(PYTEST) -n 2 --dist loadgroup --cov --cov-report=term:skip-covered tests
+	$(PYTEST) -n 2 --dist loadgroup --cov --cov-report=term:skip-covered --durations=30 tests
 
 ## The tests at scale (marker `scale`; tens of minutes, so not in `make test`): an account of
 ## 20,000 followers and 10,000 tweets deleted with its workflow killed half-way (issue 32).

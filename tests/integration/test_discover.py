@@ -262,8 +262,13 @@ def test_a_pending_right_swipe_survives_redis_losing_the_pair(discover, make_use
     assert discover.swipe(a, b, "left").matched is False  # a's first swipe (right) stands
 
 
-def test_a_thousand_pairs_swiping_right_at_once_make_a_thousand_matches(discover, make_users):
-    users = make_users(2000)
+# Each pair's two swipes race (a barrier each, 16 threads); 300 pairs are 300 such races. A
+# thousand took 137 s of one worker on a loaded machine for no race more (issue 43 item 5).
+PAIRS = 300
+
+
+def test_pairs_swiping_right_at_once_make_one_match_each(discover, make_users):
+    users = make_users(2 * PAIRS)
     # Profiles cached first: the swipes then race in Redis and DynamoDB, not for the shared
     # PostgreSQL's connections.
     for start in range(0, len(users), 500):
@@ -284,11 +289,11 @@ def test_a_thousand_pairs_swiping_right_at_once_make_a_thousand_matches(discover
     reported: dict[tuple[int, int], int] = {}
     for pair, matched in answers:
         reported[pair] = reported.get(pair, 0) + int(matched)
-    assert sum(reported.values()) == 1000
+    assert sum(reported.values()) == PAIRS
     assert set(reported.values()) == {1}, "a pair reported twice or never"
     mine = {f"M#{min(p)}#{max(p)}" for p in pairs}
     records = [i.pk for i in MatchItem.scan(MatchItem.pk.startswith("M#")) if i.pk in mine]
-    assert len(records) == len(set(records)) == 1000
+    assert len(records) == len(set(records)) == PAIRS
 
 
 # ---- the blocks hash the seen script reads --------------------------------------------------
