@@ -27,6 +27,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import security, services
 from warble.dal import store_unavailable
+from warble.deadline import DeadlineExceeded, answering_within
 from warble.domain import rate_limits as rate_limit_rules
 from warble.domain.shared import Later, ReadBatch, at_once
 from warble.errors import (
@@ -345,11 +346,19 @@ class HttpFunction:
         self._cacheable = frozenset(cacheable)
 
     def handle(self, event: dict[str, Any], context: LambdaContext) -> Answer:
-        admitted = self.admit(event)
-        if isinstance(admitted, Admitted):
-            answer = self.answer(event, context, admitted)
-        else:
-            answer = admitted
+        try:
+            with answering_within(context):
+                admitted = self.admit(event)
+                if isinstance(admitted, Admitted):
+                    answer = self.answer(event, context, admitted)
+                else:
+                    answer = admitted
+        except DeadlineExceeded:
+            # A store hung rather than failed: 503 before the timeout's bare 500. The database
+            # connection may be mid-query: the next request opens a new one.
+            logger.warning("deadline: answered 503 before the function's timeout")
+            services.container().database.close()
+            answer = errors.proxy_response(Unavailable())
         return with_security_headers(answer, event.get("routeKey") in self._cacheable)
 
     # ---- admission ------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""An answer before Lambda's timeout: a request still running near the end of its function's time
+is interrupted and answered ``503 unavailable`` with ``Retry-After`` (API.md "Conventions").
+
+Without it a store that hangs rather than fails (a paused cache, a locked table, a DynamoDB that
+throttles behind botocore's retries, the local moto held by a long job) runs the function into
+its timeout, which API Gateway answers as a bare 500. The alarm is the process's interval timer
+(``SIGALRM``): it interrupts a blocking socket read as well as Python code, costs two system
+calls per request, and is armed only on the main thread, where Lambda's runtime (and the local
+runtime's worker) runs the handler; elsewhere (a handler called from a test's thread) it is off.
+
+``DeadlineExceeded`` is a ``BaseException``, as ``KeyboardInterrupt`` is: no ``except
+Exception`` on the way swallows it, and the clients it interrupts drop the connection they were
+reading (redis-py disconnects on any exception; the PostgreSQL connection is closed by the
+caller of ``answering_within``, see ``warble.http.app``).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["DeadlineExceeded", "answering_within", "margin_ms"]
+
+
+class DeadlineExceeded(BaseException):
+    """The function's time is nearly spent: answer now."""
+
+
+class _Alarm:
+    armed = False
+
+
+def _ring(signum: int, frame: Any) -> None:
+    # A ring that arrives as the block ends (after ``armed`` went False) is ignored.
+    if _Alarm.armed:
+        _Alarm.armed = False
+        raise DeadlineExceeded()
+
+
+def margin_ms(remaining_ms: int) -> int:
+    """Time kept back to answer: a tenth of what is left, between 200 ms and 1 s."""
+    return min(1000, max(200, remaining_ms // 10))
+
+
+@contextmanager
+def answering_within(context: Any) -> Iterator[None]:
+    """Raise ``DeadlineExceeded`` inside the block once the context's remaining time, less
+    ``margin_ms``, has passed. Off where no alarm can be set (not the main thread, a context
+    without ``get_remaining_time_in_millis``)."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    left = remaining() if callable(remaining) else None
+    if not isinstance(left, int) or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGALRM) is not _ring:
+        signal.signal(signal.SIGALRM, _ring)
+    _Alarm.armed = True
+    signal.setitimer(signal.ITIMER_REAL, max(left - margin_ms(left), 1) / 1000)
+    try:
+        yield
+    finally:
+        _Alarm.armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
