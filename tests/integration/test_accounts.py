@@ -7,7 +7,7 @@ import threading
 import psycopg
 import pytest
 from warble import keys
-from warble.domain.accounts.service import Principal
+from warble.domain.accounts.answers import Principal
 from warble.errors import (
     Conflict,
     Forbidden,

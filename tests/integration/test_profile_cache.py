@@ -19,7 +19,8 @@ import pytest
 from warble import keys
 from warble.dal.accounts import UserRepository
 from warble.dal.cache import LeasedCache
-from warble.domain.accounts.service import Principal, profile_record
+from warble.domain.accounts.answers import Principal
+from warble.domain.accounts.service import profile_record
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from warble import services
-from warble.domain.accounts.service import Principal
+from warble.domain.accounts.answers import Principal
 
 from infra.local.events import HttpRequest, http_api_event
 from tests.conftest import CLUSTER_FIRST_PORT, ROOT, redis_pointed_at

@@ -28,7 +28,7 @@ from warble.errors import RateLimited, Unauthorized, Unavailable, ValidationFail
 from warble.skeleton import entry_point, logger
 
 if TYPE_CHECKING:
-    from warble.domain.accounts.service import Principal
+    from warble.domain.accounts.answers import Principal
 
 
 @dataclasses.dataclass(frozen=True)

@@ -50,7 +50,7 @@ from warble.schemas.base import storable
 from warble.skeleton import entry_point, logger
 
 if TYPE_CHECKING:
-    from warble.domain.accounts.service import Principal
+    from warble.domain.accounts.answers import Principal
     from warble.domain.rate_limits import Verdict
 
 Handler = Callable[[dict[str, Any], LambdaContext], Answer]

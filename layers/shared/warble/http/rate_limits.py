@@ -19,7 +19,7 @@ from warble.errors import RateLimited
 from warble.schemas import errors
 
 if TYPE_CHECKING:
-    from warble.domain.accounts.service import Principal
+    from warble.domain.accounts.answers import Principal
     from warble.domain.rate_limits import Verdict
 
 logger = Logger()

@@ -33,7 +33,7 @@ def deletion(c: Parts) -> AccountDeletion:
 
 
 def export(c: Parts) -> ExportService:
-    from warble.domain.accounts.service import Principal
+    from warble.domain.accounts.answers import Principal
     from warble.domain.export.service import ExportOwner, ExportService, ExportSources
 
     accounts = c.accounts

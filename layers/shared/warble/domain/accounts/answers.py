@@ -11,6 +11,14 @@ from warble.domain.shared import Page
 Relationship = Literal["none", "following", "followed_by", "friends"]
 
 
+@dataclass(frozen=True)
+class Principal:
+    """Who a request is: the signed-in user and the session its token belongs to."""
+
+    user_id: int
+    session_id: int
+
+
 @dataclass(slots=True)
 class User:
     """API.md's User as its viewer sees it (or an unauthenticated answer): no relationship."""

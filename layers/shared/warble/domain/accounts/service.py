@@ -20,7 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 from warble import clock, security
-from warble.domain.accounts.answers import Auth, LiveSession, Me, Sessions
+from warble.domain.accounts.answers import Auth, LiveSession, Me, Principal, Sessions
 from warble.domain.accounts.ports import (
     AccountDeletions,
     DuplicateAccount,
@@ -47,12 +47,6 @@ from warble.errors import (
     RateLimited,
     Unauthorized,
 )
-
-
-@dataclass(frozen=True)
-class Principal:
-    user_id: int
-    session_id: int
 
 
 @dataclass(frozen=True)
