@@ -1,0 +1,12 @@
+"""What muted words need of their store (``warble.dal.muted_words``)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class MutedWordStore(Protocol):
+    """Each user's list, the source of truth (one PostgreSQL row a user)."""
+
+    def words(self, user_id: int) -> list[str]: ...
+    def replace(self, user_id: int, words: list[str]) -> None: ...
