@@ -460,6 +460,7 @@ class FanoutAuthors:
                 backfill=settings.follow_backfill,
             ),
             shields=services.container().shields,
+            muted=services.container().muted_words,
         )  # fmt: skip
 
     def fanout(self, service: TimelineService, author: int) -> Callable[[], None]:

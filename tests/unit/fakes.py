@@ -721,18 +721,22 @@ class FakeMutedWordStore:
     table's reads (a warm home read makes none)."""
 
     def __init__(self) -> None:
-        self.lists: dict[int, list[str]] = {}
+        self.lists_: dict[int, list[str]] = {}
         self.reads = 0
 
     def words(self, user_id: int) -> list[str]:
         self.reads += 1
-        return list(self.lists.get(user_id, []))
+        return list(self.lists_.get(user_id, []))
+
+    def lists(self, user_ids: list[int]) -> dict[int, list[str]]:
+        self.reads += 1
+        return {uid: list(self.lists_[uid]) for uid in user_ids if uid in self.lists_}
 
     def replace(self, user_id: int, words: list[str]) -> None:
         if words:
-            self.lists[user_id] = list(words)
+            self.lists_[user_id] = list(words)
         else:
-            self.lists.pop(user_id, None)
+            self.lists_.pop(user_id, None)
 
 
 # ---- timelines --------------------------------------------------------------------------------

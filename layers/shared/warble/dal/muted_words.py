@@ -20,6 +20,16 @@ class MutedWordRepository:
         )
         return list(row["words"]) if row else []
 
+    def lists(self, user_ids: list[int]) -> dict[int, list[str]]:
+        if not user_ids:
+            return {}
+        rows = self._db.run(
+            lambda conn: conn.execute(
+                "SELECT user_id, words FROM muted_words WHERE user_id = ANY(%s)", (user_ids,)
+            ).fetchall()
+        )
+        return {row["user_id"]: list(row["words"]) for row in rows}
+
     def replace(self, user_id: int, words: list[str]) -> None:
         if not words:
             self._db.run(

@@ -67,3 +67,21 @@ class MutedWordService:
             return compile_words(held) if held else NOTHING
 
         return matcher
+
+    def many_later(self, batch: ReadBatch, user_ids: list[int]) -> Later[dict[int, Matcher]]:
+        """Several users' compiled lists (a stream batch's recipients): one MGET queued in
+        ``batch``; the misses read in one query and filled."""
+
+        def load(missing: list[int]) -> list[Any | None]:
+            lists = self._store.lists([user_ids[i] for i in missing])
+            return [lists.get(user_ids[i], []) for i in missing]
+
+        read = self._cache.get_many_later(batch, user_ids, load)
+
+        def matchers() -> dict[int, Matcher]:
+            return {
+                uid: compile_words(held) if held else NOTHING
+                for uid, held in zip(user_ids, read(), strict=True)
+            }
+
+        return matchers
