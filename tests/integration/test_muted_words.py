@@ -96,3 +96,12 @@ def test_mentions_and_replies_holding_a_muted_word_are_not_listed_nor_counted(ac
     assert {n.tweet_id for n in page.items if n.type == "mention"} == {kept.id}
     counts = notifications.counts(alice)
     assert (counts.mention, counts.reply) == (1, 1)
+
+
+def test_the_list_goes_with_the_account(accounts, moto, redis):
+    issued = accounts.signup("gone", "gone@example.com", "password1", None, "")
+    user_id = int(issued.user["id"])
+    services.muted_words().replace(user_id, ["spoiler"])
+    accounts.delete_account(accounts.require_token(issued.token), "password1")
+    # the row went in the users row's transaction (ON DELETE CASCADE)
+    assert services.container().stores.muted_words().words(user_id) == []
