@@ -163,6 +163,7 @@ def fanout_to_a_muted_author(run: Run, bench_stack: stack.Stack, raw: Any, ddb: 
             recent_cap=settings.author_recent_cap, backfill=settings.follow_backfill,
         ),
         shields=services.container().shields,
+        muted=services.container().muted_words,
     )  # fmt: skip
     tweet_ids = itertools.count(ids.next_id() + 1)
 

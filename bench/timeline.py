@@ -44,6 +44,7 @@ import dataclasses
 import itertools
 import statistics
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -287,15 +288,18 @@ def home_page(t: TimelineBench) -> Benchmark:
         return raw.zrevrangebylex(home_key, upper, lower, 0, PAGE)
 
     blocks_key = keys.memberships("blocks", reader_id).value
+    muted_key = keys.muted_words(reader_id).value
 
     def queue_page(pipe: Any) -> None:
         # TimelineStore.home_page_later (built?, range of the page and its overfetch, TTL,
-        # celebrities) and the reader's blocks and mutes (Shields.later).
+        # celebrities), the reader's blocks and mutes (Shields.later) and muted words
+        # (MutedWordService.later).
         pipe.exists(home_key)
         pipe.zrevrangebylex(home_key, upper, lower, 0, PAGE * HOME_OVERFETCH)
         pipe.expire(home_key, settings.timeline_ttl_seconds)
         pipe.get(celebs_key)
         pipe.hgetall(blocks_key)
+        pipe.mget([muted_key])
 
     def raw_tweets_mget() -> Any:
         return raw.mget(tweet_keys)
@@ -327,7 +331,7 @@ def home_page(t: TimelineBench) -> Benchmark:
         (
             "gate + page",
             "raw pipeline (gate EVALSHA, EXISTS, ZREVRANGEBYLEX, EXPIRE, GET celebrities, "
-            "HGETALL blocks)",
+            "HGETALL blocks, MGET muted words)",
             stack.session_check(raw, reader, queue_page),
         ),
         (
@@ -386,6 +390,66 @@ def home_page(t: TimelineBench) -> Benchmark:
             f"tweets by {len(profile_keys)} authors; the timeline, the tweets, their authors' "
             "profiles, the tweets' counters and the viewer's recent likes and retweets are all "
             "in Redis: no DynamoDB call"
+        ],
+    )
+
+
+# ---- GET /v1/timeline/home with 100 muted words (issue 44 item 4) ------------------------------
+MUTED_WORDS = 100
+
+
+@group("muted_words", "home page read (warm) with 100 muted words against none (issue 44)")
+def muted_words_group(run: Run) -> Iterator[Item]:
+    from warble.settings import get_settings
+
+    bench_stack = stack.shared(run)
+    raw, ddb = stack.raw_clients(run, bench_stack)
+    yield home_page_muted(TimelineBench(run, bench_stack, get_settings(), raw, ddb))
+
+
+def home_page_muted(t: TimelineBench) -> Benchmark:
+    """Two readers of the same followees, warm: one mutes 100 words that none of the page's
+    tweets hold (the worst case: every tweet is tokenised and no entry leaves the page), the
+    other none. The goal: the first at most 1.2x the second."""
+    from warble import services
+
+    accounts, tweets, timelines = services.accounts(), services.tweets(), services.timelines()
+    suffix = uuid.uuid4().hex[:6]
+    readers = {kind: f"mw{kind[0]}_{suffix}" for kind in ("none", "muting")}
+    ids = {kind: make_user(name) for kind, name in readers.items()}
+    authors = [make_user(f"mwa{n}_{suffix}") for n in range(5)]
+    for reader_id in ids.values():
+        for author in authors:
+            services.graph().follow(reader_id, author)
+    for round_ in range(6):
+        for author in authors:
+            text = f"tweet {round_} of {author}: a few ordinary words about #weather and life"
+            tweets.post(author, text, None, [])
+    words = [f"muted{n}" for n in range(MUTED_WORDS - 10)] + [f"#tag{n}" for n in range(10)]
+    services.muted_words().replace(ids["muting"], words)
+    handler = stack.load_function("tweets").handler
+    reads = {}
+    for kind, reader_id in ids.items():
+        timelines.rebuild(reader_id)
+        assert len(timelines.home(reader_id, PAGE, None).items) == PAGE
+        issued = accounts.login(readers[kind], PASSWORD, "bench")
+        reads[kind] = expect(handler, home_event(issued), 200)
+        reads[kind]()
+    return Benchmark(
+        f"GET /v1/timeline/home?limit={PAGE}, all cached, {MUTED_WORDS} muted words "
+        "(TweetsFunction handler)",
+        reads["muting"],
+        reads["none"],
+        path=f"handler, {MUTED_WORDS} muted words",
+        baseline="handler, no muted words",
+        budget_s=6.0,
+        warmup=100,
+        min_iterations=200,
+        max_iterations=3000,
+        describe=lambda: [f"round trips of one warm call: {stack.traced(reads['muting'])}"],
+        notes=[
+            f"{MUTED_WORDS} muted words ({MUTED_WORDS - 10} words, 10 #tags) that none of the "
+            f"page's {PAGE} tweets hold; goal: at most 1.2x the reader with none (issue 44)"
         ],
     )
 
@@ -460,6 +524,7 @@ class FanoutAuthors:
                 backfill=settings.follow_backfill,
             ),
             shields=services.container().shields,
+            muted=services.container().muted_words,
         )  # fmt: skip
 
     def fanout(self, service: TimelineService, author: int) -> Callable[[], None]:

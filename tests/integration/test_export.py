@@ -41,6 +41,7 @@ def test_the_export_holds_everything_complete_and_nothing_secret(people, account
     graph.follow(ids["fan"], ids["me"])
     services.blocks().block(ids["me"], ids["pest"])
     services.blocks().mute(ids["me"], ids["bore"])
+    services.muted_words().replace(ids["me"], ["spoiler", "#finale"])
     dms = services.conversations()
     conversation, _ = dms.open(ids["me"], ids["friend"])
     for i in range(3):
@@ -53,7 +54,7 @@ def test_the_export_holds_everything_complete_and_nothing_secret(people, account
 
     assert set(document) == {
         "user", "sessions", "tweets", "likes", "following", "followers", "blocks", "mutes",
-        "conversations", "notifications", "media", "location",
+        "muted_words", "conversations", "notifications", "media", "location",
     }  # fmt: skip
     assert document["user"]["email"] == "ivy@example.com"
     assert document["user"]["tweet_count"] >= 0 and "password_hash" not in document["user"]
@@ -65,6 +66,7 @@ def test_the_export_holds_everything_complete_and_nothing_secret(people, account
     assert {u["id"] for u in document["followers"]} == {str(ids["friend"]), str(ids["fan"])}
     assert [u["id"] for u in document["blocks"]] == [str(ids["pest"])]
     assert [u["id"] for u in document["mutes"]] == [str(ids["bore"])]
+    assert document["muted_words"] == ["spoiler", "#finale"]
     [exported] = document["conversations"]
     assert exported["id"] == conversation.id
     assert [m["text"] for m in exported["messages"]] == ["dm 2", "dm 1", "dm 0"]
@@ -82,6 +84,6 @@ def test_a_new_account_exports_empty_lists(people, accounts):
     user_id = int(issued.user["id"])
     document = json.loads(render(services.export().export(user_id, issued.session.id)))
     assert document["user"]["username"] == "nia" and document["location"] is None
-    for key in ("tweets", "likes", "following", "followers", "blocks", "mutes",
+    for key in ("tweets", "likes", "following", "followers", "blocks", "mutes", "muted_words",
                 "conversations", "notifications", "media"):  # fmt: skip
         assert document[key] == [], key

@@ -715,6 +715,30 @@ class FakeGraphStore:
         return set(self.degrees)
 
 
+# ---- muted words ------------------------------------------------------------------------------
+class FakeMutedWordStore:
+    """``MutedWordStore`` (``warble.dal.muted_words``): each user's list; ``reads`` counts the
+    table's reads (a warm home read makes none)."""
+
+    def __init__(self) -> None:
+        self.lists_: dict[int, list[str]] = {}
+        self.reads = 0
+
+    def words(self, user_id: int) -> list[str]:
+        self.reads += 1
+        return list(self.lists_.get(user_id, []))
+
+    def lists(self, user_ids: list[int]) -> dict[int, list[str]]:
+        self.reads += 1
+        return {uid: list(self.lists_[uid]) for uid in user_ids if uid in self.lists_}
+
+    def replace(self, user_id: int, words: list[str]) -> None:
+        if words:
+            self.lists_[user_id] = list(words)
+        else:
+            self.lists_.pop(user_id, None)
+
+
 # ---- timelines --------------------------------------------------------------------------------
 class FakeTimelineStore:
     """``TimelineStore`` (``warble.dal.timelines.TimelineStore``): sets of entries, newest first
@@ -927,6 +951,9 @@ class MemoryStores(Stores):
     def block_sets(self) -> FakeBlockSets:
         return self._w.block_sets
 
+    def muted_words(self) -> FakeMutedWordStore:
+        return self._w.muted_word_store
+
     def tweets(self) -> FakeTweetStore:
         return self._w.tweet_store
 
@@ -976,6 +1003,7 @@ class World:
     bucket: FakeBucket = field(default_factory=FakeBucket)
     block_sets: FakeBlockSets = field(default_factory=FakeBlockSets)
     people: FakePeopleIndex = field(default_factory=FakePeopleIndex)
+    muted_word_store: FakeMutedWordStore = field(default_factory=FakeMutedWordStore)
 
     def ready_media(self, owner_id: int, alt_text: str = "") -> str:
         """A Media of ``owner_id``, processed and ready to attach; its id."""
@@ -1022,6 +1050,7 @@ class World:
         self.container = c = Container(settings, stores=lambda c: MemoryStores(c, self))
         self.shields, self.graph, self.tweets = c.shields, c.graph, c.tweets
         self.media, self.likes, self.timelines = c.media, c.likes, c.timelines
+        self.muted_words = c.muted_words
         self.rules: CounterRules = c.counter_rules
         self.counters_changed = c.counters_changed
         self.reconciler = counter_wiring.reconciler(c, on_repaired=self._repaired)
@@ -1056,6 +1085,7 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     from warble.domain.counters.ports import CounterStore
     from warble.domain.graph.ports import GraphStore
     from warble.domain.likes.ports import LikeStore
+    from warble.domain.muted_words.ports import MutedWordStore
     from warble.domain.timelines.ports import TimelineStore
     from warble.domain.tweets.ports import TweetStore
 
@@ -1068,3 +1098,4 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     _counters: CounterStore = FakeCounterStore()
     _graph: GraphStore = FakeGraphStore()
     _timelines: TimelineStore = FakeTimelineStore()
+    _muted_words: MutedWordStore = FakeMutedWordStore()

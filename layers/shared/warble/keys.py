@@ -15,6 +15,8 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:retweeted          | hash   | MEMBERSHIP_TTL_SECONDS    | my recent retweets    |
 | {u:<user_id>}:blocks             | hash   | MEMBERSHIP_TTL_SECONDS    | blocks, mutes (vers.) |
 | {u:<user_id>}:<kind>:lease       | string | LEASE_MS                  | fill lease            |
+| {u:<user_id>}:muted_words        | string | MEMBERSHIP_TTL_SECONDS    | muted words (JSON)    |
+| {u:<user_id>}:muted_words:lease  | string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:followers:first    | string | FIRST_PAGE_CACHE_TTL_SEC. | big account's first   |
 | {u:<user_id>}:following:first    | string | FIRST_PAGE_CACHE_TTL_SEC. | list page (JSON)      |
 | {u:<user_id>}:<list>:first:lease | string | LEASE_MS                  | fill lease            |
@@ -117,6 +119,13 @@ def memberships(kind: str, user_id: int) -> CacheKey:
     ``liked``, ``retweeted`` (warble.dal.memberships) or ``blocks`` (warble.dal.blocks), and
     the lease that guards its rebuild."""
     base = f"{{u:{user_id}}}:{kind}"
+    return CacheKey(base, f"{base}:lease")
+
+
+def muted_words(user_id: int) -> CacheKey:
+    """A user's muted words (a JSON list, ``[]`` when none), beside the blocks hash: the home
+    read's pipeline reads both (warble.domain.muted_words)."""
+    base = f"{{u:{user_id}}}:muted_words"
     return CacheKey(base, f"{base}:lease")
 
 
@@ -384,7 +393,8 @@ def deletion_chain(user_id: int) -> str:
 # their tag's pattern (``user_key_patterns``).
 def user_keys(user_id: int) -> list[list[str]]:
     own = [
-        *(k for c in (profile(user_id), counts(user_id), friends(user_id), degree2(user_id))
+        *(k for c in (profile(user_id), counts(user_id), friends(user_id), degree2(user_id),
+                      muted_words(user_id))
           for k in (c.value, c.lease)),
         *(k for kind in ("following", "followers", "liked", "retweeted", "blocks")
           for k in (memberships(kind, user_id).value, memberships(kind, user_id).lease)),

@@ -48,6 +48,7 @@ def export(c: Parts) -> ExportService:
             likes=c.likes,
             graph=c.graph,
             shields=c.blocks,
+            muted_words=c.muted_words,
             conversations=c.conversations,
             notifications=c.notifications,
             media=c.media,

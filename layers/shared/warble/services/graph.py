@@ -1,5 +1,5 @@
 """The follow graph's builders: the graph service, every user's shields (blocks and mutes read
-from memory) and the block service."""
+from memory), the block service, and muted words (read beside the shields)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from warble.services.parts import Parts
 if TYPE_CHECKING:
     from warble.domain.blocks.service import BlockService, Shields
     from warble.domain.graph.service import GraphService
+    from warble.domain.muted_words.service import MutedWordService
 
 
 def _first_page_key(subject: tuple[int, str]) -> keys.CacheKey:
@@ -54,4 +55,14 @@ def blocks(c: Parts) -> BlockService:
         graph=c.graph,
         profiles=c.profiles,
         ids=c.ids,
+    )
+
+
+def muted_words(c: Parts) -> MutedWordService:
+    """Each user's muted words: the list, and the matcher the filtered reads ask for."""
+    from warble.domain.muted_words.service import MutedWordService
+
+    s, stores = c.settings, c.stores
+    return MutedWordService(
+        stores.muted_words(), stores.cache(s.membership_ttl_seconds, keys.muted_words)
     )

@@ -62,6 +62,7 @@ def notifications(c: Parts) -> NotificationService:
         push=lambda user_ids, message: c.pusher.push(user_ids, message),
         push_each=lambda user_ids, frames: c.pusher.push_each(user_ids, frames),
         shields=c.shields,
+        muted=c.muted_words,
         pushes=deferred(lambda: c.pusher),
         existing_later=lambda batch, pairs: _ids_of(tweets.load_later(batch, pairs, fill=False)),
         policy=NotificationPolicy(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from warble.domain.hashtags.service import HashtagService
     from warble.domain.likes.service import LikeService
     from warble.domain.media.service import MediaService
+    from warble.domain.muted_words.service import MutedWordService
     from warble.domain.notifications.service import NotificationService
     from warble.domain.push.service import Pusher
     from warble.domain.rate_limits import RateLimits
@@ -58,6 +59,8 @@ class Parts(Clients, Protocol):
     def shields(self) -> Shields: ...
     @property
     def blocks(self) -> BlockService: ...
+    @property
+    def muted_words(self) -> MutedWordService: ...
     @property
     def tweets(self) -> TweetService: ...
     @property

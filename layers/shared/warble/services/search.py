@@ -15,7 +15,11 @@ def hashtags(c: Parts) -> HashtagService:
     from warble.domain.hashtags.service import HashtagService
 
     return HashtagService(
-        index=c.stores.hashtag_index(), trends=c.stores.trends(), tweets=c.tweets, shields=c.shields
+        index=c.stores.hashtag_index(),
+        trends=c.stores.trends(),
+        tweets=c.tweets,
+        shields=c.shields,
+        muted=c.muted_words,
     )
 
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from warble.domain.graph.ports import GraphStore
     from warble.domain.likes.ports import LikeStore
     from warble.domain.media.ports import MediaStore, ObjectStore
+    from warble.domain.muted_words.ports import MutedWordStore
     from warble.domain.search.ports import PeopleIndex, Snapshots
     from warble.domain.shared import IdGenerator, Memberships
     from warble.domain.timelines.ports import TimelineStore
@@ -132,6 +133,11 @@ class Stores:
         from warble.dal.accounts import DeletedAccountsRepository
 
         return DeletedAccountsRepository(self._c.database)
+
+    def muted_words(self) -> MutedWordStore:
+        from warble.dal.muted_words import MutedWordRepository
+
+        return MutedWordRepository(self._c.database)
 
     def login_throttle(self) -> LoginThrottle:
         from warble.dal.account_state import LoginThrottle

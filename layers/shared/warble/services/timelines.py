@@ -25,5 +25,6 @@ def timelines(c: Parts) -> TimelineService:
             backfill=s.follow_backfill,
         ),
         shields=c.shields,
+        muted=c.muted_words,
         followers=c.stores.memberships("followers"),
     )

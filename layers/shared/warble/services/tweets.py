@@ -43,6 +43,7 @@ def tweets(c: Parts) -> TweetService:
             recent=s.recent_actions,
         ),
         shields=c.shields,
+        muted=c.muted_words,
         # Built on first use: only a tweet with media_ids reads the media table.
         media=deferred(lambda: c.media),
         media_url=media_base(s),

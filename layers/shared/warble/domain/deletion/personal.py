@@ -22,7 +22,11 @@ class Holder:
 
 
 PERSONAL_DATA: tuple[Holder, ...] = (
-    Holder("db_name", ("delete_account",), "users, sessions, search prefixes (ON DELETE CASCADE)"),
+    Holder(
+        "db_name",
+        ("delete_account",),
+        "users, sessions, search prefixes, muted words (ON DELETE CASCADE)",
+    ),
     Holder(
         "redis_url",
         (

@@ -30,6 +30,7 @@ class Export:
     followers: list[SeenUser]
     blocks: list[SeenUser]
     mutes: list[SeenUser]
+    muted_words: list[str]
     conversations: list[ExportedConversation]
     notifications: list[Notification | NotificationOfDeletedTweet]
     media: list[Media]

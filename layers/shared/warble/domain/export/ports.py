@@ -10,6 +10,7 @@ from warble.domain.accounts.answers import LiveSession, Me, UserPage
 from warble.domain.conversations.answers import ConversationPage, MessagePage
 from warble.domain.discover.answers import Location
 from warble.domain.media.answers import Media
+from warble.domain.muted_words.answers import MutedWords
 from warble.domain.notifications.answers import NotificationPage
 from warble.domain.tweets.answers import TweetPage
 
@@ -41,6 +42,10 @@ class OwnGraph(Protocol):
 
 class OwnShields(Protocol):
     def listed(self, viewer: int, which: str, limit: int, cursor: str | None) -> UserPage: ...
+
+
+class OwnMutedWords(Protocol):
+    def words(self, user_id: int) -> MutedWords: ...
 
 
 class OwnConversations(Protocol):

@@ -27,6 +27,7 @@ from warble.domain.export.ports import (
     OwnGraph,
     OwnLikes,
     OwnMedia,
+    OwnMutedWords,
     OwnNotifications,
     OwnShields,
     OwnTweets,
@@ -73,6 +74,7 @@ class ExportSources:
     likes: OwnLikes
     graph: OwnGraph
     shields: OwnShields
+    muted_words: OwnMutedWords
     conversations: OwnConversations
     notifications: OwnNotifications
     media: OwnMedia
@@ -104,6 +106,7 @@ class ExportService:
             followers=every(lambda cur: s.graph.followers(me, me, PAGE, cur)),
             blocks=every(lambda cur: s.shields.listed(me, "blocks", PAGE, cur)),
             mutes=every(lambda cur: s.shields.listed(me, "mutes", PAGE, cur)),
+            muted_words=s.muted_words.words(me).words,
             conversations=conversations,
             notifications=every(lambda cur: s.notifications.page(me, [], PAGE, cur)),
             media=s.media.owned(me),

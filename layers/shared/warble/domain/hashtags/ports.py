@@ -55,6 +55,18 @@ class ViewerShields(Protocol):
     def later(self, batch: ReadBatch, owner: int) -> Later[Shield]: ...
 
 
+class TweetFilter(Protocol):
+    """A viewer's muted words, compiled (``warble.domain.muted_words.matcher.Matcher``)."""
+
+    def hides_tweet(self, tweet: Tweet, viewer: int) -> bool: ...
+
+
+class MutedWordReader(Protocol):
+    """A viewer's muted words (``MutedWordService.later``), read in the page's pipeline."""
+
+    def later(self, batch: ReadBatch, viewer: int) -> Later[TweetFilter]: ...
+
+
 # ---- what the service answers (API.md's objects) ------------------------------------------------
 @dataclass(slots=True)
 class Trend:

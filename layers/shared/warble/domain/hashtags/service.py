@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from warble import clock
 from warble.domain.hashtags.ports import (
     HashtagIndex,
+    MutedWordReader,
     TagUse,
     Trend,
     TrendCounts,
@@ -90,8 +91,10 @@ class HashtagService:
         trends: TrendCounts,
         tweets: TweetShows,
         shields: ViewerShields,
+        muted: MutedWordReader,
         now_ms: Callable[[], int] = clock.epoch_ms,
     ) -> None:
+        self._muted = muted
         self._index = index
         self._trends = trends
         self._tweets = tweets
@@ -157,12 +160,15 @@ class HashtagService:
         before = decode_cursor(kind, cursor)
         shards = self._index.shards_later(batch, tag)
         shield = self._shields.later(batch, viewer)
+        muted = self._muted.later(batch, viewer)
 
         def page() -> TweetPage:
             entries = self._index.page(tag, shards(), before, limit)
-            hidden = shield().hidden
+            hidden, words = shield().hidden, muted()
             pairs = [(author, tweet) for author, tweet in entries if author not in hidden]
-            items = self._tweets.show(pairs, viewer) if pairs else []
+            shown = self._tweets.show(pairs, viewer) if pairs else []
+            # A page that muted words thin is answered shorter; its cursor is the last entry read.
+            items = [t for t in shown if not words.hides_tweet(t, viewer)]
             next_cursor = encode_cursor(kind, entries[-1][1]) if len(entries) >= limit else None
             return TweetPage(items, next_cursor)
 

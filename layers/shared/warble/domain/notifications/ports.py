@@ -3,7 +3,7 @@ and of the other features (home timelines, direct messages, the user directory, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -172,6 +172,21 @@ class Directory(Protocol):
     """Usernames (any case) -> user ids, for mentions (``warble.dal.accounts.UserRepository``)."""
 
     def ids_by_usernames(self, usernames: list[str]) -> dict[str, int]: ...
+
+
+class TextFilter(Protocol):
+    """A user's muted words, compiled (``warble.domain.muted_words.matcher.Matcher``)."""
+
+    def hides(self, text: str, hashtags: Iterable[str] = ()) -> bool: ...
+
+
+class MutedWordLists(Protocol):
+    """Recipients' muted words (``MutedWordService.many_later``): a mention or reply holding
+    one is not made (one MGET in the batch's first round trip)."""
+
+    def many_later(
+        self, batch: ReadBatch, user_ids: list[int]
+    ) -> Later[Mapping[int, TextFilter]]: ...
 
 
 class Separations(Protocol):

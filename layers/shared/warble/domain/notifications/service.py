@@ -57,6 +57,7 @@ from warble.domain.notifications.ports import (
     Directory,
     HomeTimelines,
     MessageReads,
+    MutedWordLists,
     NotificationStore,
     Separations,
     Snapshot,
@@ -96,6 +97,9 @@ class Draft:
     dedupe: str
     tweet_id: int | None = None
     tweet_author: int | None = None
+    # A mention's or reply's tweet: its recipient's muted words are matched with it.
+    text: str | None = None
+    hashtags: tuple[str, ...] = ()
 
 
 E = TypeVar("E")
@@ -143,7 +147,7 @@ def reply_notified(event: TweetPosted, _: Directory) -> list[Draft]:
         return []
     return [
         Draft(event.reply_to_author, "reply", event.author_id, reply_cause(event.tweet_id),
-              event.tweet_id, event.author_id)
+              event.tweet_id, event.author_id, event.text, event.hashtags)
     ]  # fmt: skip
 
 
@@ -165,7 +169,7 @@ def mention_notified(event: TweetPosted, directory: Directory) -> list[Draft]:
     found = directory.ids_by_usernames(names)
     return [
         Draft(uid, "mention", event.author_id, mention_cause(event.tweet_id), event.tweet_id,
-              event.author_id)
+              event.author_id, event.text, event.hashtags)
         for uid in dict.fromkeys(found[n] for n in names if n in found)
         # The author of the tweet replied to gets the reply, not a second notification.
         if uid != event.reply_to_author
@@ -254,10 +258,12 @@ class NotificationService:
         policy: NotificationPolicy,
         push_each: Callable[[Iterable[int], Callable[[list[int]], dict[int, Any]]], Any],
         shields: Separations,
+        muted: MutedWordLists,
         pushes: BatchPushes | None = None,
         existing_later: Callable[[ReadBatch, list[tuple[int, int]]], Later[set[int]]] | None = None,
     ) -> None:
         self._shields = shields
+        self._muted = muted
         self._pushes = pushes
         self._existing_later = existing_later
         self._store = store
@@ -295,6 +301,8 @@ class NotificationService:
         batch = self._unread.batch()
         pairs = [(d.recipient, d.actor) for _, d in drafts if d.actor is not None]
         separated = self._shields.hidden_pairs_later(batch, pairs)
+        texted = list(dict.fromkeys(d.recipient for _, d in drafts if d.text is not None))
+        muted = self._muted.many_later(batch, texted) if texted else dict
         admitted = {r: self._unread.admit_later(batch, r, window, n) for r, n in wanted.items()}
         actors = self._profiles.profiles_later(
             batch, [d.actor for d in shown if d.actor], fill=False
@@ -306,7 +314,7 @@ class NotificationService:
             else (lambda: self._existing_tweets(pointed) if pointed else set())
         )
         batch.run()
-        hidden = separated()
+        hidden, words = separated(), muted()
         places = {
             r: max(0, self._policy.cap_per_window - (taken() - wanted[r]))
             for r, taken in admitted.items()
@@ -316,6 +324,9 @@ class NotificationService:
         for index, draft in drafts:
             if draft.actor is not None and (draft.recipient, draft.actor) in hidden:
                 continue
+            held = words.get(draft.recipient) if draft.text is not None else None
+            if held is not None and held.hides(draft.text or "", draft.hashtags):
+                continue  # a muted word of the recipient's: neither stored nor counted
             if places[draft.recipient] > 0:
                 places[draft.recipient] -= 1
                 live.append((index, draft))

@@ -80,3 +80,15 @@ class ShieldReader(Protocol):
     """A reader's blocks and mutes (``Shields.later``), read with the page they filter."""
 
     def later(self, batch: ReadBatch, owner: int) -> Later[Shield]: ...
+
+
+class TweetFilter(Protocol):
+    """A viewer's muted words, compiled (``warble.domain.muted_words.matcher.Matcher``)."""
+
+    def hides_tweet(self, tweet: Tweet, viewer: int) -> bool: ...
+
+
+class MutedWordReader(Protocol):
+    """A reader's muted words (``MutedWordService.later``), read with the page they filter."""
+
+    def later(self, batch: ReadBatch, viewer: int) -> Later[TweetFilter]: ...

@@ -29,7 +29,14 @@ from dataclasses import dataclass
 
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import Held, Later, Memberships, ReadBatch, Writes, at_once
-from warble.domain.timelines.ports import Follows, ShieldReader, TimelineStore, Tweets
+from warble.domain.timelines.ports import (
+    Follows,
+    MutedWordReader,
+    ShieldReader,
+    TimelineStore,
+    TweetFilter,
+    Tweets,
+)
 from warble.domain.tweets.answers import TweetPage
 from warble.events import Followed, TweetDeleted, TweetPosted, Unfollowed
 
@@ -73,8 +80,10 @@ class TimelineService:
         policy: TimelinePolicy,
         shields: ShieldReader,
         followers: Memberships,
+        muted: MutedWordReader,
     ) -> None:
         self._shields = shields
+        self._muted = muted
         self._followers = followers
         self._timelines = timelines
         self._tweets = tweets
@@ -261,8 +270,9 @@ class TimelineService:
         self, batch: ReadBatch, viewer: int, limit: int, cursor: str | None
     ) -> Later[TweetPage]:
         """A page of the home timeline, without the tweets and retweets of anyone the viewer
-        blocks, is blocked by or mutes. Its first reads (the page of ids, the followed
-        celebrities and the viewer's blocks hash) are queued in ``batch``, the rest in the
+        blocks, is blocked by or mutes, nor those holding one of the viewer's muted words. Its
+        first reads (the page of ids, the followed celebrities, the viewer's blocks hash and
+        muted words) are queued in ``batch``, the rest in the
         reader (warm: one more round trip, the tweets with their authors, counters and the
         viewer's flags). ``HOME_OVERFETCH`` times the page is read so that a page with hidden
         entries is still full; only a page with more hidden entries than that reads on (a
@@ -271,7 +281,10 @@ class TimelineService:
         fetch = limit * HOME_OVERFETCH
         page = self._timelines.home_page_later(batch, viewer, before, fetch)
         shield = self._shields.later(batch, viewer)
-        return lambda: self._home_page(viewer, before, limit, fetch, *page(), shield().hidden)
+        muted = self._muted.later(batch, viewer)
+        return lambda: self._home_page(
+            viewer, before, limit, fetch, *page(), shield().hidden, muted()
+        )
 
     def _home_page(
         self,
@@ -282,6 +295,7 @@ class TimelineService:
         entries: list[str] | None,
         celebrities: list[int] | None,
         hidden: Collection[int],
+        muted: TweetFilter,
     ) -> TweetPage:
         if entries is None:
             self.rebuild(viewer)
@@ -307,7 +321,10 @@ class TimelineService:
             tweet
             for tweet in self._tweets.show(pairs, viewer)
             # A retweet of a hidden user's tweet goes too.
-            if tweet.retweet_of is None or int(tweet.retweet_of.author.id) not in hidden
+            if (tweet.retweet_of is None or int(tweet.retweet_of.author.id) not in hidden)
+            # Muted words are matched on the shown tweets (their texts are read there); a page
+            # they thin is answered shorter, its cursor after the last entry read.
+            and not muted.hides_tweet(tweet, viewer)
         ]
         next_cursor = encode_cursor("home", pairs[-1][1]) if len(pairs) >= limit else None
         return TweetPage(rendered, next_cursor)

@@ -3,7 +3,7 @@ the errors a tweet's transaction raises."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -114,6 +114,19 @@ class StoredTweet:
                 "media_json": tuple(encoded) if (encoded := record.get("media_json")) else None,
             }
         )
+
+
+class TextFilter(Protocol):
+    """A viewer's muted words, compiled (``warble.domain.muted_words.matcher.Matcher``)."""
+
+    def hides(self, text: str, hashtags: Iterable[str] = ()) -> bool: ...
+
+
+class MutedWordReader(Protocol):
+    """A viewer's muted words (``MutedWordService.later``), read with a page: replies holding
+    one are left out (but never the viewer's own)."""
+
+    def later(self, batch: ReadBatch, viewer: int) -> Later[TextFilter]: ...
 
 
 class ShieldReader(Protocol):

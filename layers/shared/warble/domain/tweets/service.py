@@ -52,6 +52,7 @@ from warble.domain.tweets.ports import (
     AlreadyRetweeted,
     MediaCatalog,
     MediaTaken,
+    MutedWordReader,
     ParentMissing,
     ShieldReader,
     StoredTweet,
@@ -109,8 +110,10 @@ class TweetService:
         shields: ShieldReader,
         media: MediaCatalog,
         media_url: str,
+        muted: MutedWordReader,
     ) -> None:
         self.flags = flags
+        self._muted = muted
         self._media = media
         self._media_url = media_url
         self._shields = shields
@@ -292,14 +295,20 @@ class TweetService:
             raise NotFound("No such tweet.")
         before = decode_cursor(f"replies{tweet_id}", cursor)
         keys_ = self._store.reply_keys(tweet_id, before, limit)
-        # The replies and the viewer's blocks in one round trip: replies by anyone the viewer
-        # blocks or is blocked by are left out.
+        # The replies, the viewer's blocks and muted words in one round trip: replies by anyone
+        # the viewer blocks or is blocked by, or holding a muted word, are left out.
         batch = self._cache.batch()
         loaded = self.load_later(batch, keys_)
         shield = self._shields.later(batch, viewer)
+        muted = self._muted.later(batch, viewer)
         batch.run()
-        blocked = shield().blocked
-        tweets = [t for t in loaded() if t.author_id not in blocked]
+        blocked, words = shield().blocked, muted()
+        tweets = [
+            t
+            for t in loaded()
+            if t.author_id not in blocked
+            and (t.author_id == viewer or not words.hides(t.text, t.hashtags))
+        ]
         return self._page(
             tweets, limit, f"replies{tweet_id}", viewer, fetched=len(keys_), last=keys_
         )
