@@ -316,7 +316,7 @@ export function MorePage({ liveState }) {
       <li><a href="#/blocked"><${Icon} name="shield" /> Blocked and muted</a></li>
       <li><button onClick=${signOut}><${Icon} name="logout" /> Log out</button></li>
     </ul>
-    <p class="hint">${liveState === "open" ? "Connected: new messages and notifications arrive live." : "Reconnecting: what arrives meanwhile shows once connected."}</p>
+    <p class="hint">${liveState === "open" ? "Connected: new messages and notifications arrive live." : liveState === "offline" ? "Offline: this device has no network. Warble connects again when it is back." : "Reconnecting: what arrives meanwhile shows once connected."}</p>
   </section>`;
 }
 

@@ -156,7 +156,7 @@ function App({ config }) {
   const link = (name, href, label, icon, badge, where = "both") => html`<a class=${`nav-link ${where}` + (at === name ? " on" : "")} href=${href} data-nav=${name}
       aria-current=${at === name ? "page" : undefined}>
     <span class="icon"><${Icon} name=${icon} size=${24} filled=${at === name && !["compass", "shield", "more", "search", "gear"].includes(icon)} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
-  const liveText = liveState === "open" ? "● Live" : liveState === "reconnecting" ? "○ Reconnecting…" : "○ Connecting…";
+  const liveText = { open: "● Live", reconnecting: "○ Reconnecting…", offline: "○ Offline" }[liveState] || "○ Connecting…";
   return html`<${AppContext.Provider} value=${context}>
     <div class="shell">
       <nav class="sidebar" aria-label="Warble">
