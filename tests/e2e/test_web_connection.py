@@ -61,6 +61,7 @@ def test_offline_is_shown_at_once_and_a_message_written_offline_offers_retry(
     mine = box.locator(".message.mine", has_text="Are you getting these?")
     mine.filter(has_text="Not sent").wait_for()
     amy.shot(shots, "offline")
+    assert amy.accessibility() == []
     assert "Live" not in amy.live().inner_text()
 
     # when the network is back, it connects again, and Retry sends the message once

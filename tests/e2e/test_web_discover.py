@@ -68,6 +68,7 @@ def test_cards_shown_but_not_swiped_stay_through_refresh_radius_leaving_and_relo
     viewer.page.get_by_role("button", name="Refresh").click()
     viewer.page.wait_for_timeout(500)
     viewer.shot(shots, "discover-after-refresh")
+    assert viewer.accessibility() == []
 
     # and each comes once, until swiped
     seen = []
@@ -131,6 +132,7 @@ def test_arrow_keys_swipe_only_the_focused_card_and_the_match_is_a_modal_dialog(
     inside = "document.querySelector('dialog.match').contains(document.activeElement)"
     assert page.evaluate(inside)
     viewer.shot(shots, "match-dialog")
+    assert viewer.accessibility() == []
     # Tab and Shift+Tab stay inside it; the arrows under it swipe nothing
     for key in ("Tab", "Tab", "Tab", "Shift+Tab", "Shift+Tab", "Shift+Tab", "Shift+Tab"):
         page.keyboard.press(key)

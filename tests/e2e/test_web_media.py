@@ -81,6 +81,8 @@ def test_attach_images_with_alt_text_see_why_one_failed_and_view_full_size(
         "img => img.complete && img.naturalWidth === 1600", arg=full.element_handle()
     )
     person.shot(screenshot_dir(tmp_path), "media-full-size")
+    assert person.accessibility() == [], "media-full-size"
     page.keyboard.press("Escape")
     page.locator("dialog.full-size").wait_for(state="detached")
     person.shot(screenshot_dir(tmp_path), "media-timeline")
+    assert person.accessibility() == [], "media-timeline"

@@ -38,6 +38,7 @@ export function AuthScreen({ api, onSignedIn, notice }) {
   return html`<main class="auth">
     <div class="auth-card">
       <div class="logo"><${Logo} /> Warble</div>
+      <h1 class="auth-title">${mode === "login" ? "Log in to Warble" : "Create your Warble account"}</h1>
       <p class="tagline">What's happening nearby, live.</p>
       ${notice && html`<p class="notice" role="status">${notice}</p>`}
       <nav class="tabs">

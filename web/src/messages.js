@@ -40,6 +40,7 @@ export function MessagesPage({ id }) {
 
 function ConversationList({ list, current }) {
   const { me } = useApp();
+  // Only <li> inside the <ul> (axe-core's list rule): the error and the sentinel follow it.
   return html`<ul class="conversations">
     ${list.items.map((c) => {
       const them = other(c, me);
@@ -54,10 +55,10 @@ function ConversationList({ list, current }) {
         </a>
       </li>`;
     })}
-    <${ErrorNote} error=${list.error} />
     ${!list.loading && !list.items.length && html`<li class="empty">No conversations yet.</li>`}
-    <${Sentinel} onVisible=${list.more} done=${list.done} loading=${list.loading} />
-  </ul>`;
+  </ul>
+  <${ErrorNote} error=${list.error} />
+  <${Sentinel} onVisible=${list.more} done=${list.done} loading=${list.loading} />`;
 }
 
 function Conversation({ id, conversation, onRead, onSent }) {
@@ -189,7 +190,7 @@ function Conversation({ id, conversation, onRead, onSent }) {
       <a class="back-link" href="#/messages" aria-label="Back to the conversations"><${Icon} name="back" /></a>
       ${them ? html`<a href=${userHref(them)}><${Avatar} user=${them} size=${32} /> <b>${them.display_name || them.username}</b></a>` : html`<b>Conversation</b>`}
     </header>
-    <div class="message-box" ref=${box} onScroll=${onScroll} data-testid="message-box">
+    <div class="message-box" ref=${box} onScroll=${onScroll} data-testid="message-box" tabIndex="0" role="log" aria-label="Conversation history">
       ${done ? html`<p class="history-start">This is the start of your conversation.</p>` : html`<p class="history-start">Scroll up for older messages</p>`}
       ${messages.map((m) => html`<div key=${m.id} class=${"message" + (m.sender_id === me.id ? " mine" : "") + (m.pending ? " pending" : "") + (m.failed ? " failed" : "")} data-message-id=${m.id}>
         <div class="bubble">${m.text}</div>

@@ -157,7 +157,7 @@ function UserListTab({ id, kind }) {
 export function UserRows({ users, empty }) {
   if (!users.length) return empty ? html`<p class="empty">${empty}</p>` : null;
   return html`<ul class="user-rows">${users.map((u) => html`<li key=${u.id}>
-    <a href=${userHref(u)}><${Avatar} user=${u} size=${36} /></a>
+    <a href=${userHref(u)} aria-label=${"@" + u.username} tabindex="-1"><${Avatar} user=${u} size=${36} /></a>
     <div><a class="name" href=${userHref(u)}>${u.display_name || u.username}</a> <span class="handle">@${u.username}</span>
       ${BADGES[u.relationship] && html` <span class="rel-badge">${BADGES[u.relationship]}</span>`}
       ${u.bio && html`<div class="bio small">${u.bio}</div>`}</div>
