@@ -84,7 +84,9 @@ class WebUser:
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
         # What the Content-Security-Policy refused is an error of the page too (issue 33).
         self.page.on("console", self._csp_violation)
-        self.page.on("dialog", lambda dialog: dialog.accept())
+        # A confirm() is accepted unless a test answers it otherwise (set `on_dialog`).
+        self.on_dialog: Any = lambda dialog: dialog.accept()
+        self.page.on("dialog", lambda dialog: self.on_dialog(dialog))
         self.page.on("request", lambda request: self._went(request.url))
         self.page.on("websocket", lambda socket: self._went(socket.url))
         self.username = ""

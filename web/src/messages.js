@@ -12,9 +12,10 @@ export function MessagesPage({ id }) {
   const fetchPage = useCallback((cursor) => api.conversations(cursor), [api]);
   const list = usePaged(fetchPage, "conversations");
 
-  // A message anywhere moves its conversation up and changes its unread count: reload the list.
+  // A message anywhere moves its conversation up and changes its unread count: read the list
+  // again, in place (it used to empty and refill on every message).
   useEffect(() => live && live.on((event) => {
-    if (event === "message" || event === "match" || event === "reconnected") list.reload();
+    if (event === "message" || event === "match" || event === "reconnected") list.refresh();
   }), [live]);
 
   const current = list.items.find((c) => c.id === id);

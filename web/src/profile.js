@@ -71,8 +71,10 @@ export function ProfilePage({ by, lookup, tab: asked }) {
 
   // Block / unblock, mute / unmute. A block ends the follows both ways: the profile is read again.
   async function toggle(kind) {
-    setBusy(true);
     const on = !flags[kind === "block" ? "blocking" : "muting"];
+    const name = user.display_name || user.username;
+    if (kind === "block" && on && !confirm(`Block ${name}? They will no longer follow you or see your tweets, and you will no longer follow them.`)) return;
+    setBusy(true);
     try {
       const answer = await api[kind](user.id, on);
       setFlags((f) => ({ ...f, ...answer }));

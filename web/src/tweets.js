@@ -1,7 +1,7 @@
 // Tweets: compose with the 280 counter, a tweet with its actions, lists by cursor, the home
 // timeline with its "N new posts" bar, and one tweet's page with its replies.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, Time, RichText, userHref, tweetLength, go, fullTime } from "./ui.js";
+import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, Time, RichText, userHref, tweetLength, go, back, fullTime } from "./ui.js";
 import { useAttachments, AttachmentTray, AddImages, MediaGrid, pastedImages } from "./media.js";
 
 const LIMIT = 280;
@@ -233,7 +233,7 @@ export function TweetPage({ id }) {
   const replyRemoved = () => setTweet((t) => t && { ...t, reply_count: Math.max(0, t.reply_count - 1) });
   const parent = thread[thread.length - 1];
   return html`<section class="page">
-    <h1><button class="back" onClick=${() => history.back()} title="Back" aria-label="Back"><${Icon} name="back" /></button> Tweet</h1>
+    <h1><button class="back" onClick=${back} title="Back" aria-label="Back"><${Icon} name="back" /></button> Tweet</h1>
     <${ErrorNote} error=${error} />
     ${thread.length > 0 && html`<div class="thread" aria-label="Earlier in the thread">
       ${thread.map((t) => html`<${Tweet} key=${t.id} tweet=${t} showReplyTo=${false} onChange=${(o) => setThread((ts) => withOriginal(ts, o, null))} />`)}</div>`}
