@@ -134,3 +134,27 @@ def test_a_server_failure_is_said_in_words_and_a_block_asks_first(
     bo.page.get_by_role("button", name="Block", exact=True).click()
     bo.page.get_by_test_id("blocking").wait_for()
     assert len(asked) == 2
+
+
+def test_sign_up_errors_are_words_and_go_when_their_field_is_edited(
+    person,  # noqa: F811
+) -> None:
+    # given the sign-up form with a password too short and an address without a domain's dot
+    pia = person()
+    pia.open("signup")
+    form = pia.page.locator("form.form")
+    form.get_by_label("Username").fill("pia_words")
+    form.get_by_label("Email").fill("pia@example")
+    form.get_by_label("Password").fill("short")
+    form.get_by_role("button", name="Create account").click()
+    # then each bad field is a sentence in words, not the validator's
+    alert = pia.page.get_by_role("alert")
+    alert.filter(has_text="Password must be at least 8 characters long.").wait_for()
+    assert "String should" not in alert.inner_text()
+    assert "Email is not a valid email address." in alert.inner_text()
+    # when she edits the password, what was said about it goes; the rest stays until edited
+    form.get_by_label("Password").fill("long enough now")
+    assert "Password" not in alert.inner_text()
+    assert "Email is not a valid email address." in alert.inner_text()
+    form.get_by_label("Email").fill("pia@example.com")
+    alert.wait_for(state="detached")
