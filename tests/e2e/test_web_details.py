@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.test_web_client import api_user, browser, person  # noqa: F401  fixtures
+from tests.support.browser import PHONE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
 
@@ -158,3 +159,24 @@ def test_sign_up_errors_are_words_and_go_when_their_field_is_edited(
     assert "Email is not a valid email address." in alert.inner_text()
     form.get_by_label("Email").fill("pia@example.com")
     alert.wait_for(state="detached")
+
+
+def test_every_profile_section_is_in_view_at_phone_size(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    # given someone's profile on a phone
+    them, _ = api_user(stack, new_user, "quin", "Quin Sections")
+    me, _ = api_user(stack, new_user, "pia", "Pia Phone")
+    phone = person(viewport=PHONE, is_mobile=True, has_touch=True)
+    phone.log_in(me["username"])
+    phone.page.get_by_role("heading", name="Home").wait_for()
+    phone.go(f"u/{them['username']}")
+    sections = phone.page.get_by_role("navigation", name="Profile sections")
+    sections.get_by_role("link").last.wait_for()
+    # then each of its sections' links lies inside the screen (Mutual was off its right edge)
+    for link in sections.get_by_role("link").all():
+        box = link.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], link.inner_text()
+    assert sections.get_by_role("link", name="Mutual").is_visible()

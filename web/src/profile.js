@@ -130,7 +130,7 @@ export function ProfilePage({ by, lookup, tab: asked }) {
       <a href=${base + "/followers"}><b>${user.followers_count}</b> ${plural(user.followers_count, "Follower")}</a>
       ${mutual && html`<a href=${base + "/mutual"}><b>${mutual.count}</b> ${plural(mutual.count, "mutual friend")}</a>`}
     </div>
-    <nav class="tabs" aria-label="Profile sections">
+    <nav class="tabs fit" aria-label="Profile sections">
       ${TABS.filter(([t]) => !(self && t === "mutual")).map(([t, label]) => html`<a class=${t === tab ? "on" : ""} href=${t === "tweets" ? base : `${base}/${t}`}>${label}</a>`)}
     </nav>
     ${tab === "tweets" ? html`<${UserTweets} id=${user.id} />`
