@@ -81,6 +81,29 @@ def test_attach_images_with_alt_text_see_why_one_failed_and_view_full_size(
         "img => img.complete && img.naturalWidth === 1600", arg=full.element_handle()
     )
     person.shot(screenshot_dir(tmp_path), "media-full-size")
+    assert person.accessibility() == [], "media-full-size"
     page.keyboard.press("Escape")
     page.locator("dialog.full-size").wait_for(state="detached")
     person.shot(screenshot_dir(tmp_path), "media-timeline")
+    assert person.accessibility() == [], "media-timeline"
+
+
+def test_a_fifth_image_is_said_to_be_left_out(person: WebUser, tmp_path: Path) -> None:
+    # given five small pictures picked at once (a tweet holds four)
+    person.sign_up(unique_name("five"))
+    page = person.page
+    files = []
+    for i in range(5):
+        path = tmp_path / f"dot{i}.png"
+        Image.new("RGB", (40, 40), (40 * i, 90, 160)).save(path, "PNG")
+        files.append(str(path))
+    page.get_by_label("Add images").set_input_files(files)
+    # then four are attached and the page says one was left out (it was dropped silently)
+    tray = page.get_by_role("list", name="Attached images")
+    tray.locator("li").nth(3).wait_for()
+    assert tray.locator("li").count() == 4
+    left_out = page.get_by_test_id("left-out")
+    assert left_out.inner_text() == "A tweet holds up to 4 images: 1 was left out."
+    # and removing one takes the note away
+    tray.get_by_role("button", name="Remove image").first.click()
+    left_out.wait_for(state="detached")

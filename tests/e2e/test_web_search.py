@@ -62,6 +62,7 @@ def test_search_people_by_degree_trends_and_a_hashtag_page(stack, new_user, pers
     assert rows.nth(1).get_by_test_id("degree").inner_text() == "2nd"
     assert rows.nth(2).get_by_test_id("degree").count() == 0  # further than 3rd: no badge
     viewer.shot(shots, "search")
+    assert viewer.accessibility() == [], "search"
 
     # An empty bar shows the trends, as the API ranks them. (They are everyone's on the shared
     # stack: other tests' tags may outrank this one, so the panel is checked against the API.)
@@ -82,6 +83,7 @@ def test_search_people_by_degree_trends_and_a_hashtag_page(stack, new_user, pers
     people = "person" if top["author_count"] == 1 else "people"
     assert f"{top['author_count']} {people}" in shown.first.inner_text()
     viewer.shot(shots, "trends")
+    assert viewer.accessibility() == [], "trends"
     shown.first.get_by_role("link").click()
     page.get_by_role("heading", name=f"#{top['tag']}").wait_for()
 
@@ -94,3 +96,4 @@ def test_search_people_by_degree_trends_and_a_hashtag_page(stack, new_user, pers
     page.locator("article.tweet").nth(1).wait_for()
     assert page.locator("article.tweet a.hashtag").count() == 2
     viewer.shot(shots, "hashtag")
+    assert viewer.accessibility() == [], "hashtag"

@@ -84,7 +84,9 @@ class WebUser:
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
         # What the Content-Security-Policy refused is an error of the page too (issue 33).
         self.page.on("console", self._csp_violation)
-        self.page.on("dialog", lambda dialog: dialog.accept())
+        # A confirm() is accepted unless a test answers it otherwise (set `on_dialog`).
+        self.on_dialog: Any = lambda dialog: dialog.accept()
+        self.page.on("dialog", lambda dialog: self.on_dialog(dialog))
         self.page.on("request", lambda request: self._went(request.url))
         self.page.on("websocket", lambda socket: self._went(socket.url))
         self.username = ""
@@ -129,9 +131,12 @@ class WebUser:
     def live(self) -> Any:
         return self.page.get_by_test_id("live-state")
 
-    def accessibility(self, impact: str = "critical") -> list[dict[str, Any]]:
-        """axe-core's violations of this impact on the page as it is now (injected here; the
-        client never loads it): each rule with the elements that break it."""
+    def accessibility(
+        self, impacts: tuple[str, ...] = ("serious", "critical")
+    ) -> list[dict[str, Any]]:
+        """axe-core's violations of these impacts on the page as it is now (injected here; the
+        client never loads it): each rule with the elements that break it. Serious and critical
+        ones fail the browser tests (issue 47, item 14: contrast is "serious")."""
         if not self.page.evaluate("typeof axe !== 'undefined'"):
             # Evaluated by the browser's devtools protocol, which the page's Content Security
             # Policy does not govern (a <script> tag of it would be refused as inline script).
@@ -142,7 +147,7 @@ class WebUser:
         return [
             {"rule": v["id"], "help": v["help"], "where": [n["target"] for n in v["nodes"]]}
             for v in violations
-            if v["impact"] == impact
+            if v["impact"] in impacts
         ]
 
     def shot(self, directory: Path, name: str) -> Path:

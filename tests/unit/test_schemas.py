@@ -70,6 +70,28 @@ def test_validation_details_name_each_bad_field():
     assert not any("^" in d.message or "pattern" in d.message for d in details)
 
 
+def test_validation_details_follow_the_field_name_in_words():
+    # issue 47, item 15: the web client read "Password String should have at least 8 characters"
+    try:
+        SignupRequest(username="a" * 16, email="a@b", password="short")
+    except ValidationError as exc:
+        details = errors.validation_details(
+            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
+        )
+    words = {d.field: d.message for d in details}
+    assert words == {
+        "username": "must be 1 to 15 letters (a to z), digits or underscores",
+        "email": "is not a valid email address",
+        "password": "must be at least 8 characters long",
+    }, words
+    try:
+        LoginRequest(login="", password=7)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        details = errors.validation_details(list(exc.errors()))
+    assert [d.message for d in details] == ["must not be empty", "must be text"]
+    assert not any("should" in d.message or "Input" in d.message for d in details)
+
+
 def test_rate_limited_carries_retry_after():
     status, headers, body = errors.describe(RateLimited(42))
     assert status == 429 and headers["Retry-After"] == "42"

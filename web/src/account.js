@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { html, useApp, useRoute, ErrorNote, Time, Logo, Icon } from "./ui.js";
 import { UserRows } from "./profile.js";
+import { ApiError } from "./api.js";
 
 // What the sessions list calls this browser.
 export function deviceName() {
@@ -12,12 +13,23 @@ export function deviceName() {
   return `${browser}${os ? " on " + os : ""} (web)`;
 }
 
+function withoutField(error, name) {
+  const left = ((error && error.details) || []).filter((d) => d.field !== name);
+  if (!left.length) return null;
+  return new ApiError(error.status, error.code, error.message, left, error.retryAfter);
+}
+
 export function AuthScreen({ api, onSignedIn, notice }) {
   const mode = useRoute()[0] === "signup" ? "signup" : "login";
   const [form, setForm] = useState({ login: "", username: "", email: "", password: "" });
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
-  const field = (name) => (e) => setForm({ ...form, [name]: e.currentTarget.value });
+  // Editing a field takes back what the error said about it (and an error about no field):
+  // what is left on screen is still true.
+  const field = (name) => (e) => {
+    setForm({ ...form, [name]: e.currentTarget.value });
+    setError((was) => withoutField(was, name));
+  };
 
   async function submit(event) {
     event.preventDefault();
@@ -38,6 +50,7 @@ export function AuthScreen({ api, onSignedIn, notice }) {
   return html`<main class="auth">
     <div class="auth-card">
       <div class="logo"><${Logo} /> Warble</div>
+      <h1 class="auth-title">${mode === "login" ? "Log in to Warble" : "Create your Warble account"}</h1>
       <p class="tagline">What's happening nearby, live.</p>
       ${notice && html`<p class="notice" role="status">${notice}</p>`}
       <nav class="tabs">
@@ -316,7 +329,7 @@ export function MorePage({ liveState }) {
       <li><a href="#/blocked"><${Icon} name="shield" /> Blocked and muted</a></li>
       <li><button onClick=${signOut}><${Icon} name="logout" /> Log out</button></li>
     </ul>
-    <p class="hint">${liveState === "open" ? "Connected: new messages and notifications arrive live." : "Reconnecting: what arrives meanwhile shows once connected."}</p>
+    <p class="hint">${liveState === "open" ? "Connected: new messages and notifications arrive live." : liveState === "offline" ? "Offline: this device has no network. Warble connects again when it is back." : "Reconnecting: what arrives meanwhile shows once connected."}</p>
   </section>`;
 }
 

@@ -73,7 +73,9 @@ export class Api {
     const error = new ApiError(
       response.status,
       err.code || "error",
-      err.message || `The server answered ${response.status}.`,
+      err.message || (response.status >= 500
+        ? "Something went wrong on Warble's side. Try again in a moment."
+        : "Warble could not do that. Try again, or reload the page."),
       err.details || [],
       retry ? Number(retry) : null,
     );

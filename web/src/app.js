@@ -5,7 +5,7 @@ import { render } from "preact";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Api } from "./api.js";
 import { Live } from "./live.js";
-import { html, AppContext, useRoute, Badge, Avatar, Icon, Logo, go } from "./ui.js";
+import { html, AppContext, useRoute, Badge, Avatar, Icon, Logo, go, trackHistory } from "./ui.js";
 import { AuthScreen, ForgotScreen, ResetScreen, SettingsPage, SessionsPage, BlockedPage, MorePage } from "./account.js";
 import { HomeTimeline, TweetPage } from "./tweets.js";
 import { ProfilePage } from "./profile.js";
@@ -18,6 +18,7 @@ import { SearchPage, HashtagPage } from "./search.js";
 // the poll only resyncs, notices a revoked session, and brings the home count of accounts too
 // big to be announced one follower at a time: 5 requests of the user's 300 per 5 minutes.
 const COUNTS_POLL_MS = 60_000;
+const SIGNED_OUT_ROUTES = ["login", "signup", "forgot", "reset-password", "home", ""];
 const ZERO = { follow: 0, like: 0, reply: 0, mention: 0, retweet: 0, match: 0, system: 0, message: 0, home: 0, total: 0 };
 
 function App({ config }) {
@@ -31,6 +32,9 @@ function App({ config }) {
   const [toasts, setToasts] = useState([]);
   const [match, setMatch] = useState(null);
   const route = useRoute();
+  // Where a signed-out visitor was going (a shared link): the login leads there, not home.
+  const afterLogin = useRef(null);
+  if (phase === "out" && !SIGNED_OUT_ROUTES.includes(route[0])) afterLogin.current = route.join("/");
 
   const toast = useCallback((what) => {
     const id = Math.random();
@@ -142,7 +146,8 @@ function App({ config }) {
       setMe(answer.user);
       setNotice(null);
       setPhase("in");
-      go("home");
+      go(afterLogin.current || "home");
+      afterLogin.current = null;
     }} />`;
   }
 
@@ -156,7 +161,7 @@ function App({ config }) {
   const link = (name, href, label, icon, badge, where = "both") => html`<a class=${`nav-link ${where}` + (at === name ? " on" : "")} href=${href} data-nav=${name}
       aria-current=${at === name ? "page" : undefined}>
     <span class="icon"><${Icon} name=${icon} size=${24} filled=${at === name && !["compass", "shield", "more", "search", "gear"].includes(icon)} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
-  const liveText = liveState === "open" ? "● Live" : liveState === "reconnecting" ? "○ Reconnecting…" : "○ Connecting…";
+  const liveText = { open: "● Live", reconnecting: "○ Reconnecting…", offline: "○ Offline" }[liveState] || "○ Connecting…";
   return html`<${AppContext.Provider} value=${context}>
     <div class="shell">
       <nav class="sidebar" aria-label="Warble">
@@ -207,6 +212,7 @@ async function start() {
   const root = document.getElementById("app");
   try {
     const config = await (await fetch("config.json", { cache: "no-store" })).json();
+    trackHistory();
     render(html`<${App} config=${config} />`, root);
   } catch {
     root.textContent = "Warble could not load its configuration (config.json).";

@@ -1,5 +1,9 @@
 // Discover: set my location (the browser's geolocation or typed coordinates), then cards of
 // people nearby, nearest first, to swipe left or right; a match opens the conversation.
+//
+// The server hands each person out once ("shown" = in a Discover answer, docs/discover.md), so
+// the deck keeps every card it was handed until it is swiped: in localStorage per user, across
+// a Refresh, a radius change, leaving the page or reloading it.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html, useApp, ErrorNote, Avatar, Icon, go, plural } from "./ui.js";
 
@@ -12,7 +16,16 @@ export function DiscoverPage() {
   const [lat, setLat] = useState(saved ? String(saved.lat) : "");
   const [lon, setLon] = useState(saved ? String(saved.lon) : "");
   const [radius, setRadius] = useState("10");
-  const [cards, setCards] = useState([]);
+  const DECK_KEY = `warble.deck.${me.id}`;
+  const [deck, setDeckState] = useState(() => JSON.parse(localStorage.getItem(DECK_KEY) || "[]"));
+  const setDeck = (update) => setDeckState((was) => {
+    const next = update(was);
+    localStorage.setItem(DECK_KEY, JSON.stringify(next));
+    return next;
+  });
+  // What this radius covers of the deck; a card measured from an earlier location (null) stays.
+  const cards = deck.filter((c) => c.distance_km === null || c.distance_km <= Number(radius));
+  const cardFocused = useRef(false); // a keyboard swipe moves focus on to the next card
   const [state, setState] = useState("idle"); // idle | loading | ready
   const [error, setError] = useState(null);
   const [editing, setEditing] = useState(!saved);
@@ -22,7 +35,7 @@ export function DiscoverPage() {
     setError(null);
     try {
       const page = await api.discover(Number(km) || 10);
-      setCards(page.items);
+      setDeck((kept) => keep(kept, page.items));
       setState("ready");
     } catch (e) {
       if (e.code === "location_required") setEditing(true);
@@ -48,6 +61,10 @@ export function DiscoverPage() {
       await api.setLocation(latitude, longitude);
       const spot = { lat: latitude, lon: longitude };
       localStorage.setItem(LOCATION_KEY, JSON.stringify(spot));
+      // The kept cards' distances were measured from where I was: no longer told.
+      if (!located || located.lat !== latitude || located.lon !== longitude) {
+        setDeck((kept) => kept.map((c) => ({ ...c, distance_km: null })));
+      }
       setLocated(spot);
       setLat(String(latitude));
       setLon(String(longitude));
@@ -71,11 +88,14 @@ export function DiscoverPage() {
   }
 
   async function swipe(card, direction) {
-    setCards((cs) => cs.filter((c) => c.id !== card.id));
+    cardFocused.current = !!document.activeElement?.closest(".swipe-card");
+    setDeck((kept) => kept.filter((c) => c.id !== card.id));
     try {
       const answer = await api.swipe(card.id, direction);
       if (answer.matched) window.dispatchEvent(new CustomEvent("warble:match", { detail: { user: card, conversation_id: answer.conversation_id } }));
     } catch (e) {
+      // Not recorded (no answer, or the server failed): the card comes back to be swiped again.
+      if (!e.status || e.status >= 500) setDeck((kept) => keep(kept, [card]));
       toast(e);
     }
   }
@@ -107,27 +127,27 @@ export function DiscoverPage() {
       </div>`}
     <${ErrorNote} error=${error} />
     ${located && !editing && html`<div class="deck">
-      ${state === "loading" && html`<p class="empty">Looking around…</p>`}
+      ${state === "loading" && !top && html`<p class="empty">Looking around…</p>`}
       ${state === "ready" && !top && html`<p class="empty">Nobody new nearby. Try a wider radius, or come back later.</p>`}
       ${rest.slice(0, 2).reverse().map((c, i) => html`<div key=${c.id} class=${"card-shadow depth-" + (rest.slice(0, 2).length - i)}></div>`)}
-      ${top && html`<${SwipeCard} key=${top.id} card=${top} onSwipe=${swipe} />`}
+      ${top && html`<${SwipeCard} key=${top.id} card=${top} onSwipe=${swipe} focus=${cardFocused.current} />`}
     </div>`}
   </section>`;
 }
 
-function SwipeCard({ card, onSwipe }) {
+// The arrow keys swipe only while the card (or one of its buttons) has focus: never from the
+// radius menu, another field, or under the match dialog.
+function SwipeCard({ card, onSwipe, focus }) {
   const ref = useRef(null);
   const start = useRef(null);
   const [dx, setDx] = useState(0);
 
-  useEffect(() => {
-    const onKey = (e) => {
-      if (e.key === "ArrowLeft") onSwipe(card, "left");
-      if (e.key === "ArrowRight") onSwipe(card, "right");
-    };
-    addEventListener("keydown", onKey);
-    return () => removeEventListener("keydown", onKey);
-  }, [card]);
+  useEffect(() => { if (focus) ref.current.focus(); }, []);
+  const onKey = (e) => {
+    if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+    e.preventDefault();
+    onSwipe(card, e.key === "ArrowRight" ? "right" : "left");
+  };
 
   const down = (e) => {
     if (e.target.closest("button")) return; // the buttons swipe by click
@@ -143,14 +163,16 @@ function SwipeCard({ card, onSwipe }) {
   };
 
   const style = `transform: translateX(${dx}px) rotate(${dx / 20}deg)`;
+  const name = card.display_name || card.username;
   return html`<div class="swipe-card" ref=${ref} style=${style} onPointerDown=${down} onPointerMove=${move} onPointerUp=${up} onPointerCancel=${up}
-      data-user=${card.username}>
+      onKeyDown=${onKey} tabIndex="0" role="group" aria-keyshortcuts="ArrowLeft ArrowRight"
+      aria-label=${`${name}: the left arrow key passes, the right arrow key likes`} data-user=${card.username}>
     ${dx > 40 && html`<span class="stamp like">LIKE</span>`}
     ${dx < -40 && html`<span class="stamp nope">NOPE</span>`}
     <${Avatar} user=${card} size=${120} />
     <h2>${card.display_name || card.username}</h2>
     <div class="handle">@${card.username}</div>
-    <div class="distance" data-testid="distance">${formatKm(card.distance_km)} away</div>
+    <div class="distance" data-testid="distance">${card.distance_km === null ? "Near where you were" : `${formatKm(card.distance_km)} away`}</div>
     ${card.bio && html`<p class="bio">${card.bio}</p>`}
     <div class="counts small"><span><b>${card.followers_count}</b> ${plural(card.followers_count, "follower")}</span> <span><b>${card.tweet_count}</b> ${plural(card.tweet_count, "tweet")}</span></div>
     <div class="swipe-buttons">
@@ -160,21 +182,53 @@ function SwipeCard({ card, onSwipe }) {
   </div>`;
 }
 
-// The moment of a match, for the swiper (from the answer) and the other one (the pushed event).
+// The moment of a match, for the swiper (from the answer) and the other one (the pushed event):
+// a modal <dialog> (the page behind is inert, focus moves in, Escape closes it), whose Tab and
+// Shift+Tab go round its own buttons.
 export function MatchModal({ match, onClose }) {
   if (!match) return null;
+  return html`<${MatchDialog} key=${match.conversation_id} match=${match} onClose=${onClose} />`;
+}
+
+function MatchDialog({ match, onClose }) {
+  const dialog = useRef(null);
+  useEffect(() => {
+    const d = dialog.current;
+    const before = document.activeElement;
+    d.showModal();
+    return () => {
+      if (d.open) d.close();
+      if (before && before.isConnected) before.focus();
+    };
+  }, []);
   const open = () => { onClose(); go("messages/" + match.conversation_id); };
-  return html`<div class="modal-backdrop" onClick=${onClose}>
-    <div class="modal match" role="dialog" aria-label="It's a match" onClick=${(e) => e.stopPropagation()}>
-      <h2>It's a match!</h2>
-      <${Avatar} user=${match.user} size=${96} />
-      <p>You and <b>${match.user.display_name || match.user.username}</b> liked each other.</p>
-      <div class="row"><button class="primary" onClick=${open}>Send a message</button> <button onClick=${onClose}>Keep swiping</button></div>
-    </div>
-  </div>`;
+  const roundTab = (e) => {
+    if (e.key !== "Tab") return;
+    const stops = [...dialog.current.querySelectorAll("button")];
+    const at = stops.indexOf(document.activeElement);
+    const next = e.shiftKey ? (at <= 0 ? stops.length - 1 : at - 1) : (at + 1) % stops.length;
+    e.preventDefault();
+    stops[next].focus();
+  };
+  return html`<dialog ref=${dialog} class="modal match" aria-labelledby="match-title" onClose=${onClose} onKeyDown=${roundTab}
+      onClick=${(e) => e.target === dialog.current && onClose()}>
+    <h2 id="match-title">It's a match!</h2>
+    <${Avatar} user=${match.user} size=${96} />
+    <p>You and <b>${match.user.display_name || match.user.username}</b> liked each other.</p>
+    <div class="row"><button class="primary" onClick=${open} autofocus>Send a message</button> <button onClick=${onClose}>Keep swiping</button></div>
+  </dialog>`;
 }
 
 const DRY_RETRY_MS = 15_000;
+
+// The kept deck with a Discover page's cards added (a card offered again replaces its copy),
+// nearest first; cards whose distance is no longer known last.
+function keep(kept, items) {
+  const byId = new Map(kept.map((c) => [c.id, c]));
+  for (const c of items) byId.set(c.id, c);
+  const far = (c) => (c.distance_km === null ? Infinity : c.distance_km);
+  return [...byId.values()].sort((a, b) => far(a) - far(b));
+}
 
 // Typed coordinates, or the error to show: an empty field is not 0 (Number("") is).
 function coordinates(lat, lon) {

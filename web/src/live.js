@@ -10,6 +10,9 @@
 // page then reads again what it shows ("reconnected"). A close is announced ("dropped"): the
 // server closes the connections of a session that ended, and the shell then asks the HTTP API
 // whether this tab's session still stands.
+//
+// The browser's own word that the network is gone (its "offline" event) is taken at once: the
+// socket is dropped and the page says Offline, with no reconnection tried until "online".
 
 const HEARTBEAT_MS = 30_000;
 const PONG_TIMEOUT_MS = 10_000;
@@ -26,9 +29,18 @@ export class Live {
     this.wasOpen = false; // a confirmed connection was lost: what the page shows may be stale
     this.closed = false;
     this.check = () => { if (!document.hidden) this.verify(); };
+    this.offline = () => this.drop();
+    this.online = () => {
+      if (this.state !== "offline") return this.check();
+      clearTimeout(this.retry);
+      this.attempt = 0;
+      this.connect();
+    };
     document.addEventListener("visibilitychange", this.check);
-    addEventListener("online", this.check);
-    this.connect();
+    addEventListener("online", this.online);
+    addEventListener("offline", this.offline);
+    if (navigator.onLine === false) this.setState("offline");
+    else this.connect();
   }
 
   on(listener) {
@@ -124,10 +136,11 @@ export class Live {
     }
     this.pending.clear();
     if (this.closed) return;
+    clearTimeout(this.retry);
+    if (navigator.onLine === false) return this.setState("offline"); // "online" reconnects
     this.attempt += 1;
     this.setState("reconnecting");
     const delay = Math.min(10_000, 500 * 2 ** Math.min(this.attempt - 1, 5)) * (0.75 + Math.random() / 2);
-    clearTimeout(this.retry);
     this.retry = setTimeout(() => this.connect(), delay);
   }
 
@@ -139,10 +152,11 @@ export class Live {
     return false;
   }
 
-  // Resolves with the stored Message once the server acknowledges it. Refused with code
-  // "disconnected" or "not_registered", the message was not stored: it may be sent another way.
-  sendMessage(conversationId, text) {
-    const clientId = crypto.randomUUID();
+  // Resolves with the stored Message once the server acknowledges it. Refused with `unsent`
+  // or code "not_registered", the message was not stored: it may be sent another way. Refused
+  // with code "disconnected" or "timeout", it may have been stored: sending it again with the
+  // same `clientId` answers the stored one (the server keeps a sender's client_id 7 days).
+  sendMessage(conversationId, text, clientId = crypto.randomUUID()) {
     return new Promise((resolve, reject) => {
       const frame = { action: "sendMessage", conversation_id: conversationId, text, client_id: clientId };
       if (this.state !== "open" || !this.send(frame)) {
@@ -160,7 +174,8 @@ export class Live {
   close() {
     this.closed = true;
     document.removeEventListener("visibilitychange", this.check);
-    removeEventListener("online", this.check);
+    removeEventListener("online", this.online);
+    removeEventListener("offline", this.offline);
     clearTimeout(this.retry);
     this.drop();
   }

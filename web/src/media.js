@@ -43,6 +43,7 @@ async function settled(api, id) {
 // every one is ready.
 export function useAttachments(api) {
   const [items, setItems] = useState([]);
+  const [note, setNote] = useState(null); // images left out past the fourth, said, not dropped silently
   const seq = useRef(0);
   const update = (key, fields) => setItems((all) => all.map((a) => (a.key === key ? { ...a, ...fields } : a)));
 
@@ -74,10 +75,13 @@ export function useAttachments(api) {
     });
     setItems((all) => [...all, ...added]);
     added.filter((a) => a.state === "starting").forEach(upload);
-    return images.length > added.length;
+    const out = images.length - added.length;
+    setNote(out > 0 ? `A tweet holds up to ${MAX_IMAGES} images: ${out} ${out === 1 ? "was" : "were"} left out.` : null);
+    return out > 0;
   }
 
   function remove(key) {
+    setNote(null);
     setItems((all) => {
       const gone = all.find((a) => a.key === key);
       if (gone) URL.revokeObjectURL(gone.local);
@@ -86,7 +90,7 @@ export function useAttachments(api) {
   }
 
   const setAlt = (key, alt) => update(key, { alt });
-  const clear = () => { items.forEach((a) => URL.revokeObjectURL(a.local)); setItems([]); };
+  const clear = () => { items.forEach((a) => URL.revokeObjectURL(a.local)); setItems([]); setNote(null); };
   const ready = items.length > 0 && items.every((a) => a.state === "ready");
   const busy = items.some((a) => a.state !== "ready" && a.state !== "failed");
 
@@ -98,13 +102,14 @@ export function useAttachments(api) {
     return items.map((a) => a.media.id);
   }
 
-  return { items, add, remove, setAlt, clear, ready, busy, mediaIds };
+  return { items, note, add, remove, setAlt, clear, ready, busy, mediaIds };
 }
 
 // The compose box's images: thumbnail, progress, alt text, the reason one failed.
 export function AttachmentTray({ attachments }) {
   if (!attachments.items.length) return null;
-  return html`<ul class="attachments" aria-label="Attached images">
+  return html`${attachments.note && html`<p class="hint" role="status" data-testid="left-out">${attachments.note}</p>`}
+  <ul class="attachments" aria-label="Attached images">
     ${attachments.items.map((a) => html`<li key=${a.key} class=${"attachment " + a.state} data-state=${a.state}>
       <img src=${a.local} alt="" />
       ${(a.state === "uploading" || a.state === "starting") && html`<progress max="1" value=${a.progress} aria-label="Upload progress"></progress>`}

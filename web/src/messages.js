@@ -12,9 +12,10 @@ export function MessagesPage({ id }) {
   const fetchPage = useCallback((cursor) => api.conversations(cursor), [api]);
   const list = usePaged(fetchPage, "conversations");
 
-  // A message anywhere moves its conversation up and changes its unread count: reload the list.
+  // A message anywhere moves its conversation up and changes its unread count: read the list
+  // again, in place (it used to empty and refill on every message).
   useEffect(() => live && live.on((event) => {
-    if (event === "message" || event === "match" || event === "reconnected") list.reload();
+    if (event === "message" || event === "match" || event === "reconnected") list.refresh();
   }), [live]);
 
   const current = list.items.find((c) => c.id === id);
@@ -40,6 +41,7 @@ export function MessagesPage({ id }) {
 
 function ConversationList({ list, current }) {
   const { me } = useApp();
+  // Only <li> inside the <ul> (axe-core's list rule): the error and the sentinel follow it.
   return html`<ul class="conversations">
     ${list.items.map((c) => {
       const them = other(c, me);
@@ -54,10 +56,10 @@ function ConversationList({ list, current }) {
         </a>
       </li>`;
     })}
-    <${ErrorNote} error=${list.error} />
     ${!list.loading && !list.items.length && html`<li class="empty">No conversations yet.</li>`}
-    <${Sentinel} onVisible=${list.more} done=${list.done} loading=${list.loading} />
-  </ul>`;
+  </ul>
+  <${ErrorNote} error=${list.error} />
+  <${Sentinel} onVisible=${list.more} done=${list.done} loading=${list.loading} />`;
 }
 
 function Conversation({ id, conversation, onRead, onSent }) {
@@ -108,7 +110,6 @@ function Conversation({ id, conversation, onRead, onSent }) {
       setMessages((ms) => merge([data], ms));
       if (data.sender_id !== me.id) markRead();
     }
-    if (event === "reconnected") loadOlder(null);
   }), [live, id]);
 
   useLayoutEffect(() => {
@@ -128,28 +129,60 @@ function Conversation({ id, conversation, onRead, onSent }) {
     if (el.scrollTop < 60 && !done && cursor) loadOlder(cursor);
   }
 
-  async function send(event) {
+  // My messages not yet confirmed, by client_id: one whose fate a drop hid (it may be stored)
+  // stays "Sending…" and is sent again with the same client_id once the connection is back,
+  // which answers the stored message if it was (no copy); one certainly not sent says so, with
+  // Retry.
+  const unconfirmed = useRef(new Map()); // client_id -> text
+  const mark = (clientId, fields) =>
+    setMessages((ms) => ms.map((m) => (m.client_id === clientId ? { ...m, ...fields } : m)));
+
+  async function deliver(clientId, body) {
+    unconfirmed.current.set(clientId, body);
+    mark(clientId, { pending: true, failed: false });
+    const overHttp = () => api.post(`/v1/conversations/${id}/messages`, { text: body });
+    try {
+      // Over the WebSocket with its ack; over HTTP while the socket is reconnecting, or when
+      // it refused the message unstored (its registration was gone: it reconnects meanwhile).
+      const online = navigator.onLine !== false;
+      const sent = live && live.state === "open"
+        ? await live.sendMessage(id, body, clientId).catch((e) => ((e.unsent || e.code === "not_registered") && online ? overHttp() : Promise.reject(e)))
+        : online ? await overHttp() : await Promise.reject({ unsent: true, message: "You are offline: the message was not sent." });
+      unconfirmed.current.delete(clientId);
+      setMessages((ms) => merge([sent], ms.filter((m) => m.client_id !== clientId)));
+      onSent(sent);
+    } catch (e) {
+      if (!e.unsent && (e.code === "disconnected" || e.code === "timeout")) return; // reconciled on reconnecting
+      unconfirmed.current.delete(clientId);
+      mark(clientId, { pending: false, failed: true });
+      setError(e);
+    }
+  }
+
+  // Reconnected: the messages a drop left unconfirmed are sent again by their client_id, then
+  // the history is read again (what was pushed meanwhile), so none shows twice even briefly.
+  useEffect(() => live && live.on((event) => {
+    if (event !== "reconnected") return;
+    const again = [...unconfirmed.current].map(([clientId, body]) => deliver(clientId, body));
+    Promise.allSettled(again).then(() => loadOlder(null));
+  }), [live, id]);
+
+  function send(event) {
     event.preventDefault();
     const body = text.trim();
     if (!body) return;
     setText("");
     setError(null);
-    const temp = { id: "pending-" + crypto.randomUUID(), sender_id: me.id, text: body, created_at: new Date().toISOString(), pending: true };
+    const clientId = crypto.randomUUID();
+    const temp = { id: "pending-" + clientId, client_id: clientId, sender_id: me.id, text: body, created_at: new Date().toISOString(), pending: true };
     stick.current = true;
     setMessages((ms) => [...ms, temp]);
-    try {
-      // Over the WebSocket with its ack; over HTTP while the socket is reconnecting, or when
-      // it refused the message unstored (its registration was gone: it reconnects meanwhile).
-      const overHttp = () => api.post(`/v1/conversations/${id}/messages`, { text: body });
-      const sent = live && live.state === "open"
-        ? await live.sendMessage(id, body).catch((e) => (e.unsent || e.code === "not_registered" ? overHttp() : Promise.reject(e)))
-        : await overHttp();
-      setMessages((ms) => merge([sent], ms.filter((m) => m.id !== temp.id)));
-      onSent(sent);
-    } catch (e) {
-      setMessages((ms) => ms.map((m) => (m.id === temp.id ? { ...m, pending: false, failed: true } : m)));
-      setError(e);
-    }
+    deliver(clientId, body);
+  }
+
+  function retry(m) {
+    setError(null);
+    deliver(m.client_id, m.text);
   }
 
   const them = conversation ? other(conversation, me) : null;
@@ -158,11 +191,11 @@ function Conversation({ id, conversation, onRead, onSent }) {
       <a class="back-link" href="#/messages" aria-label="Back to the conversations"><${Icon} name="back" /></a>
       ${them ? html`<a href=${userHref(them)}><${Avatar} user=${them} size=${32} /> <b>${them.display_name || them.username}</b></a>` : html`<b>Conversation</b>`}
     </header>
-    <div class="message-box" ref=${box} onScroll=${onScroll} data-testid="message-box">
+    <div class="message-box" ref=${box} onScroll=${onScroll} data-testid="message-box" tabIndex="0" role="log" aria-label="Conversation history">
       ${done ? html`<p class="history-start">This is the start of your conversation.</p>` : html`<p class="history-start">Scroll up for older messages</p>`}
       ${messages.map((m) => html`<div key=${m.id} class=${"message" + (m.sender_id === me.id ? " mine" : "") + (m.pending ? " pending" : "") + (m.failed ? " failed" : "")} data-message-id=${m.id}>
         <div class="bubble">${m.text}</div>
-        <div class="meta">${m.pending ? "Sending…" : m.failed ? "Not sent" : html`<${Time} iso=${m.created_at} />`}</div>
+        <div class="meta">${m.pending ? "Sending…" : m.failed ? html`Not sent <button type="button" class="link retry" onClick=${() => retry(m)}>Retry</button>` : html`<${Time} iso=${m.created_at} />`}</div>
       </div>`)}
     </div>
     <${ErrorNote} error=${error} />

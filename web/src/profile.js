@@ -71,8 +71,10 @@ export function ProfilePage({ by, lookup, tab: asked }) {
 
   // Block / unblock, mute / unmute. A block ends the follows both ways: the profile is read again.
   async function toggle(kind) {
-    setBusy(true);
     const on = !flags[kind === "block" ? "blocking" : "muting"];
+    const name = user.display_name || user.username;
+    if (kind === "block" && on && !confirm(`Block ${name}? They will no longer follow you or see your tweets, and you will no longer follow them.`)) return;
+    setBusy(true);
     try {
       const answer = await api[kind](user.id, on);
       setFlags((f) => ({ ...f, ...answer }));
@@ -128,7 +130,7 @@ export function ProfilePage({ by, lookup, tab: asked }) {
       <a href=${base + "/followers"}><b>${user.followers_count}</b> ${plural(user.followers_count, "Follower")}</a>
       ${mutual && html`<a href=${base + "/mutual"}><b>${mutual.count}</b> ${plural(mutual.count, "mutual friend")}</a>`}
     </div>
-    <nav class="tabs" aria-label="Profile sections">
+    <nav class="tabs fit" aria-label="Profile sections">
       ${TABS.filter(([t]) => !(self && t === "mutual")).map(([t, label]) => html`<a class=${t === tab ? "on" : ""} href=${t === "tweets" ? base : `${base}/${t}`}>${label}</a>`)}
     </nav>
     ${tab === "tweets" ? html`<${UserTweets} id=${user.id} />`
@@ -157,7 +159,7 @@ function UserListTab({ id, kind }) {
 export function UserRows({ users, empty }) {
   if (!users.length) return empty ? html`<p class="empty">${empty}</p>` : null;
   return html`<ul class="user-rows">${users.map((u) => html`<li key=${u.id}>
-    <a href=${userHref(u)}><${Avatar} user=${u} size=${36} /></a>
+    <a href=${userHref(u)} aria-label=${"@" + u.username} tabindex="-1"><${Avatar} user=${u} size=${36} /></a>
     <div><a class="name" href=${userHref(u)}>${u.display_name || u.username}</a> <span class="handle">@${u.username}</span>
       ${BADGES[u.relationship] && html` <span class="rel-badge">${BADGES[u.relationship]}</span>`}
       ${u.bio && html`<div class="bio small">${u.bio}</div>`}</div>

@@ -1,7 +1,7 @@
 // Tweets: compose with the 280 counter, a tweet with its actions, lists by cursor, the home
 // timeline with its "N new posts" bar, and one tweet's page with its replies.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, Time, RichText, userHref, tweetLength, go, fullTime } from "./ui.js";
+import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, Time, RichText, userHref, tweetLength, go, back, fullTime } from "./ui.js";
 import { useAttachments, AttachmentTray, AddImages, MediaGrid, pastedImages } from "./media.js";
 
 const LIMIT = 280;
@@ -91,6 +91,9 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true, replyingT
   // Each button says which tweet it acts on: a page holds many Reply buttons.
   const about = snippet(shown.text) || "images";
   const count = (n) => (n > 0 ? n : "");
+  // A button's name holds the count it shows (axe-core: the visible text is part of the name).
+  // (Not in brackets: axe-core leaves bracketed words out of the name it compares.)
+  const counted = (n, one, many) => (n > 0 ? `, ${n} ${n === 1 ? one : many}` : "");
   return html`<article class="tweet" data-tweet-id=${shown.id}>
     ${tweet.retweet_of && html`<div class="retweeted-by"><${Icon} name="retweet" size=${14} /> <a href=${userHref(tweet.author)}>${tweet.author.id === (me && me.id) ? "You" : tweet.author.display_name || tweet.author.username}</a> retweeted</div>`}
     <div class="tweet-row">
@@ -106,10 +109,10 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true, replyingT
         <${MediaGrid} media=${shown.media} />
         ${full && html`<p class="full-time"><time datetime=${shown.created_at}>${fullTime(shown.created_at)}</time></p>`}
         <footer class="actions">
-          <button class="act reply" title="Reply" aria-label=${`Reply to ${who}: ${about}`} onClick=${() => setReplying(!replying)}><${Icon} name="reply" size=${18} /> <span>${count(shown.reply_count)}</span></button>
-          <button class=${"act retweet" + (shown.retweeted_by_me ? " on" : "")} title=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"} aria-label=${shown.retweeted_by_me ? `Undo retweet of ${whose} tweet: ${about}` : `Retweet ${whose} tweet: ${about}`}
+          <button class="act reply" title="Reply" aria-label=${`Reply to ${who}: ${about}${counted(shown.reply_count, "reply", "replies")}`} onClick=${() => setReplying(!replying)}><${Icon} name="reply" size=${18} /> <span>${count(shown.reply_count)}</span></button>
+          <button class=${"act retweet" + (shown.retweeted_by_me ? " on" : "")} title=${shown.retweeted_by_me ? "Undo retweet" : "Retweet"} aria-label=${(shown.retweeted_by_me ? `Undo retweet of ${whose} tweet: ${about}` : `Retweet ${whose} tweet: ${about}`) + counted(shown.retweet_count, "retweet", "retweets")}
             aria-pressed=${shown.retweeted_by_me} onClick=${retweet}><${Icon} name="retweet" size=${18} /> <span>${count(shown.retweet_count)}</span></button>
-          <button class=${"act like" + (shown.liked_by_me ? " on" : "")} title=${shown.liked_by_me ? "Unlike" : "Like"} aria-label=${shown.liked_by_me ? `Unlike ${whose} tweet: ${about}` : `Like ${whose} tweet: ${about}`}
+          <button class=${"act like" + (shown.liked_by_me ? " on" : "")} title=${shown.liked_by_me ? "Unlike" : "Like"} aria-label=${(shown.liked_by_me ? `Unlike ${whose} tweet: ${about}` : `Like ${whose} tweet: ${about}`) + counted(shown.like_count, "like", "likes")}
             aria-pressed=${shown.liked_by_me} onClick=${like}><${Icon} name="heart" size=${18} filled=${shown.liked_by_me} /> <span>${count(shown.like_count)}</span></button>
           ${mine && html`<button class="act delete" title="Delete" aria-label=${`Delete your tweet: ${about}`} onClick=${remove}><${Icon} name="trash" size=${18} /></button>`}
         </footer>
@@ -230,7 +233,7 @@ export function TweetPage({ id }) {
   const replyRemoved = () => setTweet((t) => t && { ...t, reply_count: Math.max(0, t.reply_count - 1) });
   const parent = thread[thread.length - 1];
   return html`<section class="page">
-    <h1><button class="back" onClick=${() => history.back()} title="Back" aria-label="Back"><${Icon} name="back" /></button> Tweet</h1>
+    <h1><button class="back" onClick=${back} title="Back" aria-label="Back"><${Icon} name="back" /></button> Tweet</h1>
     <${ErrorNote} error=${error} />
     ${thread.length > 0 && html`<div class="thread" aria-label="Earlier in the thread">
       ${thread.map((t) => html`<${Tweet} key=${t.id} tweet=${t} showReplyTo=${false} onChange=${(o) => setThread((ts) => withOriginal(ts, o, null))} />`)}</div>`}

@@ -21,6 +21,20 @@ export function useRoute() {
 }
 
 export const go = (path) => { location.hash = "#/" + path; };
+
+// How many of the app's own routes this tab's history holds before this one (kept in each
+// entry's history.state): a shared link opened fresh is 0, and its Back goes home instead of
+// leaving the app (to about:blank, or the site the link was on).
+let depth = 0;
+export function trackHistory() {
+  depth = (history.state && history.state.depth) || 0;
+  if (!history.state) history.replaceState({ depth }, "");
+  addEventListener("hashchange", () => {
+    if (history.state && typeof history.state.depth === "number") depth = history.state.depth;
+    else history.replaceState({ depth: ++depth }, "");
+  });
+}
+export const back = () => (depth > 0 ? history.back() : go("home"));
 export const userHref = (user) => `#/u/${encodeURIComponent(user.username)}`;
 
 // --- paging by cursor -----------------------------------------------------------------------
@@ -30,11 +44,11 @@ export function usePaged(fetchPage, key) {
   const busy = useRef(false);
   const generation = useRef(0);
 
-  const load = useCallback(async (reset) => {
+  const load = useCallback(async (reset, keep = false) => {
     if (busy.current && !reset) return;
     const gen = reset ? ++generation.current : generation.current;
     busy.current = true;
-    setState((s) => ({ ...s, loading: true, error: null, ...(reset ? { items: [], cursor: null, done: false } : {}) }));
+    setState((s) => ({ ...s, loading: !keep, error: null, ...(reset && !keep ? { items: [], cursor: null, done: false } : {}) }));
     try {
       const cursor = reset ? null : state.cursor;
       const page = await fetchPage(cursor);
@@ -54,7 +68,9 @@ export function usePaged(fetchPage, key) {
   useEffect(() => { load(true); }, [key]);
 
   const update = useCallback((fn) => setState((s) => ({ ...s, items: fn(s.items) })), []);
-  return { ...state, more: () => !state.done && !state.loading && load(false), reload: () => load(true), update };
+  // `refresh` reads the first page again and swaps it in when it comes: the list shown meanwhile
+  // stays (a reload empties it first, which is right when what it lists has changed).
+  return { ...state, more: () => !state.done && !state.loading && load(false), reload: () => load(true), refresh: () => load(true, true), update };
 }
 
 const itemKey = (item) => item.id || item.session_id || (item.user && item.user.id) || JSON.stringify(item);

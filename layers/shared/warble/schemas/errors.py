@@ -87,11 +87,54 @@ def validation_details(errors: list[dict[str, Any]]) -> list[FieldError]:
             details.append(FieldError("body", "is not valid JSON"))
             continue
         field = ".".join(location) or "body"
-        message = str(err.get("msg", "is not valid"))
-        if err.get("type") == "string_pattern_mismatch":
-            pattern = (err.get("ctx") or {}).get("pattern")
-            message = PATTERN_WORDS.get(str(pattern), "is not in the form this field takes")
-        if message.startswith("Value error, "):
-            message = message[len("Value error, ") :]
+        message = _in_words(err)
         details.append(FieldError(field, message))
     return details
+
+
+# Pydantic's own wording follows a field's name badly ("Password String should have at least 8
+# characters", issue 47 item 15): what each common refusal asks for, in words that follow it.
+TYPE_WORDS = {
+    "missing": "is required",
+    "string_type": "must be text",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "bool_type": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "extra_forbidden": "is not a field this request takes",
+}
+
+
+def _in_words(err: dict[str, Any]) -> str:
+    kind, ctx = err.get("type"), err.get("ctx") or {}
+    message = str(err.get("msg", "is not valid"))
+    if kind == "string_pattern_mismatch":
+        return PATTERN_WORDS.get(str(ctx.get("pattern")), "is not in the form this field takes")
+    if kind == "string_too_short":
+        least = ctx.get("min_length", 1)
+        return "must not be empty" if least == 1 else f"must be at least {least} characters long"
+    if kind == "string_too_long":
+        return f"must be at most {ctx.get('max_length')} characters long"
+    if kind in ("too_short", "too_long"):
+        bound = "at least" if kind == "too_short" else "at most"
+        return f"must hold {bound} {ctx.get('min_length', ctx.get('max_length'))} items"
+    for name, bound in (("greater_than_equal", "ge"), ("less_than_equal", "le")):
+        if kind == name:
+            side = "at least" if bound == "ge" else "at most"
+            return f"must be {side} {ctx.get(bound)}"
+    if kind == "greater_than":
+        return f"must be more than {ctx.get('gt')}"
+    if kind == "less_than":
+        return f"must be less than {ctx.get('lt')}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}"
+    if kind in TYPE_WORDS:
+        return TYPE_WORDS[kind]
+    if message.startswith("Value error, "):
+        return message[len("Value error, ") :]
+    return message

@@ -1,0 +1,128 @@
+"""Connection honesty in a real browser (headless Chromium, as tests/e2e/test_web_client.py drives
+it; issue 47, item 13): the page says Offline as soon as the browser knows, a message written
+offline says "Not sent" with Retry, and a message whose acknowledgement a drop swallowed is
+reconciled by its client_id once reconnected: shown once, as sent, stored once."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.test_web_client import (  # noqa: F401  fixtures
+    SETTLE_MS,
+    api_user,
+    browser,
+    person,
+    shots,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
+
+
+def _friends_in_a_conversation(stack, new_user) -> tuple[dict, dict, str, str]:
+    a, a_token = api_user(stack, new_user, "amy", "Amy Pond")
+    b, b_token = api_user(stack, new_user, "rory", "Rory Williams")
+    with stack.client(a_token) as amy_api, stack.client(b_token) as rory_api:
+        amy_api.put(f"/v1/users/me/following/{b['id']}").raise_for_status()
+        rory_api.put(f"/v1/users/me/following/{a['id']}").raise_for_status()
+        conversation = amy_api.post("/v1/conversations", json={"participant_id": b["id"]}).json()
+    return a, b, conversation["id"], b_token
+
+
+def _stored_texts(stack, token: str, conversation: str) -> list[str]:
+    with stack.client(token) as client:
+        page = client.get(f"/v1/conversations/{conversation}/messages").json()
+    return [m["text"] for m in page["items"]]
+
+
+def test_offline_is_shown_at_once_and_a_message_written_offline_offers_retry(
+    stack,
+    new_user,
+    person,  # noqa: F811
+    shots,  # noqa: F811
+) -> None:
+    # given Amy live in a conversation
+    a, _, conversation, b_token = _friends_in_a_conversation(stack, new_user)
+    amy = person()
+    amy.log_in(a["username"])
+    amy.page.get_by_role("heading", name="Home").wait_for()
+    amy.go(f"messages/{conversation}")
+    box = amy.page.get_by_test_id("message-box")
+    box.get_by_text("This is the start of your conversation.").wait_for()
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+
+    # when the network goes away, then the page says so at once (not at the next heartbeat)
+    amy.context.set_offline(True)
+    amy.live().filter(has_text="Offline").wait_for(timeout=3_000)
+    # and a message written meanwhile says it was not sent, with Retry
+    amy.page.get_by_label("Message").fill("Are you getting these?")
+    amy.page.get_by_role("button", name="Send").click()
+    mine = box.locator(".message.mine", has_text="Are you getting these?")
+    mine.filter(has_text="Not sent").wait_for()
+    amy.shot(shots, "offline")
+    assert amy.accessibility() == []
+    assert "Live" not in amy.live().inner_text()
+
+    # when the network is back, it connects again, and Retry sends the message once
+    amy.context.set_offline(False)
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    mine.get_by_role("button", name="Retry").click()
+    box.locator(".message.failed").wait_for(state="detached", timeout=SETTLE_MS)
+    box.locator(".message.pending").wait_for(state="detached", timeout=SETTLE_MS)
+    assert mine.count() == 1
+    assert _stored_texts(stack, b_token, conversation) == ["Are you getting these?"]
+    assert amy.errors == []
+
+
+def test_a_message_whose_ack_a_drop_lost_is_reconciled_by_client_id(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    # given Amy live in a conversation, her socket through a route that can lose the next
+    # acknowledgement and cut the connection right then (the message was stored)
+    a, _, conversation, b_token = _friends_in_a_conversation(stack, new_user)
+    lose_ack = []
+    sockets: list = []
+
+    def through(ws) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(lambda frame: server.send(frame))
+
+        def to_page(frame) -> None:
+            if lose_ack and isinstance(frame, str) and '"message_ack"' in frame:
+                lose_ack.clear()
+                ws.close()
+                return
+            ws.send(frame)
+
+        server.on_message(to_page)
+        sockets.append(ws)
+
+    amy = person()
+    amy.page.route_web_socket(re.compile(r"^ws://"), through)
+    amy.log_in(a["username"])
+    amy.page.get_by_role("heading", name="Home").wait_for()
+    amy.go(f"messages/{conversation}")
+    box = amy.page.get_by_test_id("message-box")
+    box.get_by_text("This is the start of your conversation.").wait_for()
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+
+    # when she sends a message and the connection drops before its acknowledgement arrives
+    lose_ack.append(True)
+    amy.page.get_by_label("Message").fill("Did this one get through?")
+    amy.page.get_by_role("button", name="Send").click()
+    amy.live().filter(has_text="Reconnecting").wait_for()
+    mine = box.locator(".message.mine", has_text="Did this one get through?")
+    assert mine.filter(has_text="Not sent").count() == 0  # it may well have been: not known yet
+
+    # then once reconnected it is shown once, as sent, and stored once
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    box.locator(".message.pending").wait_for(state="detached", timeout=SETTLE_MS)
+    amy.page.wait_for_timeout(1_000)  # the history read again after reconnecting
+    assert mine.count() == 1
+    assert box.locator(".message.failed").count() == 0
+    assert len(sockets) >= 2
+    assert _stored_texts(stack, b_token, conversation) == ["Did this one get through?"]
+    assert amy.errors == []
