@@ -164,6 +164,7 @@ def fanout_to_a_muted_author(run: Run, bench_stack: stack.Stack, raw: Any, ddb: 
         ),
         shields=services.container().shields,
         muted=services.container().muted_words,
+        followers=services.container().stores.memberships("followers"),
     )  # fmt: skip
     tweet_ids = itertools.count(ids.next_id() + 1)
 

@@ -525,6 +525,7 @@ class FanoutAuthors:
             ),
             shields=services.container().shields,
             muted=services.container().muted_words,
+            followers=services.container().stores.memberships("followers"),
         )  # fmt: skip
 
     def fanout(self, service: TimelineService, author: int) -> Callable[[], None]:
