@@ -141,6 +141,19 @@ export function withOriginal(items, original, me) {
   });
 }
 
+// The same tweet once, as Twitter shows it: an original and a retweet of it (or two friends'
+// retweets) in one list keep only the newest entry, which is the first (lists run newest first);
+// a retweet kept says who retweeted above it.
+export function collapsed(items) {
+  const seen = new Set();
+  return items.filter((t) => {
+    const id = (t.retweet_of || t).id;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
 // A list of tweets by cursor, with infinite scroll.
 export function TweetList({ paged, empty = "Nothing here yet.", onRemoved }) {
   const { me } = useApp();
@@ -150,7 +163,7 @@ export function TweetList({ paged, empty = "Nothing here yet.", onRemoved }) {
     onRemoved && onRemoved(gone);
   };
   return html`<div class="tweets">
-    ${paged.items.map((t) => html`<${Tweet} key=${t.id} tweet=${t} onChange=${replace} onRemove=${remove} />`)}
+    ${collapsed(paged.items).map((t) => html`<${Tweet} key=${t.id} tweet=${t} onChange=${replace} onRemove=${remove} />`)}
     <${ErrorNote} error=${paged.error} />
     ${!paged.loading && !paged.error && paged.items.length === 0 && html`<p class="empty">${empty}</p>`}
     <${Sentinel} onVisible=${paged.more} done=${paged.done} loading=${paged.loading} />

@@ -1,0 +1,51 @@
+"""The timeline's smaller things people met in the web client (issue 47, item 15), in a real
+browser (headless Chromium, as tests/e2e/test_web_client.py drives it): one tweet shown once
+however many times a timeline holds it, a reply naming whom it answers, a GIF labelled and at
+most its own size, a Back on phone-size Settings, and no "new post" that is not new."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.test_tweets_http import eventually, home_ids
+from tests.e2e.test_web_client import api_user, browser, person  # noqa: F401  fixtures
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
+
+
+def follow(stack, token: str, *users: dict) -> None:
+    with stack.client(token) as client:
+        for user in users:
+            client.put(f"/v1/users/me/following/{user['id']}").raise_for_status()
+
+
+def test_a_tweet_and_a_friends_retweet_of_it_show_once_under_who_retweeted(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    # given Amy following Tess and Bo; Tess tweets, then Bo retweets it
+    amy, amy_token = api_user(stack, new_user, "amy", "Amy Reader")
+    tess, tess_token = api_user(stack, new_user, "tess", "Tess Tweeter")
+    bo, bo_token = api_user(stack, new_user, "bo", "Bo Retweeter")
+    follow(stack, amy_token, tess, bo)
+    with stack.client(tess_token) as client:
+        tweet = client.post("/v1/tweets", json={"text": "The swifts are back."}).json()
+    with stack.client(bo_token) as client:
+        retweet = client.post(f"/v1/tweets/{tweet['id']}/retweet")
+        assert retweet.status_code in (200, 201), retweet.text
+    with stack.client(amy_token) as client:
+        eventually(lambda: len(home_ids(client)) >= 2)  # her timeline holds both entries
+
+    # when Amy opens Home
+    page = person()
+    page.log_in(amy["username"])
+    page.page.get_by_role("heading", name="Home").wait_for()
+    shown = page.page.locator(f"article.tweet[data-tweet-id='{tweet['id']}']")
+    shown.first.wait_for()
+    page.page.wait_for_timeout(300)
+
+    # then the tweet is there once, at the retweet's place, saying who retweeted it
+    assert shown.count() == 1
+    assert "Bo Retweeter retweeted" in shown.inner_text()
+    assert page.errors == []
