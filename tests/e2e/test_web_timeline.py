@@ -49,3 +49,33 @@ def test_a_tweet_and_a_friends_retweet_of_it_show_once_under_who_retweeted(
     assert shown.count() == 1
     assert "Bo Retweeter retweeted" in shown.inner_text()
     assert page.errors == []
+
+
+def test_a_reply_names_the_author_it_answers(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    # given Amy following Bo only; Bo replies to a tweet of Tess's (whom Amy does not follow)
+    amy, amy_token = api_user(stack, new_user, "amy", "Amy Reader")
+    tess, tess_token = api_user(stack, new_user, "tess", "Tess Tweeter")
+    bo, bo_token = api_user(stack, new_user, "bo", "Bo Replier")
+    follow(stack, amy_token, bo)
+    with stack.client(tess_token) as client:
+        parent = client.post("/v1/tweets", json={"text": "Which bird sings first?"}).json()
+    with stack.client(bo_token) as client:
+        client.post("/v1/tweets", json={"text": "The robin.", "reply_to": parent["id"]})
+    with stack.client(amy_token) as client:
+        eventually(lambda: len(home_ids(client)) >= 1)
+
+    # when Amy opens Home, then Bo's reply says whom it answers
+    page = person()
+    page.log_in(amy["username"])
+    reply = page.page.locator("article.tweet", has_text="The robin.")
+    reply.locator(".reply-to").filter(has_text=f"Replying to @{tess['username']}").wait_for()
+    # and so do the replies under Tess's tweet on its own page
+    page.go(f"tweet/{parent['id']}")
+    page.page.locator(".tweets article.tweet", has_text="The robin.").locator(".reply-to").filter(
+        has_text=f"Replying to @{tess['username']}"
+    ).wait_for()
+    assert page.errors == []

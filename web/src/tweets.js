@@ -58,6 +58,8 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true, replyingT
   const { api, me, toast } = useApp();
   const shown = tweet.retweet_of || tweet;
   const [replying, setReplying] = useState(false);
+  const asked = useAuthorOf(showReplyTo && !replyingTo ? shown.reply_to : null);
+  const parentAuthor = replyingTo ? replyingTo.author : asked;
 
   const patch = (fields) => onChange && onChange({ ...shown, ...fields });
 
@@ -104,7 +106,7 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true, replyingT
           <span class="handle">@${shown.author.username}</span>${" · "}
           <a class="when" href=${"#/tweet/" + shown.id}><${Time} iso=${shown.created_at} /></a>
         </header>
-        ${showReplyTo && shown.reply_to && html`<div class="reply-to"><a href=${"#/tweet/" + shown.reply_to}>${replyingTo ? `Replying to @${replyingTo.author.username}` : "Replying to a tweet"}</a></div>`}
+        ${showReplyTo && shown.reply_to && html`<div class="reply-to"><a href=${"#/tweet/" + shown.reply_to}>${parentAuthor ? `Replying to @${parentAuthor.username}` : "Replying to a tweet"}</a></div>`}
         ${shown.text && html`<p class="tweet-text"><${RichText} text=${shown.text} tags=${shown.hashtags} /></p>`}
         <${MediaGrid} media=${shown.media} />
         ${full && html`<p class="full-time"><time datetime=${shown.created_at}>${fullTime(shown.created_at)}</time></p>`}
@@ -121,6 +123,38 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true, replyingT
       </div>
     </div>
   </article>`;
+}
+
+// Whom a reply answers: a Tweet names its parent by id only (API.md), so the author comes from
+// the tweets this tab has already shown (a list remembers its own before drawing them), or from
+// one request per parent otherwise. A parent that cannot be read (deleted, blocked) stays
+// "a tweet".
+const authors = new Map(); // tweet id -> UserSummary
+const asking = new Map(); // tweet id -> Promise of its author or null
+
+export function remember(tweet) {
+  if (!tweet) return;
+  authors.set(tweet.id, tweet.author);
+  if (tweet.retweet_of) authors.set(tweet.retweet_of.id, tweet.retweet_of.author);
+}
+
+function useAuthorOf(id) {
+  const { api } = useApp();
+  const [author, setAuthor] = useState(() => (id && authors.get(id)) || null);
+  useEffect(() => {
+    if (!id) return undefined;
+    if (authors.has(id)) {
+      setAuthor(authors.get(id));
+      return undefined;
+    }
+    if (!asking.has(id)) {
+      asking.set(id, api.tweet(id).then((t) => { remember(t); return t.author; }, () => null));
+    }
+    let gone = false;
+    asking.get(id).then((found) => { if (!gone) setAuthor(found); });
+    return () => { gone = true; };
+  }, [id]);
+  return author;
 }
 
 const snippet = (text) => {
@@ -162,6 +196,7 @@ export function TweetList({ paged, empty = "Nothing here yet.", onRemoved }) {
     paged.update((items) => items.filter((t) => t.id !== gone.id && !(t.retweet_of && t.retweet_of.id === gone.id)));
     onRemoved && onRemoved(gone);
   };
+  paged.items.forEach(remember);
   return html`<div class="tweets">
     ${collapsed(paged.items).map((t) => html`<${Tweet} key=${t.id} tweet=${t} onChange=${replace} onRemove=${remove} />`)}
     <${ErrorNote} error=${paged.error} />
@@ -225,6 +260,7 @@ export function TweetPage({ id }) {
     let gone = false;
     api.tweet(id).then(async (found) => {
       if (gone) return;
+      remember(found);
       setTweet(found);
       const above = [];
       for (let parent = found.reply_to; parent && above.length < THREAD_ABOVE;) {
