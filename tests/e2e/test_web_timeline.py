@@ -5,8 +5,12 @@ most its own size, a Back on phone-size Settings, and no "new post" that is not 
 
 from __future__ import annotations
 
-import pytest
+import io
 
+import pytest
+from PIL import Image
+
+from tests.e2e.test_media_http import uploaded
 from tests.e2e.test_tweets_http import eventually, home_ids
 from tests.e2e.test_web_client import api_user, browser, person  # noqa: F401  fixtures
 
@@ -78,4 +82,43 @@ def test_a_reply_names_the_author_it_answers(
     page.page.locator(".tweets article.tweet", has_text="The robin.").locator(".reply-to").filter(
         has_text=f"Replying to @{tess['username']}"
     ).wait_for()
+    assert page.errors == []
+
+
+def gif(width: int, height: int, frames: int = 3) -> bytes:
+    shots = [Image.new("P", (width, height), colour) for colour in range(1, frames + 1)]
+    out = io.BytesIO()
+    shots[0].save(out, "GIF", save_all=True, append_images=shots[1:], duration=100, loop=0)
+    return out.getvalue()
+
+
+def test_a_gif_is_labelled_animated_and_never_drawn_past_its_own_size(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    # given a tweet of Tess's holding a small animated GIF (60 x 40)
+    tess, tess_token = api_user(stack, new_user, "tess", "Tess Tweeter")
+    with stack.client(tess_token) as client:
+        media = uploaded(client, gif(60, 40), "image/gif", "A blinking dot")
+        assert media["status"] == "ready", media
+        client.post("/v1/tweets", json={"text": "Blink.", "media_ids": [media["id"]]})
+
+    # when someone opens her profile on a wide screen
+    page = person()
+    page.allowed = (*page.allowed, stack.media.rstrip("/") + "/")  # (the images' CDN)
+    viewer, _ = api_user(stack, new_user, "vi", "Vi Viewer")
+    page.log_in(viewer["username"])
+    page.page.get_by_role("heading", name="Home").wait_for()
+    page.go(f"u/{tess['username']}")
+    thumb = page.page.get_by_role("button", name="View GIF: A blinking dot")
+    thumb.wait_for()
+    image = thumb.locator("img")
+    image.evaluate("img => img.complete || new Promise(r => img.onload = r)")
+
+    # then it says GIF, plays from its original (the preview is a still), at most its own size
+    assert thumb.get_by_text("GIF", exact=True).is_visible()
+    assert image.get_attribute("src") == media["url"]
+    drawn = image.bounding_box()
+    assert drawn["width"] <= 60 and drawn["height"] <= 40, drawn
     assert page.errors == []

@@ -157,10 +157,16 @@ export function MediaGrid({ media }) {
   const [open, setOpen] = useState(null);
   if (!media || !media.length) return null;
   return html`<div class=${"media-grid n" + media.length}>
-    ${media.map((m, i) => html`<button type="button" key=${m.id} class="thumb" style=${"background:" + blurhashColour(m.blurhash)}
-      aria-label=${"View image" + (m.alt_text ? ": " + m.alt_text : "")} onClick=${() => setOpen(i)}>
-      <img src=${m.preview_url} alt=${m.alt_text} loading="lazy" width=${m.width} height=${m.height} />
-    </button>`)}
+    ${media.map((m, i) => {
+      // A GIF plays from its original (the preview is its first frame, a still), is labelled
+      // as one, and is never drawn past its own size.
+      const gif = m.content_type === "image/gif";
+      return html`<button type="button" key=${m.id} class=${"thumb" + (gif ? " gif" : "")} style=${"background:" + blurhashColour(m.blurhash)}
+        aria-label=${(gif ? "View GIF" : "View image") + (m.alt_text ? ": " + m.alt_text : "")} onClick=${() => setOpen(i)}>
+        <img src=${gif ? m.url : m.preview_url} alt=${m.alt_text} loading="lazy" width=${m.width} height=${m.height} />
+        ${gif && html`<span class="media-label" aria-hidden="true">GIF</span>`}
+      </button>`;
+    })}
     ${open !== null && html`<${FullSize} media=${media[open]} onClose=${() => setOpen(null)} />`}
   </div>`;
 }
