@@ -13,6 +13,7 @@ from PIL import Image
 from tests.e2e.test_media_http import uploaded
 from tests.e2e.test_tweets_http import eventually, home_ids
 from tests.e2e.test_web_client import api_user, browser, person  # noqa: F401  fixtures
+from tests.support.browser import PHONE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
 
@@ -122,3 +123,24 @@ def test_a_gif_is_labelled_animated_and_never_drawn_past_its_own_size(
     drawn = image.bounding_box()
     assert drawn["width"] <= 60 and drawn["height"] <= 40, drawn
     assert page.errors == []
+
+
+def test_phone_size_settings_has_a_back_button(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    # given Pia on a phone, in Settings through More
+    me, _ = api_user(stack, new_user, "pia", "Pia Phone")
+    phone = person(viewport=PHONE, is_mobile=True, has_touch=True)
+    phone.log_in(me["username"])
+    phone.page.get_by_role("heading", name="Home").wait_for()
+    phone.go("more")
+    phone.page.get_by_role("link", name="Settings").click()
+    phone.page.get_by_role("heading", name="Settings").wait_for()
+
+    # when she taps Back, then she is where she came from
+    phone.page.get_by_role("button", name="Back").click()
+    phone.page.get_by_role("heading", name="Settings").wait_for(state="detached")
+    assert phone.page.url.endswith("#/more")
+    assert phone.errors == []

@@ -1,7 +1,7 @@
 // Signing up, logging in, a forgotten password and its reset, settings (password, sessions,
 // the export of my data), the sessions list with revoke, and who I block and mute.
 import { useEffect, useState } from "preact/hooks";
-import { html, useApp, useRoute, ErrorNote, Time, Logo, Icon } from "./ui.js";
+import { html, useApp, useRoute, ErrorNote, Time, Logo, Icon, back } from "./ui.js";
 import { UserRows } from "./profile.js";
 import { ApiError } from "./api.js";
 
@@ -214,8 +214,10 @@ export function SettingsPage() {
     }
   }
 
+  // On a phone Settings is reached through More and the tab bar has no way back: a Back of its
+  // own there (the sidebar, always in view on wider screens, needs none).
   return html`<section class="page settings">
-    <h1>Settings</h1>
+    <h1><button class="back phone-only" onClick=${back} title="Back" aria-label="Back"><${Icon} name="back" /></button> Settings</h1>
     <h2 class="sub">Password</h2>
     <form class="form card" onSubmit=${changePassword} data-testid="change-password">
       <label>Current password <input name="current_password" type="password" autocomplete="current-password" value=${form.current} onInput=${field("current")} required /></label>
@@ -268,7 +270,7 @@ function DeleteAccount({ api, endSession }) {
 
 export function SessionsPage() {
   return html`<section class="page">
-    <h1>Sessions</h1>
+    <h1><button class="back phone-only" onClick=${back} title="Back" aria-label="Back"><${Icon} name="back" /></button> Sessions</h1>
     <p class="hint">Every device where you are logged in. Revoking one signs that device out at its next request.</p>
     <${SessionsList} />
   </section>`;
@@ -310,7 +312,7 @@ function SessionsList() {
 export function BlockedPage() {
   const { api } = useApp();
   return html`<section class="page">
-    <h1>Blocked and muted</h1>
+    <h1><button class="back phone-only" onClick=${back} title="Back" aria-label="Back"><${Icon} name="back" /></button> Blocked and muted</h1>
     <p class="hint">Blocked people cannot follow you, message you or see you in Discover; muted people's tweets leave your home timeline. Undo either from their profile.</p>
     <${PeopleList} title="Blocked" load=${() => api.blocks()} empty="You block nobody." />
     <${PeopleList} title="Muted" load=${() => api.mutes()} empty="You mute nobody." />
