@@ -144,3 +144,50 @@ def test_phone_size_settings_has_a_back_button(
     phone.page.get_by_role("heading", name="Settings").wait_for(state="detached")
     assert phone.page.url.endswith("#/more")
     assert phone.errors == []
+
+
+def test_no_new_post_is_announced_from_counts_read_before_home_was_marked_read(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    # given Amy following Tess, who tweeted since Amy last read Home (her home count is 1)
+    amy, amy_token = api_user(stack, new_user, "amy", "Amy Reader")
+    tess, tess_token = api_user(stack, new_user, "tess", "Tess Tweeter")
+    follow(stack, amy_token, tess)
+    with stack.client(tess_token) as client:
+        client.post("/v1/tweets", json={"text": "Already on your timeline."}).raise_for_status()
+    with stack.client(amy_token) as client:
+
+        def counted() -> dict:
+            return client.get("/v1/notifications/unread-counts").json()
+
+        eventually(lambda: counted()["home"] == 1)
+        stale = counted()
+
+    # and the counts the page asks for as it signs in answer late, after Home was marked read
+    # (a slow network): they were counted before the mark
+    page = person()
+    held: list = []
+
+    def late(route) -> None:
+        if held or route.request.method != "GET":
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.page.route("**/v1/notifications/unread-counts", late)
+    with page.page.expect_response(
+        lambda r: r.url.endswith("/v1/notifications/read") and r.request.method == "POST"
+    ):
+        page.log_in(amy["username"])
+    page.page.locator("article.tweet", has_text="Already on your timeline.").wait_for()
+    page.page.wait_for_timeout(500)  # the read that follows the mark has come back
+
+    # when the late answer comes
+    held[0].fulfill(status=200, json=stale, headers={"Access-Control-Allow-Origin": "*"})
+    page.page.wait_for_timeout(700)
+
+    # then nothing is announced as new: the only post is on the timeline already
+    assert page.page.locator("button.new-posts").count() == 0
+    assert page.errors == []

@@ -62,15 +62,22 @@ function App({ config }) {
     });
   }, [phase]);
 
+  // A counts answer asked for before a mark-read was answered is older than it: it may still count
+  // what was just read ("Show 1 new post" over a timeline holding it), so it is dropped; the
+  // read that follows every mark-read brings the counts as they are.
+  const marks = useRef(0);
   const refreshCounts = useCallback(async () => {
+    const asked = marks.current;
     try {
-      setCounts(await api.unreadCounts());
+      const answer = await api.unreadCounts();
+      if (asked === marks.current) setCounts(answer);
     } catch {
       /* the next poll tries again; a 401 ends the session through onUnauthorized */
     }
   }, []);
 
   const markRead = useCallback(async (types) => {
+    marks.current += 1;
     setCounts((c) => {
       const next = { ...c };
       for (const t of types || Object.keys(ZERO)) next[t] = 0;
@@ -82,6 +89,7 @@ function App({ config }) {
     } catch (e) {
       toast(e);
     }
+    marks.current += 1; // (a read sent while the mark-read was on its way is as old)
     refreshCounts();
   }, []);
 
