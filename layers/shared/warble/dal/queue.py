@@ -21,7 +21,9 @@ SEND_BATCH_LIMIT = 10  # messages per SendMessageBatch (SQS's limit)
 MAX_DELAY_SECONDS = 900  # SQS's longest DelaySeconds
 
 
-class SqsStepQueue:
+class _SqsQueue:
+    """One queue by its URL, its client made on first send (botocore is not imported before)."""
+
     def __init__(self, url: str, region: str) -> None:
         self._url = url
         self._region = region
@@ -31,6 +33,8 @@ class SqsStepQueue:
         instrument("botocore")
         return _session().create_client("sqs", region_name=self._region)
 
+
+class SqsStepQueue(_SqsQueue):
     def send(self, steps: Sequence[Step], delay_seconds: int = 0) -> None:
         """Every step sent, or an exception (a message SQS failed is sent again once)."""
         delay = max(0, min(delay_seconds, MAX_DELAY_SECONDS))
@@ -52,17 +56,8 @@ class SqsStepQueue:
                 raise StepNotSent(f"SQS refused {len(entries)} deletion steps")
 
 
-class SqsResetRequests:
+class SqsResetRequests(_SqsQueue):
     """Password resets asked for, one message each, for PasswordResetFunction."""
-
-    def __init__(self, url: str, region: str) -> None:
-        self._url = url
-        self._region = region
-
-    @cached_property
-    def _sqs(self) -> Any:
-        instrument("botocore")
-        return _session().create_client("sqs", region_name=self._region)
 
     def send(self, email: str) -> None:
         try:
