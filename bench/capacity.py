@@ -375,6 +375,24 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
     from bench import capacity_model as cm
 
     inputs = inputs or inputs_from_results(m)
+    all_needs = [cm.needs(inputs, d) for d in cm.SCALES]
+    lines = _measured_section(m, inputs)
+    lines += _sweep_section(inputs) + _throughput_section(inputs) + _load_section(inputs)
+    lines += _needs_section(all_needs)
+    costs, clones, money_lines = _money_sections(inputs, all_needs)
+    lines += money_lines + _hot_section(inputs, all_needs[-1])
+    lines += _checks_section(inputs, all_needs)
+    lines += ["", "#### Prices used", "", "| price | source |", "|---|---|"]
+    for what, source in cm.PRICE_SOURCES.items():
+        lines.append(f"| {what} | {source} |")
+    chart(costs, clones)
+    return "\n".join(lines)
+
+
+def _measured_section(m: dict[str, Any], inputs: Any) -> list[str]:
+    """What this run measured: per route, per stream record, and Redis's bytes per entry."""
+    from bench import capacity_model as cm
+
     lines = [
         f"Measured {m['measured_at']} on a {m['machine']}; {m['users']} seeded users, "
         f"{m['rounds']} calls per route (reads warm), functions logging at"
@@ -425,11 +443,16 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
         f" per command and a 300-byte GET's {m.get('redis_get_usec', 0.3):.2f} µs of execution"
         f" make one ECPU.",
     ]
-    lines += _sweep_section(inputs) + _throughput_section(inputs) + _load_section(inputs)
-    all_needs = [cm.needs(inputs, d) for d in cm.SCALES]
+    return lines
+
+
+def _needs_section(all_needs: list[Any]) -> list[str]:
+    """What each scale needs, from the daily peak to the event."""
+    from bench import capacity_model as cm
+
     head = "| | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |"
     rule = "|---|" + "---:|" * len(cm.SCALES)
-    lines += ["", "#### What each scale needs (daily peak = 3x the mean; event = 10x on all"
+    lines = ["", "#### What each scale needs (daily peak = 3x the mean; event = 10x on all"
               " traffic for minutes, and posts at 25x for a second)", "", head, rule]  # fmt: skip
     spike = cm.EVENT_PEAK / cm.PEAK
     rows = [
@@ -472,6 +495,18 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
     ]  # fmt: skip
     for label, fmt in rows:
         lines.append(f"| {label} | " + " | ".join(fmt(n) for n in all_needs) + " |")
+    return lines
+
+
+def _money_sections(
+    inputs: Any, all_needs: list[Any]
+) -> tuple[list[dict[str, float]], list[dict[str, float]], list[str]]:
+    """The monthly cost per scale, its largest items, DynamoDB's options, the cache's and the
+    clone's: (Warble's costs, the clone's, the lines)."""
+    from bench import capacity_model as cm
+
+    rule = "|---|" + "---:|" * len(cm.SCALES)
+    lines: list[str] = []
     # Images (docs/media.md: their own section and assumptions) are in the total too.
     costs = [
         {**cm.cost(n, inputs.profiles), **{f"Images: {k}": v for k, v in cm.media_cost(d).items()}}
@@ -509,8 +544,14 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
     lines.append(
         "| **clone total** | " + " | ".join(f"**{_money(sum(c.values()))}**" for c in clones) + " |"
     )
-    lines += _hot_section(inputs, all_needs[-1])
-    lines += ["", "#### Account quotas to raise first (defaults; needs at 100M DAU)", "",
+    return costs, clones, lines
+
+
+def _checks_section(inputs: Any, all_needs: list[Any]) -> list[str]:
+    """The account quotas to raise first, and each ScaleProfile against its scale's event."""
+    from bench import capacity_model as cm
+
+    lines = ["", "#### Account quotas to raise first (defaults; needs at 100M DAU)", "",
               "| quota | default | daily peak | event peak | what needs it |",
               "|---|---:|---:|---:|---|"]  # fmt: skip
     for quota, default, daily, event, what in cm.quotas(all_needs[-1]):
@@ -522,11 +563,7 @@ def report(m: dict[str, Any], inputs: Any = None) -> str:
         for setting, need, value, ok in cm.profile_check(n, inputs.profiles.get(name, {})):
             lines.append(f"| {name} | {setting} | {_si(need)} | {_si(value)} |"
                          f" {'ok' if ok else '**short**'} |")  # fmt: skip
-    lines += ["", "#### Prices used", "", "| price | source |", "|---|---|"]
-    for what, source in cm.PRICE_SOURCES.items():
-        lines.append(f"| {what} | {source} |")
-    chart(costs, clones)
-    return "\n".join(lines)
+    return lines
 
 
 def _clusters(shards: int) -> int:

@@ -20,6 +20,7 @@ import copy
 import os
 import random
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from bench import stack
@@ -62,16 +63,36 @@ def _fill_users(pg: Any, start: int, stop: int) -> None:
 
 @group("search", "people search, a hashtag's page and trends, through the SearchFunction handler")
 def search_group(run: Run) -> Iterator[Benchmark]:
+    w = search_world(run)
+    rows = 0
+    for target in (SEEDED, FULL_ROWS if run.scale >= 1 else QUICK_ROWS):
+        _fill_users(w.pg, 10**12 + rows, 10**12 + target)
+        rows = target
+        for q in QUERIES:
+            yield people_benchmark(w, q, rows)
+    yield hashtag_page(w)
+    yield trends(w)
+
+
+@dataclass
+class SearchWorld:
+    """The bench stack, its raw clients and SearchFunction's handler, with a viewer and 20
+    friends whose names match the queries (the friends branch runs)."""
+
+    bench_stack: Any
+    raw: Any
+    ddb: Any
+    pg: Any
+    handler: Any
+    viewer: Any
+    viewer_id: int
+    friends: list[int]
+
+
+def search_world(run: Run) -> SearchWorld:
     import psycopg
-    from warble import keys, security, services
+    from warble import security, services
     from warble.dal.accounts import UserRepository
-    from warble.dal.hashtags import _TRENDS, RedisTrends, partition
-    from warble.dal.search import CANDIDATES_SQL
-    from warble.domain.hashtags.ports import TagUse
-    from warble.domain.hashtags.service import WINDOW_MS
-    from warble.domain.search.service import CANDIDATES
-    from warble.events import TweetPosted
-    from warble.ids import decompose
 
     bench_stack = stack.shared(run)
     raw, ddb = stack.raw_clients(run, bench_stack)
@@ -81,7 +102,6 @@ def search_group(run: Run) -> Iterator[Benchmark]:
     run.cleanups.append(pg.close)
     handler = stack.load_function("search").handler
 
-    # The viewer and 20 friends whose names match the queries (the friends branch runs).
     repository = UserRepository(services.container().database)
     hashed = security.hash_password(PASSWORD, 4)
     graph, accounts = services.graph(), services.accounts()
@@ -97,102 +117,110 @@ def search_group(run: Run) -> Iterator[Benchmark]:
         graph.follow(viewer_id, friend)
         graph.follow(friend, viewer_id)
     viewer = accounts.login("se_viewer", PASSWORD, "bench")
+    return SearchWorld(bench_stack, raw, ddb, pg, handler, viewer, viewer_id, friends)
 
-    def people_benchmark(q: str, rows: int) -> Benchmark:
-        evt = stack.as_session(copy.deepcopy(stack.event("search/users.json")), viewer)
-        evt["rawQueryString"] = f"q={q}"
-        evt["queryStringParameters"] = {"q": q}
-        call = expect(handler, evt, 200)
-        mine = sorted(friends)
 
-        def raw_sql() -> Any:
-            return pg.execute(CANDIDATES_SQL, (q, mine, CANDIDATES)).fetchall()
+def people_benchmark(w: SearchWorld, q: str, rows: int) -> Benchmark:
+    """People search for `q` over `rows` users, against the raw statement the path runs."""
+    from warble import keys, services
+    from warble.dal.search import CANDIDATES_SQL
+    from warble.domain.search.service import CANDIDATES
 
-        ids = [int(r[0]) for r in raw_sql()][:CANDIDATES]
+    raw, ddb, pg, viewer, viewer_id = w.raw, w.ddb, w.pg, w.viewer, w.viewer_id
+    evt = stack.as_session(copy.deepcopy(stack.event("search/users.json")), viewer)
+    evt["rawQueryString"] = f"q={q}"
+    evt["queryStringParameters"] = {"q": q}
+    call = expect(w.handler, evt, 200)
+    mine = sorted(w.friends)
 
-        first_reads = stack.session_check(
-            raw,
-            viewer,
-            lambda pipe: (
-                pipe.mget([keys.friends(viewer_id).value]),
-                pipe.mget([keys.degree2(viewer_id).value]),
-                pipe.hgetall(keys.memberships("blocks", viewer_id).value),
-            ),
-        )
-        call()  # warm: what the path caches is cached
-        ranked = services.search().ranked(viewer_id, q)
-        page = [uid for uid, _ in ranked[:20]]
-        table = bench_stack.tables["GraphTable"]
-        # Users whose following sets are not in Redis (nobody of them reads): the path asks the
-        # viewer's edges whether they follow the viewer, in one BatchGetItem.
-        cold = [u for u in page if not raw.exists(keys.memberships("following", u).value)]
-        edge_keys = [{"pk": {"S": f"U#{viewer_id}"}, "sk": {"S": f"I#{u:019d}"}} for u in cold]
+    def raw_sql() -> Any:
+        return pg.execute(CANDIDATES_SQL, (q, mine, CANDIDATES)).fetchall()
 
-        def raw_rest() -> Any:
-            # After the statement: the candidates' friends and counts; the page's profiles,
-            # counts and relationships (HMGETs of the following sets), with the snapshot's SET.
-            pipe = raw.pipeline(transaction=False)
-            pipe.mget([keys.friends(u).value for u in ids])
-            pipe.mget([keys.counts(u).value for u in ids])
-            pipe.execute()
-            pipe = raw.pipeline(transaction=False)
-            pipe.mget([keys.profile(u).value for u in page])
-            pipe.mget([keys.counts(u).value for u in page])
-            pipe.hmget(keys.memberships("following", viewer_id).value, "*", *page)
-            for u in page:
-                pipe.hmget(keys.memberships("following", u).value, "*", viewer_id)
-            pipe.set(keys.search_snapshot(viewer_id, "1"), "[]", ex=600)
-            return pipe.execute()
+    ids = [int(r[0]) for r in raw_sql()][:CANDIDATES]
 
-        def raw_edges() -> Any:
-            if not edge_keys:
-                return None
-            wanted = {"Keys": edge_keys, "ConsistentRead": True, "AttributesToGet": ["sk"]}
-            return ddb.batch_get_item(RequestItems={table: wanted})
+    first_reads = stack.session_check(
+        raw,
+        viewer,
+        lambda pipe: (
+            pipe.mget([keys.friends(viewer_id).value]),
+            pipe.mget([keys.degree2(viewer_id).value]),
+            pipe.hgetall(keys.memberships("blocks", viewer_id).value),
+        ),
+    )
+    call()  # warm: what the path caches is cached
+    ranked = services.search().ranked(viewer_id, q)
+    page = [uid for uid, _ in ranked[:20]]
+    table = w.bench_stack.tables["GraphTable"]
+    # Users whose following sets are not in Redis (nobody of them reads): the path asks the
+    # viewer's edges whether they follow the viewer, in one BatchGetItem.
+    cold = [u for u in page if not raw.exists(keys.memberships("following", u).value)]
+    edge_keys = [{"pk": {"S": f"U#{viewer_id}"}, "sk": {"S": f"I#{u:019d}"}} for u in cold]
 
-        def raw_pipelines() -> Any:
-            # The gate with the viewer's friends, second-degree set and blocks, then the rest.
-            first_reads()
-            return raw_rest()
+    def raw_rest() -> Any:
+        # After the statement: the candidates' friends and counts; the page's profiles,
+        # counts and relationships (HMGETs of the following sets), with the snapshot's SET.
+        pipe = raw.pipeline(transaction=False)
+        pipe.mget([keys.friends(u).value for u in ids])
+        pipe.mget([keys.counts(u).value for u in ids])
+        pipe.execute()
+        pipe = raw.pipeline(transaction=False)
+        pipe.mget([keys.profile(u).value for u in page])
+        pipe.mget([keys.counts(u).value for u in page])
+        pipe.hmget(keys.memberships("following", viewer_id).value, "*", *page)
+        for u in page:
+            pipe.hmget(keys.memberships("following", u).value, "*", viewer_id)
+        pipe.set(keys.search_snapshot(viewer_id, "1"), "[]", ex=600)
+        return pipe.execute()
 
-        def raw_all() -> None:
-            first_reads()
-            raw_sql()
-            raw_rest()
-            raw_edges()
+    def raw_edges() -> Any:
+        if not edge_keys:
+            return None
+        wanted = {"Keys": edge_keys, "ConsistentRead": True, "AttributesToGet": ["sk"]}
+        return ddb.batch_get_item(RequestItems={table: wanted})
 
-        def plan() -> list[str]:
-            explained = pg.execute(
-                "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT p.user_id"
-                " FROM search_prefixes p WHERE p.prefix = warble_fold(%s)"
-                " ORDER BY p.followers_count DESC, p.user_id LIMIT %s",
-                (q, CANDIDATES),
-            ).fetchall()
-            return [f"plan at {rows:,} users: " + " / ".join(r[0].strip() for r in explained)]
+    def raw_pipelines() -> Any:
+        # The gate with the viewer's friends, second-degree set and blocks, then the rest.
+        first_reads()
+        return raw_rest()
 
-        return Benchmark(
-            f"GET /v1/search/users?q={q}, {rows:,} users (handler)",
-            call,
-            raw_sql,
-            baseline="raw warble_search statement",
-            breakdown=[
-                ("raw Redis round trips of the path (gate included)", raw_pipelines),
-                *([("raw BatchGetItem of the cold users' edges", raw_edges)] if edge_keys else []),
-                ("every store call of the path, raw", raw_all),
-            ],
-            floor="every store call of the path, raw",
-            describe=plan,
-            check=lambda: stack.compare_traces(call, raw_all, "people search"),
-        )
+    def raw_all() -> None:
+        first_reads()
+        raw_sql()
+        raw_rest()
+        raw_edges()
 
-    rows = 0
-    for target in (SEEDED, FULL_ROWS if run.scale >= 1 else QUICK_ROWS):
-        _fill_users(pg, 10**12 + rows, 10**12 + target)
-        rows = target
-        for q in QUERIES:
-            yield people_benchmark(q, rows)
+    def plan() -> list[str]:
+        explained = pg.execute(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT p.user_id"
+            " FROM search_prefixes p WHERE p.prefix = warble_fold(%s)"
+            " ORDER BY p.followers_count DESC, p.user_id LIMIT %s",
+            (q, CANDIDATES),
+        ).fetchall()
+        return [f"plan at {rows:,} users: " + " / ".join(r[0].strip() for r in explained)]
 
-    # ---- a hashtag's page --------------------------------------------------------------------
+    return Benchmark(
+        f"GET /v1/search/users?q={q}, {rows:,} users (handler)",
+        call,
+        raw_sql,
+        baseline="raw warble_search statement",
+        breakdown=[
+            ("raw Redis round trips of the path (gate included)", raw_pipelines),
+            *([("raw BatchGetItem of the cold users' edges", raw_edges)] if edge_keys else []),
+            ("every store call of the path, raw", raw_all),
+        ],
+        floor="every store call of the path, raw",
+        describe=plan,
+        check=lambda: stack.compare_traces(call, raw_all, "people search"),
+    )
+
+
+def hashtag_page(w: SearchWorld) -> Benchmark:
+    """A hashtag's page of 20 with warm caches, against the raw Query of the tag's partition."""
+    from warble import services
+    from warble.dal.hashtags import partition
+    from warble.events import TweetPosted
+
+    ddb, viewer, friends = w.ddb, w.viewer, w.friends
     tweets, hashtags = services.tweets(), services.hashtags()
     posted = [tweets.post(friend, f"picnic at noon #Bench {n}", None, []) for n, friend in
               enumerate(friends * 10)]  # fmt: skip
@@ -202,8 +230,8 @@ def search_group(run: Run) -> Iterator[Benchmark]:
     evt = stack.as_session(copy.deepcopy(stack.event("search/hashtag.json")), viewer)
     evt["rawPath"] = evt["rawPath"].replace("warble", "bench")
     evt["pathParameters"] = {"tag": "bench"}
-    tag_page = expect(handler, evt, 200)
-    table = bench_stack.tables["HashtagsTable"]
+    tag_page = expect(w.handler, evt, 200)
+    table = w.bench_stack.tables["HashtagsTable"]
 
     def raw_query() -> Any:
         return ddb.query(
@@ -214,14 +242,23 @@ def search_group(run: Run) -> Iterator[Benchmark]:
             Limit=20,
         )
 
-    yield Benchmark(
+    return Benchmark(
         "GET /v1/hashtags/{tag}/tweets, page of 20, warm (handler)",
         tag_page,
         raw_query,
         baseline="raw Query of the tag's partition",
     )
 
-    # ---- trends --------------------------------------------------------------------------------
+
+def trends(w: SearchWorld) -> Benchmark:
+    """Trends of 50 tags, against the raw EVALSHA of the trends script."""
+    from warble import keys, services
+    from warble.dal.hashtags import _TRENDS, RedisTrends
+    from warble.domain.hashtags.ports import TagUse
+    from warble.domain.hashtags.service import WINDOW_MS
+    from warble.ids import decompose
+
+    raw, viewer = w.raw, w.viewer
     trends = RedisTrends(services.container().redis, WINDOW_MS)
     now = decompose(services.ids().next_id())[0]
     uses = [
@@ -235,9 +272,9 @@ def search_group(run: Run) -> Iterator[Benchmark]:
         return top(keys=keys.TRENDS_KEYS, args=["top", now - WINDOW_MS, 10_000, 10])
 
     raw_trends: Callable[[], Any] = raw_top
-    yield Benchmark(
+    return Benchmark(
         "GET /v1/trends, 50 tags of 5,000 uses (handler)",
-        expect(handler, evt, 200),
+        expect(w.handler, evt, 200),
         raw_trends,
         baseline="raw EVALSHA of the trends script",
     )

@@ -624,6 +624,24 @@ def calibrate(rate: float = 40.0, seconds: float = 30.0) -> dict[str, Any]:
     to the end of the batch that applied it) is measured. Then the same arrivals are simulated
     with the same mapping, the local pollers' polling, and a service time made of the store
     calls counted per batch with the latencies measured in this run."""
+    local = _run_local_pollers(rate, seconds)
+    return _compare_with_simulation(rate, seconds, local)
+
+
+@dataclass
+class LocalRun:
+    """What the local pollers did with the written likes: each invocation's batch and store
+    calls, the store calls' latencies, and when each like was written."""
+
+    invocations: list[dict[str, Any]]
+    latencies: dict[str, list[float]]
+    written: dict[tuple[int, int], float]
+    started: float
+    batch_size: int
+    batching_window: float
+
+
+def _run_local_pollers(rate: float, seconds: float) -> LocalRun:
     import dataclasses
     import threading
 
@@ -712,12 +730,19 @@ def calibrate(rate: float = 40.0, seconds: float = 30.0) -> dict[str, Any]:
     finally:
         ShardReader.read = read  # type: ignore[method-assign]
         run.close()
+    return LocalRun(
+        invocations, latencies, written, started, mapping.batch_size, mapping.batching_window
+    )
+
+
+def _compare_with_simulation(rate: float, seconds: float, local: LocalRun) -> dict[str, Any]:
+    invocations, latencies, written = local.invocations, local.latencies, local.written
     measured = []
     for inv in invocations:
         for key in inv["keys"]:
             if key in written:
                 measured.append(inv["end"] - written[key])
-    arrivals = np.sort(np.array([t - started for t in written.values()]))
+    arrivals = np.sort(np.array([t - local.started for t in written.values()]))
     # The local service time: the store calls of a batch (fitted on its size) with the
     # latencies measured in this run, and the rest of its duration (CPU, moto's own work, the
     # client's) fitted as a fixed part and a part per record.
@@ -738,7 +763,7 @@ def calibrate(rate: float = 40.0, seconds: float = 30.0) -> dict[str, Any]:
     # The batches here are small: one counter transaction each, whatever their size (the
     # model's "per 100 records" would round a batch of two up to one as well).
     service.cost["transact"] = min(cost["transact"], 1.0) * 100 / max(1.0, float(sizes.max()))
-    sim_mapping = Mapping(mapping.batch_size, mapping.batching_window, 1)
+    sim_mapping = Mapping(local.batch_size, local.batching_window, 1)
     simulated = []
     for seed in range(5):
         rng = np.random.default_rng(seed)
