@@ -28,7 +28,10 @@ router = Router()
     "the reporter is not in, a 404.",
     responses={
         **responses(201, Report, "Reported", e404="not_found", e429="rate_limited"),
-        200: {"description": "My open report of the same target, as it was"},
+        200: {
+            "description": "My open report of the same target, as it was",
+            "content": {"application/json": {"model": Report}},
+        },
     },
 )
 def post_report(body: Annotated[ReportIn, Body()]) -> Response[Any]:
