@@ -205,3 +205,8 @@ def test_a_message_is_reported_by_its_recipient_and_removed_for_both(stack, new_
         _ok(moderator.post(path, json={"action": "remove"}))
         for client in (alice, bob):
             assert _ok(client.get(messages))["items"] == []
+
+
+def test_the_purge_runs_on_demand(stack):
+    """Nothing closed 90 days ago on a new stack: nothing purged."""
+    assert stack.schedule("CasesPurgeFunction") == {"purged": 0}
