@@ -48,7 +48,7 @@ def _open_case_of(moderator: httpx.Client, target_id: str) -> dict:
 
 
 def test_a_report_then_its_repeat_and_my_list(pair):
-    _, mine, them, _ = pair
+    _, mine, them, theirs = pair
     first = _ok(_report(mine, "user", them["id"], "impersonation", comment="not the real one"), 201)
     assert set(first) == {
         "id", "target_type", "target_id", "reason", "comment", "status", "created_at",
@@ -61,6 +61,9 @@ def test_a_report_then_its_repeat_and_my_list(pair):
     again = _ok(_report(mine, "user", them["id"], "spam"), 200)
     assert again == first
     assert _ok(mine.get("/v1/reports")) == {"items": [first], "next_cursor": None}
+    # the reported person is never told, nor sees the report
+    assert _ok(theirs.get("/v1/notifications"))["items"] == []
+    assert _ok(theirs.get("/v1/reports"))["items"] == []
 
 
 @pytest.mark.parametrize(
