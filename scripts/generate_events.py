@@ -257,6 +257,33 @@ def conversation_events(base: dict) -> dict[str, dict]:
     }
 
 
+def report_events(base: dict) -> dict[str, dict]:
+    """ReportsFunction's routes (a report of tweet ...200; case 382808519700000300)."""
+    case = "382808519700000300"
+    cases = http_event(base, "GET", "/v1/admin/cases", "/v1/admin/cases")
+    cases["rawQueryString"] = "status=open"
+    cases["queryStringParameters"] = {"status": "open"}
+    return {
+        "reports/report.json": http_event(
+            base,
+            "POST",
+            "/v1/reports",
+            "/v1/reports",
+            {"target_type": "tweet", "target_id": "382808519700000200", "reason": "spam"},
+        ),
+        "reports/list.json": http_event(base, "GET", "/v1/reports", "/v1/reports"),
+        "reports/cases.json": cases,
+        "reports/resolve.json": http_event(
+            base,
+            "POST",
+            "/v1/admin/cases/{case_id}/resolve",
+            f"/v1/admin/cases/{case}/resolve",
+            {"action": "dismiss", "note": "not spam"},
+            params={"case_id": case},
+        ),
+    }
+
+
 def tweet_events(base: dict) -> dict[str, dict]:
     """TweetsFunction's routes (tweet 382808519700000000 by user ...105), and the streams of
     the tweets and likes tables as their consumers receive them."""
@@ -440,6 +467,7 @@ def main() -> None:
     events.update(search_events(base))
     events.update(tweet_events(base))
     events.update(conversation_events(base))
+    events.update(report_events(base))
     for name, event in events.items():
         path = ROOT / "events" / name
         path.parent.mkdir(parents=True, exist_ok=True)

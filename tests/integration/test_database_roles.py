@@ -78,12 +78,22 @@ CHECKS = {
     "record a deleted account": "INSERT INTO deleted_accounts (id) VALUES (7)",
     "read deleted accounts": "SELECT id, deleted_at, finished_at FROM deleted_accounts",
     "finish a deletion": "UPDATE deleted_accounts SET finished_at = now()",
+    # reports and cases (0042)
+    "open a case": (
+        "INSERT INTO report_cases (id, target_type, target_id, subject_id, subject, snapshot)"
+        " VALUES (5, 'user', {user}, {user}, '{{}}', '{{}}')"
+    ),
+    "read and resolve cases": "UPDATE report_cases SET status = status",
+    "purge cases": "DELETE FROM report_cases",
+    "read and resolve reports": "UPDATE reports SET status = status",
+    "delete a report": "DELETE FROM reports",
 }
 MAY = {
     "warble_reader": {
         "read a profile", "read sessions", "touch a session", "search people",
         "copy a followers count", "lock a user",  # the UPDATE of followers_count allows it
         "read deleted accounts", "finish a deletion",
+        "open a case", "read and resolve cases", "purge cases", "read and resolve reports",
     },
     "warble_accounts": {
         "read a profile", "read a password hash", "sign up", "edit a profile", "read sessions",
@@ -132,7 +142,7 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     """Sign-up, login, a session check, a profile edit, a revocation, a password change, a
     reset's email and an account's deletion as warble_accounts; the session check, profile
     reads, people search, the last-seen flush, the followers count's copy and the deletion
-    outbox as warble_reader; an admin's account as warble_operator."""
+    outbox and a report as warble_reader; an admin's account as warble_operator."""
     monkeypatch.setenv("ADMIN_USERNAMES", "warble_admin")
 
     def as_role(role: str) -> None:
@@ -172,6 +182,9 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     assert deletions.unfinished(0, 10) == []
     with pytest.raises(errors.InsufficientPrivilege):
         reader.signup("eve", "eve@example.com", "password1", None, "")
+    roland = int(reader.profile_by_username("roland")["id"])
+    report, made = services.reports().report(me.user_id, "user", roland, "spam", None)
+    assert made and services.reports().mine(me.user_id, 10, None).items == [report]
 
     as_role("warble_operator")
     assert services.accounts().create_admin("warble_admin", "ops@example.com", "password1")[1]

@@ -42,6 +42,8 @@ def test_the_export_holds_everything_complete_and_nothing_secret(people, account
     services.blocks().block(ids["me"], ids["pest"])
     services.blocks().mute(ids["me"], ids["bore"])
     services.muted_words().replace(ids["me"], ["spoiler", "#finale"])
+    mine, _ = services.reports().report(ids["me"], "user", ids["pest"], "spam", "loud")
+    services.reports().report(ids["friend"], "user", ids["me"], "abuse", "about me")
     dms = services.conversations()
     conversation, _ = dms.open(ids["me"], ids["friend"])
     for i in range(3):
@@ -54,7 +56,7 @@ def test_the_export_holds_everything_complete_and_nothing_secret(people, account
 
     assert set(document) == {
         "user", "sessions", "tweets", "likes", "following", "followers", "blocks", "mutes",
-        "muted_words", "conversations", "notifications", "media", "location",
+        "muted_words", "reports", "conversations", "notifications", "media", "location",
     }  # fmt: skip
     assert document["user"]["email"] == "ivy@example.com"
     assert document["user"]["tweet_count"] >= 0 and "password_hash" not in document["user"]
@@ -67,6 +69,8 @@ def test_the_export_holds_everything_complete_and_nothing_secret(people, account
     assert [u["id"] for u in document["blocks"]] == [str(ids["pest"])]
     assert [u["id"] for u in document["mutes"]] == [str(ids["bore"])]
     assert document["muted_words"] == ["spoiler", "#finale"]
+    # the reports ivy made, never those about her
+    assert [(r["id"], r["comment"]) for r in document["reports"]] == [(mine.id, "loud")]
     [exported] = document["conversations"]
     assert exported["id"] == conversation.id
     assert [m["text"] for m in exported["messages"]] == ["dm 2", "dm 1", "dm 0"]
@@ -75,7 +79,8 @@ def test_the_export_holds_everything_complete_and_nothing_secret(people, account
 
     # nothing secret: no hash, no token, no other person's email
     text = json.dumps(document)
-    for secret in (me.token, laptop.token, "$2b$", "jon@example.com", "kim@example.com"):
+    for secret in (me.token, laptop.token, "$2b$", "jon@example.com", "kim@example.com",
+                   "about me"):  # fmt: skip
         assert secret not in text
 
 
@@ -85,5 +90,5 @@ def test_a_new_account_exports_empty_lists(people, accounts):
     document = json.loads(render(services.export().export(user_id, issued.session.id)))
     assert document["user"]["username"] == "nia" and document["location"] is None
     for key in ("tweets", "likes", "following", "followers", "blocks", "mutes", "muted_words",
-                "conversations", "notifications", "media"):  # fmt: skip
+                "reports", "conversations", "notifications", "media"):  # fmt: skip
         assert document[key] == [], key

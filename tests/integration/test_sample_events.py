@@ -319,3 +319,17 @@ def test_conversation_samples_through_the_handlers(accounts, session, moto):
         assert ws(send, Context())["statusCode"] == 200
     history = services.conversations().history(bob.user["id"], int(conversation), 20, None)
     assert [m.text for m in history.items] == [body["text"]]
+
+
+def test_report_samples_through_the_reports_handler(accounts, session, moto, pg):
+    """The samples name a tweet and a case that do not exist here, and alice moderates
+    nothing; the schedule's sample runs the cases' purge."""
+    handler = _load_function("reports").handler
+    expectations = {"report.json": 404, "list.json": 200, "cases.json": 403, "resolve.json": 403}
+    for name, status in expectations.items():
+        event = _event(f"reports/{name}")
+        APIGatewayProxyEventV2Model.model_validate(event)
+        answer = handler(_as(event, session), Context())
+        assert answer["statusCode"] == status, (name, answer)
+    purge = _load_function("casespurge").handler(_event("schedule/scheduled.json"), Context())
+    assert purge == {"purged": 0}

@@ -27,6 +27,7 @@ from warble.domain.counters.service import CounterRules, StreamCounterProcessor
 from warble.domain.graph.ports import FollowRejected
 from warble.domain.likes.ports import Like, Liker, TweetMissing
 from warble.domain.media.ports import READY, AttachedMedia, StoredMedia
+from warble.domain.reports.ports import Closing, Opening, StoredCase, StoredReport
 from warble.domain.shared import Held
 from warble.domain.timelines.service import parse_entry
 from warble.domain.tweets.ports import (
@@ -911,6 +912,169 @@ class FakeSnapshots:
         return self.saved.get((viewer, token))
 
 
+@dataclass(frozen=True)
+class Taken:
+    """``Spent``: a window counter's answer."""
+
+    allowed: bool
+    used: int
+    reset_ms: int
+
+
+class FakeWindowCounter:
+    """``WindowCounter``: fixed windows that never end (a unit test spends within one)."""
+
+    def __init__(self) -> None:
+        self.used: dict[str, int] = {}
+
+    def _take(self, key: str, limit: int, window_ms: int) -> Taken:
+        used = self.used.get(key, 0)
+        if used >= limit:
+            return Taken(False, used, window_ms)
+        self.used[key] = used + 1
+        return Taken(True, used + 1, window_ms)
+
+    def take_user(self, user_id: int, limit: int, window_ms: int) -> Taken:
+        return self._take(f"user:{user_id}", limit, window_ms)
+
+    def take_location(self, user_id: int, limit: int, window_ms: int) -> Taken:
+        return self._take(f"location:{user_id}", limit, window_ms)
+
+    def take_reports(self, user_id: int, limit: int, window_ms: int) -> Taken:
+        return self._take(f"reports:{user_id}", limit, window_ms)
+
+    def give_back_report(self, user_id: int) -> None:
+        key = f"reports:{user_id}"
+        self.used[key] = max(0, self.used.get(key, 0) - 1)
+
+    def take_address(self, budget: str, network: str, limit: int, window_ms: int) -> Taken:
+        return self._take(f"{budget}:{network}", limit, window_ms)
+
+    def peek_address(self, budget: str, network: str) -> tuple[int, int]:
+        return self.used.get(f"{budget}:{network}", 0), 0
+
+
+class FakeReportStore:
+    """``ReportStore``: one open case per target, one report per reporter and case."""
+
+    def __init__(self) -> None:
+        self.cases: dict[int, StoredCase] = {}
+        self.reports: dict[int, StoredReport] = {}
+        self.racing_twin: StoredReport | None = None  # filed first by "another request"
+
+    def _open_case(self, target_type: str, target_id: int) -> StoredCase | None:
+        found = [
+            c for c in self.cases.values()
+            if (c.target_type, c.target_id, c.status) == (target_type, target_id, "open")
+        ]  # fmt: skip
+        return found[0] if found else None
+
+    def open_report(
+        self, reporter_id: int, target_type: str, target_id: int
+    ) -> StoredReport | None:
+        case = self._open_case(target_type, target_id)
+        held = [
+            r for r in self.reports.values()
+            if case is not None and (r.case_id, r.reporter_id) == (case.id, reporter_id)
+        ]  # fmt: skip
+        return held[0] if held else None
+
+    def file(self, report: StoredReport, opening: Opening) -> tuple[StoredReport, bool]:
+        if self.racing_twin is not None:  # a twin committed between the check and this write
+            twin, self.racing_twin = self.racing_twin, None
+            self.file(twin, opening)
+        case = self._open_case(report.target_type, report.target_id)
+        if case is None:
+            case = StoredCase(
+                opening.case_id, report.target_type, report.target_id, opening.conversation_id,
+                opening.subject_id, opening.subject, opening.snapshot, 0, {}, "open", None,
+                None, None,
+            )  # fmt: skip
+        held = self.open_report(report.reporter_id, report.target_type, report.target_id)
+        if held is not None:
+            return held, False
+        report = replace(report, case_id=case.id)
+        self.reports[report.id] = report
+        reasons = dict(case.reasons)
+        reasons[report.reason] = reasons.get(report.reason, 0) + 1
+        self.cases[case.id] = replace(case, reporter_count=case.reporter_count + 1, reasons=reasons)
+        return report, True
+
+    def reports_page(
+        self, reporter_id: int, before_id: int | None, limit: int
+    ) -> list[StoredReport]:
+        mine = sorted(
+            (r for r in self.reports.values()
+             if r.reporter_id == reporter_id and (before_id is None or r.id < before_id)),
+            key=lambda r: -r.id,
+        )  # fmt: skip
+        return mine[:limit]
+
+    def open_cases(self, after: tuple[int, int] | None, limit: int) -> list[StoredCase]:
+        ordered = sorted(
+            (c for c in self.cases.values() if c.status == "open"),
+            key=lambda c: (-c.reporter_count, c.id),
+        )
+        if after is not None:
+            ordered = [c for c in ordered if (-c.reporter_count, c.id) > (-after[0], after[1])]
+        return ordered[:limit]
+
+    def closed_cases(self, before: tuple[int, int] | None, limit: int) -> list[StoredCase]:
+        ordered = sorted(
+            (c for c in self.cases.values() if c.status == "closed"),
+            key=lambda c: (c.closed_at_ms or 0, c.id),
+            reverse=True,
+        )
+        if before is not None:
+            ordered = [c for c in ordered if ((c.closed_at_ms or 0), c.id) < before]
+        return ordered[:limit]
+
+    def case(self, case_id: int) -> StoredCase | None:
+        return self.cases.get(case_id)
+
+    def resolve(
+        self, case_id: int, closing: Closing, act: Callable[[StoredCase], None]
+    ) -> tuple[StoredCase, bool] | None:
+        case = self.cases.get(case_id)
+        if case is None:
+            return None
+        if case.status != "open":
+            return case, False
+        act(case)
+        closed = replace(
+            case, status="closed", action=closing.action, note=closing.note,
+            closed_at_ms=closing.at_ms,
+        )  # fmt: skip
+        self.cases[case_id] = closed
+        for r in list(self.reports.values()):
+            if r.case_id == case_id and r.status == "open":
+                self.reports[r.id] = replace(
+                    r, status=closing.report_status, resolved_at_ms=closing.at_ms
+                )
+        return closed, True
+
+    def purge_closed(self, closed_before_ms: int, limit: int) -> int:
+        doomed = [
+            c.id for c in self.cases.values()
+            if c.status == "closed" and (c.closed_at_ms or 0) < closed_before_ms
+        ][:limit]  # fmt: skip
+        for case_id in doomed:
+            del self.cases[case_id]
+            for r in [r for r in self.reports.values() if r.case_id == case_id]:
+                del self.reports[r.id]
+        return len(doomed)
+
+
+class RecordedSuspensions:
+    """``SuspendsUsers``: the suspensions asked for, as (moderator, user)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int]] = []
+
+    def suspend(self, moderator: int, user_id: int) -> None:
+        self.calls.append((moderator, user_id))
+
+
 class MemoryStores(Stores):
     """The adapters of ``world``, in memory, for the production builders
     (``warble.services.<feature>``); the features no unit test reaches keep the production
@@ -975,6 +1139,15 @@ class MemoryStores(Stores):
     def snapshots(self) -> FakeSnapshots:
         return FakeSnapshots()
 
+    def window_counter(self) -> FakeWindowCounter:
+        return self._w.window_counter
+
+    def reports(self) -> FakeReportStore:
+        return self._w.report_store
+
+    def report_suspensions(self) -> RecordedSuspensions:
+        return self._w.suspensions
+
 
 @dataclass
 class World:
@@ -1004,6 +1177,10 @@ class World:
     block_sets: FakeBlockSets = field(default_factory=FakeBlockSets)
     people: FakePeopleIndex = field(default_factory=FakePeopleIndex)
     muted_word_store: FakeMutedWordStore = field(default_factory=FakeMutedWordStore)
+    window_counter: FakeWindowCounter = field(default_factory=FakeWindowCounter)
+    report_store: FakeReportStore = field(default_factory=FakeReportStore)
+    suspensions: RecordedSuspensions = field(default_factory=RecordedSuspensions)
+    admins: str = "warble_admin"
 
     def ready_media(self, owner_id: int, alt_text: str = "") -> str:
         """A Media of ``owner_id``, processed and ready to attach; its id."""
@@ -1046,11 +1223,13 @@ class World:
             timeline_cap=self.timeline_store.cap,
             author_recent_cap=self.timeline_store.recent_cap,
             media_url=MEDIA_URL,
+            admin_usernames=self.admins,
         )
         self.container = c = Container(settings, stores=lambda c: MemoryStores(c, self))
         self.shields, self.graph, self.tweets = c.shields, c.graph, c.tweets
         self.media, self.likes, self.timelines = c.media, c.likes, c.timelines
         self.muted_words = c.muted_words
+        self.reports = c.reports
         self.rules: CounterRules = c.counter_rules
         self.counters_changed = c.counters_changed
         self.reconciler = counter_wiring.reconciler(c, on_repaired=self._repaired)
@@ -1086,6 +1265,8 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     from warble.domain.graph.ports import GraphStore
     from warble.domain.likes.ports import LikeStore
     from warble.domain.muted_words.ports import MutedWordStore
+    from warble.domain.rate_limits import WindowCounter
+    from warble.domain.reports.ports import ReportStore, SuspendsUsers
     from warble.domain.timelines.ports import TimelineStore
     from warble.domain.tweets.ports import TweetStore
 
@@ -1099,3 +1280,6 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     _graph: GraphStore = FakeGraphStore()
     _timelines: TimelineStore = FakeTimelineStore()
     _muted_words: MutedWordStore = FakeMutedWordStore()
+    _reports: ReportStore = FakeReportStore()
+    _suspensions: SuspendsUsers = RecordedSuspensions()
+    _counter: WindowCounter = FakeWindowCounter()

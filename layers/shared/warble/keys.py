@@ -32,6 +32,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:session:<sha>:seen | string | 60 s                      | last_seen_at throttle |
 | {u:<user_id>}:budget             | string | RATE_LIMIT_USER_WINDOW_S. | user's request budget |
 | {u:<user_id>}:budget:location    | string | RATE_LIMIT_LOCATION_W.S.  | its location updates  |
+| {u:<user_id>}:budget:reports     | string | RATE_LIMIT_REPORT_W.S.    | its new reports       |
 | {seen:<n>}                       | zset   | none (flushed)            | sessions seen, to PG  |
 | {t:<token sha256>}:session       | string | SESSION_CACHE_TTL_SECONDS | old-form token's (*)  |
 | {t:<token sha256>}:session:lease | string | LEASE_MS                  | fill lease (*)        |
@@ -211,6 +212,11 @@ def user_budget(user_id: int) -> str:
 def location_budget(user_id: int) -> str:
     """A user's budget of location updates (window counter), beside the request budget."""
     return f"{{u:{user_id}}}:budget:location"
+
+
+def reports_budget(user_id: int) -> str:
+    """A user's budget of new reports (window counter), beside the request budget."""
+    return f"{{u:{user_id}}}:budget:reports"
 
 
 def login_failures(subject: str) -> str:
@@ -400,7 +406,8 @@ def user_keys(user_id: int) -> list[list[str]]:
           for k in (memberships(kind, user_id).value, memberships(kind, user_id).lease)),
         *(k for which in ("followers", "following")
           for k in (first_page(user_id, which).value, first_page(user_id, which).lease)),
-        user_budget(user_id), location_budget(user_id), notif_positions(user_id),
+        user_budget(user_id), location_budget(user_id), reports_budget(user_id),
+        notif_positions(user_id),
         notif_lease(user_id),
         dm_unread(user_id), dm_unread_lease(user_id), location(user_id), seen_filter(user_id),
         seen_meta(user_id), swiped(user_id), feed(user_id), feed_meta(user_id),

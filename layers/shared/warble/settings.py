@@ -181,6 +181,11 @@ class Settings:
     # phone moving reports far less often; a script walking the map is refused.
     rate_limit_location_requests: int = field(default=30, metadata={"ge": 1})
     rate_limit_location_window_seconds: int = field(default=300, metadata={"ge": 1})
+    # New reports per user (POST /v1/reports; API.md: 20 an hour), beside the request budget.
+    rate_limit_report_requests: int = field(default=20, metadata={"ge": 1})
+    rate_limit_report_window_seconds: int = field(default=3600, metadata={"ge": 1})
+    # How long a closed case (its snapshot and reports) is kept before the daily purge.
+    report_case_retention_days: int = field(default=90, metadata={"ge": 1})
     max_body_bytes: int = 64 * 1024
     # API.md: a repeated POST with the same Idempotency-Key within 24 h gets the first answer.
     idempotency_ttl_seconds: int = 24 * 3600

@@ -346,6 +346,34 @@ class ConversationStore:
             )
         ]
 
+    # ---- moderation (warble.domain.reports) -------------------------------------------------
+    def find_message(self, conversation_ids: list[int], message_id: int) -> StoredMessage | None:
+        """The message of that id in one of these conversations (a report names a message by
+        its id alone): one BatchGetItem per 100 conversations."""
+        keys = [(conversation, message_id) for conversation in conversation_ids]
+        for item in MessageItem.batch_get(keys, consistent_read=True):
+            return _message(item)
+        return None
+
+    def remove_message(self, conversation_id: int, message_id: int) -> None:
+        """Take a message out of its conversation for both members (a moderator's removal):
+        the message goes, and a membership whose preview is that message shows none. Idempotent.
+        Its unread count stays until the recipient reads the conversation (docs/moderation.md)."""
+        try:
+            meta = ConversationItem.get(f"C#{conversation_id}", "META", consistent_read=True)
+        except DoesNotExist:
+            return
+        MessageItem(conversation_id, message_id).delete()
+        for member in (int(meta.a), int(meta.b)):
+            try:
+                ConversationItem(*member_key(member, conversation_id)).update(
+                    actions=[ConversationItem.last_message.remove()],
+                    condition=ConversationItem.last_id == message_id,
+                )
+            except UpdateError as exc:
+                if exc.cause_response_code != CONDITION_FAILED_EXCEPTION:
+                    raise
+
 
 class ConversationErasure:
     """An account's conversations (both members', the history, the pair item, the resend

@@ -89,6 +89,12 @@ class RedisWindowCounter:
     def take_location(self, user_id: int, limit: int, window_ms: int) -> Taken:
         return self.take(keys.location_budget(user_id), limit, window_ms)
 
+    def take_reports(self, user_id: int, limit: int, window_ms: int) -> Taken:
+        return self.take(keys.reports_budget(user_id), limit, window_ms)
+
+    def give_back_report(self, user_id: int) -> None:
+        self.give_back(keys.reports_budget(user_id))
+
     def take_address(self, budget: str, network: str, limit: int, window_ms: int) -> Taken:
         return self.take(keys.rate_limit(budget, network), limit, window_ms)
 

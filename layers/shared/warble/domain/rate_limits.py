@@ -33,6 +33,8 @@ class WindowCounter(Protocol):
 
     def take_user(self, user_id: int, limit: int, window_ms: int) -> Spent: ...
     def take_location(self, user_id: int, limit: int, window_ms: int) -> Spent: ...
+    def take_reports(self, user_id: int, limit: int, window_ms: int) -> Spent: ...
+    def give_back_report(self, user_id: int) -> None: ...
     def take_address(self, budget: str, network: str, limit: int, window_ms: int) -> Spent: ...
     def peek_address(self, budget: str, network: str) -> tuple[int, int]: ...
 
@@ -83,8 +85,10 @@ class RateLimits:
         login_per_ip: Budget,
         auth_failures_per_ip: Budget,
         location_per_user: Budget | None = None,
+        reports_per_user: Budget = Budget(20, 3600),
     ) -> None:
         self._counter = counter
+        self._reports = reports_per_user
         self._location = location_per_user
         self._per_user = per_user
         self._signup = signup_per_ip
@@ -109,6 +113,16 @@ class RateLimits:
             return None
         taken = self._counter.take_location(user_id, budget.limit, budget.window_seconds * 1000)
         return verdict(budget, taken.allowed, taken.used, taken.reset_ms)
+
+    def reports(self, user_id: int) -> Verdict:
+        """One new report of the user's (API.md: 20 an hour), beside the request budget."""
+        budget = self._reports
+        taken = self._counter.take_reports(user_id, budget.limit, budget.window_seconds * 1000)
+        return verdict(budget, taken.allowed, taken.used, taken.reset_ms)
+
+    def report_given_back(self, user_id: int) -> None:
+        """A report counted that turned out to exist already (a racing twin made it)."""
+        self._counter.give_back_report(user_id)
 
     def signup(self, source_ip: str) -> Verdict:
         return self._spend_address("signup", self._signup, source_ip)

@@ -40,3 +40,12 @@ def flush_last_seen(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     written = services.accounts().flush_last_seen()
     metrics.add_metric("LastSeenWritten", MetricUnit.Count, written)
     return {"written": written}
+
+
+@entry_point(correlation_paths.EVENT_BRIDGE)
+def purge_cases(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """CasesPurgeFunction: the moderators' cases closed more than REPORT_CASE_RETENTION_DAYS
+    ago deleted, with their snapshots and reports (warble.domain.reports)."""
+    purged = services.reports().purge()
+    metrics.add_metric("CasesPurged", MetricUnit.Count, purged)
+    return {"purged": purged}

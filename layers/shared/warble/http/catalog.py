@@ -17,6 +17,7 @@ def all_routers() -> list[Router]:
         media,
         muted_words,
         notifications,
+        reports,
         search,
         tweets,
     )
@@ -29,6 +30,7 @@ def all_routers() -> list[Router]:
         tweets.router,
         media.router,
         notifications.router,
+        reports.router,
         conversations.router,
         discover.router,
         search.router,

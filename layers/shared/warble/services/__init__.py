@@ -23,6 +23,7 @@ from warble.services import counters as _counters
 from warble.services import deletion as _deletion
 from warble.services import graph as _graph
 from warble.services import notifications as _notifications
+from warble.services import reports as _reports
 from warble.services import search as _search
 from warble.services import timelines as _timelines
 from warble.services import tweets as _tweets
@@ -168,6 +169,7 @@ class Container:
     hashtags = cached_property(_search.hashtags)
     search = cached_property(_search.search)
     notifications = cached_property(_notifications.notifications)
+    reports = cached_property(_reports.reports)
 
     # ---- streams ----------------------------------------------------------------------------
     stream_decoder = cached_property(_counters.stream_decoder)
@@ -236,6 +238,7 @@ discover = _reach(Container.discover)
 conversations = _reach(Container.conversations)
 notifications = _reach(Container.notifications)
 deletion = _reach(Container.deletion)
+reports = _reach(Container.reports)
 
 
 def idempotency() -> IdempotencyStore:

@@ -76,12 +76,11 @@ def passwords(c: Parts) -> PasswordService:
 
 def rate_limits(c: Parts) -> RateLimits:
     """The request budgets: per user, and per IP for signups, logins and failed sign-ins."""
-    from warble.dal.rate_limit import RedisWindowCounter
     from warble.domain.rate_limits import Budget, RateLimits
 
     s = c.settings
     return RateLimits(
-        RedisWindowCounter(c.redis),
+        c.stores.window_counter(),
         per_user=Budget(s.rate_limit_user_requests, s.rate_limit_user_window_seconds),
         signup_per_ip=Budget(
             s.rate_limit_signup_ip_requests, s.rate_limit_signup_ip_window_seconds
@@ -93,4 +92,5 @@ def rate_limits(c: Parts) -> RateLimits:
         location_per_user=Budget(
             s.rate_limit_location_requests, s.rate_limit_location_window_seconds
         ),
+        reports_per_user=Budget(s.rate_limit_report_requests, s.rate_limit_report_window_seconds),
     )

@@ -49,6 +49,7 @@ def export(c: Parts) -> ExportService:
             graph=c.graph,
             shields=c.blocks,
             muted_words=c.muted_words,
+            reports=c.reports,
             conversations=c.conversations,
             notifications=c.notifications,
             media=c.media,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from warble.domain.notifications.service import NotificationService
     from warble.domain.push.service import Pusher
     from warble.domain.rate_limits import RateLimits
+    from warble.domain.reports.service import ReportService
     from warble.domain.search.service import SearchService
     from warble.domain.shared import IdGenerator
     from warble.domain.timelines.service import TimelineService
@@ -61,6 +62,8 @@ class Parts(Clients, Protocol):
     def blocks(self) -> BlockService: ...
     @property
     def muted_words(self) -> MutedWordService: ...
+    @property
+    def reports(self) -> ReportService: ...
     @property
     def tweets(self) -> TweetService: ...
     @property

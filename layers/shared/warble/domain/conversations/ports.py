@@ -79,6 +79,10 @@ class ConversationStore(Protocol):
     def history(
         self, conversation_id: int, before_id: int | None, limit: int
     ) -> list[StoredMessage]: ...
+    def find_message(
+        self, conversation_ids: list[int], message_id: int
+    ) -> StoredMessage | None: ...
+    def remove_message(self, conversation_id: int, message_id: int) -> None: ...
 
 
 class UnreadMessages(Protocol):

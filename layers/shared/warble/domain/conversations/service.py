@@ -172,6 +172,22 @@ class ConversationService:
         next_cursor = encode_cursor("messages", page[-1].id) if more else None
         return MessagePage([m.answer() for m in page], next_cursor)
 
+    # ---- moderation (reports and cases) -----------------------------------------------------
+    def message_of(self, member: int, message_id: int) -> StoredMessage | None:
+        """A message of one of ``member``'s conversations, None for any other (a report names
+        a message by its id alone, and only the reporter's own conversations are searched). A
+        conversation is older than its messages: only those opened before the id can hold it."""
+        held = [
+            m.conversation_id
+            for m in self._store.all_memberships(member)
+            if m.conversation_id < message_id
+        ]
+        return self._store.find_message(held, message_id) if held else None
+
+    def remove_message(self, conversation_id: int, message_id: int) -> None:
+        """A moderator's removal: the message leaves the conversation for both people."""
+        self._store.remove_message(conversation_id, message_id)
+
     # ---- messages ------------------------------------------------------------------------
     def send(self, me: int, conversation_id: int, text: str, client_id: str | None = None) -> Sent:
         """Store a message (not pushed: see ``announce``). A resend of ``client_id`` answers

@@ -25,7 +25,8 @@ PERSONAL_DATA: tuple[Holder, ...] = (
     Holder(
         "db_name",
         ("delete_account",),
-        "users, sessions, search prefixes, muted words (ON DELETE CASCADE)",
+        "users, sessions, search prefixes, muted words, the reports it made (ON DELETE CASCADE;"
+        " the cases about it keep their snapshot until their retention: docs/moderation.md)",
     ),
     Holder(
         "redis_url",

@@ -10,6 +10,7 @@ from warble.domain.conversations.answers import Conversation, Message
 from warble.domain.discover.answers import Location
 from warble.domain.media.answers import Media
 from warble.domain.notifications.answers import Notification, NotificationOfDeletedTweet
+from warble.domain.reports.answers import Report
 from warble.domain.tweets.answers import Tweet
 
 
@@ -31,6 +32,7 @@ class Export:
     blocks: list[SeenUser]
     mutes: list[SeenUser]
     muted_words: list[str]
+    reports: list[Report]  # the reports it made (never those about it)
     conversations: list[ExportedConversation]
     notifications: list[Notification | NotificationOfDeletedTweet]
     media: list[Media]

@@ -12,6 +12,7 @@ from warble.domain.discover.answers import Location
 from warble.domain.media.answers import Media
 from warble.domain.muted_words.answers import MutedWords
 from warble.domain.notifications.answers import NotificationPage
+from warble.domain.reports.answers import ReportPage
 from warble.domain.tweets.answers import TweetPage
 
 
@@ -46,6 +47,10 @@ class OwnShields(Protocol):
 
 class OwnMutedWords(Protocol):
     def words(self, user_id: int) -> MutedWords: ...
+
+
+class OwnReports(Protocol):
+    def mine(self, reporter: int, limit: int, cursor: str | None) -> ReportPage: ...
 
 
 class OwnConversations(Protocol):

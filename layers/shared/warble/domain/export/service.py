@@ -29,6 +29,7 @@ from warble.domain.export.ports import (
     OwnMedia,
     OwnMutedWords,
     OwnNotifications,
+    OwnReports,
     OwnShields,
     OwnTweets,
 )
@@ -75,6 +76,7 @@ class ExportSources:
     graph: OwnGraph
     shields: OwnShields
     muted_words: OwnMutedWords
+    reports: OwnReports
     conversations: OwnConversations
     notifications: OwnNotifications
     media: OwnMedia
@@ -107,6 +109,7 @@ class ExportService:
             blocks=every(lambda cur: s.shields.listed(me, "blocks", PAGE, cur)),
             mutes=every(lambda cur: s.shields.listed(me, "mutes", PAGE, cur)),
             muted_words=s.muted_words.words(me).words,
+            reports=every(lambda cur: s.reports.mine(me, PAGE, cur)),
             conversations=conversations,
             notifications=every(lambda cur: s.notifications.page(me, [], PAGE, cur)),
             media=s.media.owned(me),
