@@ -28,6 +28,7 @@ from warble.domain.graph.ports import FollowRejected
 from warble.domain.likes.ports import Like, Liker, TweetMissing
 from warble.domain.media.ports import READY, AttachedMedia, StoredMedia
 from warble.domain.shared import Held
+from warble.domain.suspensions.ports import Account
 from warble.domain.timelines.service import parse_entry
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
@@ -739,6 +740,45 @@ class FakeMutedWordStore:
             self.lists_.pop(user_id, None)
 
 
+class FakeSuspensionStore:
+    """``SuspensionStore`` (``warble.dal.suspensions``) over the World's profiles: a suspended
+    account has no profile, as ``warble.dal.accounts`` reads none for it."""
+
+    def __init__(self, profiles: FakeProfiles) -> None:
+        self._profiles = profiles
+        self.suspended: dict[int, dict[str, Any]] = {}
+
+    def account(self, user_id: int) -> Account | None:
+        record = self._profiles.users.get(user_id) or self.suspended.get(user_id)
+        if record is None:
+            return None
+        return Account(user_id, str(record["username"]), user_id in self.suspended)
+
+    def set_suspended(self, user_id: int, suspended: bool) -> bool:
+        source, target = (
+            (self._profiles.users, self.suspended)
+            if suspended
+            else (self.suspended, self._profiles.users)
+        )
+        if user_id not in source:
+            return False
+        target[user_id] = source.pop(user_id)
+        return True
+
+
+class FakeSessionEnder:
+    """``SessionEnder`` (``AccountService.end_sessions``): which users' sessions were ended."""
+
+    def __init__(self) -> None:
+        self.ended: list[int] = []
+
+    def end_sessions(
+        self, user_id: int, session_ids: Any = None, *, keep: int | None = None
+    ) -> list[int]:
+        self.ended.append(user_id)
+        return []
+
+
 # ---- timelines --------------------------------------------------------------------------------
 class FakeTimelineStore:
     """``TimelineStore`` (``warble.dal.timelines.TimelineStore``): sets of entries, newest first
@@ -957,6 +997,9 @@ class MemoryStores(Stores):
     def tweets(self) -> FakeTweetStore:
         return self._w.tweet_store
 
+    def suspensions(self) -> FakeSuspensionStore:
+        return self._w.suspension_store
+
     def likes(self) -> FakeLikeStore:
         return self._w.like_store
 
@@ -1030,6 +1073,7 @@ class World:
 
     def __post_init__(self) -> None:
         self.like_store = FakeLikeStore(self.tweet_store)
+        self.suspension_store = FakeSuspensionStore(self.profiles)
         self.tweet_store.media = self.media_store  # the media a tweet's transaction claims
         self.memberships = {
             "following": self.following,
@@ -1086,6 +1130,7 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     from warble.domain.graph.ports import GraphStore
     from warble.domain.likes.ports import LikeStore
     from warble.domain.muted_words.ports import MutedWordStore
+    from warble.domain.suspensions.ports import SessionEnder, SuspensionStore
     from warble.domain.timelines.ports import TimelineStore
     from warble.domain.tweets.ports import TweetStore
 
@@ -1099,3 +1144,5 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     _graph: GraphStore = FakeGraphStore()
     _timelines: TimelineStore = FakeTimelineStore()
     _muted_words: MutedWordStore = FakeMutedWordStore()
+    _suspensions: SuspensionStore = FakeSuspensionStore(FakeProfiles())
+    _sessions: SessionEnder = FakeSessionEnder()

@@ -1,4 +1,8 @@
-"""PostgreSQL repositories for users and sessions."""
+"""PostgreSQL repositories for users and sessions.
+
+A suspended account (``users.suspended_at``, written by ``warble.dal.suspensions``) has no
+profile: ``get`` and ``get_many`` leave it out, so every read of it is a 404 and its tweets are
+not rendered (docs/moderation.md "Suspensions"), and no session opens for it."""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ if TYPE_CHECKING:
     import psycopg
 
 _USER_COLUMNS = "id, username, email, display_name, bio, created_at"
+# A profile is read only while its account is not suspended (migration 0041).
+_SHOWN = "suspended_at IS NULL"
 
 # Which unique index a violation names, and what that means to a client.
 _UNIQUE_INDEXES = {
@@ -78,7 +84,7 @@ class UserRepository:
     def get(self, user_id: int) -> dict[str, Any] | None:
         return self._db.run(
             lambda conn: conn.execute(
-                f"SELECT {_USER_COLUMNS} FROM users WHERE id = %s", (user_id,)
+                f"SELECT {_USER_COLUMNS} FROM users WHERE id = %s AND {_SHOWN}", (user_id,)
             ).fetchone()
         )
 
@@ -87,7 +93,7 @@ class UserRepository:
             return []
         return self._db.run(
             lambda conn: conn.execute(
-                f"SELECT {_USER_COLUMNS} FROM users WHERE id = ANY(%s)", (user_ids,)
+                f"SELECT {_USER_COLUMNS} FROM users WHERE id = ANY(%s) AND {_SHOWN}", (user_ids,)
             ).fetchall()
         )
 
@@ -114,7 +120,9 @@ class UserRepository:
         key = _EMAIL_KEY if "@" in login else _USERNAME_KEY
         return self._db.run(
             lambda conn: conn.execute(
-                f"SELECT id, password_hash FROM users WHERE {key} = %s", (login_key(login),)
+                f"SELECT id, password_hash, suspended_at IS NOT NULL AS suspended"
+                f" FROM users WHERE {key} = %s",
+                (login_key(login),),
             ).fetchone()
         )
 
@@ -180,12 +188,17 @@ class SessionRepository:
                 raise UnknownUser(user_id) from exc
 
         def opened(conn: psycopg.Connection[dict[str, Any]]) -> dict[str, Any] | None:
-            # Re-runnable after a broken connection, as the users INSERT above.
+            # Re-runnable after a broken connection, as the users INSERT above. Only for an
+            # account that is not suspended, its row share-locked: a suspension racing this
+            # login either commits first (no session) or waits for this one, which the
+            # suspension's end of every session then ends.
             return (
                 conn.execute(
                     "INSERT INTO sessions (id, user_id, token_hash, device, expires_at)"
-                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING *",
-                    (session_id, user_id, token_hash, device, expires_at),
+                    " SELECT %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM users"
+                    f" WHERE id = %s AND {_SHOWN} FOR SHARE)"
+                    " ON CONFLICT (id) DO NOTHING RETURNING *",
+                    (session_id, user_id, token_hash, device, expires_at, user_id),
                 ).fetchone()
                 or conn.execute(
                     "SELECT * FROM sessions WHERE id = %s AND token_hash = %s",
@@ -194,7 +207,8 @@ class SessionRepository:
             )
 
         row = self._db.run(work)
-        assert row is not None
+        if row is None:  # deleted or suspended meanwhile
+            raise UnknownUser(user_id)
         return SessionRow(**row)
 
     def by_token_hash(self, token_hash: bytes) -> SessionRow | None:

@@ -18,6 +18,7 @@ def all_routers() -> list[Router]:
         muted_words,
         notifications,
         search,
+        suspensions,
         tweets,
     )
 
@@ -33,4 +34,5 @@ def all_routers() -> list[Router]:
         discover.router,
         search.router,
         export.router,
+        suspensions.router,
     ]

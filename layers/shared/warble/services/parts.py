@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from warble.domain.rate_limits import RateLimits
     from warble.domain.search.service import SearchService
     from warble.domain.shared import IdGenerator
+    from warble.domain.suspensions.service import SuspensionService
     from warble.domain.timelines.service import TimelineService
     from warble.domain.tweets.service import TweetService
     from warble.services.stores import Stores
@@ -61,6 +62,8 @@ class Parts(Clients, Protocol):
     def blocks(self) -> BlockService: ...
     @property
     def muted_words(self) -> MutedWordService: ...
+    @property
+    def suspensions(self) -> SuspensionService: ...
     @property
     def tweets(self) -> TweetService: ...
     @property

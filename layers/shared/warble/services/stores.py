@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from warble.domain.muted_words.ports import MutedWordStore
     from warble.domain.search.ports import PeopleIndex, Snapshots
     from warble.domain.shared import IdGenerator, Memberships
+    from warble.domain.suspensions.ports import SuspensionStore
     from warble.domain.timelines.ports import TimelineStore
     from warble.domain.tweets.ports import TweetStore
     from warble.settings import Settings
@@ -138,6 +139,11 @@ class Stores:
         from warble.dal.muted_words import MutedWordRepository
 
         return MutedWordRepository(self._c.database)
+
+    def suspensions(self) -> SuspensionStore:
+        from warble.dal.suspensions import SuspensionRepository
+
+        return SuspensionRepository(self._c.database)
 
     def login_throttle(self) -> LoginThrottle:
         from warble.dal.account_state import LoginThrottle

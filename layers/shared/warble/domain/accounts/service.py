@@ -40,6 +40,7 @@ from warble.domain.logins import login_key, skeleton
 from warble.domain.rate_limits import Budget
 from warble.domain.shared import Cache, IdGenerator, Later, ReadBatch, at_once
 from warble.errors import (
+    AccountSuspended,
     Conflict,
     Forbidden,
     InvalidCredentials,
@@ -198,6 +199,9 @@ class AccountService:
         if not security.verify_password(password, credentials["password_hash"]):
             raise InvalidCredentials()
         self._throttle.release(subject, source)
+        # Told only to whoever knows the password: a suspension is no one else's business.
+        if credentials.get("suspended"):
+            raise AccountSuspended()
         return self._open_session(self.profile(int(credentials["id"])), device)
 
     def _open_session(self, user: dict[str, Any], device: str) -> IssuedSession:
