@@ -5,6 +5,7 @@ and search, direct messages refused; all of it back after the lift, with counter
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 
@@ -76,6 +77,10 @@ def test_a_suspension_ends_sessions_refuses_login_and_hides_the_profile(
     with pytest.raises(NotFound):
         accounts.profile_by_username("ALICE")
     assert accounts.profiles([alice, moderator.user_id]).keys() == {moderator.user_id}
+    # the read cached a stand-in without a profile: the pages leaving her tweets out read no
+    # database for her (nothing of her profile in it)
+    cached = redis.get(keys.profile(alice).value)
+    assert cached is not None and json.loads(cached) == {"id": alice, "suspended": True}
     # a second suspension is the same answer
     assert services.suspensions().suspend(moderator, alice).suspended is True
     # when it is lifted: login works again, the profile is back (the old tokens stay ended)

@@ -1,8 +1,9 @@
 """PostgreSQL repositories for users and sessions.
 
-A suspended account (``users.suspended_at``, written by ``warble.dal.suspensions``) has no
-profile: ``get`` and ``get_many`` leave it out, so every read of it is a 404 and its tweets are
-not rendered (docs/moderation.md "Suspensions"), and no session opens for it."""
+A suspended account (``users.suspended_at``, written by ``warble.dal.suspensions``) is read
+with ``suspended`` set, which the accounts service caches as a profile-less stand-in (every
+read of it a 404, its tweets not rendered: docs/moderation.md "Suspensions"), and no session
+opens for it."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from warble.domain.logins import login_key
 if TYPE_CHECKING:
     import psycopg
 
-_USER_COLUMNS = "id, username, email, display_name, bio, created_at"
-# A profile is read only while its account is not suspended (migration 0041).
+_USER_COLUMNS = (
+    "id, username, email, display_name, bio, created_at, suspended_at IS NOT NULL AS suspended"
+)
+# A session opens only for an account that is not suspended (migration 0041).
 _SHOWN = "suspended_at IS NULL"
 
 # Which unique index a violation names, and what that means to a client.
@@ -84,7 +87,7 @@ class UserRepository:
     def get(self, user_id: int) -> dict[str, Any] | None:
         return self._db.run(
             lambda conn: conn.execute(
-                f"SELECT {_USER_COLUMNS} FROM users WHERE id = %s AND {_SHOWN}", (user_id,)
+                f"SELECT {_USER_COLUMNS} FROM users WHERE id = %s", (user_id,)
             ).fetchone()
         )
 
@@ -93,7 +96,7 @@ class UserRepository:
             return []
         return self._db.run(
             lambda conn: conn.execute(
-                f"SELECT {_USER_COLUMNS} FROM users WHERE id = ANY(%s) AND {_SHOWN}", (user_ids,)
+                f"SELECT {_USER_COLUMNS} FROM users WHERE id = ANY(%s)", (user_ids,)
             ).fetchall()
         )
 

@@ -76,7 +76,11 @@ class AccountPolicy:
 
 
 def profile_record(row: dict[str, Any]) -> dict[str, Any]:
-    """The cached form of a user row: JSON-safe, ids as ints, times as RFC 3339."""
+    """The cached form of a user row: JSON-safe, ids as ints, times as RFC 3339. A suspended
+    account's is a stand-in without a profile (``shown`` is False): cached like any other, so
+    the pages that leave its tweets out read no database for it while it lasts."""
+    if row.get("suspended"):
+        return {"id": int(row["id"]), "suspended": True}
     created = row["created_at"]
     return {
         "id": int(row["id"]),
@@ -87,6 +91,11 @@ def profile_record(row: dict[str, Any]) -> dict[str, Any]:
         "bio": row["bio"],
         "created_at": created if isinstance(created, str) else clock.rfc3339(created),
     }
+
+
+def shown(record: dict[str, Any] | None) -> bool:
+    """Whether a cached profile record is a profile: not missing, not a suspended account."""
+    return record is not None and not record.get("suspended")
 
 
 def _live(record: dict[str, Any] | None) -> tuple[Principal, int] | None:
@@ -451,7 +460,7 @@ class AccountService:
             return None if row is None else profile_record(row)
 
         record = self._profiles.get_or_load(user_id, load)
-        if record is None:
+        if record is None or not shown(record):
             raise NotFound("No such user.")
         return record
 
@@ -474,7 +483,11 @@ class AccountService:
 
         def profiles() -> dict[int, dict[str, Any]]:
             records = read()
-            return {uid: rec for uid, rec in zip(unique, records, strict=True) if rec is not None}
+            return {
+                uid: rec
+                for uid, rec in zip(unique, records, strict=True)
+                if rec is not None and shown(rec)
+            }
 
         return profiles
 
