@@ -170,3 +170,26 @@ def test_a_suspended_authors_tweets_cannot_be_liked_retweeted_or_replied_to(
         world.tweets.user_timeline(bob, alice, 20, None)
     suspensions.lift(moderator, alice)
     assert world.likes.like(bob, alices) is True
+
+
+# ---- the cached stand-in ----------------------------------------------------------------------
+def test_a_suspended_rows_cached_record_is_a_stand_in_read_as_no_profile():
+    from datetime import UTC, datetime
+
+    from warble.domain.accounts.service import profile_record, shown
+
+    row = {
+        "id": 7,
+        "username": "alice",
+        "email": "alice@example.com",
+        "display_name": "Alice",
+        "bio": "",
+        "created_at": datetime(2026, 1, 1, tzinfo=UTC),
+        "suspended": False,
+    }
+    record = profile_record(row)
+    assert shown(record) and "suspended" not in record and record["username"] == "alice"
+    stand_in = profile_record({**row, "suspended": True})
+    # nothing of the profile is kept while suspended: only what says it is not shown
+    assert stand_in == {"id": 7, "suspended": True}
+    assert not shown(stand_in) and not shown(None)
