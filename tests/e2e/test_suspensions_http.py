@@ -146,6 +146,8 @@ def test_a_suspension_and_its_lift_end_to_end(stack, new_user, admin):
         # the hashtag page within 30 seconds
         found = _ok(as_bob.get("/v1/search/users", params={"q": alice["username"]}))["items"]
         assert found == []
+        carols = f"/v1/users/{carol_body['user']['id']}/tweets"
+        assert _ok(as_bob.get(carols))["items"] == []  # her retweet of alice's tweet went
         assert _eventually(home, set(), TIMELINE_BOUND) == set()
         assert _eventually(tag_page, [], TIMELINE_BOUND) == []
         # ... and a second suspension is the same answer
@@ -159,6 +161,7 @@ def test_a_suspension_and_its_lift_end_to_end(stack, new_user, admin):
         # then within 30 seconds everything is back, with follows and counters intact
         assert _eventually(home, {tweet["id"]}, TIMELINE_BOUND) == {tweet["id"]}
         assert _eventually(tag_page, [tweet["id"]], TIMELINE_BOUND) == [tweet["id"]]
+        assert len(_ok(as_bob.get(carols))["items"]) == 1
         seen = _ok(as_bob.get(f"/v1/users/{alice['id']}"))
         assert (seen["relationship"], seen["followers_count"]) == ("following", 1)
         back = _ok(as_bob.get(f"/v1/tweets/{tweet['id']}"))

@@ -156,6 +156,8 @@ def test_tweets_leave_home_hashtag_page_replies_and_search_and_come_back(world, 
     assert [t.id for t in page.items] == [carols.id]
     assert tweets.replies(bob, int(carols.id), 20, None).items == []
     assert services.search().people(bob, "alice", 10, None).items == []
+    # carol's own timeline keeps her tweet, not her retweet of alice's
+    assert [t.id for t in tweets.user_timeline(bob, carol, 20, None).items] == [carols.id]
     for read in (
         lambda: tweets.get(bob, int(alices.id)),
         lambda: tweets.user_timeline(bob, alice, 20, None),
@@ -174,6 +176,7 @@ def test_tweets_leave_home_hashtag_page_replies_and_search_and_come_back(world, 
     assert (back.like_count, back.retweet_count, back.liked_by_me) == (1, 1, True)
     assert graph.counts([alice])[alice]["followers_count"] == 1
     assert graph.user(bob, alice).relationship == "following"
+    assert len(tweets.user_timeline(bob, carol, 20, None).items) == 2
     assert [t.id for t in services.hashtags().timeline(bob, tag, 20, None).items] == [
         alices.id,
         carols.id,
