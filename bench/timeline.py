@@ -454,6 +454,77 @@ def home_page_muted(t: TimelineBench) -> Benchmark:
     )
 
 
+# ---- GET /v1/timeline/home with a suspended followee (issue 44 item 3) -------------------------
+@group("suspensions", "home page read (warm) with a suspended followee against none (issue 44)")
+def suspensions_group(run: Run) -> Iterator[Item]:
+    from warble.settings import get_settings
+
+    bench_stack = stack.shared(run)
+    raw, ddb = stack.raw_clients(run, bench_stack)
+    yield home_page_suspended(TimelineBench(run, bench_stack, get_settings(), raw, ddb))
+
+
+def home_page_suspended(t: TimelineBench) -> Benchmark:
+    """Two readers, warm: one follows five authors, the other the same five and a sixth, whose
+    tweets are every other entry of the home page and who is suspended. A suspension is filtered
+    on read (docs/moderation.md "Suspensions"): the suspended author's cached stand-in rides in
+    the page's profile MGET, so the read makes the same round trips and no database read; its
+    page is shorter by the entries it drops (the cost measured: the same reads, fewer tweets
+    rendered)."""
+    from warble import services
+    from warble.domain.accounts.answers import Principal
+
+    accounts, tweets, timelines = services.accounts(), services.tweets(), services.timelines()
+    suffix = uuid.uuid4().hex[:6]
+    readers = {kind: f"sp{kind[0]}_{suffix}" for kind in ("none", "suspended")}
+    ids = {kind: make_user(name) for kind, name in readers.items()}
+    authors = [make_user(f"spa{n}_{suffix}") for n in range(5)]
+    suspended = make_user(f"spx_{suffix}")
+    for reader_id in ids.values():
+        for author in authors:
+            services.graph().follow(reader_id, author)
+    services.graph().follow(ids["suspended"], suspended)
+    for round_ in range(4):
+        for author in authors:
+            tweets.post(author, f"tweet {round_} of {author}", None, [])
+            tweets.post(suspended, f"tweet {round_} of the suspended author", None, [])
+    moderator = make_user(f"spm_{suffix}")
+    # The moderator is an admin of this container only, set before the service is built (it
+    # reads the admins once).
+    services.container().admin_usernames = frozenset({f"spm_{suffix}"})  # type: ignore[misc]
+    services.suspensions().suspend(Principal(moderator, 0), suspended)
+    handler = stack.load_function("tweets").handler
+    reads = {}
+    for kind, reader_id in ids.items():
+        timelines.rebuild(reader_id)
+        issued = accounts.login(readers[kind], PASSWORD, "bench")
+        reads[kind] = expect(handler, home_event(issued), 200)
+        reads[kind]()
+    shown = len(timelines.home(ids["suspended"], PAGE, None).items)
+    return Benchmark(
+        f"GET /v1/timeline/home?limit={PAGE}, all cached, a suspended followee "
+        "(TweetsFunction handler)",
+        reads["suspended"],
+        reads["none"],
+        path="handler, half the page by a suspended author",
+        baseline="handler, no suspended author",
+        budget_s=6.0,
+        warmup=100,
+        min_iterations=200,
+        max_iterations=3000,
+        describe=lambda: [
+            f"round trips of one warm call, with a suspended author: "
+            f"{stack.traced(reads['suspended'])}",
+            f"round trips of one warm call, without: {stack.traced(reads['none'])}",
+        ],
+        notes=[
+            f"half the {PAGE} entries read are a suspended author's: dropped at render "
+            f"({shown} tweets shown); the author's cached stand-in is read in the page's "
+            "profile MGET (no PostgreSQL read)"
+        ],
+    )
+
+
 # ---- the fan-out authors, shared by the fan-out benchmarks ------------------------------------
 
 

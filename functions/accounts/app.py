@@ -1,7 +1,9 @@
-"""AccountsFunction: sign-up, login, sessions, profiles and muted words."""
+"""AccountsFunction: sign-up, login, sessions, profiles, muted words and suspensions."""
 
 import warble.startup  # noqa: F401  first: the cold start runs without the cyclic collector
-from warble.http import accounts, muted_words
+from warble.http import accounts, muted_words, suspensions
 from warble.http.app import http_handler
 
-handler = http_handler([accounts.router, muted_words.router], public=accounts.PUBLIC_ROUTES)
+handler = http_handler(
+    [accounts.router, muted_words.router, suspensions.router], public=accounts.PUBLIC_ROUTES
+)

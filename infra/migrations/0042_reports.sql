@@ -15,8 +15,9 @@
 -- A reporter's reports go with the reporter (ON DELETE CASCADE, in the account deletion's users
 -- DELETE); reports_forgotten takes them off their open cases' counts in that same transaction.
 --
--- Grants: warble_reader (ReportsFunction, ReportsPurgeFunction and the export) reads and writes
--- them; no other role touches them.
+-- Grants: warble_accounts (ReportsFunction: its moderators' suspend ends sessions and sets
+-- users.suspended_at, which only that role may) reads and writes them; warble_reader (the export
+-- and CasesPurgeFunction) reads them and purges closed cases; no other role touches them.
 -- depends: 0011_roles 0035_deleted_accounts 0040_muted_words
 
 CREATE TABLE report_cases (
@@ -69,5 +70,6 @@ $$;
 CREATE TRIGGER reports_forgotten AFTER DELETE ON reports
     FOR EACH ROW WHEN (OLD.status = 'open') EXECUTE FUNCTION report_cases_forget();
 
-GRANT SELECT, INSERT, UPDATE, DELETE ON report_cases TO warble_reader;
-GRANT SELECT, INSERT, UPDATE ON reports TO warble_reader;
+GRANT SELECT, INSERT, UPDATE ON report_cases, reports TO warble_accounts;
+GRANT SELECT, DELETE ON report_cases TO warble_reader;
+GRANT SELECT ON reports TO warble_reader;

@@ -156,6 +156,26 @@ def test_remove_deletes_the_tweet_then_the_case_is_closed(pair, moderator):
     _ok(_report(mine, "user", them["id"]), 201)
 
 
+def test_suspend_suspends_the_subject_and_a_lift_brings_them_back(pair, moderator):
+    """A case resolved with ``suspend`` (ReportsFunction, as warble_accounts): the subject's
+    session ends, their login is 403 account_suspended, others see a 404; the lift undoes it."""
+    _, mine, them, theirs = pair
+    tweet = _ok(theirs.post("/v1/tweets", json={"text": "a threat"}), 201)
+    _ok(_report(mine, "tweet", tweet["id"], "violence"), 201)
+    case = _open_case_of(moderator, tweet["id"])
+    path = f"/v1/admin/cases/{case['id']}/resolve"
+    closed = _ok(moderator.post(path, json={"action": "suspend", "note": "threats"}))
+    assert (closed["status"], closed["action"]) == ("closed", "suspend")
+    _error(theirs.get("/v1/users/me"), 401, "unauthorized")
+    login = {"login": them["username"], "password": "password1"}
+    _error(mine.post("/v1/auth/login", json=login), 403, "account_suspended")
+    _error(mine.get(f"/v1/users/{them['id']}"), 404, "not_found")
+    lifted = moderator.delete(f"/v1/admin/users/{them['id']}/suspension")
+    assert _ok(lifted) == {"suspended": False}
+    assert _ok(mine.get(f"/v1/users/{them['id']}"))["id"] == them["id"]
+    assert _ok(mine.post("/v1/auth/login", json=login))["token"]
+
+
 def test_remove_of_a_user_is_400_and_an_unknown_case_404(pair, moderator):
     _, mine, them, _ = pair
     _ok(_report(mine, "user", them["id"]), 201)

@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from psycopg import errors
 from warble import services
+from warble.errors import AccountSuspended
 
 from infra.local.template import load_template
 from tests.conftest import ROOT
@@ -92,8 +93,7 @@ MAY = {
     "warble_reader": {
         "read a profile", "read sessions", "touch a session", "search people",
         "copy a followers count", "lock a user",  # the UPDATE of followers_count allows it
-        "read deleted accounts", "finish a deletion",
-        "open a case", "read and resolve cases", "purge cases", "read and resolve reports",
+        "read deleted accounts", "finish a deletion", "purge cases",
     },
     "warble_accounts": {
         "read a profile", "read a password hash", "sign up", "edit a profile", "read sessions",
@@ -102,6 +102,7 @@ MAY = {
         "use or void a reset token", "lock a user",
         "delete a user", "delete a session", "record a deleted account",
         "read deleted accounts",
+        "open a case", "read and resolve cases", "read and resolve reports",
     },
     "warble_operator": {"read a profile", "sign up", "write the search index"},
 }  # fmt: skip
@@ -142,8 +143,9 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     """Sign-up, login, a session check, a profile edit, a revocation, a password change, a
     reset's email and an account's deletion as warble_accounts; the session check, profile
     reads, people search, the last-seen flush, the followers count's copy and the deletion
-    outbox and a report as warble_reader; an admin's account as warble_operator."""
-    monkeypatch.setenv("ADMIN_USERNAMES", "warble_admin")
+    outbox as warble_reader; a report and a moderator's suspend as warble_accounts
+    (ReportsFunction); an admin's account as warble_operator."""
+    monkeypatch.setenv("ADMIN_USERNAMES", "warble_admin,warble_mod")
 
     def as_role(role: str) -> None:
         monkeypatch.setenv("DB_USER", role)
@@ -183,8 +185,16 @@ def test_the_services_work_as_their_functions_roles(pg, redis, moto, monkeypatch
     with pytest.raises(errors.InsufficientPrivilege):
         reader.signup("eve", "eve@example.com", "password1", None, "")
     roland = int(reader.profile_by_username("roland")["id"])
+
+    # ReportsFunction: a report, and a moderator's suspend (the column and the sessions).
+    as_role("warble_accounts")
+    admin, _ = services.accounts().create_admin("warble_mod", "mod@example.com", "password1")
     report, made = services.reports().report(me.user_id, "user", roland, "spam", None)
     assert made and services.reports().mine(me.user_id, 10, None).items == [report]
+    case = services.reports().cases(admin, "open", 10, None).items[0]
+    assert services.reports().resolve(admin, int(case.id), "suspend", None).status == "closed"
+    with pytest.raises(AccountSuspended):
+        services.accounts().login("roland", "password1", "phone")
 
     as_role("warble_operator")
     assert services.accounts().create_admin("warble_admin", "ops@example.com", "password1")[1]

@@ -29,6 +29,7 @@ from warble.domain.likes.ports import Like, Liker, TweetMissing
 from warble.domain.media.ports import READY, AttachedMedia, StoredMedia
 from warble.domain.reports.ports import Closing, Opening, StoredCase, StoredReport
 from warble.domain.shared import Held
+from warble.domain.suspensions.ports import Account
 from warble.domain.timelines.service import parse_entry
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
@@ -740,6 +741,45 @@ class FakeMutedWordStore:
             self.lists_.pop(user_id, None)
 
 
+class FakeSuspensionStore:
+    """``SuspensionStore`` (``warble.dal.suspensions``) over the World's profiles: a suspended
+    account has no profile, as ``warble.dal.accounts`` reads none for it."""
+
+    def __init__(self, profiles: FakeProfiles) -> None:
+        self._profiles = profiles
+        self.suspended: dict[int, dict[str, Any]] = {}
+
+    def account(self, user_id: int) -> Account | None:
+        record = self._profiles.users.get(user_id) or self.suspended.get(user_id)
+        if record is None:
+            return None
+        return Account(user_id, str(record["username"]), user_id in self.suspended)
+
+    def set_suspended(self, user_id: int, suspended: bool) -> bool:
+        source, target = (
+            (self._profiles.users, self.suspended)
+            if suspended
+            else (self.suspended, self._profiles.users)
+        )
+        if user_id not in source:
+            return False
+        target[user_id] = source.pop(user_id)
+        return True
+
+
+class FakeSessionEnder:
+    """``SessionEnder`` (``AccountService.end_sessions``): which users' sessions were ended."""
+
+    def __init__(self) -> None:
+        self.ended: list[int] = []
+
+    def end_sessions(
+        self, user_id: int, session_ids: Any = None, *, keep: int | None = None
+    ) -> list[int]:
+        self.ended.append(user_id)
+        return []
+
+
 # ---- timelines --------------------------------------------------------------------------------
 class FakeTimelineStore:
     """``TimelineStore`` (``warble.dal.timelines.TimelineStore``): sets of entries, newest first
@@ -1065,16 +1105,6 @@ class FakeReportStore:
         return len(doomed)
 
 
-class RecordedSuspensions:
-    """``SuspendsUsers``: the suspensions asked for, as (moderator, user)."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[int, int]] = []
-
-    def suspend(self, moderator: int, user_id: int) -> None:
-        self.calls.append((moderator, user_id))
-
-
 class MemoryStores(Stores):
     """The adapters of ``world``, in memory, for the production builders
     (``warble.services.<feature>``); the features no unit test reaches keep the production
@@ -1121,6 +1151,9 @@ class MemoryStores(Stores):
     def tweets(self) -> FakeTweetStore:
         return self._w.tweet_store
 
+    def suspensions(self) -> FakeSuspensionStore:
+        return self._w.suspension_store
+
     def likes(self) -> FakeLikeStore:
         return self._w.like_store
 
@@ -1144,9 +1177,6 @@ class MemoryStores(Stores):
 
     def reports(self) -> FakeReportStore:
         return self._w.report_store
-
-    def report_suspensions(self) -> RecordedSuspensions:
-        return self._w.suspensions
 
 
 @dataclass
@@ -1179,7 +1209,6 @@ class World:
     muted_word_store: FakeMutedWordStore = field(default_factory=FakeMutedWordStore)
     window_counter: FakeWindowCounter = field(default_factory=FakeWindowCounter)
     report_store: FakeReportStore = field(default_factory=FakeReportStore)
-    suspensions: RecordedSuspensions = field(default_factory=RecordedSuspensions)
     admins: str = "warble_admin"
 
     def ready_media(self, owner_id: int, alt_text: str = "") -> str:
@@ -1207,6 +1236,7 @@ class World:
 
     def __post_init__(self) -> None:
         self.like_store = FakeLikeStore(self.tweet_store)
+        self.suspension_store = FakeSuspensionStore(self.profiles)
         self.tweet_store.media = self.media_store  # the media a tweet's transaction claims
         self.memberships = {
             "following": self.following,
@@ -1266,7 +1296,8 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     from warble.domain.likes.ports import LikeStore
     from warble.domain.muted_words.ports import MutedWordStore
     from warble.domain.rate_limits import WindowCounter
-    from warble.domain.reports.ports import ReportStore, SuspendsUsers
+    from warble.domain.reports.ports import ReportStore
+    from warble.domain.suspensions.ports import SessionEnder, SuspensionStore
     from warble.domain.timelines.ports import TimelineStore
     from warble.domain.tweets.ports import TweetStore
 
@@ -1281,5 +1312,6 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     _timelines: TimelineStore = FakeTimelineStore()
     _muted_words: MutedWordStore = FakeMutedWordStore()
     _reports: ReportStore = FakeReportStore()
-    _suspensions: SuspendsUsers = RecordedSuspensions()
     _counter: WindowCounter = FakeWindowCounter()
+    _suspensions: SuspensionStore = FakeSuspensionStore(FakeProfiles())
+    _sessions: SessionEnder = FakeSessionEnder()

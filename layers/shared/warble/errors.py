@@ -75,6 +75,14 @@ class NotAllowed(Forbidden):
     message = "You can message only friends and people you matched with."
 
 
+class AccountSuspended(Forbidden):
+    """A moderator suspended the account: its login is refused (API.md "Reports and
+    moderation")."""
+
+    code = "account_suspended"
+    message = "This account is suspended."
+
+
 class Blocked(Forbidden):
     """A block stands between the two users (API.md "Blocks and mutes")."""
 

@@ -1,4 +1,9 @@
-"""PostgreSQL repositories for users and sessions."""
+"""PostgreSQL repositories for users and sessions.
+
+A suspended account (``users.suspended_at``, written by ``warble.dal.suspensions``) is read
+with ``suspended`` set, which the accounts service caches as a profile-less stand-in (every
+read of it a 404, its tweets not rendered: docs/moderation.md "Suspensions"), and no session
+opens for it."""
 
 from __future__ import annotations
 
@@ -14,7 +19,11 @@ from warble.domain.logins import login_key
 if TYPE_CHECKING:
     import psycopg
 
-_USER_COLUMNS = "id, username, email, display_name, bio, created_at"
+_USER_COLUMNS = (
+    "id, username, email, display_name, bio, created_at, suspended_at IS NOT NULL AS suspended"
+)
+# A session opens only for an account that is not suspended (migration 0041).
+_SHOWN = "suspended_at IS NULL"
 
 # Which unique index a violation names, and what that means to a client.
 _UNIQUE_INDEXES = {
@@ -114,7 +123,9 @@ class UserRepository:
         key = _EMAIL_KEY if "@" in login else _USERNAME_KEY
         return self._db.run(
             lambda conn: conn.execute(
-                f"SELECT id, password_hash FROM users WHERE {key} = %s", (login_key(login),)
+                f"SELECT id, password_hash, suspended_at IS NOT NULL AS suspended"
+                f" FROM users WHERE {key} = %s",
+                (login_key(login),),
             ).fetchone()
         )
 
@@ -180,12 +191,17 @@ class SessionRepository:
                 raise UnknownUser(user_id) from exc
 
         def opened(conn: psycopg.Connection[dict[str, Any]]) -> dict[str, Any] | None:
-            # Re-runnable after a broken connection, as the users INSERT above.
+            # Re-runnable after a broken connection, as the users INSERT above. Only for an
+            # account that is not suspended, its row share-locked: a suspension racing this
+            # login either commits first (no session) or waits for this one, which the
+            # suspension's end of every session then ends.
             return (
                 conn.execute(
                     "INSERT INTO sessions (id, user_id, token_hash, device, expires_at)"
-                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING *",
-                    (session_id, user_id, token_hash, device, expires_at),
+                    " SELECT %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM users"
+                    f" WHERE id = %s AND {_SHOWN} FOR SHARE)"
+                    " ON CONFLICT (id) DO NOTHING RETURNING *",
+                    (session_id, user_id, token_hash, device, expires_at, user_id),
                 ).fetchone()
                 or conn.execute(
                     "SELECT * FROM sessions WHERE id = %s AND token_hash = %s",
@@ -194,7 +210,8 @@ class SessionRepository:
             )
 
         row = self._db.run(work)
-        assert row is not None
+        if row is None:  # deleted or suspended meanwhile
+            raise UnknownUser(user_id)
         return SessionRow(**row)
 
     def by_token_hash(self, token_hash: bytes) -> SessionRow | None:

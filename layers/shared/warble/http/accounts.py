@@ -62,7 +62,7 @@ def signup(body: Annotated[SignupRequest, Body()]) -> Response[Any]:
     " refuse that address (429 rate_limited, Retry-After), not the account's others. 50 from"
     " addresses the account never logged in from refuse every such address; the addresses it"
     " logged in from in the last 30 days still get in.",
-    responses=responses(200, Auth, "Logged in", e429="rate_limited"),
+    responses=responses(200, Auth, "Logged in", e403="account_suspended", e429="rate_limited"),
 )
 def login(body: Annotated[LoginRequest, Body()]) -> Response[Any]:
     issued = services.accounts().login(body.login, body.password, body.device, client_network())

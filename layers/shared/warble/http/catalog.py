@@ -19,6 +19,7 @@ def all_routers() -> list[Router]:
         notifications,
         reports,
         search,
+        suspensions,
         tweets,
     )
 
@@ -35,4 +36,5 @@ def all_routers() -> list[Router]:
         discover.router,
         search.router,
         export.router,
+        suspensions.router,
     ]

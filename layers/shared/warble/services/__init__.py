@@ -25,6 +25,7 @@ from warble.services import graph as _graph
 from warble.services import notifications as _notifications
 from warble.services import reports as _reports
 from warble.services import search as _search
+from warble.services import suspensions as _suspensions
 from warble.services import timelines as _timelines
 from warble.services import tweets as _tweets
 from warble.services.deferred import Deferred, deferred
@@ -160,6 +161,7 @@ class Container:
     shields = cached_property(_graph.shields)
     blocks = cached_property(_graph.blocks)
     muted_words = cached_property(_graph.muted_words)
+    suspensions = cached_property(_suspensions.suspensions)
     tweets = cached_property(_tweets.tweets)
     media = cached_property(_tweets.media)
     likes = cached_property(_tweets.likes)
@@ -229,6 +231,7 @@ passwords = _reach(Container.passwords)
 tweets = _reach(Container.tweets)
 blocks = _reach(Container.blocks)
 muted_words = _reach(Container.muted_words)
+suspensions = _reach(Container.suspensions)
 likes = _reach(Container.likes)
 search = _reach(Container.search)
 hashtags = _reach(Container.hashtags)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from warble.domain.reports.service import ReportService
     from warble.domain.search.service import SearchService
     from warble.domain.shared import IdGenerator
+    from warble.domain.suspensions.service import SuspensionService
     from warble.domain.timelines.service import TimelineService
     from warble.domain.tweets.service import TweetService
     from warble.services.stores import Stores
@@ -64,6 +65,8 @@ class Parts(Clients, Protocol):
     def muted_words(self) -> MutedWordService: ...
     @property
     def reports(self) -> ReportService: ...
+    @property
+    def suspensions(self) -> SuspensionService: ...
     @property
     def tweets(self) -> TweetService: ...
     @property

@@ -24,10 +24,7 @@ def reports(c: Parts) -> ReportService:
         tweets=deferred(lambda: c.tweets),
         messages=deferred(lambda: c.conversations),
         budget=c.rate_limits,
-        # TEMPORARY until the suspensions (branch ``suspend``) are merged: Stores'
-        # ``report_suspensions`` adapter. The lead replaces this line with the suspension
-        # service (``suspensions=c.suspensions``) and deletes that adapter.
-        suspensions=stores.report_suspensions(),
+        suspensions=deferred(lambda: c.suspensions),
         moderators=c.admin_usernames,
         media_url=media_base(c.settings),
         retention_days=c.settings.report_case_retention_days,

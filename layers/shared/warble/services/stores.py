@@ -45,9 +45,10 @@ if TYPE_CHECKING:
     from warble.domain.media.ports import MediaStore, ObjectStore
     from warble.domain.muted_words.ports import MutedWordStore
     from warble.domain.rate_limits import WindowCounter
-    from warble.domain.reports.ports import ReportStore, SuspendsUsers
+    from warble.domain.reports.ports import ReportStore
     from warble.domain.search.ports import PeopleIndex, Snapshots
     from warble.domain.shared import IdGenerator, Memberships
+    from warble.domain.suspensions.ports import SuspensionStore
     from warble.domain.timelines.ports import TimelineStore
     from warble.domain.tweets.ports import TweetStore
     from warble.settings import Settings
@@ -152,11 +153,10 @@ class Stores:
 
         return ReportRepository(self._c.database)
 
-    def report_suspensions(self) -> SuspendsUsers:
-        """TEMPORARY: what a case resolved with ``suspend`` calls until the suspensions (branch
-        ``suspend``) are merged; then ``services/reports.py`` takes the suspension service and
-        this goes."""
-        return _SuspensionsNotYetMerged()
+    def suspensions(self) -> SuspensionStore:
+        from warble.dal.suspensions import SuspensionRepository
+
+        return SuspensionRepository(self._c.database)
 
     def login_throttle(self) -> LoginThrottle:
         from warble.dal.account_state import LoginThrottle
@@ -356,13 +356,3 @@ class Stores:
         from warble.dal.leftovers import RedisErasure
 
         return RedisErasure(self._c.redis, self.trends())
-
-
-class _SuspensionsNotYetMerged:
-    """TEMPORARY ``SuspendsUsers`` (see ``Stores.report_suspensions``): until the suspensions
-    are merged, ``suspend`` is refused as a 400 and the case stays open."""
-
-    def suspend(self, moderator: int, user_id: int) -> None:
-        from warble.errors import FieldError, ValidationFailed
-
-        raise ValidationFailed([FieldError("action", "suspensions are not available yet")])

@@ -40,6 +40,7 @@ from warble.domain.logins import login_key, skeleton
 from warble.domain.rate_limits import Budget
 from warble.domain.shared import Cache, IdGenerator, Later, ReadBatch, at_once
 from warble.errors import (
+    AccountSuspended,
     Conflict,
     Forbidden,
     InvalidCredentials,
@@ -75,7 +76,11 @@ class AccountPolicy:
 
 
 def profile_record(row: dict[str, Any]) -> dict[str, Any]:
-    """The cached form of a user row: JSON-safe, ids as ints, times as RFC 3339."""
+    """The cached form of a user row: JSON-safe, ids as ints, times as RFC 3339. A suspended
+    account's is a stand-in without a profile (``shown`` is False): cached like any other, so
+    the pages that leave its tweets out read no database for it while it lasts."""
+    if row.get("suspended"):
+        return {"id": int(row["id"]), "suspended": True}
     created = row["created_at"]
     return {
         "id": int(row["id"]),
@@ -86,6 +91,11 @@ def profile_record(row: dict[str, Any]) -> dict[str, Any]:
         "bio": row["bio"],
         "created_at": created if isinstance(created, str) else clock.rfc3339(created),
     }
+
+
+def shown(record: dict[str, Any] | None) -> bool:
+    """Whether a cached profile record is a profile: not missing, not a suspended account."""
+    return record is not None and not record.get("suspended")
 
 
 def _live(record: dict[str, Any] | None) -> tuple[Principal, int] | None:
@@ -198,6 +208,9 @@ class AccountService:
         if not security.verify_password(password, credentials["password_hash"]):
             raise InvalidCredentials()
         self._throttle.release(subject, source)
+        # Told only to whoever knows the password: a suspension is no one else's business.
+        if credentials.get("suspended"):
+            raise AccountSuspended()
         return self._open_session(self.profile(int(credentials["id"])), device)
 
     def _open_session(self, user: dict[str, Any], device: str) -> IssuedSession:
@@ -447,7 +460,7 @@ class AccountService:
             return None if row is None else profile_record(row)
 
         record = self._profiles.get_or_load(user_id, load)
-        if record is None:
+        if record is None or not shown(record):
             raise NotFound("No such user.")
         return record
 
@@ -470,7 +483,11 @@ class AccountService:
 
         def profiles() -> dict[int, dict[str, Any]]:
             records = read()
-            return {uid: rec for uid, rec in zip(unique, records, strict=True) if rec is not None}
+            return {
+                uid: rec
+                for uid, rec in zip(unique, records, strict=True)
+                if rec is not None and shown(rec)
+            }
 
         return profiles
 

@@ -82,8 +82,10 @@ class ConversationService:
     def may_converse(self, a: int, b: int) -> bool:
         """Friends (follow each other) or matched by Discover, and no block either way (the
         send transaction checks the block records again, so a block acknowledged before a
-        message commits refuses it)."""
+        message commits refuses it); never with a suspended account (it has no profile)."""
         if self._shields.blocked_between(a, b):
+            return False
+        if b not in self._profiles.profiles([b]):
             return False
         if dict(self._graph.relationships(a, [b])).get(b) == "friends":
             return True

@@ -63,12 +63,12 @@ class LikeMarks(Protocol):
 
 
 class Tweets(Protocol):
-    """What likes need of tweets (``TweetService``): the tweet a like acts on, liked tweets shown
-    to a viewer, and the liked flags it keeps."""
+    """What likes need of tweets (``TweetService``): the tweet a like acts on (none of a
+    suspended author's), liked tweets shown to a viewer, and the liked flags it keeps."""
 
     @property
     def flags(self) -> LikeMarks: ...
-    def load_one(self, tweet_id: int) -> StoredTweet | None: ...
+    def load_shown(self, tweet_id: int) -> StoredTweet | None: ...
     def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[Tweet]: ...
 
 

@@ -41,10 +41,11 @@ class LikeService:
         self._ids = ids
 
     def _subject(self, tweet_id: int) -> StoredTweet:
-        """The tweet a like acts on: the tweet itself, or a retweet's original. 404 if gone."""
-        tweet = self._tweets.load_one(tweet_id)
+        """The tweet a like acts on: the tweet itself, or a retweet's original. 404 if gone, or
+        if its author is suspended."""
+        tweet = self._tweets.load_shown(tweet_id)
         if tweet is not None and tweet.retweet_of is not None:
-            tweet = self._tweets.load_one(tweet.retweet_of)
+            tweet = self._tweets.load_shown(tweet.retweet_of)
         if tweet is None:
             raise NotFound("No such tweet.")
         return tweet

@@ -131,7 +131,7 @@ class TweetService:
         body = normalise_text(text, MAX_TEXT, may_be_empty=bool(media_ids))
         parent_author = None
         if reply_to is not None:
-            parent = self.load_one(reply_to)
+            parent = self.load_shown(reply_to)
             if parent is None:
                 raise NotFound("The tweet replied to does not exist.")
             # A reply to a retweet replies to its original (API.md): its author's blocks
@@ -181,7 +181,7 @@ class TweetService:
 
     def retweet(self, user_id: int, original_id: int) -> tuple[Tweet, bool]:
         """The retweet, and whether it was created now (False: it existed already)."""
-        original = self.load_one(original_id)
+        original = self.load_shown(original_id)
         if original is None:
             raise NotFound("No such tweet.")
         if original.retweet_of is not None:  # retweeting a retweet retweets its original
@@ -291,7 +291,7 @@ class TweetService:
         return tweets
 
     def replies(self, viewer: int, tweet_id: int, limit: int, cursor: str | None) -> TweetPage:
-        if self.load_one(tweet_id) is None:
+        if self.load_shown(tweet_id) is None:
             raise NotFound("No such tweet.")
         before = decode_cursor(f"replies{tweet_id}", cursor)
         keys_ = self._store.reply_keys(tweet_id, before, limit)
@@ -346,6 +346,19 @@ class TweetService:
             return None
         found = self.load([(author, tweet_id)])
         return found[0] if found else None
+
+    def load_shown(self, tweet_id: int) -> StoredTweet | None:
+        """``load_one``, or None when its author, or a retweet's original author, is not shown
+        (a suspended account has no profile): what a like, a retweet, a reply and a replies
+        list act on, so that a suspended author's tweets are a 404 as the author is."""
+        tweet = self.load_one(tweet_id)
+        if tweet is None:
+            return None
+        authors = [tweet.author_id]
+        if tweet.retweet_of_author is not None:
+            authors.append(tweet.retweet_of_author)
+        shown = self._accounts.profiles(authors)
+        return tweet if all(author in shown for author in authors) else None
 
     def load(self, tweet_keys: Iterable[tuple[int, int]]) -> list[StoredTweet]:
         """(author_id, tweet_id) pairs -> stored tweets, in order; deleted ones left out.
