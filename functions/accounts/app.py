@@ -4,4 +4,8 @@ import warble.startup  # noqa: F401  first: the cold start runs without the cycl
 from warble.http import accounts, muted_words
 from warble.http.app import http_handler
 
-handler = http_handler([accounts.router, muted_words.router], public=accounts.PUBLIC_ROUTES)
+handler = http_handler(
+    [accounts.router, muted_words.router],
+    public=accounts.PUBLIC_ROUTES,
+    unreplayed=accounts.UNREPLAYED_ROUTES,
+)

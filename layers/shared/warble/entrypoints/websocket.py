@@ -1,7 +1,8 @@
-"""WebSocket routes: the ``$connect`` authorizer (token from the query string), $connect,
-$disconnect, ping, sendMessage, $default.
+"""WebSocket routes: the ``$connect`` authorizer (a connect ticket or a token from the query
+string), $connect, $disconnect, ping, sendMessage, $default.
 
-A connection belongs to the session its token opened (API.md "WebSocket"). The authorizer finds
+A connection belongs to the session its ticket stands for, or its token opened (API.md
+"WebSocket"; a ticket keeps the token out of the socket's URL). The authorizer finds
 that session and hands it to every later event of the connection (API Gateway passes an
 authorizer's context to each route), so each frame is checked against its session, and spends
 its user's budget, in one Redis script (``AccountService.session_gate_later``) without reading
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True)
 class Caller:
-    """The session a connection's token opened, as its authorizer found it."""
+    """The session a connection's ticket or token names, as its authorizer found it."""
 
     user_id: int
     session_id: int
@@ -84,24 +85,54 @@ def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
 
 
 def authorize(event: dict[str, Any]) -> dict[str, Any]:
-    """The ``$connect`` route's Lambda REQUEST authorizer: the session of the ``token`` query
-    parameter, checked as the HTTP gate checks a bearer token (and spending its user's budget).
-    Allowed, its context names the session for every later event of the connection."""
-    from warble.security import token_hash, token_user
-
-    token = (event.get("queryStringParameters") or {}).get("token", "")
+    """The ``$connect`` route's Lambda REQUEST authorizer: the session of the ``ticket`` query
+    parameter (a connect ticket, used up here: ``POST /v1/auth/socket-ticket``) or of the
+    ``token`` one (API.md's way, kept for the clients that use it), checked as the HTTP gate
+    checks a bearer token and spending its user's budget. Allowed, its context names the session
+    for every later event of the connection, whichever way it was named."""
+    query = event.get("queryStringParameters") or {}
     accounts = services.accounts()
     try:
+        claimed = _claimed_session(query)
         batch = accounts.batch()
-        gate = accounts.gate_later(batch, token, services.rate_limits().per_user, _source_ip(event))
+        gate = accounts.session_gate_later(
+            batch,
+            claimed.digest,
+            claimed.user_id if claimed.names_user else None,
+            services.rate_limits().per_user,
+            _source_ip(event),
+        )
         batch.run()
         who, spent = gate()
+        # A ticket stands for one session (a token for whichever session it opened).
+        if claimed.session_id and (who.user_id, who.session_id) != (
+            claimed.user_id,
+            claimed.session_id,
+        ):
+            raise Unauthorized()
     except WarbleError:
         return _policy("anonymous", "Deny", event["methodArn"])
     if not _within_budget(who, spent):
         return _policy(str(who.user_id), "Deny", event["methodArn"])
-    caller = Caller(who.user_id, who.session_id, token_hash(token), token_user(token) is not None)
+    caller = Caller(who.user_id, who.session_id, claimed.digest, claimed.names_user)
     return _policy(str(who.user_id), "Allow", event["methodArn"], caller.context())
+
+
+def _claimed_session(query: dict[str, str]) -> Caller:
+    """The session a connect names, before it is checked: a ticket's (its session id known),
+    or a token's (session id 0: the gate finds it). 401 for a malformed token and for a
+    ticket that is malformed, unknown, used or expired; a ticket, even an empty one, is never
+    passed over for a token."""
+    from warble.security import looks_like_token, token_hash, token_user
+
+    if "ticket" in query:
+        claim = services.tickets().redeem(query["ticket"])
+        return Caller(claim.user_id, claim.session_id, claim.token_hash, claim.names_user)
+    token = query.get("token", "")
+    if not looks_like_token(token):
+        raise Unauthorized()
+    user_id = token_user(token)
+    return Caller(user_id or 0, 0, token_hash(token), user_id is not None)
 
 
 def _within_budget(who: Principal, spent: tuple[bool, int, int] | None) -> bool:
