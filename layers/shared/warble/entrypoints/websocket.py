@@ -30,6 +30,7 @@ from warble.skeleton import entry_point, logger
 
 if TYPE_CHECKING:
     from warble.domain.accounts.answers import Principal
+    from warble.domain.accounts.ports import TicketClaim
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,50 +90,39 @@ def authorize(event: dict[str, Any]) -> dict[str, Any]:
     parameter (a connect ticket, used up here: ``POST /v1/auth/socket-ticket``) or of the
     ``token`` one (API.md's way, kept for the clients that use it), checked as the HTTP gate
     checks a bearer token and spending its user's budget. Allowed, its context names the session
-    for every later event of the connection, whichever way it was named."""
+    for every later event of the connection, whichever way it was named. A ticket, even an
+    empty one, is never passed over for a token beside it."""
+    from warble.security import token_hash, token_user
+
     query = event.get("queryStringParameters") or {}
     accounts = services.accounts()
+    budget, address = services.rate_limits().per_user, _source_ip(event)
     try:
-        claimed = _claimed_session(query)
         batch = accounts.batch()
-        gate = accounts.session_gate_later(
-            batch,
-            claimed.digest,
-            claimed.user_id if claimed.names_user else None,
-            services.rate_limits().per_user,
-            _source_ip(event),
-        )
+        claim: TicketClaim | None = None
+        if "ticket" in query:  # 401: malformed, unknown, used or expired
+            claim = services.tickets().redeem(query["ticket"])
+            digest, names_user = claim.token_hash, claim.names_user
+            user = claim.user_id if names_user else None
+            gate = accounts.session_gate_later(batch, digest, user, budget, address)
+        else:
+            token = query.get("token", "")
+            gate = accounts.gate_later(batch, token, budget, address)  # 401: malformed
+            digest, names_user = token_hash(token), token_user(token) is not None
         batch.run()
         who, spent = gate()
-        # A ticket stands for one session (a token for whichever session it opened).
-        if claimed.session_id and (who.user_id, who.session_id) != (
-            claimed.user_id,
-            claimed.session_id,
+        # A ticket stands for the one session that asked for it.
+        if claim is not None and (who.user_id, who.session_id) != (
+            claim.user_id,
+            claim.session_id,
         ):
             raise Unauthorized()
     except WarbleError:
         return _policy("anonymous", "Deny", event["methodArn"])
     if not _within_budget(who, spent):
         return _policy(str(who.user_id), "Deny", event["methodArn"])
-    caller = Caller(who.user_id, who.session_id, claimed.digest, claimed.names_user)
+    caller = Caller(who.user_id, who.session_id, digest, names_user)
     return _policy(str(who.user_id), "Allow", event["methodArn"], caller.context())
-
-
-def _claimed_session(query: dict[str, str]) -> Caller:
-    """The session a connect names, before it is checked: a ticket's (its session id known),
-    or a token's (session id 0: the gate finds it). 401 for a malformed token and for a
-    ticket that is malformed, unknown, used or expired; a ticket, even an empty one, is never
-    passed over for a token."""
-    from warble.security import looks_like_token, token_hash, token_user
-
-    if "ticket" in query:
-        claim = services.tickets().redeem(query["ticket"])
-        return Caller(claim.user_id, claim.session_id, claim.token_hash, claim.names_user)
-    token = query.get("token", "")
-    if not looks_like_token(token):
-        raise Unauthorized()
-    user_id = token_user(token)
-    return Caller(user_id or 0, 0, token_hash(token), user_id is not None)
 
 
 def _within_budget(who: Principal, spent: tuple[bool, int, int] | None) -> bool:
