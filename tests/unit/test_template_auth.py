@@ -95,3 +95,23 @@ def test_the_websocket_connect_route_alone_has_the_session_authorizer(resources)
     assert "IdentitySource" not in authorizer
     assert "AuthorizerResultTtlInSeconds" not in authorizer  # a used ticket's Allow never reused
     assert "WebSocketFunction.Arn" in authorizer["AuthorizerUri"]["Fn::Sub"]
+
+
+def test_no_api_gateway_log_holds_a_query_string(resources):
+    """A socket's URL carries a connect ticket or a token (API.md: no token is ever written to a
+    log, a query string included): the access logs of both APIs name no query string, and
+    neither stage logs whole requests (execution logging's data trace)."""
+    stages = {
+        name: resource["Properties"]
+        for name, resource in resources.items()
+        if resource["Type"] in ("AWS::Serverless::HttpApi", "AWS::ApiGatewayV2::Stage")
+    }
+    assert len(stages) == 2
+    for name, stage in stages.items():
+        log_format = stage["AccessLogSettings"]["Format"]
+        assert "querystring" not in log_format.lower(), name
+        for settings in (
+            stage.get("DefaultRouteSettings") or {},
+            *(stage.get("RouteSettings") or {}).values(),
+        ):
+            assert not settings.get("DataTraceEnabled"), name
