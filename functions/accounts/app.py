@@ -5,5 +5,7 @@ from warble.http import accounts, muted_words, suspensions
 from warble.http.app import http_handler
 
 handler = http_handler(
-    [accounts.router, muted_words.router, suspensions.router], public=accounts.PUBLIC_ROUTES
+    [accounts.router, muted_words.router, suspensions.router],
+    public=accounts.PUBLIC_ROUTES,
+    unreplayed=accounts.UNREPLAYED_ROUTES,
 )

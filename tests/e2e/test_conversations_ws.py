@@ -24,8 +24,9 @@ WAIT = 20  # seconds a frame may take on a busy machine (never asserted as a spe
 
 
 @contextmanager
-def device(stack, token: str) -> Iterator[ClientConnection]:
-    with connect(f"{stack.ws}/?token={token}", open_timeout=WAIT, max_size=None) as ws:
+def device(stack, secret: str, via: str = "token") -> Iterator[ClientConnection]:
+    """A connection opened with a token (or, ``via="ticket"``, a connect ticket)."""
+    with connect(f"{stack.ws}/?{via}={secret}", open_timeout=WAIT, max_size=None) as ws:
         # A ping answered means $connect registered this connection before we go on. A push
         # already under way may reach the new connection first: a user's other devices get
         # every message, from the moment the push reads the registry.

@@ -313,6 +313,10 @@ def test_direct_messages_live_both_ways_history_unread_and_reconnect(
     amy.live().filter(has_text="Reconnecting").wait_for()
     amy.live().filter(has_text="Live").wait_for()
     assert len(sockets) >= 2, "the client did not reconnect"
+    # each connect opened with a ticket of its own, never with the session's token
+    urls = [ws.url for ws in sockets]
+    assert all("?ticket=wst_" in url and token_of(amy) not in url for url in urls), urls
+    assert len(set(urls)) == len(urls) == len(amy.sockets)
     rory.page.get_by_label("Message").fill("Still there?")
     rory.page.get_by_role("button", name="Send").click()
     box.get_by_text("Still there?").wait_for()

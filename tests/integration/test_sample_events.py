@@ -108,6 +108,7 @@ def test_account_samples_through_the_accounts_handler(accounts, session, pg):
         "get-user-by-username.json": 200,
         "revoke-session.json": 404,
         "get-user.json": 404,
+        "socket-ticket.json": 201,
     }
     for name, status in expectations.items():
         answer = handler(_as(_event(f"accounts/{name}"), session), Context())

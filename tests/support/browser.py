@@ -88,12 +88,17 @@ class WebUser:
         self.on_dialog: Any = lambda dialog: dialog.accept()
         self.page.on("dialog", lambda dialog: self.on_dialog(dialog))
         self.page.on("request", lambda request: self._went(request.url))
-        self.page.on("websocket", lambda socket: self._went(socket.url))
+        self.page.on("websocket", self._socket)
+        self.sockets: list[str] = []  # the URL of every WebSocket the page opened, in order
         self.username = ""
 
     def _csp_violation(self, message: Any) -> None:
         if "Content Security Policy" in message.text:
             self.errors.append(message.text)
+
+    def _socket(self, socket: Any) -> None:
+        self.sockets.append(socket.url)
+        self._went(socket.url)
 
     def _went(self, url: str) -> None:
         if not url.startswith(self.allowed):
@@ -161,6 +166,14 @@ class WebUser:
         self.context.close()
         assert not self.errors, f"uncaught errors in the page: {self.errors}"
         assert not self.elsewhere, f"requests outside the web client and the APIs: {self.elsewhere}"
+        # A socket's URL is printed by the browser when a connect fails and kept by proxies: it
+        # holds a single-use connect ticket, never the session's token (issue 47 item 15).
+        tokens = [url for url in self.sockets if not SOCKET_URL.fullmatch(url)]
+        assert not tokens, f"WebSocket URLs without a ticket, or with more: {tokens}"
+
+
+# What the web client's socket URL may be: the API's root with one connect ticket.
+SOCKET_URL = re.compile(r"wss?://[^/?#]+/?\?ticket=wst_[1-9][0-9]*_[A-Za-z0-9_-]{43}")
 
 
 def exactly(text: str) -> re.Pattern[str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from warble import keys
+from warble.domain.accounts.ports import TicketClaim
 from warble.domain.blocks.ports import Shield
 from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
 from warble.domain.counters.service import CounterRules, StreamCounterProcessor
@@ -181,6 +182,29 @@ class FakeCache:
     def invalidate_many(self, subjects: Sequence[Any]) -> None:
         for subject in subjects:
             self.invalidate(subject)
+
+
+class FakeSocketTickets:
+    """``SocketTickets``: claims by user and ticket hash, each taken once. No clock: the real
+    store's expiry drops a claim (``drop``), and a store lagging behind its expiry still gives
+    it (``lapse``: the claim's own time has passed)."""
+
+    def __init__(self) -> None:
+        self.claims: dict[tuple[int, bytes], TicketClaim] = {}
+        self.ttls: list[int] = []
+
+    def put(self, ticket_hash: bytes, claim: TicketClaim, ttl_ms: int) -> None:
+        self.claims[(claim.user_id, ticket_hash)] = claim
+        self.ttls.append(ttl_ms)
+
+    def take(self, ticket_hash: bytes, user_id: int) -> TicketClaim | None:
+        return self.claims.pop((user_id, ticket_hash), None)
+
+    def drop(self) -> None:
+        self.claims.clear()
+
+    def lapse(self) -> None:
+        self.claims = {k: replace(c, expires_at_ms=0) for k, c in self.claims.items()}
 
 
 class FakeProfiles:
@@ -1178,6 +1202,9 @@ class MemoryStores(Stores):
     def reports(self) -> FakeReportStore:
         return self._w.report_store
 
+    def socket_tickets(self) -> FakeSocketTickets:
+        return self._w.socket_tickets
+
 
 @dataclass
 class World:
@@ -1210,6 +1237,7 @@ class World:
     window_counter: FakeWindowCounter = field(default_factory=FakeWindowCounter)
     report_store: FakeReportStore = field(default_factory=FakeReportStore)
     admins: str = "warble_admin"
+    socket_tickets: FakeSocketTickets = field(default_factory=FakeSocketTickets)
 
     def ready_media(self, owner_id: int, alt_text: str = "") -> str:
         """A Media of ``owner_id``, processed and ready to attach; its id."""
@@ -1260,6 +1288,7 @@ class World:
         self.media, self.likes, self.timelines = c.media, c.likes, c.timelines
         self.muted_words = c.muted_words
         self.reports = c.reports
+        self.tickets = c.tickets
         self.rules: CounterRules = c.counter_rules
         self.counters_changed = c.counters_changed
         self.reconciler = counter_wiring.reconciler(c, on_repaired=self._repaired)
@@ -1290,7 +1319,7 @@ class World:
 
 if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.py``)
     from warble.domain import shared
-    from warble.domain.accounts.ports import Profiles
+    from warble.domain.accounts.ports import Profiles, SocketTickets
     from warble.domain.counters.ports import CounterStore
     from warble.domain.graph.ports import GraphStore
     from warble.domain.likes.ports import LikeStore
@@ -1315,3 +1344,4 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     _counter: WindowCounter = FakeWindowCounter()
     _suspensions: SuspensionStore = FakeSuspensionStore(FakeProfiles())
     _sessions: SessionEnder = FakeSessionEnder()
+    _tickets: SocketTickets = FakeSocketTickets()

@@ -60,10 +60,19 @@ def test_public_routes_need_no_token_and_errors_are_never_422(document):
     with_key = [op for op in posts if any(p["name"] == "Idempotency-Key" for p in
                                            op.get("parameters", []))]  # fmt: skip
     # all but the public ones (signup, login, a password reset and its confirmation): a key is
-    # one user's, and they have none
+    # one user's, and they have none; and but the socket ticket's, whose answer is a fresh
+    # secret never kept for a repeat
+    from warble.http.accounts import UNREPLAYED_ROUTES
+
     public_posts = [route for route in public if route.startswith("POST ")]
     assert len(public_posts) == 4
-    assert len(with_key) == len(posts) - len(public_posts)
+    assert UNREPLAYED_ROUTES == ("POST /v1/auth/socket-ticket",)
+    assert len(with_key) == len(posts) - len(public_posts) - len(UNREPLAYED_ROUTES)
+    ticket = document["paths"]["/v1/auth/socket-ticket"]["post"]
+    assert "409" not in ticket["responses"] and "parameters" not in ticket
+    assert ticket["responses"]["201"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "SocketTicket"
+    )
 
 
 def test_a_204_declares_no_body(document):

@@ -80,8 +80,10 @@ def test_only_the_routes_api_md_names_skip_the_session_check(resources):
 
 
 def test_the_websocket_connect_route_alone_has_the_session_authorizer(resources):
-    """Its context (the token's session) reaches every later event of the connection, which is
-    how each frame is checked against its session (warble.entrypoints.websocket)."""
+    """Its context (the session of the ticket or token) reaches every later event of the
+    connection, which is how each frame is checked against its session
+    (warble.entrypoints.websocket). No identity source: API Gateway would refuse, without asking
+    the authorizer, a connect missing any one of them, and a connect names a ticket or a token."""
     routes = {
         v["Properties"]["RouteKey"]: v["Properties"]
         for v in resources.values()
@@ -90,5 +92,26 @@ def test_the_websocket_connect_route_alone_has_the_session_authorizer(resources)
     authorized = {key for key, route in routes.items() if route["AuthorizationType"] != "NONE"}
     assert authorized == {"$connect"}
     authorizer = resources[routes["$connect"]["AuthorizerId"]["Ref"]]["Properties"]
-    assert authorizer["IdentitySource"] == ["route.request.querystring.token"]
+    assert "IdentitySource" not in authorizer
+    assert "AuthorizerResultTtlInSeconds" not in authorizer  # a used ticket's Allow never reused
     assert "WebSocketFunction.Arn" in authorizer["AuthorizerUri"]["Fn::Sub"]
+
+
+def test_no_api_gateway_log_holds_a_query_string(resources):
+    """A socket's URL carries a connect ticket or a token (API.md: no token is ever written to a
+    log, a query string included): the access logs of both APIs name no query string, and
+    neither stage logs whole requests (execution logging's data trace)."""
+    stages = {
+        name: resource["Properties"]
+        for name, resource in resources.items()
+        if resource["Type"] in ("AWS::Serverless::HttpApi", "AWS::ApiGatewayV2::Stage")
+    }
+    assert len(stages) == 2
+    for name, stage in stages.items():
+        log_format = stage["AccessLogSettings"]["Format"]
+        assert "querystring" not in log_format.lower(), name
+        for settings in (
+            stage.get("DefaultRouteSettings") or {},
+            *(stage.get("RouteSettings") or {}).values(),
+        ):
+            assert not settings.get("DataTraceEnabled"), name

@@ -93,6 +93,8 @@ export class Api {
   signup(username, email, password, device) { return this.request("POST", "/v1/auth/signup", { body: { username, email, password, device } }); }
   login(login, password, device) { return this.request("POST", "/v1/auth/login", { body: { login, password, device } }); }
   logout() { return this.request("POST", "/v1/auth/logout"); }
+  // A single-use ticket for one WebSocket connect (never the token in the socket's URL).
+  socketTicket() { return this.request("POST", "/v1/auth/socket-ticket"); }
   sessions() { return this.get("/v1/auth/sessions"); }
   revoke(id) { return this.del(`/v1/auth/sessions/${id}`); }
   me() { return this.get("/v1/users/me"); }

@@ -96,7 +96,7 @@ function App({ config }) {
   // Signed in: the WebSocket, the counts, their poll.
   useEffect(() => {
     if (phase !== "in") return undefined;
-    const connection = new Live(config.WebSocketUrl, api.token);
+    const connection = new Live(config.WebSocketUrl, async () => (await api.socketTicket()).ticket);
     setLive(connection);
     const off = connection.on((event, data) => {
       if (event === "state") setLiveState(data.state);

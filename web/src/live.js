@@ -13,6 +13,13 @@
 //
 // The browser's own word that the network is gone (its "offline" event) is taken at once: the
 // socket is dropped and the page says Offline, with no reconnection tried until "online".
+//
+// Every connect, the first and each reconnection, asks the HTTP API for a connect ticket and
+// opens the socket with `?ticket=`: a single-use ticket good for 30 seconds, so the URL (which a
+// browser prints when a connect fails, and proxies log) never holds the session's token, and a
+// ticket read there is already used or expired. Without a ticket (offline, the API down, the
+// session ended: the API client hears of that 401 itself) the attempt fails and is retried
+// like a dropped socket. Nothing here logs.
 
 const HEARTBEAT_MS = 30_000;
 const PONG_TIMEOUT_MS = 10_000;
@@ -20,8 +27,11 @@ const ACK_TIMEOUT_MS = 15_000;
 const NOT_REGISTERED = "This connection is not registered.";
 
 export class Live {
-  constructor(url, token) {
-    this.url = `${url.replace(/\/$/, "")}/?token=${encodeURIComponent(token)}`;
+  // `ticket`: an async function answering a new connect ticket (POST /v1/auth/socket-ticket).
+  constructor(url, ticket) {
+    this.url = url.replace(/\/$/, "");
+    this.ticket = ticket;
+    this.generation = 0; // bumped by every drop: a ticket that comes back late opens nothing
     this.listeners = new Set();
     this.pending = new Map(); // client_id -> {resolve, reject, timer}
     this.state = "connecting";
@@ -58,10 +68,19 @@ export class Live {
     this.emit("state", { state });
   }
 
-  connect() {
+  async connect() {
     if (this.closed) return;
     this.setState(this.wasOpen || this.attempt ? "reconnecting" : "connecting");
-    const socket = new WebSocket(this.url);
+    const generation = this.generation;
+    let ticket;
+    try {
+      ticket = await this.ticket();
+    } catch {
+      if (generation === this.generation) this.drop();
+      return;
+    }
+    if (this.closed || generation !== this.generation) return;
+    const socket = new WebSocket(`${this.url}/?ticket=${encodeURIComponent(ticket)}`);
     this.socket = socket;
     socket.onopen = () => {
       this.verify();
@@ -123,6 +142,7 @@ export class Live {
   drop() {
     const socket = this.socket;
     this.socket = null;
+    this.generation += 1;
     clearInterval(this.heartbeat);
     clearTimeout(this.waiting);
     this.waiting = null;

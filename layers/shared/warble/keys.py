@@ -30,6 +30,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:session:<sha256>   | string | SESSION_CACHE_TTL_SECONDS | cached session (JSON) |
 | {u:<user_id>}:session:<sha>:lease| string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:session:<sha>:seen | string | 60 s                      | last_seen_at throttle |
+| {u:<user_id>}:ticket:<sha256>    | string | 30 s (TICKET_TTL)         | WebSocket connect tkt |
 | {u:<user_id>}:budget             | string | RATE_LIMIT_USER_WINDOW_S. | user's request budget |
 | {u:<user_id>}:budget:location    | string | RATE_LIMIT_LOCATION_W.S.  | its location updates  |
 | {u:<user_id>}:budget:reports     | string | RATE_LIMIT_REPORT_W.S.    | its new reports       |
@@ -191,6 +192,12 @@ def session_seen(token_hash_hex: str, user_id: int | None = None) -> str:
     if user_id is None:
         return f"{{t:{token_hash_hex}}}:seen"
     return f"{{u:{user_id}}}:session:{token_hash_hex}:seen"
+
+
+def socket_ticket(user_id: int, ticket_hash_hex: str) -> str:
+    """A WebSocket connect ticket's claim (JSON: the session it stands for), by the ticket's
+    hash, under the user's tag with the sessions it names; taken once (GETDEL)."""
+    return f"{{u:{user_id}}}:ticket:{ticket_hash_hex}"
 
 
 # Sessions seen since the last flush to PostgreSQL's last_seen_at, spread over this many sets

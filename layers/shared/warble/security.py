@@ -60,3 +60,20 @@ def token_user(token: str) -> int | None:
 
 def looks_like_token(token: str) -> bool:
     return bool(_TOKEN.fullmatch(token) or _LEGACY_TOKEN.fullmatch(token))
+
+
+# A WebSocket connect ticket, ``wst_<user id>_<secret>``: 256 random bits, URL-safe, good for one
+# connect within seconds (warble.domain.accounts.tickets). It names its user as a token does, so
+# its one key sits under the user's hash tag; only its hash is stored.
+TICKET_PREFIX = "wst_"
+_TICKET = re.compile(r"wst_([1-9][0-9]{0,18})_[A-Za-z0-9_-]{43}")
+
+
+def new_ticket(user_id: int) -> str:
+    return f"{TICKET_PREFIX}{user_id}_{secrets.token_urlsafe(32)}"
+
+
+def ticket_user(ticket: str) -> int | None:
+    """The user a ticket names; None for anything not shaped as a ticket."""
+    found = _TICKET.fullmatch(ticket)
+    return int(found.group(1)) if found else None

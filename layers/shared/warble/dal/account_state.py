@@ -1,5 +1,5 @@
-"""Short-lived account state in Redis: login throttling, the session check's lookups and the
-sessions seen since the last flush to PostgreSQL."""
+"""Short-lived account state in Redis: login throttling, the session check's lookups, the
+sessions seen since the last flush to PostgreSQL and the WebSocket connect tickets."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from warble import keys
 from warble.dal.rate_limit import TAKE_FUNCTION
 from warble.dal.redis import ReadBatch, RedisClient, scripted
-from warble.domain.accounts.ports import GateAnswer
+from warble.domain.accounts.ports import GateAnswer, TicketClaim
 
 if TYPE_CHECKING:
     from warble.domain import shared
@@ -218,3 +218,35 @@ class RedisLastSeen:
                 yield [(int(member), float(score)) for member, score in page]
                 if len(page) < limit:
                     break
+
+
+class RedisSocketTickets:
+    """``warble.domain.accounts.ports.SocketTickets``: a ticket's claim as a string under the
+    user's tag (``keys.socket_ticket``), expiring with the ticket, taken with GETDEL: one
+    command, so of two racing connects with one ticket exactly one finds it."""
+
+    def __init__(self, redis: RedisClient) -> None:
+        self._redis = redis
+
+    def put(self, ticket_hash: bytes, claim: TicketClaim, ttl_ms: int) -> None:
+        record = {
+            "session_id": claim.session_id,
+            "session": claim.token_hash.hex(),
+            "names_user": claim.names_user,
+            "expires_at_ms": claim.expires_at_ms,
+        }
+        key = keys.socket_ticket(claim.user_id, ticket_hash.hex())
+        self._redis.set(key, json.dumps(record), px=max(1, ttl_ms))
+
+    def take(self, ticket_hash: bytes, user_id: int) -> TicketClaim | None:
+        found = self._redis.getdel(keys.socket_ticket(user_id, ticket_hash.hex()))
+        if found is None:
+            return None
+        record = json.loads(found)
+        return TicketClaim(
+            user_id=user_id,
+            session_id=int(record["session_id"]),
+            token_hash=bytes.fromhex(record["session"]),
+            names_user=bool(record["names_user"]),
+            expires_at_ms=int(record["expires_at_ms"]),
+        )

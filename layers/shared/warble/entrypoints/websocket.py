@@ -1,7 +1,8 @@
-"""WebSocket routes: the ``$connect`` authorizer (token from the query string), $connect,
-$disconnect, ping, sendMessage, $default.
+"""WebSocket routes: the ``$connect`` authorizer (a connect ticket or a token from the query
+string), $connect, $disconnect, ping, sendMessage, $default.
 
-A connection belongs to the session its token opened (API.md "WebSocket"). The authorizer finds
+A connection belongs to the session its ticket stands for, or its token opened (API.md
+"WebSocket"; a ticket keeps the token out of the socket's URL). The authorizer finds
 that session and hands it to every later event of the connection (API Gateway passes an
 authorizer's context to each route), so each frame is checked against its session, and spends
 its user's budget, in one Redis script (``AccountService.session_gate_later``) without reading
@@ -29,11 +30,12 @@ from warble.skeleton import entry_point, logger
 
 if TYPE_CHECKING:
     from warble.domain.accounts.answers import Principal
+    from warble.domain.accounts.ports import TicketClaim
 
 
 @dataclasses.dataclass(frozen=True)
 class Caller:
-    """The session a connection's token opened, as its authorizer found it."""
+    """The session a connection's ticket or token names, as its authorizer found it."""
 
     user_id: int
     session_id: int
@@ -84,23 +86,42 @@ def _reply(event: dict[str, Any], frame: dict[str, Any]) -> None:
 
 
 def authorize(event: dict[str, Any]) -> dict[str, Any]:
-    """The ``$connect`` route's Lambda REQUEST authorizer: the session of the ``token`` query
-    parameter, checked as the HTTP gate checks a bearer token (and spending its user's budget).
-    Allowed, its context names the session for every later event of the connection."""
+    """The ``$connect`` route's Lambda REQUEST authorizer: the session of the ``ticket`` query
+    parameter (a connect ticket, used up here: ``POST /v1/auth/socket-ticket``) or of the
+    ``token`` one (API.md's way, kept for the clients that use it), checked as the HTTP gate
+    checks a bearer token and spending its user's budget. Allowed, its context names the session
+    for every later event of the connection, whichever way it was named. A ticket, even an
+    empty one, is never passed over for a token beside it."""
     from warble.security import token_hash, token_user
 
-    token = (event.get("queryStringParameters") or {}).get("token", "")
+    query = event.get("queryStringParameters") or {}
     accounts = services.accounts()
+    budget, address = services.rate_limits().per_user, _source_ip(event)
     try:
         batch = accounts.batch()
-        gate = accounts.gate_later(batch, token, services.rate_limits().per_user, _source_ip(event))
+        claim: TicketClaim | None = None
+        if "ticket" in query:  # 401: malformed, unknown, used or expired
+            claim = services.tickets().redeem(query["ticket"])
+            digest, names_user = claim.token_hash, claim.names_user
+            user = claim.user_id if names_user else None
+            gate = accounts.session_gate_later(batch, digest, user, budget, address)
+        else:
+            token = query.get("token", "")
+            gate = accounts.gate_later(batch, token, budget, address)  # 401: malformed
+            digest, names_user = token_hash(token), token_user(token) is not None
         batch.run()
         who, spent = gate()
+        # A ticket stands for the one session that asked for it.
+        if claim is not None and (who.user_id, who.session_id) != (
+            claim.user_id,
+            claim.session_id,
+        ):
+            raise Unauthorized()
     except WarbleError:
         return _policy("anonymous", "Deny", event["methodArn"])
     if not _within_budget(who, spent):
         return _policy(str(who.user_id), "Deny", event["methodArn"])
-    caller = Caller(who.user_id, who.session_id, token_hash(token), token_user(token) is not None)
+    caller = Caller(who.user_id, who.session_id, digest, names_user)
     return _policy(str(who.user_id), "Allow", event["methodArn"], caller.context())
 
 

@@ -9,8 +9,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from warble import services
-from warble.domain.accounts.answers import Auth, Me, SeenUser, Sessions
-from warble.http.app import client_network, first_reads, principal, reads_first
+from warble.domain.accounts.answers import Auth, Me, SeenUser, Sessions, SocketTicket
+from warble.http.app import client_network, first_reads, principal, reads_first, session_token
 from warble.http.docs import responses
 from warble.http.params import Id, id_or_404
 from warble.schemas.accounts import (
@@ -35,6 +35,11 @@ PUBLIC_ROUTES = (
     "POST /v1/auth/password-reset",
     "POST /v1/auth/password-reset/confirm",
 )
+
+# A POST whose answer is a new secret: an Idempotency-Key's repeat is answered with a new ticket
+# rather than the first one again, which the idempotency store would then hold in clear for a
+# day (a ticket creates nothing a repeat could duplicate; warble.http.app).
+UNREPLAYED_ROUTES = ("POST /v1/auth/socket-ticket",)
 
 
 def _issued(issued: IssuedSession, status: int) -> Response[Any]:
@@ -76,6 +81,21 @@ def logout() -> Response[Any]:
     me = principal()
     services.accounts().revoke(me, me.session_id)
     return Response(status_code=204)
+
+
+@router.post(
+    "/v1/auth/socket-ticket",
+    summary="A single-use ticket for one WebSocket connect, valid 30 seconds",
+    description="Connect with `?ticket=<ticket>` rather than `?token=<token>`: a URL is kept by"
+    " browser consoles, proxies and access logs, and a ticket read there is already used or"
+    " expired. The connection belongs to this session, as a token's would. Ask for a new"
+    " ticket before every connect; an Idempotency-Key is accepted and ignored (a repeat gets a"
+    " new ticket).",
+    responses=responses(201, SocketTicket, "Issued"),
+)
+def socket_ticket() -> Response[Any]:
+    issued = services.tickets().issue(principal(), session_token())
+    return Response(status_code=201, content_type="application/json", body=issued)
 
 
 @router.get(

@@ -287,6 +287,14 @@ def request_header(name: str) -> str | None:
     return None if request is None or request.headers is None else request.headers.get(name)
 
 
+def session_token() -> str:
+    """The bearer token the request being routed was admitted with ("" on a public route)."""
+    request = _request.get()
+    if request is None or request.who is None or request.headers is None:
+        return ""
+    return bearer_token(request.headers)
+
+
 def client_network() -> str:
     """The client's address of the request being routed (API Gateway's ``sourceIp``, an IPv6
     one by its /64, as the request budgets count it); "" when unknown."""
@@ -339,11 +347,13 @@ class HttpFunction:
         public: Iterable[str],
         not_found: NotFoundHook | None,
         cacheable: Iterable[str] = (),
+        unreplayed: Iterable[str] = (),
     ) -> None:
         self._resolver = build_resolver(routers, not_found)
         self._dispatcher = Dispatcher(self._resolver, error_response)
         self._public = frozenset(public)
         self._cacheable = frozenset(cacheable)
+        self._unreplayed = frozenset(unreplayed)
 
     def handle(self, event: dict[str, Any], context: LambdaContext) -> Answer:
         try:
@@ -442,7 +452,12 @@ class HttpFunction:
         try:
             key = admitted.headers.get(IDEMPOTENCY_HEADER)
             who = admitted.who
-            if who is not None and key is not None and _method(event) == "POST":
+            if (
+                who is not None
+                and key is not None
+                and _method(event) == "POST"
+                and event.get("routeKey") not in self._unreplayed
+            ):
                 answer = _idempotent(
                     lambda: self._route(event, context, admitted.target), event, who.user_id, key
                 )
@@ -482,9 +497,12 @@ def http_handler(
     public: Iterable[str] = (),
     not_found: NotFoundHook | None = None,
     cacheable: Iterable[str] = (),
+    unreplayed: Iterable[str] = (),
 ) -> Handler:
     """An HTTP function's handler: its routers' requests (``public``: the routeKeys served
     without a session; ``cacheable``: those whose answers a cache may keep, every other answer
-    saying ``Cache-Control: no-store``) through ``HttpFunction``, in the entry-point skeleton."""
-    function = HttpFunction(routers, public, not_found, cacheable)
+    saying ``Cache-Control: no-store``; ``unreplayed``: POSTs whose answer is a fresh secret,
+    never kept for an Idempotency-Key's repeat) through ``HttpFunction``, in the entry-point
+    skeleton."""
+    function = HttpFunction(routers, public, not_found, cacheable, unreplayed)
     return entry_point(correlation_paths.API_GATEWAY_HTTP)(function.handle)

@@ -120,7 +120,7 @@ def openapi_document() -> str:
             if route not in HEALTH_ROUTES:
                 # Every other route reads a store (the session check at least).
                 answers["503"] = unavailable
-            if method == "post" and route not in public:
+            if method == "post" and route not in public | set(accounts.UNREPLAYED_ROUTES):
                 # Idempotency-Key (warble.http.app): a reused key or a repeat still running.
                 codes = "idempotency_key_reused / request_in_progress"
                 if "409" in answers:

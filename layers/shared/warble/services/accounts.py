@@ -1,5 +1,5 @@
-"""The accounts' builders: the account service (users, sessions, the gate's caches) and the
-password reset."""
+"""The accounts' builders: the account service (users, sessions, the gate's caches), the
+WebSocket connect tickets and the password reset."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from warble.services.parts import Parts
 
 if TYPE_CHECKING:
     from warble.domain.accounts.service import AccountService
+    from warble.domain.accounts.tickets import ConnectTickets
     from warble.domain.passwords.service import PasswordService
     from warble.domain.rate_limits import RateLimits
 
@@ -53,6 +54,12 @@ def accounts(c: Parts) -> AccountService:
         last_seen=stores.last_seen(),
         deletions=deferred(lambda: c.deletion),
     )
+
+
+def tickets(c: Parts) -> ConnectTickets:
+    from warble.domain.accounts.tickets import ConnectTickets
+
+    return ConnectTickets(c.stores.socket_tickets())
 
 
 def passwords(c: Parts) -> PasswordService:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from warble.dal.queue import SqsResetRequests, SqsStepQueue
     from warble.dal.redis import RedisClient
     from warble.dal.unread import RedisUnread
-    from warble.domain.accounts.ports import Profiles
+    from warble.domain.accounts.ports import Profiles, SocketTickets
     from warble.domain.blocks.ports import BlockSets, BlockStore
     from warble.domain.counters.ports import CounterStore
     from warble.domain.graph.ports import GraphStore
@@ -173,6 +173,11 @@ class Stores:
         from warble.dal.account_state import SessionLookups
 
         return SessionLookups(self._c.redis)
+
+    def socket_tickets(self) -> SocketTickets:
+        from warble.dal.account_state import RedisSocketTickets
+
+        return RedisSocketTickets(self._c.redis)
 
     def last_seen(self) -> RedisLastSeen:
         from warble.dal.account_state import RedisLastSeen

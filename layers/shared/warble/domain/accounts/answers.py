@@ -98,3 +98,11 @@ class LiveSession:
 @dataclass(slots=True)
 class Sessions:
     items: list[LiveSession]
+
+
+@dataclass(slots=True)
+class SocketTicket:
+    """``POST /v1/auth/socket-ticket``: a single-use ticket for one WebSocket connect."""
+
+    ticket: str
+    expires_at: str

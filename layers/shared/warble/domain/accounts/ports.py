@@ -160,6 +160,30 @@ class SessionLookups(Protocol):
     def due_for_touch(self, token_hash: bytes, user_id: int | None = None) -> bool: ...
 
 
+@dataclass(frozen=True)
+class TicketClaim:
+    """What a WebSocket connect ticket stands for (``warble.domain.accounts.tickets``): the
+    session that asked for it, as the socket's authorizer would have found it from its token
+    (the token's hash keys its cached session; a token of the old form names no user)."""
+
+    user_id: int
+    session_id: int
+    token_hash: bytes
+    names_user: bool
+    expires_at_ms: int
+
+
+class SocketTickets(Protocol):
+    """Connect tickets by their hash (SHA-256; the ticket itself is never stored), under the
+    user the ticket names: kept ``ttl_ms``, and taken at most once."""
+
+    def put(self, ticket_hash: bytes, claim: TicketClaim, ttl_ms: int) -> None: ...
+    def take(self, ticket_hash: bytes, user_id: int) -> TicketClaim | None:
+        """The claim, removed in the same step (of racing takes exactly one gets it); None
+        when there is none: never issued, already taken, or expired."""
+        ...
+
+
 class Profiles(Protocol):
     def profile(self, user_id: int) -> dict[str, Any]: ...
     def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]: ...
