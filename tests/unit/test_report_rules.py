@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from warble.errors import Conflict, Forbidden, NotFound, RateLimited, ValidationFailed
 
-from tests.unit.fakes import World
+from tests.unit.fakes import FakeSessionEnder, World
 
 pytestmark = pytest.mark.unit
 
@@ -198,14 +198,16 @@ def test_remove_of_a_user_is_400_and_leaves_the_case_open(world: World):
     assert world.reports.cases(mod, "open", 20, None).items[0].status == "open"
 
 
-def test_suspend_asks_the_suspensions_port_for_the_subject(world: World):
+def test_suspend_suspends_the_subject_and_ends_their_sessions(world: World):
     rita, aldo, mod = people(world)
+    ended = FakeSessionEnder()
+    world.container.__dict__["accounts"] = ended  # the accounts service is no unit-tier one
     tweet = world.tweets.post(aldo, "threats", None, [])
     world.reports.report(rita, "tweet", int(tweet.id), "violence", None)
     case_id = int(world.reports.cases(mod, "open", 20, None).items[0].id)
     case = world.reports.resolve(mod, case_id, "suspend", "threats")
     account = world.suspension_store.account(aldo)
-    assert account is not None and account.suspended
+    assert account is not None and account.suspended and ended.ended == [aldo]
     assert case.action == "suspend" and case.subject.id == str(aldo)
     assert world.tweets.load_one(int(tweet.id)) is not None  # suspending removes nothing
     assert world.reports.mine(rita, 20, None).items[0].status == "actioned"
