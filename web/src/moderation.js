@@ -63,6 +63,12 @@ function useModal() {
   return dialog;
 }
 
+// A click on the backdrop (outside the dialog's box) closes it; one on its padding does not.
+const outside = (event, dialog) => {
+  const box = dialog.getBoundingClientRect();
+  return event.target === dialog && (event.clientX < box.left || event.clientX > box.right || event.clientY < box.top || event.clientY > box.bottom);
+};
+
 // Report a tweet, a message or a profile: `target` is {type, id, what} ("Ann's tweet"). A repeat
 // (200) is thanked as the first report was; the reported person is never told.
 export function ReportDialog({ target, onClose }) {
@@ -94,7 +100,7 @@ export function ReportDialog({ target, onClose }) {
   }
 
   return html`<dialog ref=${dialog} class="modal report-dialog" aria-labelledby="report-title" onClose=${onClose}
-      onKeyDown=${(e) => keepTabInside(e, dialog.current)} onClick=${(e) => e.target === dialog.current && onClose()}>
+      onKeyDown=${(e) => keepTabInside(e, e.currentTarget)} onClick=${(e) => outside(e, e.currentTarget) && onClose()}>
     ${state === "sent"
       ? html`<h2 id="report-title">Thanks, we'll review it</h2>
         <p role="status">Our moderators will look at ${target.what}. Nobody is told that you reported it.</p>
@@ -318,6 +324,7 @@ export function MutedWords() {
     </form>
     <p id="muted-hint" class="small">Start with # to mute a hashtag only: <b>#finale</b> hides tweets tagged #finale. A plain word hides its hashtag too.</p>
     <${ErrorNote} error=${error} />
+    ${words === null && !error && html`<p class="small">Loading…</p>`}
     ${words && (words.length
       ? html`<p class="small" data-testid="muted-count">${words.length} of ${WORDS_MAX} words</p>
         <ul class="muted-words">${words.map((w) => html`<li key=${w}><span class="word">${w}</span>
