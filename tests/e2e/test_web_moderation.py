@@ -142,7 +142,7 @@ def test_report_a_tweet_a_message_and_a_profile_then_my_reports(
     box = page.get_by_test_id("message-box")
     box.locator(".message", has_text=word).wait_for()
     assert box.locator(".message.mine").get_by_role("button", name="Report").count() == 0
-    box.get_by_role("button", name=f"Report this message: Send me your password {word}").click()
+    box.get_by_role("button", name=f"Report “Send me your password {word}”").click()
     dialog = page.get_by_role("dialog", name="Report this message")
     dialog.get_by_label("Abuse or harassment").check()
     dialog.get_by_role("button", name="Report", exact=True).click()

@@ -198,7 +198,7 @@ function Conversation({ id, conversation, onRead, onSent }) {
       ${messages.map((m) => html`<div key=${m.id} class=${"message" + (m.sender_id === me.id ? " mine" : "") + (m.pending ? " pending" : "") + (m.failed ? " failed" : "")} data-message-id=${m.id}>
         <div class="bubble">${m.text}</div>
         <div class="meta">${m.pending ? "Sending…" : m.failed ? html`Not sent <button type="button" class="link retry" onClick=${() => retry(m)}>Retry</button>` : html`<${Time} iso=${m.created_at} />`}
-          ${m.sender_id !== me.id && html` <button type="button" class="link report" onClick=${() => setReporting(m)} aria-label=${`Report this message: ${snippet(m.text)}`}>Report</button>`}</div>
+          ${m.sender_id !== me.id && html` <button type="button" class="link report" onClick=${() => setReporting(m)} aria-label=${`Report “${snippet(m.text)}”`}>Report</button>`}</div>
       </div>`)}
     </div>
     ${reporting && html`<${ReportDialog} target=${{ type: "message", id: reporting.id, what: "this message" }} onClose=${() => setReporting(null)} />`}
@@ -210,6 +210,8 @@ function Conversation({ id, conversation, onRead, onSent }) {
   </div>`;
 }
 
+// A message's Report button is named by its words (Report “Hello?”), not "Report this message":
+// a name holding "message" would also answer to the message box's own label.
 const snippet = (text) => (text.length > 40 ? text.slice(0, 40) + "…" : text);
 
 const isNearBottom = (el) => !el || el.scrollHeight - el.scrollTop - el.clientHeight < 80;

@@ -11,7 +11,7 @@ export const REASONS = [
   ["abuse", "Abuse or harassment", "Insults, threats, or piling on someone"],
   ["hate", "Hate", "Attacks on people for who they are"],
   ["violence", "Violence", "Threatening or glorifying violence"],
-  ["sexual", "Sexual content", "Nudity or sexual content nobody asked for"],
+  ["sexual", "Sexual content", "Nudity or sexual content"],
   ["self_harm", "Self-harm", "Suicide or self-harm"],
   ["impersonation", "Impersonation", "Pretending to be someone else"],
   ["other", "Something else", "Say what in the comment"],
