@@ -153,7 +153,7 @@ function Cases({ status }) {
   return html`<div>
     <p class="hint">${status === "open"
       ? "Most reported first, then the oldest. What was reported is shown as it was at the first report."
-      : "Closed cases, the latest first. They are kept for 90 days."}</p>
+      : "Closed cases, the latest closed first."}</p>
     <ul class="cases">
       ${paged.items.map((c) => html`<${CaseCard} key=${c.id} item=${c} onClosed=${closed} onStale=${paged.refresh} />`)}
     </ul>
