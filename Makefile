@@ -74,7 +74,7 @@ e2e:
 ## The browser tests alone, refreshing the screenshots in docs/screenshots/ (README, docs/web-client.md).
 screenshots:
 	@scripts/bootstrap.sh --browser
-	WARBLE_SCREENSHOTS=docs $(PYTEST) tests/e2e/test_web_client.py tests/e2e/test_web_discover.py tests/e2e/test_web_connection.py
+	WARBLE_SCREENSHOTS=docs $(PYTEST) tests/e2e/test_web_client.py tests/e2e/test_web_discover.py tests/e2e/test_web_connection.py tests/e2e/test_web_moderation.py
 
 ## Template checks: sam validate --lint, then the SAM transform and cfn-lint.
 validate:

@@ -115,6 +115,24 @@ def test_cases_are_for_moderators_only(pair):
     _error(mine.post("/v1/admin/cases/1/resolve", json={"action": "dismiss"}), 403, "forbidden")
 
 
+def test_me_tells_a_moderator_so_and_nobody_else(stack, pair, moderator):
+    # given a person and the stack's admin (the moderators are the admins)
+    _, mine, _, _ = pair
+    # then their own User says which one is a moderator: GET /v1/users/me, a profile edit's
+    # answer and the login's user (a client shows the moderators' screens by it)
+    assert _ok(mine.get("/v1/users/me"))["admin"] is False
+    assert _ok(moderator.get("/v1/users/me"))["admin"] is True
+    assert _ok(moderator.patch("/v1/users/me", json={"bio": "Moderator"}))["admin"] is True
+    with stack.client() as anonymous:
+        logged_in = anonymous.post(
+            "/v1/auth/login", json={"login": "WARBLE_ADMIN", "password": "warble-admin-local"}
+        )
+    assert _ok(logged_in)["user"]["admin"] is True
+    # and nobody else's User carries it
+    someone = _ok(mine.get("/v1/users/by-username/warble_admin"))
+    assert "admin" not in someone
+
+
 def test_the_queue_puts_the_most_reported_first(stack, new_user, moderator):
     reporters = [stack.client(new_user("r")[1]) for _ in range(3)]
     loud, quiet = new_user("loud")[0]["user"]["id"], new_user("quiet")[0]["user"]["id"]

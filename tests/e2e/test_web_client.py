@@ -21,6 +21,7 @@ import pytest
 
 from tests.e2e.conftest import unique_name
 from tests.e2e.test_conversations_ws import unregister
+from tests.e2e.test_reports_http import _open_case_of
 from tests.e2e.test_tweets_http import eventually
 from tests.support.browser import PHONE, VIEWPORT, WebUser, chromium, screenshot_dir
 
@@ -597,6 +598,11 @@ SCREENS: list[tuple[str, str, Any]] = [
     ("more", "more", lambda page: page.get_by_role("button", name="Log out")),
     ("no-such-tweet", "tweet/abc", lambda page: page.get_by_role("alert")),
 ]
+# The moderators' screens, seen by the stack's admin (the world holds an open and a closed case).
+MODERATOR_SCREENS = [
+    ("moderation", "moderation", lambda page: page.locator("li.case").first),
+    ("moderation-closed", "moderation/closed", lambda page: page.locator("li.case").first),
+]
 SIGNED_OUT = [
     ("login", "login", lambda page: page.get_by_role("button", name="Log in")),
     ("signup", "signup", lambda page: page.get_by_role("button", name="Create account")),
@@ -641,6 +647,13 @@ def test_every_screen_at_phone_size_is_accessible_and_fits(stack, new_user, pers
         mine.post(path, json={"text": "Yes! 7 pm at the corner shop."}).raise_for_status()
         theirs.put("/v1/users/me/location", json={"lat": lat, "lon": lon}).raise_for_status()
         mine.put("/v1/users/me/location", json={"lat": lat + 0.01, "lon": lon})
+        # two reports: one case stays open, the other the admin dismisses
+        reported = {"target_type": "tweet", "target_id": first["id"], "reason": "spam"}
+        mine.post("/v1/reports", json=reported).raise_for_status()
+        mine.post(
+            "/v1/reports",
+            json={"target_type": "user", "target_id": other["id"], "reason": "impersonation"},
+        ).raise_for_status()
         phone.page.evaluate(
             "([key, spot]) => localStorage.setItem(key, spot)",
             [f"warble.location.{me['id']}", json.dumps({"lat": lat + 0.01, "lon": lon})],
@@ -661,16 +674,29 @@ def test_every_screen_at_phone_size_is_accessible_and_fits(stack, new_user, pers
     for label in ("Home", "Search", "Notifications", "Messages", "Discover", "More"):
         link = page.get_by_role("link", name=re.compile(f"^{label}( \\d+ unread)?$"))
         assert link.is_visible(), label
-    for name, route, ready in SCREENS:
-        phone.go(route.format(**world))
-        ready(page).wait_for(timeout=30_000)
-        width = page.evaluate("document.documentElement.scrollWidth")
-        assert width <= PHONE["width"], (name, width)
-        found[(name, "phone")] = phone.accessibility()
-        phone.shot(shots, f"phone-{name}")
-        page.set_viewport_size(VIEWPORT)
-        found[(name, "desktop")] = phone.accessibility()
-        page.set_viewport_size(PHONE)
+
+    def check(user: WebUser, screens: list[tuple[str, str, Any]]) -> None:
+        for name, route, ready in screens:
+            user.go(route.format(**world))
+            ready(user.page).wait_for(timeout=30_000)
+            width = user.page.evaluate("document.documentElement.scrollWidth")
+            assert width <= PHONE["width"], (name, width)
+            found[(name, "phone")] = user.accessibility()
+            user.shot(shots, f"phone-{name}")
+            user.page.set_viewport_size(VIEWPORT)
+            found[(name, "desktop")] = user.accessibility()
+            user.page.set_viewport_size(PHONE)
+
+    check(phone, SCREENS)
+    # (the moderators' screens in the admin's own browser context, at the same sizes)
+    admin = person(viewport=PHONE, is_mobile=True, has_touch=True)
+    admin.log_in("warble_admin", "warble-admin-local")
+    admin.page.get_by_role("heading", name="Home").wait_for()
+    with stack.client(token_of(admin)) as moderator:
+        case = _open_case_of(moderator, other["id"])
+        path = f"/v1/admin/cases/{case['id']}/resolve"
+        moderator.post(path, json={"action": "dismiss"}).raise_for_status()
+    check(admin, MODERATOR_SCREENS)
     assert {where: v for where, v in found.items() if v} == {}
 
     # and the details the phone report found: the back arrow is an arrow, a bad address says

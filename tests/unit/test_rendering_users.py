@@ -49,6 +49,7 @@ RECORD = {
     "id": 7262946581234567168,
     "username": "alice",
     "email": "alice@example.com",
+    "admin": False,
     "display_name": "Alice",
     "bio": "hi",
     "created_at": "2026-11-22T06:00:00.000Z",
@@ -99,12 +100,13 @@ def test_accounts_user_seen_by_another_carries_the_relationship_and_no_email():
     assert body["relationship"] == "followed_by"
 
 
-def test_accounts_me_adds_the_email_and_no_relationship():
+def test_accounts_me_adds_the_email_the_admin_flag_and_no_relationship():
     me = me_seen(RECORD)
     assert isinstance(me, Me)
     body = _json(me)
-    assert list(body) == [*USER_KEYS, "email"]
-    assert body["email"] == "alice@example.com"
+    assert list(body) == [*USER_KEYS, "email", "admin"]
+    assert body["email"] == "alice@example.com" and body["admin"] is False
+    assert _json(me_seen({**RECORD, "admin": True}))["admin"] is True
 
 
 def test_accounts_auth_is_user_token_session_id_and_expiry():
@@ -148,7 +150,7 @@ def test_accounts_openapi_names_the_classes_as_the_routes_answers(document):
         schema = _answer_schema(document, "get", path)
         assert schema["anyOf"] == SEEN_USER["anyOf"], path
     components = document["components"]["schemas"]
-    assert components["Me"]["required"] == [*USER_KEYS, "email"]
+    assert components["Me"]["required"] == [*USER_KEYS, "email", "admin"]
     assert components["RelatedUser"]["required"] == [*USER_KEYS, "relationship"]
     assert components["User"]["required"] == USER_KEYS
     assert {"AuthOut", "SessionsOut", "SessionOut"}.isdisjoint(components)

@@ -97,6 +97,7 @@ def test_the_most_specific_path_template_is_the_operation(contract):
         "following_count": 0,
         "tweet_count": 0,
         "email": "alice@example.com",
+        "admin": False,
     }
     answering(contract, 200, me)("GET", "/v1/users/me")
     with pytest.raises(ContractViolation):

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { html, useApp, useRoute, ErrorNote, Time, Logo, Icon, back } from "./ui.js";
 import { UserRows } from "./profile.js";
 import { ApiError } from "./api.js";
+import { MutedWords, MyReports } from "./moderation.js";
 
 // What the sessions list calls this browser.
 export function deviceName() {
@@ -228,6 +229,10 @@ export function SettingsPage() {
     </form>
     <h2 class="sub">Sessions</h2>
     <${SessionsList} key=${sessionsKey} />
+    <h2 class="sub">Muted words</h2>
+    <${MutedWords} />
+    <h2 class="sub">Your reports</h2>
+    <${MyReports} />
     <h2 class="sub">Your data</h2>
     <div class="card">
       <p class="small">Everything Warble holds about you (profile, sessions, tweets, likes, follows, blocks, mutes, messages, notifications, media, location) as one JSON file.</p>
@@ -329,6 +334,7 @@ export function MorePage({ liveState }) {
       <li><a href="#/settings"><${Icon} name="gear" /> Settings</a></li>
       <li><a href="#/sessions"><${Icon} name="lock" /> Sessions</a></li>
       <li><a href="#/blocked"><${Icon} name="shield" /> Blocked and muted</a></li>
+      ${me.admin && html`<li><a href="#/moderation"><${Icon} name="flag" /> Moderation</a></li>`}
       <li><button onClick=${signOut}><${Icon} name="logout" /> Log out</button></li>
     </ul>
     <p class="hint">${liveState === "open" ? "Connected: new messages and notifications arrive live." : liveState === "offline" ? "Offline: this device has no network. Warble connects again when it is back." : "Reconnecting: what arrives meanwhile shows once connected."}</p>

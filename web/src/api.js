@@ -157,4 +157,17 @@ export class Api {
   discover(radiusKm) { return this.get("/v1/discover", { radius_km: radiusKm, limit: 20 }); }
   swipe(userId, direction) { return this.request("POST", "/v1/discover/swipes", { body: { user_id: userId, direction } }); }
   matches(cursor) { return this.get("/v1/discover/matches", { cursor }); }
+
+  // reports, moderation, muted words
+  report(targetType, targetId, reason, comment) {
+    const body = { target_type: targetType, target_id: targetId, reason };
+    if (comment) body.comment = comment;
+    return this.post("/v1/reports", body);
+  }
+  myReports(cursor) { return this.get("/v1/reports", { cursor }); }
+  cases(status, cursor) { return this.get("/v1/admin/cases", { status, cursor }); }
+  resolveCase(id, action, note) { return this.post(`/v1/admin/cases/${id}/resolve`, note ? { action, note } : { action }); }
+  suspend(userId, on) { return on ? this.put(`/v1/admin/users/${userId}/suspension`) : this.del(`/v1/admin/users/${userId}/suspension`); }
+  mutedWords() { return this.get("/v1/users/me/muted-words"); }
+  setMutedWords(words) { return this.put("/v1/users/me/muted-words", { words }); }
 }

@@ -13,6 +13,7 @@ import { NotificationsPage, NOTIFICATION_TYPES } from "./notifications.js";
 import { MessagesPage } from "./messages.js";
 import { DiscoverPage, MatchModal } from "./discover.js";
 import { SearchPage, HashtagPage } from "./search.js";
+import { ModerationPage } from "./moderation.js";
 
 // Every count is pushed (`home` after a followed account's tweet reaches the home timeline), so
 // the poll only resyncs, notices a revoked session, and brings the home count of accounts too
@@ -168,7 +169,7 @@ function App({ config }) {
   // links are the phone's tab bar (the others are under More there).
   const link = (name, href, label, icon, badge, where = "both") => html`<a class=${`nav-link ${where}` + (at === name ? " on" : "")} href=${href} data-nav=${name}
       aria-current=${at === name ? "page" : undefined}>
-    <span class="icon"><${Icon} name=${icon} size=${24} filled=${at === name && !["compass", "shield", "more", "search", "gear"].includes(icon)} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
+    <span class="icon"><${Icon} name=${icon} size=${24} filled=${at === name && !["compass", "shield", "more", "search", "gear", "flag"].includes(icon)} /></span> <span class="label">${label}</span> <${Badge} n=${badge} label=${name} /></a>`;
   const liveText = { open: "● Live", reconnecting: "○ Reconnecting…", offline: "○ Offline" }[liveState] || "○ Connecting…";
   return html`<${AppContext.Provider} value=${context}>
     <div class="shell">
@@ -183,6 +184,7 @@ function App({ config }) {
         ${link("sessions", "#/sessions", "Sessions", "lock", 0, "wide")}
         ${link("settings", "#/settings", "Settings", "gear", 0, "wide")}
         ${link("blocked", "#/blocked", "Blocked and muted", "shield", 0, "wide")}
+        ${me.admin && link("moderation", "#/moderation", "Moderation", "flag", 0, "wide")}
         ${link("more", "#/more", "More", "more", 0, "phone")}
         <div class="me">
           <${Avatar} user=${me} size=${32} />
@@ -212,6 +214,7 @@ function routeView(page, params, liveState) {
     case "tag": return html`<${HashtagPage} tag=${params[0]} />`;
     case "sessions": return html`<${SessionsPage} />`;
     case "settings": return html`<${SettingsPage} />`;
+    case "moderation": return html`<${ModerationPage} tab=${params[0]} />`;
     default: return html`<${HomeTimeline} />`;
   }
 }

@@ -3,6 +3,7 @@
 // history loaded by scrolling up.
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Badge, Icon, Time, userHref } from "./ui.js";
+import { ReportDialog } from "./moderation.js";
 
 const other = (conversation, me) =>
   (conversation.participants || []).find((p) => p.id !== me.id) || (conversation.participants || [])[0] || { username: "?" };
@@ -69,6 +70,7 @@ function Conversation({ id, conversation, onRead, onSent }) {
   const [done, setDone] = useState(false);
   const [error, setError] = useState(null);
   const [text, setText] = useState("");
+  const [reporting, setReporting] = useState(null); // a message of theirs
   const box = useRef(null);
   const keep = useRef(null); // scroll anchor while older history is prepended
   const stick = useRef(true);
@@ -195,9 +197,11 @@ function Conversation({ id, conversation, onRead, onSent }) {
       ${done ? html`<p class="history-start">This is the start of your conversation.</p>` : html`<p class="history-start">Scroll up for older messages</p>`}
       ${messages.map((m) => html`<div key=${m.id} class=${"message" + (m.sender_id === me.id ? " mine" : "") + (m.pending ? " pending" : "") + (m.failed ? " failed" : "")} data-message-id=${m.id}>
         <div class="bubble">${m.text}</div>
-        <div class="meta">${m.pending ? "Sending…" : m.failed ? html`Not sent <button type="button" class="link retry" onClick=${() => retry(m)}>Retry</button>` : html`<${Time} iso=${m.created_at} />`}</div>
+        <div class="meta">${m.pending ? "Sending…" : m.failed ? html`Not sent <button type="button" class="link retry" onClick=${() => retry(m)}>Retry</button>` : html`<${Time} iso=${m.created_at} />`}
+          ${m.sender_id !== me.id && html` <button type="button" class="link report" onClick=${() => setReporting(m)} aria-label=${`Report “${snippet(m.text)}”`}>Report</button>`}</div>
       </div>`)}
     </div>
+    ${reporting && html`<${ReportDialog} target=${{ type: "message", id: reporting.id, what: "this message" }} onClose=${() => setReporting(null)} />`}
     <${ErrorNote} error=${error} />
     <form class="message-form" onSubmit=${send}>
       <input name="message" placeholder="Write a message" value=${text} maxLength="2000" autocomplete="off" onInput=${(e) => setText(e.currentTarget.value)} aria-label="Message" />
@@ -205,6 +209,10 @@ function Conversation({ id, conversation, onRead, onSent }) {
     </form>
   </div>`;
 }
+
+// A message's Report button is named by its words (Report “Hello?”), not "Report this message":
+// a name holding "message" would also answer to the message box's own label.
+const snippet = (text) => (text.length > 40 ? text.slice(0, 40) + "…" : text);
 
 const isNearBottom = (el) => !el || el.scrollHeight - el.scrollTop - el.clientHeight < 80;
 

@@ -3,6 +3,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, userHref, go, plural } from "./ui.js";
 import { TweetList } from "./tweets.js";
+import { ReportDialog } from "./moderation.js";
 
 const BADGES = { following: "Following", followed_by: "Follows you", friends: "Friends", none: null };
 const LISTS = {
@@ -28,6 +29,7 @@ export function ProfilePage({ by, lookup, tab: asked }) {
   const [busy, setBusy] = useState(false);
   const [editing, setEditing] = useState(false);
   const [flags, setFlags] = useState(null); // {blocking, blocked_by, muting}
+  const [reporting, setReporting] = useState(false);
 
   useEffect(() => {
     setUser(null);
@@ -119,9 +121,11 @@ export function ProfilePage({ by, lookup, tab: asked }) {
           : html`${flags && !blocked && html`<button onClick=${message}>Message</button>`}
             ${!blocked && html`<button class=${following ? "" : "primary"} onClick=${toggleFollow} disabled=${busy}>${following ? "Unfollow" : "Follow"}</button>`}
             ${flags && html`<button onClick=${() => toggle("mute")} disabled=${busy}>${flags.muting ? "Unmute" : "Mute"}</button>
-              <button class=${flags.blocking ? "" : "danger"} onClick=${() => toggle("block")} disabled=${busy}>${flags.blocking ? "Unblock" : "Block"}</button>`}`}
+              <button class=${flags.blocking ? "" : "danger"} onClick=${() => toggle("block")} disabled=${busy}>${flags.blocking ? "Unblock" : "Block"}</button>`}
+            <button onClick=${() => setReporting(true)} aria-label=${"Report @" + user.username}>Report</button>`}
       </div>
     </div>
+    ${reporting && html`<${ReportDialog} target=${{ type: "user", id: user.id, what: `@${user.username}'s profile` }} onClose=${() => setReporting(false)} />`}
     ${editing ? html`<${EditProfile} user=${user} onDone=${(u) => { setEditing(false); if (u) setUser(u); }} />`
       : user.bio && html`<p class="bio">${user.bio}</p>`}
     <div class="counts">

@@ -3,6 +3,7 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { html, useApp, usePaged, Sentinel, ErrorNote, Avatar, Icon, Time, RichText, userHref, tweetLength, go, back, fullTime } from "./ui.js";
 import { useAttachments, AttachmentTray, AddImages, MediaGrid, pastedImages } from "./media.js";
+import { ReportDialog } from "./moderation.js";
 
 const LIMIT = 280;
 
@@ -58,6 +59,7 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true, replyingT
   const { api, me, toast } = useApp();
   const shown = tweet.retweet_of || tweet;
   const [replying, setReplying] = useState(false);
+  const [reporting, setReporting] = useState(false);
   const asked = useAuthorOf(showReplyTo && !replyingTo ? shown.reply_to : null);
   const parentAuthor = replyingTo ? replyingTo.author : asked;
 
@@ -117,7 +119,9 @@ export function Tweet({ tweet, onChange, onRemove, showReplyTo = true, replyingT
           <button class=${"act like" + (shown.liked_by_me ? " on" : "")} title=${shown.liked_by_me ? "Unlike" : "Like"} aria-label=${(shown.liked_by_me ? `Unlike ${whose} tweet: ${about}` : `Like ${whose} tweet: ${about}`) + counted(shown.like_count, "like", "likes")}
             aria-pressed=${shown.liked_by_me} onClick=${like}><${Icon} name="heart" size=${18} filled=${shown.liked_by_me} /> <span>${count(shown.like_count)}</span></button>
           ${mine && html`<button class="act delete" title="Delete" aria-label=${`Delete your tweet: ${about}`} onClick=${remove}><${Icon} name="trash" size=${18} /></button>`}
+          ${me && !mine && html`<button class="act report" title="Report" aria-label=${`Report ${whose} tweet: ${about}`} onClick=${() => setReporting(true)}><${Icon} name="flag" size=${18} /></button>`}
         </footer>
+        ${reporting && html`<${ReportDialog} target=${{ type: "tweet", id: shown.id, what: `${whose} tweet` }} onClose=${() => setReporting(false)} />`}
         ${replying && html`<${Compose} replyTo=${shown.id} placeholder=${"Reply to @" + shown.author.username} autofocus=${true}
           onPosted=${() => { setReplying(false); patch({ reply_count: shown.reply_count + 1 }); toast("Your reply was posted."); }} />`}
       </div>

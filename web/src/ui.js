@@ -179,6 +179,7 @@ const ICON_PATHS = {
   shield: "M12 3l8 3v6c0 5-3.5 8-8 9-4.5-1-8-4-8-9V6zM8.5 8.5l7 7",
   more: "M5 12h.01M12 12h.01M19 12h.01",
   search: "M11 4a7 7 0 1 0 0 14 7 7 0 0 0 0-14zM20 20l-4-4",
+  flag: "M5 21V4M5 4h12l-2.5 4.5L17 13H5",
 };
 
 export function Icon({ name, filled = false, size = 20 }) {

@@ -123,7 +123,7 @@ def revoke_session(session_id: Id) -> Response[Any]:
     responses=responses(200, Me, "The user"),
 )
 def get_me() -> Me:
-    return services.graph().me(services.accounts().profile(principal().user_id))
+    return services.graph().me(services.accounts().own_profile(principal().user_id))
 
 
 @router.patch("/v1/users/me", summary="Edit my profile", responses=responses(200, Me, "The user"))

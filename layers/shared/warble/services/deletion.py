@@ -40,7 +40,7 @@ def export(c: Parts) -> ExportService:
     return ExportService(
         ExportSources(
             owner=ExportOwner(
-                profile=accounts.profile,
+                profile=accounts.own_profile,
                 counted=c.graph.me,
                 live_sessions=lambda uid, sid: accounts.list_sessions(Principal(uid, sid)).items,
             ),

@@ -58,9 +58,11 @@ class RelatedUser(User):
 
 @dataclass(slots=True)
 class Me(User):
-    """``GET /v1/users/me`` and the user of a sign-up or login: a User with its email."""
+    """``GET /v1/users/me`` and the user of a sign-up or login: a User with its email, and
+    whether it is an admin (a moderator: a client shows the moderators' screens by it)."""
 
     email: str
+    admin: bool
 
 
 # A User as a viewer reads it: someone else (the common case, first: the serializer tries the

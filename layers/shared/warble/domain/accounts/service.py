@@ -225,7 +225,7 @@ class AccountService:
             )
         except UnknownUser as exc:  # a login that raced the account's deletion
             raise InvalidCredentials() from exc
-        return IssuedSession(user=user, token=token, session=session)
+        return IssuedSession(user=self.owned(user), token=token, session=session)
 
     # ---- sessions ----------------------------------------------------------------------
     def authenticate(self, token: str) -> tuple[Principal, int] | None:
@@ -464,6 +464,19 @@ class AccountService:
             raise NotFound("No such user.")
         return record
 
+    def own_profile(self, user_id: int) -> dict[str, Any]:
+        """A profile as its owner reads it (``GET /v1/users/me``, the export): ``owned``."""
+        return self.owned(self.profile(user_id))
+
+    def owned(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A profile record with what only its owner is told: whether they are an admin. It is
+        read from the settings on each call, never cached with the profile: an operator's change
+        of AdminUsernames shows at the next request."""
+        return {**record, "admin": self.is_admin(str(record["username"]))}
+
+    def is_admin(self, username: str) -> bool:
+        return login_key(username) in self._policy.admin_usernames
+
     def profiles(self, user_ids: list[int]) -> dict[int, dict[str, Any]]:
         """Many profiles: one MGET, one PostgreSQL query for the misses; unknown ids left out."""
         return at_once(self._profiles.batch(), lambda batch: self.profiles_later(batch, user_ids))
@@ -503,4 +516,4 @@ class AccountService:
             raise NotFound("No such user.")
         # Database first, then invalidate: the lease makes any in-flight fill of the old row fail.
         self._profiles.invalidate(principal.user_id)
-        return profile_record(row)
+        return self.owned(profile_record(row))

@@ -87,8 +87,9 @@ def user_seen(record: dict[str, Any], viewer: int | None) -> SeenUser:
 
 
 def me_seen(record: dict[str, Any]) -> Me:
-    """The User its owner reads (``GET /v1/users/me``, sign-up, login): with the email."""
-    return Me(*user_values(record), record["email"])
+    """The User its owner reads (``GET /v1/users/me``, sign-up, login): with the email and
+    the admin flag (``AccountService.owned`` adds it to the profile record)."""
+    return Me(*user_values(record), record["email"], record["admin"])
 
 
 # ---- the counter rule of the graph's events -----------------------------------------------------
