@@ -361,8 +361,9 @@ def test_a_dead_or_unregistered_connection_is_noticed_and_what_it_missed_shown(
     silent.add(sockets[-1])
     with stack.client(b_token) as rory_api:
         rory_api.post(path, json={"text": "Are you there?"}).raise_for_status()
-    # then within a heartbeat and its pong's wait she notices, reconnects and shows it
-    amy.page.clock.fast_forward("00:30")
+    # then within a heartbeat (5 minutes: web/src/live.js) and its pong's wait she notices,
+    # reconnects and shows it
+    amy.page.clock.fast_forward("05:00")
     amy.page.clock.fast_forward("00:10")
     amy.live().filter(has_text="Reconnecting").wait_for()
     box.get_by_text("Are you there?").wait_for(timeout=SETTLE_MS)
@@ -374,7 +375,7 @@ def test_a_dead_or_unregistered_connection_is_noticed_and_what_it_missed_shown(
     with stack.client(b_token) as rory_api:
         rory_api.post(path, json={"text": "Hello?"}).raise_for_status()
     # then her next heartbeat's pong says so: she reconnects and shows what she missed
-    amy.page.clock.fast_forward("00:30")
+    amy.page.clock.fast_forward("05:00")
     box.get_by_text("Hello?").wait_for(timeout=SETTLE_MS)
     amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
     assert len(sockets) >= 3

@@ -16,9 +16,12 @@ import { SearchPage, HashtagPage } from "./search.js";
 import { ModerationPage } from "./moderation.js";
 
 // Every count is pushed (`home` after a followed account's tweet reaches the home timeline), so
-// the poll only resyncs, notices a revoked session, and brings the home count of accounts too
-// big to be announced one follower at a time: 5 requests of the user's 300 per 5 minutes.
+// the poll trusts the pushes (issue 41): while the socket is confirmed open it only resyncs and
+// brings the home count of accounts too big to be announced one follower at a time, every
+// LIVE_COUNTS_POLL_MS; without a live socket (connecting, reconnecting) every COUNTS_POLL_MS; and
+// at once on a reconnection, a message and a tab coming back to the front.
 const COUNTS_POLL_MS = 60_000;
+const LIVE_COUNTS_POLL_MS = 300_000;
 const SIGNED_OUT_ROUTES = ["login", "signup", "forgot", "reset-password", "home", ""];
 const ZERO = { follow: 0, like: 0, reply: 0, mention: 0, retweet: 0, match: 0, system: 0, message: 0, home: 0, total: 0 };
 
@@ -67,8 +70,11 @@ function App({ config }) {
   // what was just read ("Show 1 new post" over a timeline holding it), so it is dropped; the
   // read that follows every mark-read brings the counts as they are.
   const marks = useRef(0);
+  const countsAt = useRef(0); // when the counts were last asked for (Date.now())
+  const socketState = useRef("connecting"); // the socket's state, for the poll's pace
   const refreshCounts = useCallback(async () => {
     const asked = marks.current;
+    countsAt.current = Date.now();
     try {
       const answer = await api.unreadCounts();
       if (asked === marks.current) setCounts(answer);
@@ -100,7 +106,7 @@ function App({ config }) {
     const connection = new Live(config.WebSocketUrl, async () => (await api.socketTicket()).ticket);
     setLive(connection);
     const off = connection.on((event, data) => {
-      if (event === "state") setLiveState(data.state);
+      if (event === "state") { socketState.current = data.state; setLiveState(data.state); }
       if (event === "notification") {
         // The event carries the recipient's unread counts as of this notification (and a
         // mark-read on another device pushes one with the counts alone): no extra request.
@@ -119,7 +125,10 @@ function App({ config }) {
     const onMatch = (e) => setMatch(e.detail);
     addEventListener("warble:match", onMatch);
     refreshCounts();
-    const timer = setInterval(() => { if (!document.hidden) refreshCounts(); }, COUNTS_POLL_MS);
+    const timer = setInterval(() => {
+      const every = socketState.current === "open" ? LIVE_COUNTS_POLL_MS : COUNTS_POLL_MS;
+      if (!document.hidden && Date.now() - countsAt.current >= every - 1000) refreshCounts();
+    }, COUNTS_POLL_MS);
     // A tab coming back to the front (a phone waking up) reads them at once: it may have missed
     // pushes, or its session may have ended meanwhile.
     const onShow = () => { if (!document.hidden) refreshCounts(); };

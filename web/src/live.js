@@ -21,7 +21,10 @@
 // session ended: the API client hears of that 401 itself) the attempt fails and is retried
 // like a dropped socket. Nothing here logs.
 
-const HEARTBEAT_MS = 30_000;
+// Under API Gateway's 10-minute idle timeout; a ping is a Lambda invocation and a message of
+// the account's quota, so not every 30 s (issue 41): a dead socket is noticed sooner by the
+// visibility and network events, and by the first push or send that fails.
+const HEARTBEAT_MS = 300_000;
 const PONG_TIMEOUT_MS = 10_000;
 const ACK_TIMEOUT_MS = 15_000;
 const NOT_REGISTERED = "This connection is not registered.";
