@@ -306,8 +306,10 @@ class RedisMeter:
         for _ in range(2000):
             self._client.get("capacity:ref")
         after = self._stats()
-        calls = after[0]["get"][0] - before[0]["get"][0]
-        self.get_usec = max(0.05, (after[0]["get"][1] - before[0]["get"][1]) / max(calls, 1))
+        # a fresh server has no GET line before its first GET
+        was_calls, was_usec = before[0].get("get", (0, 0.0))
+        calls = after[0]["get"][0] - was_calls
+        self.get_usec = max(0.05, (after[0]["get"][1] - was_usec) / max(calls, 1))
         empties = sorted(self._delta(self._stats(), self._stats()) for _ in range(5))
         self._self_cost = empties[2]
 
