@@ -665,11 +665,14 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
         f" followers) and {per_follower * 1e6:.1f} µs at the template's {fanout_mb:,} MB"
         f" ({cm.FANOUT_BUDGET_S / per_follower:,.0f} followers); the largest fanned out on"
         f" write: {each(_largest_fanout)}.",
-        "- **The cold-cache surge** (the profile cache emptied at the daily peak):"
-        " PostgreSQL reads/s "
+        "- **The cold-cache surge** (the whole profile cache emptied at the daily peak: each"
+        " account's first view reads PostgreSQL): PostgreSQL reads/s over its first second /"
+        " its first minute: "
         + each(
             lambda n: (
-                f"{_si(cm.cold_cache_pg_qps(n))}"
+                f"{_si(cm.cold_cache_pg_qps(n, seconds=1.0))}"
+                f" ({cm.cold_cache_pg_qps(n, seconds=1.0) / cm.PG_QPS_PER_ACU:,.0f} ACU) /"
+                f" {_si(cm.cold_cache_pg_qps(n))}"
                 f" ({cm.cold_cache_pg_qps(n) / cm.PG_QPS_PER_ACU:,.0f} ACU)"
             )
         )
