@@ -303,3 +303,17 @@ def test_every_check_is_made_at_the_event_and_the_cold_cache_surge_is_one() -> N
     # a cluster of several lost empties its share only
     whole, quarter = (cm.cold_cache_pg_qps(n, share) - n.pg_peak_reads for share in (1.0, 0.25))
     assert whole > 0 and abs(quarter - whole / 4) < 1e-6
+
+
+def test_the_streams_simulation_uses_the_models_traffic_basis() -> None:
+    from bench import capacity_model as cm
+    from bench import streams_sim
+
+    assert streams_sim.PEAK_TO_MEAN == cm.PEAK
+    assert streams_sim.SPIKE_TO_MEAN == cm.EVENT_PEAK
+    assert streams_sim.BURST_TO_MEAN == cm.EVENT_BURST
+    # the model's daily curve: its peak at t = 0, its trough and its mean
+    assert abs(streams_sim.daily_curve(0.0) - cm.PEAK) < 1e-9
+    day = [streams_sim.daily_curve(t) for t in range(0, cm.DAY, 60)]
+    assert abs(min(day) - min(cm.DAILY_CURVE)) < 1e-9
+    assert abs(sum(day) / len(day) - 1.0) < 0.01
