@@ -131,7 +131,18 @@ AURORA_MAX_ACU = 256  # Aurora Serverless v2's maximum per instance
 AURORA_IO_PER_WRITE = 2.0  # Aurora storage I/Os per written row (log records, index pages)
 AURORA_IO_PER_READ = 0.05  # per read query (almost all from the buffer cache)
 AURORA_GB = 0.002  # PostgreSQL GB per daily user (users, sessions)
-BYTES_PER_ITEM = {"tweet": 260, "like": 3 * 90, "follow": 4 * 75 + 40, "notification": 2 * 110}
+# Each item's attributes, plus DynamoDB's 100 bytes of overhead an item (storage and backups:
+# the DynamoDB developer guide, "Item sizes"): a tweet is one item, a like three, a follow four
+# (and its counters), a notification two.
+DDB_ITEM_OVERHEAD = 100
+BYTES_PER_ITEM = {
+    "tweet": 260 + DDB_ITEM_OVERHEAD,
+    "like": 3 * (90 + DDB_ITEM_OVERHEAD),
+    "follow": 4 * (75 + DDB_ITEM_OVERHEAD) + 40,
+    "notification": 2 * (110 + DDB_ITEM_OVERHEAD),
+}
+AURORA_MAX_GB = 128 * 1024  # Aurora's storage: 128 TiB a cluster (hard)
+NAT_GATEWAY_GBPS = 100  # one NAT gateway: 5 Gbps, scaling to 100 Gbps (VPC user guide)
 RETENTION_MONTHS = 12  # tables' history priced for storage
 # Lambda's platform lines per invocation (START, END, REPORT with its XRAY line when traced), as
 # Lambda writes them (text format), with a request id and figures of typical width.
@@ -1586,6 +1597,28 @@ def checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
                 " time: each stage empties its share only)",
             )
         )
+    aurora_gb = n.dau * AURORA_GB
+    out.append(
+        Check(
+            "store",
+            "Aurora storage, GB (128 TiB a cluster, hard)",
+            AURORA_MAX_GB,
+            aurora_gb,
+            aurora_gb,
+            "split the users over clusters, or keep less a user",
+        )
+    )
+    nat_gbps = n.nat_gb / MONTH_DAYS / DAY * PEAK * 8  # the pushes' bytes at the daily peak
+    out.append(
+        Check(
+            "store",
+            f"NAT gateway, Gbps ({NAT_GATEWAYS} gateway in one zone: the @connections pushes)",
+            NAT_GATEWAY_GBPS * NAT_GATEWAYS,
+            nat_gbps,
+            nat_gbps * spike,
+            "a NAT gateway per zone",
+        )
+    )
     hot = hot_keys(inputs, n.dau, n)
     if hot:
         top = max(hot, key=lambda k: k["share_after"])
