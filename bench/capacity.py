@@ -2,7 +2,15 @@
 10M and 100M daily users.
 
     python -m bench.capacity               # measure, then model: docs/capacity.md's tables, chart
-    python -m bench.capacity --model-only  # the model again from bench/results/capacity.json
+    python -m bench.capacity --model-only  # the model again from docs/capacity-measurements.json
+    python -m bench.capacity --model-only --with-results  # ... with the other benches' new results
+
+**Committed.** The measurements the document is generated from are committed beside it
+(``docs/capacity-measurements.json``: this per-call run, the celebrity sweep, the Redis
+throughput and the load test's counts, each as its bench wrote it), so ``--model-only``
+regenerates the document byte for byte on any machine (tests/unit/test_capacity_doc.py checks
+it). A measuring run replaces the per-call part, and takes each other part from
+``bench/results/`` when its bench has written one there.
 
 **Measure.** On the benchmarks' stores (PostgreSQL, Redis, a moto server; ``bench.stack``) a
 seeded population (``infra.local.seed``, 400 users) is served by the functions' own handlers,
@@ -53,6 +61,7 @@ from bench.measuring import (
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "capacity.json"
+MEASUREMENTS = ROOT / "docs" / "capacity-measurements.json"
 DOC = ROOT / "docs" / "capacity.md"
 CHART = ROOT / "docs" / "capacity-cost.png"
 
@@ -297,24 +306,53 @@ def _optional(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def _load_ops(m: dict[str, Any]) -> dict[str, Any] | None:
+def _load_ops(m: dict[str, Any], load: dict[str, Any] | None) -> dict[str, Any] | None:
     """The load test's counts, with what these per-call figures predict for its requests:
     predicted again from the figures the model uses now (the load test may have run before
     them, or with none)."""
     from bench.load.ops import predicted
 
-    load = _optional(LOAD_OPS)
     if load is not None:
+        load = dict(load)
         load["predicted"] = expected = predicted(load["requests_by_route"], m)
         load["ratio"] = {k: v / expected[k] for k, v in load["measured"].items() if expected[k]}
     return load
 
 
-def inputs_from_results(m: dict[str, Any]) -> Any:
+# The parts of the committed measurements, and where each bench writes its own.
+PARTS = {"celebrities": CELEBRITIES, "redis_throughput": THROUGHPUT, "load_ops": LOAD_OPS}
+
+
+def saved_measurements(path: Path = MEASUREMENTS) -> dict[str, Any]:
+    """The committed measurements: {"capacity": the per-call run, and each part of PARTS or
+    None}."""
+    saved: dict[str, Any] = json.loads(path.read_text())
+    return saved
+
+
+def measurements_with(m: dict[str, Any], path: Path = MEASUREMENTS) -> dict[str, Any]:
+    """A new per-call run with the other parts: each bench's own last result when it wrote one
+    in bench/results/, else the committed one."""
+    committed = saved_measurements(path) if path.exists() else {}
+    return {"capacity": m} | {
+        part: _optional(result) if result.exists() else committed.get(part)
+        for part, result in PARTS.items()
+    }
+
+
+def inputs_from(saved: dict[str, Any]) -> Any:
     from bench import capacity_model as cm
 
-    return cm.Inputs(m=m, celebrities=_optional(CELEBRITIES), throughput=_optional(THROUGHPUT),
-                     load=_load_ops(m), profiles=cm.template_profiles())  # fmt: skip
+    m = saved["capacity"]
+    return cm.Inputs(m=m, celebrities=saved.get("celebrities"),
+                     throughput=saved.get("redis_throughput"),
+                     load=_load_ops(m, saved.get("load_ops")),
+                     profiles=cm.template_profiles(),
+                     memory_mb=cm.template_memory())  # fmt: skip
+
+
+def inputs_from_results(m: dict[str, Any]) -> Any:
+    return inputs_from(measurements_with(m))
 
 
 # What lowers each cost item (the five largest at 100M are listed with these).
@@ -372,27 +410,19 @@ LOWER = {
 
 
 def report(m: dict[str, Any], inputs: Any = None) -> str:
+    """docs/capacity.md's generated section, and the chart."""
+    text, costs, clones = generated(m, inputs)
+    chart(costs, clones)
+    return text
+
+
+def generated(
+    m: dict[str, Any], inputs: Any = None
+) -> tuple[str, list[dict[str, float]], list[dict[str, float]]]:
+    """The generated section's text, with the costs the chart draws (no file written)."""
     from bench import capacity_model as cm
 
     inputs = inputs or inputs_from_results(m)
-    all_needs = [cm.needs(inputs, d) for d in cm.SCALES]
-    lines = _measured_section(m, inputs)
-    lines += _sweep_section(inputs) + _throughput_section(inputs) + _load_section(inputs)
-    lines += _needs_section(all_needs)
-    costs, clones, money_lines = _money_sections(inputs, all_needs)
-    lines += money_lines + _hot_section(inputs, all_needs[-1])
-    lines += _checks_section(inputs, all_needs)
-    lines += ["", "#### Prices used", "", "| price | source |", "|---|---|"]
-    for what, source in cm.PRICE_SOURCES.items():
-        lines.append(f"| {what} | {source} |")
-    chart(costs, clones)
-    return "\n".join(lines)
-
-
-def _measured_section(m: dict[str, Any], inputs: Any) -> list[str]:
-    """What this run measured: per route, per stream record, and Redis's bytes per entry."""
-    from bench import capacity_model as cm
-
     lines = [
         f"Measured {m['measured_at']} on a {m['machine']}; {m['users']} seeded users, "
         f"{m['rounds']} calls per route (reads warm), functions logging at"
@@ -443,24 +473,25 @@ def _measured_section(m: dict[str, Any], inputs: Any) -> list[str]:
         f" per command and a 300-byte GET's {m.get('redis_get_usec', 0.3):.2f} µs of execution"
         f" make one ECPU.",
     ]
-    return lines
-
-
-def _needs_section(all_needs: list[Any]) -> list[str]:
-    """What each scale needs, from the daily peak to the event."""
-    from bench import capacity_model as cm
-
+    lines += _sweep_section(inputs) + _throughput_section(inputs) + _load_section(inputs)
+    all_needs = [cm.needs(inputs, d) for d in cm.SCALES]
     head = "| | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |"
     rule = "|---|" + "---:|" * len(cm.SCALES)
-    lines = ["", "#### What each scale needs (daily peak = 3x the mean; event = 10x on all"
-              " traffic for minutes, and posts at 25x for a second)", "", head, rule]  # fmt: skip
+    lines += ["", f"#### What each scale needs (daily peak = {cm.PEAK:g}x the mean; event ="
+              f" {cm.EVENT_PEAK:.2f}x on all traffic for minutes, and posts at"
+              f" {cm.EVENT_BURST:g}x for a second)", "", head, rule]  # fmt: skip
     spike = cm.EVENT_PEAK / cm.PEAK
     rows = [
         ("HTTP requests a month", lambda n: _si(n.http_requests_month)),
         ("HTTP requests/s at the daily peak / an event", lambda n: f"{_si(n.peak_rps)} / "
          f"{_si(n.peak_rps * spike)}"),
-        ("POST /v1/tweets/s in the one-second burst (25x the mean)",
+        ("API Gateway requests/s (HTTP + WebSocket messages + @connections), daily peak /"
+         " event", lambda n: f"{_si(cm.api_gateway_rps(n))} /"
+         f" {_si(cm.api_gateway_rps(n) * spike)}"),
+        (f"POST /v1/tweets/s in the one-second burst ({cm.EVENT_BURST:g}x the mean)",
          lambda n: _si(n.post_burst_rps)),
+        ("... TweetsFunction environments it adds (a post's billed time each)",
+         lambda n: f"{n.post_burst_environments:,.0f}"),
         ("Lambda invocations a month", lambda n: _si(n.lambda_invocations)),
         ("Lambda GB-seconds a month", lambda n: _si(n.lambda_gb_s)),
         ("Lambda concurrency, daily peak / event", lambda n: f"{n.peak_concurrency:,.0f} / "
@@ -495,18 +526,6 @@ def _needs_section(all_needs: list[Any]) -> list[str]:
     ]  # fmt: skip
     for label, fmt in rows:
         lines.append(f"| {label} | " + " | ".join(fmt(n) for n in all_needs) + " |")
-    return lines
-
-
-def _money_sections(
-    inputs: Any, all_needs: list[Any]
-) -> tuple[list[dict[str, float]], list[dict[str, float]], list[str]]:
-    """The monthly cost per scale, its largest items, DynamoDB's options, the cache's and the
-    clone's: (Warble's costs, the clone's, the lines)."""
-    from bench import capacity_model as cm
-
-    rule = "|---|" + "---:|" * len(cm.SCALES)
-    lines: list[str] = []
     # Images (docs/media.md: their own section and assumptions) are in the total too.
     costs = [
         {**cm.cost(n, inputs.profiles), **{f"Images: {k}": v for k, v in cm.media_cost(d).items()}}
@@ -544,25 +563,134 @@ def _money_sections(
     lines.append(
         "| **clone total** | " + " | ".join(f"**{_money(sum(c.values()))}**" for c in clones) + " |"
     )
-    return costs, clones, lines
+    lines += _hot_section(inputs, all_needs[-1])
+    lines += _checks_section(inputs, all_needs)
+    lines += _reading_figures(inputs, all_needs, costs)
+    lines += ["", "#### Prices used", "", "| price | source |", "|---|---|"]
+    for what, source in cm.PRICE_SOURCES.items():
+        lines.append(f"| {what} | {source} |")
+    return "\n".join(lines), costs, clones
 
 
 def _checks_section(inputs: Any, all_needs: list[Any]) -> list[str]:
-    """The account quotas to raise first, and each ScaleProfile against its scale's event."""
+    """Every check, at the daily peak and at the event, per profile, with its margin."""
     from bench import capacity_model as cm
 
-    lines = ["", "#### Account quotas to raise first (defaults; needs at 100M DAU)", "",
-              "| quota | default | daily peak | event peak | what needs it |",
-              "|---|---:|---:|---:|---|"]  # fmt: skip
-    for quota, default, daily, event, what in cm.quotas(all_needs[-1]):
-        lines.append(f"| {quota} | {_si(default)} | {_si(daily)} | {_si(event)} | {what} |")
-    lines += ["", "#### Does each ScaleProfile hold its scale at the event peak?", "",
-              "| profile | setting | need | profile | |", "|---|---|---:|---:|---|"]  # fmt: skip
+    lines = ["", "#### Every check, at the daily peak and at the event, per profile", "",
+             f"Limits are the account's default quotas, Lambda's fixed scaling rate, the stores'"
+             f" hard limits and the profile's own settings; the event is"
+             f" {cm.EVENT_PEAK / cm.PEAK:.2f}x the daily peak for minutes (the burst's rows: its"
+             f" second). Margin: the limit over the larger need, less one.", "",
+             "| profile | kind | check | limit | daily peak | event | margin | then |",
+             "|---|---|---|---:|---:|---:|---:|---|"]  # fmt: skip
     for d, n in zip(cm.SCALES, all_needs, strict=True):
         name = cm.PROFILES[d]
-        for setting, need, value, ok in cm.profile_check(n, inputs.profiles.get(name, {})):
-            lines.append(f"| {name} | {setting} | {_si(need)} | {_si(value)} |"
-                         f" {'ok' if ok else '**short**'} |")  # fmt: skip
+        for c in cm.checks(inputs, n, inputs.profiles.get(name, {})):
+            status = f"{c.margin:+.0%}" if c.holds else f"**{c.margin:+.0%}**"
+            lines.append(f"| {name} | {c.kind} | {c.what} | {_si(c.limit)} | {_si(c.daily)} |"
+                         f" {_si(c.event)} | {status} | {'' if c.holds else c.then} |")  # fmt: skip
+    return lines
+
+
+def _largest_fanout(n: Any) -> str:
+    followers, seconds = n.largest_fanout
+    return f"{followers:,.0f} followers in {seconds:.2f} s"
+
+
+def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, float]]) -> list[str]:
+    """The figures the hand-written reading below the section quotes, generated, so that no
+    figure in the prose can disagree with the tables."""
+    from bench import capacity_model as cm
+
+    spike = cm.EVENT_PEAK / cm.PEAK
+    sizes = [cm.PROFILES[d] for d in cm.SCALES]
+    big = all_needs[-1]
+
+    def each(fmt: Any) -> str:
+        return ", ".join(f"{fmt(n)} at {name}" for n, name in zip(all_needs, sizes, strict=True))
+
+    m = inputs.m
+    login = m["routes"].get("POST /v1/auth/login", {}).get("cpu_ms", 0.0)
+    fanout_mb = big.fanout_memory_mb
+    per_follower = cm.FANOUT_S_PER_FOLLOWER / cm.cpu_share(fanout_mb)
+    at_1024 = cm.FANOUT_S_PER_FOLLOWER / cm.cpu_share(1024)
+    absorbed = cm.QUOTAS["lambda_scaling_per_10s"] / max(big.post_duration_s, 1e-9)
+    admitted = absorbed + big.post_burst_rps / cm.EVENT_BURST * cm.EVENT_PEAK
+    likers, read, follows = cm.hot_partitions(big.dau)
+    cross_az = costs[-1].get("Cross-AZ (Lambda <-> cache)", 0.0)
+    lines = [
+        "",
+        "#### The figures the reading quotes (generated)",
+        "",
+        f"- **The model's assumptions** (named constants in bench/capacity_model.py):"
+        f" {cm.CACHE_MISS:.0%} of tweet reads missing a cache; the celebrity list read afresh"
+        f" {cm.CELEBRITY_LIST_REFRESHES:g} times a user a day; {cm.REBUILDS_PER_DAU:g} home"
+        f" timelines rebuilt a user a day; {cm.ACTIVE_MINUTES} active minutes a user a day;"
+        f" {cm.CONNECTED_MINUTES} connected WebSocket minutes (a ping every"
+        f" {cm.PING_EVERY_MINUTES * 60:.0f} s, {cm.CONNECTIONS_PER_DAY} connections) and"
+        f" {cm.PUSHES_PER_DAY} pushed frames a user a day; home timelines kept for"
+        f" {cm.MAU_PER_DAU:g} users a daily user; {cm.PG_QPS_PER_ACU} queries/s an Aurora ACU;"
+        f" {cm.AURORA_IO_PER_WRITE:g} Aurora I/Os a written row; X-Ray sampling"
+        f" {cm.XRAY_SAMPLED:.0%}; {cm.AZ_CROSS_SHARE:.0%} of the Lambda-to-cache bytes crossing"
+        f" an AZ; {cm.RETENTION_MONTHS} months of table history; a node-based shard"
+        f" {cm.VALKEY_IO_THREADS_GAIN:g}x the one-core mix, at most {cm.SHARD_TARGET:.0%} busy at"
+        f" the daily peak and {cm.SHARD_EVENT_TARGET:.0%} at the event; round trips of"
+        f" {cm.RTT_MS['redis']:g} ms (Redis), {cm.RTT_MS['dynamodb']:g} ms (DynamoDB) and"
+        f" {cm.RTT_MS['postgres']:g} ms (PostgreSQL); one vCPU at"
+        f" {cm.LAMBDA_FULL_VCPU_MB:,} MB.",
+        f"- **One traffic basis.** The daily peak is {cm.PEAK:g}x the mean. The sustained event"
+        f" is the most tweeted one the sources give, the 2012 US election night's"
+        f" {cm.ELECTION_2012_TWEETS_PER_MINUTE:,} tweets a minute, over that year's"
+        f" {cm.TWITTER_2012_TWEETS_PER_DAY / 1e6:,.0f}M tweets a day:"
+        f" {cm.EVENT_OVER_MEAN:.2f}x the mean, taken whole on top of the daily peak:"
+        f" {cm.EVENT_PEAK:.2f}x the mean on all traffic for minutes ({spike:.2f}x the daily"
+        f" peak). The burst: posts at {cm.EVENT_BURST:g}x the mean for one second.",
+        f"- **API Gateway's account quota** ({_si(cm.QUOTAS['http_api_rps'])} requests/s,"
+        f" shared by the HTTP API, the WebSocket API's messages and the @connections"
+        f" callbacks), needed at the daily peak / the event: "
+        + each(lambda n: f"{_si(cm.api_gateway_rps(n))} / {_si(cm.api_gateway_rps(n) * spike)}")
+        + f"; the HTTP requests alone at the daily peak: {each(lambda n: _si(n.peak_rps))}.",
+        f"- **Lambda's scaling rate** ({cm.QUOTAS['lambda_scaling_per_10s']:,} new"
+        f" environments per function per 10 s, fixed): the TweetsFunction environments the"
+        f" posts' burst adds (a post holds one {big.post_duration_s * 1000:.0f} ms):"
+        f" {each(lambda n: f'{n.post_burst_environments:,.0f}')}. At {sizes[-1]} the"
+        f" {cm.QUOTAS['lambda_scaling_per_10s']:,} new environments take {_si(absorbed)}"
+        f" posts/s more than the event's: a route throttle on POST /v1/tweets at"
+        f" {_si(admitted)}/s would answer the rest 429 with Retry-After, and the clients'"
+        f" retries would drain the burst's {_si(big.post_burst_rps)} posts in"
+        f" {max(1.0, big.post_burst_rps / max(admitted, 1.0)):.0f} s.",
+        f"- **The fan-out's time** at its CPU share: {cm.FANOUT_S_PER_FOLLOWER * 1e6:.0f} µs of"
+        f" a full vCPU a follower is {at_1024 * 1e6:.1f} µs at 1,024 MB (the largest account"
+        f" fanned out in {cm.FANOUT_BUDGET_S:g} s: {cm.FANOUT_BUDGET_S / at_1024:,.0f}"
+        f" followers) and {per_follower * 1e6:.1f} µs at the template's {fanout_mb:,} MB"
+        f" ({cm.FANOUT_BUDGET_S / per_follower:,.0f} followers); the largest fanned out on"
+        f" write: {each(_largest_fanout)}.",
+        "- **The cold-cache surge** (the whole profile cache emptied at the daily peak: each"
+        " account's first view reads PostgreSQL): PostgreSQL reads/s over its first second /"
+        " its first minute: "
+        + each(
+            lambda n: (
+                f"{_si(cm.cold_cache_pg_qps(n, seconds=1.0))}"
+                f" ({cm.cold_cache_pg_qps(n, seconds=1.0) / cm.PG_QPS_PER_ACU:,.0f} ACU) /"
+                f" {_si(cm.cold_cache_pg_qps(n))}"
+                f" ({cm.cold_cache_pg_qps(n) / cm.PG_QPS_PER_ACU:,.0f} ACU)"
+            )
+        )
+        + f", against {cm.AURORA_MAX_ACU} ACU an instance; in steady state Aurora needs"
+        f" {each(lambda n: f'{n.aurora_acu:,.1f} / {n.aurora_acu_event:,.1f} ACU')} (daily"
+        f" peak / event).",
+        f"- **Redis** commands/s at the daily peak: {each(lambda n: _si(n.redis_peak_ops))};"
+        f" r7g.4xlarge shards needed at the daily peak / the event:"
+        f" {each(lambda n: f'{n.redis_shards_daily:,} / {n.redis_shards_event:,}')}.",
+        f"- **Hot partitions at {sizes[-1]}** (daily peak / event): a viral tweet's likers"
+        f" partition {_si(likers[1])} / {_si(likers[1] * spike)} write units/s of"
+        f" {_si(likers[2])}, its tweet-index item {_si(read[1])} / {_si(read[1] * spike)} read"
+        f" units/s of {_si(read[2])}, the top account's followers partition"
+        f" {_si(follows[1])} / {_si(follows[1] * spike)} of {_si(follows[2])}.",
+        f"- **Login** at bcrypt cost {m.get('password_hash_rounds', 4)}: {login:.0f} ms of CPU"
+        f" here. **Cross-AZ** traffic between Lambda and the cache at {sizes[-1]}:"
+        f" {_money(cross_az)} a month.",
+    ]
     return lines
 
 
@@ -731,6 +859,13 @@ def chart(costs: list[dict[str, float]], clones: list[dict[str, float]]) -> None
     plt.close(fig)
 
 
+def doc_section(text: str) -> str:
+    """What the document holds between the markers (the generated section)."""
+    _, _, rest = text.partition(START)
+    section, _, _ = rest.partition(END)
+    return section.removeprefix("\n").removesuffix("\n")
+
+
 def write_doc(section: str) -> None:
     text = DOC.read_text() if DOC.exists() else f"{START}\n{END}\n"
     head, _, rest = text.partition(START)
@@ -746,6 +881,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also run the celebrity sweep and the Redis throughput first",
     )
+    parser.add_argument(
+        "--with-results",
+        action="store_true",
+        help="with --model-only: first take into docs/capacity-measurements.json each other"
+        " bench's result found in bench/results/ (the celebrity sweep, the Redis throughput,"
+        " `make load`'s counts)",
+    )
     parser.add_argument("--rounds", type=int, default=20, help="measured calls per route")
     parser.add_argument("--users", type=int, default=400, help="the measured population")
     args = parser.parse_args(argv)
@@ -754,13 +896,18 @@ def main(argv: list[str] | None = None) -> int:
 
         celebrities.main([])
         redis_throughput.main([])
-    if args.model_only:
-        m = json.loads(RESULTS.read_text())
+    if args.model_only and args.with_results:
+        saved = measurements_with(saved_measurements()["capacity"])
+        MEASUREMENTS.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n")
+    elif args.model_only:
+        saved = saved_measurements()
     else:
         m = measure(args.rounds, args.users)
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(m, indent=2))
-    section = report(m)
+        saved = measurements_with(m)
+        MEASUREMENTS.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n")
+    section = report(saved["capacity"], inputs_from(saved))
     write_doc(section)
     print(section)
     return 0

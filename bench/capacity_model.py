@@ -37,14 +37,18 @@ PEAK = 3.0  # the daily peak over the day's mean (seed 000: "Peak = 100k * 3 = 3
 # on 3 Aug 2013 against ~5,700/s on a normal day (Twitter engineering blog, "New Tweets per second
 # record, and how!", 16 Aug 2013), a coordinated one-second spike (viewers typing one word at one
 # moment of the film), after which Twitter counted events in tweets per MINUTE. Sustained, the
-# most tweeted events were 327,452 tweets/minute (the 2012 US election) and 267,200 (Euro 2012's
-# final), about 5,500/s: one more mean's worth of tweets on top of the hour's traffic. So an event
-# is checked two ways: the burst (posts at EVENT_BURST x the mean for a second: the HTTP route's
-# token bucket, the functions' concurrency), and the sustained event (EVENT_PEAK x the mean on
-# ALL traffic for minutes, well above any measured one: every store and quota). The bill is the
-# daily curve's: events are minutes a year.
+# most tweeted event of its time ran at 327,452 tweets a minute (the 2012 US election night:
+# Twitter blog, "Election Night 2012", 7 Nov 2012) in a year of 340M tweets a day (Twitter blog,
+# "Twitter turns six", 21 Mar 2012): 1.39x that year's mean. One traffic basis, used by this
+# model and by bench/streams_sim.py alike: the sustained event (minutes, on ALL traffic) is that
+# whole rate again on top of the daily peak (it fell in the US evening), EVENT_PEAK x the mean;
+# the burst is posts at EVENT_BURST x the mean for one second. The bill is the daily curve's:
+# events are minutes a year.
 EVENT_BURST = 25.0
-EVENT_PEAK = 10.0
+ELECTION_2012_TWEETS_PER_MINUTE = 327_452
+TWITTER_2012_TWEETS_PER_DAY = 340e6
+EVENT_OVER_MEAN = (ELECTION_2012_TWEETS_PER_MINUTE / 60) / (TWITTER_2012_TWEETS_PER_DAY / 86_400)
+EVENT_PEAK = PEAK + EVENT_OVER_MEAN
 
 # Requests per daily user per day (bench/load/locustfile.py's table, with its sources).
 TRAFFIC = {
@@ -96,7 +100,7 @@ CELEBRITY_FOLLOWERS = 10_000
 # A tweet's fan-out: ~20 us of the consumer's CPU per follower (bench: fan-out), pipelined 500
 # pushes a round trip. Seed 001 gives a tweet 5 s to reach its followers' timelines; the largest
 # account fanned out on write (CelebrityFollowers followers) keeps half of it for the stream's lag.
-FANOUT_S_PER_FOLLOWER = 20e-6
+FANOUT_S_PER_FOLLOWER = 20e-6  # of a full vCPU: the fan-out function's memory gives it a share
 FANOUT_BUDGET_S = 2.5
 FOLLOWING_PER_USER = 200  # following set size of an active user
 CACHE_MISS = 0.02  # share of warm-measured tweet reads that miss a cache (profiles: below)
@@ -127,7 +131,18 @@ AURORA_MAX_ACU = 256  # Aurora Serverless v2's maximum per instance
 AURORA_IO_PER_WRITE = 2.0  # Aurora storage I/Os per written row (log records, index pages)
 AURORA_IO_PER_READ = 0.05  # per read query (almost all from the buffer cache)
 AURORA_GB = 0.002  # PostgreSQL GB per daily user (users, sessions)
-BYTES_PER_ITEM = {"tweet": 260, "like": 3 * 90, "follow": 4 * 75 + 40, "notification": 2 * 110}
+# Each item's attributes, plus DynamoDB's 100 bytes of overhead an item (storage and backups:
+# the DynamoDB developer guide, "Item sizes"): a tweet is one item, a like three, a follow four
+# (and its counters), a notification two.
+DDB_ITEM_OVERHEAD = 100
+BYTES_PER_ITEM = {
+    "tweet": 260 + DDB_ITEM_OVERHEAD,
+    "like": 3 * (90 + DDB_ITEM_OVERHEAD),
+    "follow": 4 * (75 + DDB_ITEM_OVERHEAD) + 40,
+    "notification": 2 * (110 + DDB_ITEM_OVERHEAD),
+}
+AURORA_MAX_GB = 128 * 1024  # Aurora's storage: 128 TiB a cluster (hard)
+NAT_GATEWAY_GBPS = 100  # one NAT gateway: 5 Gbps, scaling to 100 Gbps (VPC user guide)
 RETENTION_MONTHS = 12  # tables' history priced for storage
 # Lambda's platform lines per invocation (START, END, REPORT with its XRAY line when traced), as
 # Lambda writes them (text format), with a request id and figures of typical width.
@@ -278,6 +293,11 @@ class Inputs:
     throughput: dict[str, Any] | None = None
     load: dict[str, Any] | None = None
     profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # each function's MemorySize as template.yaml sets it now (the measurement's when empty)
+    memory_mb: dict[str, int] = field(default_factory=dict)
+
+    def memory(self) -> dict[str, int]:
+        return {**self.m["memory_mb"], **self.memory_mb}
 
 
 def template_profiles(path: Path = ROOT / "template.yaml") -> dict[str, dict[str, Any]]:
@@ -285,6 +305,18 @@ def template_profiles(path: Path = ROOT / "template.yaml") -> dict[str, dict[str
     from infra.local.template import load_template
 
     return dict(load_template(path).mappings.get("ScaleProfiles") or {})
+
+
+def template_memory(path: Path = ROOT / "template.yaml") -> dict[str, int]:
+    """Each function's MemorySize in template.yaml."""
+    from infra.local.template import load_template
+
+    return {name: int(f.memory) for name, f in load_template(path).functions.items()}
+
+
+def cpu_share(memory_mb: float) -> float:
+    """The share of a vCPU Lambda gives a function of this memory size (one at 1,769 MB)."""
+    return min(1.0, memory_mb / LAMBDA_FULL_VCPU_MB)
 
 
 # ---- the Redis throughput measured (bench/redis_throughput.py) ------------------------------
@@ -412,7 +444,7 @@ def ecpus(cost: dict[str, Any], inputs: Inputs) -> float:
 
 def _duration_ms(cost: dict[str, Any], memory_mb: int) -> float:
     """A call's billed time on Lambda: its CPU at the memory's CPU share, plus its round trips."""
-    cpu = cost["cpu_ms"] / min(1.0, memory_mb / LAMBDA_FULL_VCPU_MB)
+    cpu = cost["cpu_ms"] / cpu_share(memory_mb)
     waits = (
         cost["redis_round_trips"] * RTT_MS["redis"]
         + cost["dynamodb_calls"] * RTT_MS["dynamodb"]
@@ -622,13 +654,22 @@ def following(inputs: Inputs, dau: int, threshold: int | None = None) -> Followi
     return Following(threshold, c, others, above, others)
 
 
+FANOUT_FUNCTION = "FanoutConsumerFunction"
+
+
+def fanout_s_per_follower(inputs: Inputs) -> float:
+    """The fan-out's wall time per follower: its CPU at the function's share of a vCPU."""
+    return FANOUT_S_PER_FOLLOWER / cpu_share(inputs.memory().get(FANOUT_FUNCTION, 1024))
+
+
 def largest_fanout_s(inputs: Inputs, dau: int) -> tuple[float, float]:
     """(followers of the largest account fanned out on write, the seconds its tweet's fan-out
-    takes): the threshold, or the top account when nobody reaches it."""
+    takes at the function's CPU share): the threshold, or the top account when nobody reaches
+    it."""
     odds = celebrity_read_odds(inputs) if inputs.celebrities else []
     top = (odds[0] if odds else TOP_ACCOUNT_FOLLOWERS_SHARE) * dau
     largest = min(float(celebrity_threshold(inputs, dau)), top)
-    return largest, largest * FANOUT_S_PER_FOLLOWER
+    return largest, largest * fanout_s_per_follower(inputs)
 
 
 def miss_cost(mix: str) -> dict[str, float] | None:
@@ -686,6 +727,8 @@ class Needs:
     peak_rps: float = 0.0
     busiest_route_peak_rps: float = 0.0
     post_burst_rps: float = 0.0  # POST /v1/tweets in the one-second burst (EVENT_BURST x mean)
+    post_burst_environments: float = 0.0  # TweetsFunction environments the burst adds
+    post_duration_s: float = 0.0  # a POST /v1/tweets' billed time
     lambda_gb_s: float = 0.0
     lambda_invocations: float = 0.0
     peak_concurrency: float = 0.0
@@ -728,6 +771,7 @@ class Needs:
     profile_miss: float = CACHE_MISS  # share of profile views missing the profile cache
     following: Following | None = None  # who is a celebrity at this size (the sweep's graph)
     largest_fanout: tuple[float, float] = (0.0, 0.0)  # its followers, its fan-out's seconds
+    fanout_memory_mb: int = 1024  # the fan-out function's MemorySize
 
 
 def _consumer_costs(m: dict[str, Any]) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
@@ -816,7 +860,7 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     Redis and flushed in batches (LastSeenFunction, as the code does since issue 30); False
     prices the UPDATE per active minute it replaced."""
     m = inputs.m
-    memory = m["memory_mb"]
+    memory = inputs.memory()
     per_day = {k: v * dau for k, v in TRAFFIC.items()}
     scale = load_scale(inputs)
     n = Needs(dau=dau)
@@ -863,6 +907,7 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     fol = following(inputs, dau)
     n.following = fol
     n.largest_fanout = largest_fanout_s(inputs, dau)
+    n.fanout_memory_mb = memory.get(FANOUT_FUNCTION, n.fanout_memory_mb)
     held = held_miss_rates(inputs, dau, fol)
     n.held_miss = held or {}
     profile_pg_event = 0.0
@@ -872,6 +917,10 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
         cost = route_cost(inputs, route, (held or {}).get(route), fol)
         function = m["route_functions"][route]
         add(function, per_day[mix], cost, per_day[mix])
+        if mix == "post":  # the burst: posts above the daily peak's, each held this long
+            n.post_duration_s = _duration_ms(cost, memory.get(function, 512)) / 1000
+            extra = n.post_burst_rps - per_day[mix] / DAY * PEAK
+            n.post_burst_environments = extra * n.post_duration_s
         log_bytes_month += per_day[mix] * MONTH_DAYS * PLATFORM_LOG_BYTES
         if (miss := miss_cost(mix)) is not None:
             share = CACHE_MISS
@@ -1388,34 +1437,260 @@ DEFAULT_TOUCHES = {
 }  # fmt: skip
 
 
-def quotas(n: Needs) -> list[tuple[str, int, float, float, str]]:
-    """(quota, default, need at the daily peak, need at the event peak, what needs it)."""
+@dataclass(frozen=True)
+class Check:
+    """One limit against its need at the daily peak and at the sustained event (the burst's
+    checks: at its second). ``limit`` is the quota, the profile's setting or the hard limit;
+    ``most`` False when the need must be at least the limit (a fan-out's followers)."""
+
+    kind: str  # store, quota, scaling rate, partition, cache node, profile setting
+    what: str
+    limit: float
+    daily: float
+    event: float
+    then: str = ""  # past the limit: what raises it, or what absorbs the excess
+
+    @property
+    def margin(self) -> float:
+        """Headroom left at the larger need, as a share of that need (negative: short)."""
+        need = max(self.daily, self.event)
+        return self.limit / need - 1 if need else math.inf
+
+    @property
+    def holds(self) -> bool:
+        return max(self.daily, self.event) <= self.limit
+
+
+def api_gateway_rps(n: Needs) -> float:
+    """The account's API Gateway requests/s at the daily peak: every HTTP request, every
+    WebSocket message in, and every @connections callback out (the pongs, acks and pushes), one
+    quota shared by them all."""
+    return n.peak_rps + n.ws_peak_messages_s
+
+
+COLD_CACHE_WINDOW_S = 60.0  # the cold-cache surge is checked over its first minute
+
+
+def cold_cache_pg_qps(
+    n: Needs, emptied: float = 1.0, seconds: float = COLD_CACHE_WINDOW_S
+) -> float:
+    """PostgreSQL reads/s over the first ``seconds`` after ``emptied`` of the profile cache's
+    keyspace is lost at the daily peak (a cluster of CacheClusters lost, or CacheClusters changed:
+    most slots move and their keys stay behind): each account's first view there reads its row,
+    and the later ones hit, so the misses are those of a cache whose entries are at most
+    ``seconds`` old (``profile_miss_share`` with that TTL). warble.dal.cache's lease does not
+    coalesce the concurrent misses of one account (a reader finding the lease held reads the
+    database too); they are a fill's few milliseconds of views: not counted."""
+    views = TRAFFIC["profile"] * n.dau / DAY * PEAK
+    surge = profile_miss_share(n.dau, views, seconds) - n.profile_miss
+    return n.pg_peak_reads + views * emptied * max(0.0, surge)
+
+
+def checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
+    """Every limit at one size: the account's quotas, Lambda's fixed scaling rate, the stores,
+    the hot partitions and keys, the cache's nodes and the profile's own settings."""
     spike = EVENT_PEAK / PEAK
-    busiest = max(n.concurrency_by_function.items(), key=lambda kv: kv[1], default=("", 0.0))
-    return [
-        ("Lambda concurrent executions (account)", QUOTAS["lambda_concurrency"],
-         n.peak_concurrency, n.peak_concurrency * spike, "every function's peak concurrency"),
-        ("Lambda scaling rate (per function, per 10 s)", QUOTAS["lambda_scaling_per_10s"],
-         busiest[1] / 60, busiest[1] * spike / 6,
-         f"{busiest[0]} reaching its peak in 10 minutes (daily) or 1 minute (event)"),
-        ("HTTP API requests/s (account)", QUOTAS["http_api_rps"], n.peak_rps,
-         max(n.peak_rps * spike, n.peak_rps + n.post_burst_rps),
-         "every HTTP request (the event: sustained, or the daily peak plus the posts' burst)"),
-        ("WebSocket new connections/s (account)", QUOTAS["ws_new_connections_s"],
-         n.ws_peak_connects_s, n.ws_peak_connects_s * spike,
-         "connections opened (a deploy or a network blip reconnects everyone at once)"),
-        ("DynamoDB write units/s per table (on-demand)", QUOTAS["ddb_table_units_s"],
-         n.peak_wru_s * 0.6, n.peak_wru_s * 0.6 * spike, "the likes table (~60% of writes)"),
-        ("ElastiCache nodes per cluster (cluster mode; at most 500)",
-         QUOTAS["elasticache_nodes_per_cluster"], n.redis_shards_daily * (1 + REPLICAS_PER_SHARD),
-         n.redis_shards * (1 + REPLICAS_PER_SHARD),
-         "r7g.4xlarge shards and their replicas (half busy daily, 90% at the event)"),
-        ("ElastiCache nodes per Region", QUOTAS["elasticache_nodes_per_region"],
-         n.redis_shards_daily * (1 + REPLICAS_PER_SHARD),
-         n.redis_shards * (1 + REPLICAS_PER_SHARD), "the same nodes"),
-        ("Aurora Serverless v2 ACU per instance (hard)", AURORA_MAX_ACU, n.aurora_acu,
-         n.aurora_acu_event, "PostgreSQL: logins, cache misses, the last_seen_at flush"),
-    ]  # fmt: skip
+    out: list[Check] = []
+    gateway = api_gateway_rps(n)
+    out.append(
+        Check(
+            "quota",
+            "API Gateway requests/s (account: HTTP + WebSocket messages + @connections callbacks)",
+            QUOTAS["http_api_rps"],
+            gateway,
+            max(gateway * spike, gateway + n.post_burst_rps),
+            f"raise to {_si(max(gateway * spike, gateway + n.post_burst_rps))}/s",
+        )
+    )
+    out.append(
+        Check(
+            "quota",
+            "Lambda concurrent executions (account)",
+            QUOTAS["lambda_concurrency"],
+            n.peak_concurrency,
+            n.peak_concurrency * spike + n.post_burst_environments,
+            f"raise to {_si(n.peak_concurrency * spike + n.post_burst_environments)}",
+        )
+    )
+    busiest, concurrency = max(n.concurrency_by_function.items(), key=lambda kv: kv[1],
+                               default=("", 0.0))  # fmt: skip
+    out.append(
+        Check(
+            "scaling rate",
+            f"new environments per 10 s, {busiest} (fixed: 1,000 a"
+            " function; daily: its peak in 10 minutes; event: the sustained event's"
+            " extra in one minute)",
+            QUOTAS["lambda_scaling_per_10s"],
+            concurrency / 60,
+            concurrency * (spike - 1) / 6,
+            "fixed: provisioned concurrency for the difference",
+        )
+    )
+    absorbed = QUOTAS["lambda_scaling_per_10s"] / max(n.post_duration_s, 1e-9)
+    admitted = float(profile.get("HttpThrottleRate", 0)) + float(
+        profile.get("HttpThrottleBurst", 0)
+    )
+    posts_event = n.post_burst_rps / EVENT_BURST * EVENT_PEAK
+    drain_s = max(1.0, n.post_burst_rps / (posts_event + absorbed))
+    out.append(
+        Check(
+            "scaling rate",
+            f"new TweetsFunction environments in the posts' one-second burst ({EVENT_BURST:g}x"
+            " the mean; fixed: 1,000 a function per 10 s)",
+            QUOTAS["lambda_scaling_per_10s"],
+            0.0,
+            n.post_burst_environments,
+            f"the route admits {_si(admitted)} a second, so Lambda throttles the excess (a"
+            " 5xx); to be built: a per-route throttle on POST /v1/tweets (RouteSettings) at"
+            f" {_si(posts_event + absorbed)} a second (the event's posts and what 1,000 new"
+            " environments take), answering the rest 429 with Retry-After: the clients'"
+            f" retries drain the burst's {_si(n.post_burst_rps)} posts in {drain_s:.0f} s",
+        )
+    )
+    out.append(
+        Check(
+            "quota",
+            "WebSocket new connections/s (account)",
+            QUOTAS["ws_new_connections_s"],
+            n.ws_peak_connects_s,
+            n.ws_peak_connects_s * spike,
+            f"raise to {_si(n.ws_peak_connects_s * spike)}/s (a deploy reconnects"
+            " everyone at once: clients back off with jitter)",
+        )
+    )
+    out.append(
+        Check(
+            "quota",
+            "DynamoDB write units/s per table (on-demand; the likes table: 60% of writes)",
+            QUOTAS["ddb_table_units_s"],
+            n.peak_wru_s * 0.6,
+            n.peak_wru_s * 0.6 * spike,
+            f"raise to {_si(n.peak_wru_s * 0.6 * spike)}/s",
+        )
+    )
+    for what, load, limit, then in hot_partitions(n.dau):
+        out.append(Check("partition", what, limit, load, load * spike, then))
+    aurora = float(profile.get("DatabaseMaxCapacity", AURORA_MAX_ACU))
+    out.append(
+        Check(
+            "store",
+            "Aurora ACU (the profile's DatabaseMaxCapacity; 256 hard)",
+            min(aurora, AURORA_MAX_ACU),
+            n.aurora_acu,
+            n.aurora_acu_event,
+            "raise DatabaseMaxCapacity (256 at most: then readers for reads)",
+        )
+    )
+    clusters = int(profile.get("CacheClusters", 1))
+    cases = [(1.0, "CacheClusters changed"), (1 / clusters, "one cluster lost")]
+    for emptied, why in cases if clusters > 1 else [(1.0, "the cluster lost")]:
+        cold = cold_cache_pg_qps(n, emptied) / PG_QPS_PER_ACU
+        out.append(
+            Check(
+                "store",
+                f"Aurora ACU in the first minute after the profile cache is emptied ({why}:"
+                f" {emptied:.0%} of its keys)",
+                min(aurora, AURORA_MAX_ACU),
+                cold,
+                cold * spike,
+                "not bounded today: change CacheClusters off-peak (or move slots a few at a"
+                " time: each stage empties its share only)",
+            )
+        )
+    aurora_gb = n.dau * AURORA_GB
+    out.append(
+        Check(
+            "store",
+            "Aurora storage, GB (128 TiB a cluster, hard)",
+            AURORA_MAX_GB,
+            aurora_gb,
+            aurora_gb,
+            "split the users over clusters, or keep less a user",
+        )
+    )
+    nat_gbps = n.nat_gb / MONTH_DAYS / DAY * PEAK * 8  # the pushes' bytes at the daily peak
+    out.append(
+        Check(
+            "store",
+            f"NAT gateway, Gbps ({NAT_GATEWAYS} gateway in one zone: the @connections pushes)",
+            NAT_GATEWAY_GBPS * NAT_GATEWAYS,
+            nat_gbps,
+            nat_gbps * spike,
+            "a NAT gateway per zone",
+        )
+    )
+    hot = hot_keys(inputs, n.dau, n)
+    if hot:
+        top = max(hot, key=lambda k: k["share_after"])
+        out.append(
+            Check(
+                "cache node",
+                f"the hottest key, `{top['key']}`, share of one shard",
+                1.0,
+                top["share_after"],
+                top["share_after"] * spike,
+                "hold it in the function (warble.dal.hot)",
+            )
+        )
+    deployed = cache_deployment(n.dau, {PROFILES.get(n.dau, ""): profile})
+    if deployed.kind == "nodes":
+        per_node = shard_ops(inputs) * VALKEY_IO_THREADS_GAIN
+        out.append(Check("cache node", f"cache commands/s ({deployed.all_shards:,} shards of"
+                         f" {deployed.node_type}: half busy daily, 90% at the event)",
+                         float(deployed.all_shards), n.redis_peak_ops / (per_node * SHARD_TARGET),
+                         n.redis_peak_ops * spike / (per_node * SHARD_EVENT_TARGET),
+                         "more CacheShards or CacheClusters"))  # fmt: skip
+        per_cluster = deployed.shards * (1 + REPLICAS_PER_SHARD)
+        out.append(
+            Check(
+                "quota",
+                f"ElastiCache nodes per cluster ({CLUSTER_MAX_NODES} at most)",
+                QUOTAS["elasticache_nodes_per_cluster"],
+                per_cluster,
+                per_cluster,
+                f"raise to {per_cluster:,}"
+                if per_cluster <= CLUSTER_MAX_NODES
+                else "more CacheClusters",
+            )
+        )
+        nodes = deployed.all_shards * (1 + REPLICAS_PER_SHARD)
+        out.append(
+            Check(
+                "quota",
+                "ElastiCache nodes per Region",
+                QUOTAS["elasticache_nodes_per_region"],
+                nodes,
+                nodes,
+                f"raise to {nodes:,}",
+            )
+        )
+    for name, need, value, _ in profile_check(n, profile):
+        if name.startswith(("cache shards", "Aurora")):  # the rows above
+            continue
+        kind = "profile setting" if not name.startswith("cache") else "cache node"
+        if name.startswith("CelebrityFollowers"):
+            seconds = n.largest_fanout[1]
+            out.append(
+                Check(
+                    "store",
+                    f"the largest fan-out on write ({n.largest_fanout[0]:,.0f} followers), seconds",
+                    FANOUT_BUDGET_S,
+                    seconds,
+                    seconds,
+                    "a lower CelebrityFollowers or more fan-out memory",
+                )
+            )
+            continue
+        daily = need / spike if "burst" not in name and "GB" not in name else need
+        out.append(Check(kind, name, value, daily, need, f"raise to {_si(need)}"))
+    return out
+
+
+def _si(value: float) -> str:
+    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= size:
+            return f"{value / size:,.1f}{unit}"
+    return f"{value:,.1f}"
 
 
 def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
@@ -1442,8 +1717,9 @@ def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, f
 
     row("Aurora max ACU (one writer: 256 at most)", n.aurora_acu_event, "DatabaseMaxCapacity")
     if "CelebrityFollowers" in profile:
-        # a most, not a least: the largest account fanned out on write within FANOUT_BUDGET_S
-        most = FANOUT_BUDGET_S / FANOUT_S_PER_FOLLOWER
+        # a most, not a least: the largest account fanned out on write within FANOUT_BUDGET_S,
+        # at the fan-out function's share of a vCPU
+        most = FANOUT_BUDGET_S / (FANOUT_S_PER_FOLLOWER / cpu_share(n.fanout_memory_mb))
         value = float(profile["CelebrityFollowers"])
         name = (f"CelebrityFollowers (fanned out on write below it) vs the most a fan-out reaches"
                 f" in {FANOUT_BUDGET_S:g} s (at most)")  # fmt: skip

@@ -306,10 +306,10 @@ class RedisMeter:
         for _ in range(2000):
             self._client.get("capacity:ref")
         after = self._stats()
-        # A new server lists no GET before its first one.
-        first, last = before[0].get("get", (0, 0.0)), after[0]["get"]
-        calls = last[0] - first[0]
-        self.get_usec = max(0.05, (last[1] - first[1]) / max(calls, 1))
+        # a fresh server has no GET line before its first GET
+        was_calls, was_usec = before[0].get("get", (0, 0.0))
+        calls = after[0]["get"][0] - was_calls
+        self.get_usec = max(0.05, (after[0]["get"][1] - was_usec) / max(calls, 1))
         empties = sorted(self._delta(self._stats(), self._stats()) for _ in range(5))
         self._self_cost = empties[2]
 

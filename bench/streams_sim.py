@@ -12,11 +12,13 @@ What is modelled (each constant below names its source):
   shard per partition. Young tables (a day of data) are throughput-bound, old ones (a year)
   storage-bound: far more shards, far fewer records each.
 - **Load**: the capacity model's actions per daily user (4 tweets, 20 likes, 1 follow a day),
-  the records each writes, on a daily curve with seed 000's peak of 3x the mean; a 25x-the-mean
-  spike for ten minutes, which the tables throttle at each partition's 1,000 write units a second
-  (a partition cannot split that fast); one viral tweet by a 10M-follower account (a tenth of the
-  followers like it in the first hour, decaying with a 15-minute half-life), its likes spread
-  over every shard and each batch holding one counting it in one counter transaction.
+  the records each writes, on the model's daily curve (seed 000's peak of 3x the mean); the
+  model's event (one traffic basis, bench/capacity_model.py: the sustained event for ten
+  minutes, its first second the posts' burst), which the tables throttle at each partition's
+  1,000 write units a second (a partition cannot split that fast); one viral tweet by a
+  10M-follower account (a tenth of the followers like it in the first hour, decaying with a
+  15-minute half-life), its likes spread over every shard and each batch holding one counting
+  it in one counter transaction.
 - **The hot counter** (warble.dal.counters): one item takes 500 transactional writes a second,
   one at a time. A consumer whose transaction finds the item busy (cancelled: TransactionConflict)
   marks the counter hot (a plain write to the item), backs off 50 ms, and from then on writes one
@@ -56,6 +58,8 @@ from typing import Any
 import numpy as np
 import simpy
 
+from bench import capacity_model
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 DOC = ROOT / "docs" / "capacity.md"
@@ -87,8 +91,12 @@ HOT_SUB_ITEMS = 8
 CONFLICT_BACKOFF = 0.05  # warble.domain.counters: a cancelled transaction waits 50 ms, doubling
 
 # ---- the load (bench/capacity_model.py's traffic; seed 000's peak) -------------------------------
-PEAK_TO_MEAN = 3.0  # seed 000: "Peak = 100k * 3"
-SPIKE_TO_MEAN = 25.0  # issue 29: a 25x ten-minute spike
+# One traffic basis with the capacity model (issue 42): its daily peak, its sustained event and
+# its one-second burst of posts.
+PEAK_TO_MEAN = capacity_model.PEAK
+SPIKE_TO_MEAN = capacity_model.EVENT_PEAK  # the sustained event, on every stream, ten minutes
+BURST_TO_MEAN = capacity_model.EVENT_BURST  # the posts' burst: the tweets stream, one second
+PEAK_HOUR = max(range(24), key=lambda h: capacity_model.DAILY_CURVE[h])
 PER_USER_PER_DAY = {"tweets": 4.0, "likes": 20.0, "graph": 1.0}
 # Stream records per action, their bytes, and write units each (transactions write twice).
 RECORDS_PER_ACTION = {"tweets": 1.0, "likes": 3.0, "graph": 5.0}
@@ -389,13 +397,13 @@ def poisson_times(
 
 # ---- the load on one shard -----------------------------------------------------------------------
 def daily_curve(t: float) -> float:
-    """Load over the day relative to its mean: ``floor + (3 - floor) * ((1 + cos) / 2) ** 3``,
-    mean 1 and peak PEAK_TO_MEAN (seed 000) at t = 0, its trough a tenth of the mean."""
-    exponent = 3.0
-    bump_mean = math.gamma(exponent + 0.5) / (math.sqrt(math.pi) * math.gamma(exponent + 1))
-    floor = (1 - PEAK_TO_MEAN * bump_mean) / (1 - bump_mean)
-    bump = ((1 + math.cos(2 * math.pi * t / DAY)) / 2) ** exponent
-    return floor + (PEAK_TO_MEAN - floor) * bump
+    """Load over the day relative to its mean at ``t`` seconds from the daily peak: the capacity
+    model's hourly curve (DAILY_CURVE: mean 1, peak PEAK_TO_MEAN), interpolated."""
+    hours = (PEAK_HOUR + t / 3600) % 24
+    low = int(hours)
+    share = hours - low
+    curve = capacity_model.DAILY_CURVE
+    return curve[low] * (1 - share) + curve[(low + 1) % 24] * share
 
 
 @dataclass(frozen=True)
@@ -426,13 +434,13 @@ class Table:
 class Scenario:
     name: str
     minutes: float
-    spike: tuple[float, float] | None = None  # (start, end) seconds of the 25x load
+    spike: tuple[float, float] | None = None  # (start, end) seconds of the sustained event
     viral: bool = False
 
 
 SCENARIOS = (
     Scenario("daily peak", 20),
-    Scenario("25x spike", 40, spike=(600.0, 1200.0)),
+    Scenario("event", 40, spike=(600.0, 1200.0)),
     Scenario("viral tweet", 30, viral=True),
 )
 
@@ -443,7 +451,8 @@ def shard_rate(table: Table, consumer: Consumer, scenario: Scenario) -> Callable
     def rate(t: float) -> float:
         load = per_shard * daily_curve(t - scenario.minutes * 30)
         if scenario.spike and scenario.spike[0] <= t < scenario.spike[1]:
-            load = min(per_shard * SPIKE_TO_MEAN, table.partition_cap)
+            burst = table.stream == "tweets" and t < scenario.spike[0] + 1.0
+            load = min(per_shard * (BURST_TO_MEAN if burst else SPIKE_TO_MEAN), table.partition_cap)
         return load * consumer.share
 
     return rate
@@ -993,7 +1002,7 @@ def chart(outcomes: list[Outcome], path: Path = CHART) -> None:
         ax.set_title(f"tables {age:g} day{'s' if age != 1 else ''} old")
     axes[0].set_ylabel("p99 age when applied, s (worst scenario)")
     axes[-1].legend(fontsize=8)
-    fig.suptitle("Stream consumers: p99 record age, worst of daily peak, 25x spike, viral tweet")
+    fig.suptitle("Stream consumers: p99 record age, worst of daily peak, event, viral tweet")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
