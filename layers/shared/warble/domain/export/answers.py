@@ -10,7 +10,7 @@ from warble.domain.conversations.answers import Conversation, Message
 from warble.domain.discover.answers import Location
 from warble.domain.media.answers import Media
 from warble.domain.notifications.answers import Notification, NotificationOfDeletedTweet
-from warble.domain.tweets.answers import Tweet
+from warble.domain.tweets.answers import TweetAnswer
 
 
 @dataclass(slots=True)
@@ -24,8 +24,8 @@ class ExportedConversation(Conversation):
 class Export:
     user: Me
     sessions: list[LiveSession]
-    tweets: list[Tweet]
-    likes: list[Tweet]
+    tweets: list[TweetAnswer]
+    likes: list[TweetAnswer]
     following: list[SeenUser]
     followers: list[SeenUser]
     blocks: list[SeenUser]
