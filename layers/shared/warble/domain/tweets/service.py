@@ -20,7 +20,7 @@ the reactions reader of the tweets stream), so they stop counting everywhere.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -289,14 +289,20 @@ class TweetService:
 
     def user_timeline(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> TweetPage:
         self._accounts.profile(user_id)  # 404 for an unknown user
-        before = decode_cursor(f"user{user_id}", cursor)
-        tweets = self.by_author(user_id, before, limit)
-        return self._page(tweets, limit, f"user{user_id}", viewer)
+        kind = f"user{user_id}"
+        before = decode_cursor(kind, cursor)
+        # Which tweets from the table (read-your-writes); the tweets themselves, rendered once,
+        # from the cache with the rest of the page in one round trip, the table's copies filling
+        # what it misses (issue 45: not rendered and primed again on every read).
+        tweets = self._store.by_author(user_id, before, limit)
+        items = self.show([(t.author_id, t.id) for t in tweets], viewer, from_table=tweets)
+        next_cursor = encode_cursor(kind, tweets[-1].id) if len(tweets) >= limit else None
+        return TweetPage(items, next_cursor)
 
     def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]:
-        """An author's tweets from the table, newest first, cached as they are read (a user's
-        timeline, the home timelines' recent sets), rendered once for both."""
-        tweets = [self._with_parts(t) for t in self._store.by_author(author_id, before_id, limit)]
+        """An author's tweets from the table, newest first, cached as they are read (the home
+        timelines' recent sets)."""
+        tweets = self._store.by_author(author_id, before_id, limit)
         self.prime(tweets)
         return tweets
 
@@ -364,10 +370,21 @@ class TweetService:
         return at_once(self._cache.batch(), lambda batch: self.load_later(batch, pairs))
 
     def load_later(
-        self, batch: ReadBatch, pairs: list[tuple[int, int]], fill: bool = True
+        self,
+        batch: ReadBatch,
+        pairs: list[tuple[int, int]],
+        fill: bool = True,
+        from_table: Sequence[StoredTweet] = (),
     ) -> Later[list[StoredTweet]]:
+        """``load`` with its MGET queued in ``batch``; ``from_table``: tweets just read from
+        the table, which fill the cache's misses among them without another read."""
+        known = {t.id: t for t in from_table}
+
         def fetch(missing: list[int]) -> list[dict[str, Any] | None]:
-            found = {t.id: t for t in self._store.get_many([pairs[i] for i in missing])}
+            wanted = [pairs[i] for i in missing if pairs[i][1] not in known]
+            found = dict(known)
+            if wanted:
+                found.update((t.id, t) for t in self._store.get_many(wanted))
             return [
                 self._cached(found[pairs[i][1]]) if pairs[i][1] in found else None for i in missing
             ]
@@ -383,12 +400,14 @@ class TweetService:
 
         return tweets
 
-    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[TweetAnswer]:
+    def show(
+        self, pairs: list[tuple[int, int]], viewer: int, from_table: Sequence[StoredTweet] = ()
+    ) -> list[TweetAnswer]:
         """``render(load(pairs))`` in one round trip to Redis when warm: the tweets are read
         with their authors' profiles, counters and the viewer's flags, all known from the pairs
-        (a second round trip only for retweets' originals)."""
+        (a second round trip only for retweets' originals). ``from_table``: as ``load_later``."""
         batch = self._cache.batch()
-        tweets = self.load_later(batch, pairs)
+        tweets = self.load_later(batch, pairs, from_table=from_table)
         ids = [tid for _, tid in pairs]
         ahead = self._hydrate_later(batch, viewer, [author for author, _ in pairs], ids)
         batch.run()
