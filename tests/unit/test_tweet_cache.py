@@ -126,3 +126,15 @@ def test_a_value_of_another_shape_reads_as_plain_json() -> None:
     # an id written as a string (not this shape's int) is read as the default codec reads it
     value = {"id": "1", "author_id": 2, "text": "hi", "created_at_ms": 1000}
     assert TWEET_CODEC.decode(JSON.encode(value)) == value
+
+
+def test_parts_read_as_plain_json_are_not_spliced() -> None:
+    # Given a value of another shape (an id as a string) that holds parts: the codec reads it as
+    # plain JSON, its parts as maps
+    record = dataclasses.replace(StoredTweet(1, 2, "hi", 1000), shown=None).record()
+    record["shown"] = list(tweet_parts(StoredTweet(1, 2, "hi", 1000), BASE))
+    record["reply_to"] = "5"
+    value = TWEET_CODEC.decode(TWEET_CODEC.encode(record))
+    assert isinstance(value["shown"][2], dict)
+    # then the tweet has no parts to splice: it is made afresh
+    assert not has_parts(StoredTweet.from_record(value), BASE)

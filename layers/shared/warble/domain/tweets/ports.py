@@ -122,7 +122,9 @@ class StoredTweet:
             tuple(get("media_ids") or ()),
             media_copies(get("media")),
             tuple(tags) if tags is not None else hashtags(record["text"]),
-            tuple(shown) if shown else None,
+            # Parts read as maps (a value of another shape, decoded as plain JSON) are not
+            # spliced: the tweet is made afresh.
+            tuple(shown) if shown and not isinstance(shown[2], dict) else None,
         )
 
 
