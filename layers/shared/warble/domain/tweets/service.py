@@ -473,14 +473,13 @@ class TweetService:
         now, to the same bytes."""
         if not tweets:
             return []
-        originals = {
-            t.id: t
-            for t in self.load(
-                (t.retweet_of_author, t.retweet_of)
-                for t in tweets
-                if t.retweet_of is not None and t.retweet_of_author is not None
-            )
-        }
+        original_keys = [
+            (t.retweet_of_author, t.retweet_of)
+            for t in tweets
+            if t.retweet_of is not None and t.retweet_of_author is not None
+        ]
+        # No batch at all for a page without retweets (most pages).
+        originals = {t.id: t for t in self.load(original_keys)} if original_keys else {}
         # A retweet shows its original's engagement: that is what likes and retweets act on.
         subject = {t.id: t.retweet_of if t.retweet_of is not None else t.id for t in tweets}
         wanted = list(dict.fromkeys(subject.values()))
