@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import threading
+import uuid
+from dataclasses import replace
+from typing import Any
 
 import pytest
 from warble import keys, services
+from warble.domain.accounts.answers import Principal
 from warble.domain.shared import UserSummary
+from warble.domain.tweets.answers import Tweet, TweetJson, TweetPage
 from warble.errors import Forbidden, NotFound, ValidationFailed
+from warble.events import TweetPosted
+from warble.http.render import render
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 
@@ -173,3 +181,53 @@ def test_a_reply_racing_its_parents_deletion_is_refused_by_the_transaction(tweet
     with pytest.raises(ParentMissing):
         store.create(reply)
     assert store.get(bob, reply.id) is None
+
+
+def test_every_page_splices_what_was_rendered_at_caching_and_shows_a_profile_edit_at_once(
+    tweets, accounts, alice, bob
+):
+    # Given Alice's tweet (with a tag), a reply to it, a retweet of it by Bob (who follows her)
+    # and Bob's like, all cached (rendered once, as they were cached) and read on every page
+    services.graph().follow(bob, alice)
+    tag = f"splice{uuid.uuid4().hex[:8]}"
+    original = int(tweets.post(alice, f"hello #{tag}", None, []).id)
+    reply = int(tweets.post(bob, "a reply", original, []).id)
+    retweet = int(tweets.retweet(bob, original)[0].id)
+    services.likes().like(bob, original)
+    services.hashtags().tweets_changed(
+        [TweetPosted(tweet_id=original, author_id=alice, hashtags=(tag,))]
+    )
+    services.timelines().rebuild(bob)
+
+    def pages() -> dict[str, list[Any]]:
+        return {
+            "home": services.timelines().home(bob, 20, None).items,
+            "user": tweets.user_timeline(bob, alice, 20, None).items,
+            "replies": tweets.replies(bob, original, 20, None).items,
+            "hashtag": services.hashtags().timeline(bob, tag, 20, None).items,
+            "likes": services.likes().liked_tweets(bob, bob, 20, None).items,
+            "one": [tweets.get(bob, original), tweets.get(bob, retweet)],
+        }
+
+    before = pages()
+    assert [int(t.id) for t in before["home"]] == [retweet, reply, original]
+    # then every page is spliced from the cached parts, to the bytes of the tweets made afresh
+    for name, items in before.items():
+        assert items and all(isinstance(t, TweetJson) for t in items), name
+        stored = tweets.load([(int(t.author.id), int(t.id)) for t in items])
+        fresh = tweets.render([replace(t, shown=None) for t in stored], bob)
+        assert all(isinstance(t, Tweet) for t in fresh), name
+        assert render(TweetPage(items, None)) == render(TweetPage(fresh, None)), name
+    # When Alice changes her display name
+    accounts.update_profile(Principal(alice, 0), {"display_name": "Alice Renamed"})
+    # then the next read of every page shows it (the summary is spliced, never cached with her
+    # tweets), her tweets and Bob's retweet of hers alike
+    for name, items in pages().items():
+        hers = [t.retweet_of or t for t in items if int(t.id) != reply]
+        assert {t.author.display_name for t in hers} <= {"Alice Renamed"}, name
+        as_json = json.loads(render(TweetPage(items, None)))["items"]
+        for item in as_json:
+            author = (item["retweet_of"] or item)["author"]
+            assert author["display_name"] == (
+                "bob" if item["id"] == str(reply) else "Alice Renamed"
+            )

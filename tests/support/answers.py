@@ -4,14 +4,16 @@ document says of a route's answer, and a tweet's media copies as Hypothesis draw
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
-from warble.domain.media.answers import MediaJson, encoded_media
 from warble.domain.media.ports import AttachedMedia
 from warble.domain.shared import UserSummary
+from warble.domain.tweets.answers import TweetJson, summary_json, tweet_parts
+from warble.domain.tweets.ports import StoredTweet
 
 ALICE = UserSummary("7262946581234567168", "alice", "Alice")
 ALICE_JSON = {"id": "7262946581234567168", "username": "alice", "display_name": "Alice"}
@@ -57,8 +59,35 @@ def ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-# A cached tweet's media: its text as the tweet cache makes it (pydantic writes what it holds).
-# Registered here, where every test that draws a Tweet gets it by importing ATTACHED.
+# A stored tweet: any text, tags and media ids, up to 4 media, maybe a reply.
+STORED = st.builds(
+    StoredTweet,
+    id=st.integers(1, 2**63 - 1),
+    author_id=st.integers(1, 2**63 - 1),
+    text=st.text(),
+    created_at_ms=st.integers(0, 4 * 10**12),
+    reply_to=st.none() | st.integers(1, 2**63 - 1),
+    media_ids=st.lists(st.text(), max_size=4).map(tuple),
+    media=st.lists(ATTACHED, max_size=4).map(tuple),
+    hashtags=st.lists(st.text(), max_size=3).map(tuple),
+)
+SUMMARIES = st.builds(UserSummary, id=st.text(), username=st.text(), display_name=st.text())
+
+
+def _spliced(tweet: StoredTweet, author: UserSummary, counts: list[int], flags: bool) -> TweetJson:
+    rendered = dataclasses.replace(tweet, shown=tweet_parts(tweet, "u"))
+    return TweetJson(rendered, author, summary_json(author), None, *counts, flags, not flags)
+
+
+# A tweet spliced from its cached parts (pydantic writes what it holds). Registered here, where
+# every test that draws a Tweet page gets it by importing ATTACHED.
 st.register_type_strategy(
-    MediaJson, st.lists(ATTACHED, max_size=3).map(lambda m: MediaJson(encoded_media(m, "u")))
+    TweetJson,
+    st.builds(
+        _spliced,
+        STORED,
+        SUMMARIES,
+        st.lists(st.integers(0, 2**31), min_size=3, max_size=3),
+        st.booleans(),
+    ),
 )

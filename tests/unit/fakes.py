@@ -451,7 +451,7 @@ class FakeTweetStore:
         copies = [media if m.id == media.id and m.rev < media.rev else m for m in tweet.media]
         if copies == list(tweet.media):
             return False
-        self.tweets[tweet_id] = StoredTweet(**{**tweet.__dict__, "media": tuple(copies)})
+        self.tweets[tweet_id] = replace(tweet, media=tuple(copies))
         return True
 
     def delete(self, tweet: StoredTweet) -> None:

@@ -16,18 +16,21 @@ import warble.domain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
-from warble.domain.media.answers import (
-    MEDIA_JSON_FORM,
-    MediaJson,
-    encoded_media,
-    media_answers,
-    media_part,
+from warble.domain.shared import UserSummary
+from warble.domain.tweets.answers import (
+    TWEET_JSON_FORM,
+    Tweet,
+    TweetJson,
+    TweetPage,
+    has_parts,
+    tweet_parts,
 )
-from warble.domain.media.ports import AttachedMedia
-from warble.domain.tweets.answers import Tweet
+from warble.domain.tweets.ports import StoredTweet
+from warble.domain.tweets.service import Hydration
 from warble.http.render import render
 
-from tests.support.answers import ATTACHED
+from tests.support.answers import STORED, SUMMARIES
+from tests.unit.fakes import MEDIA_URL, World
 
 pytestmark = pytest.mark.unit
 
@@ -91,20 +94,103 @@ def test_an_answer_renders_the_bytes_pydantic_wrote(kind: type) -> None:
     check()
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(ATTACHED, max_size=4), st.from_type(Tweet), st.sampled_from(["https://c.d", ""]))
-def test_a_cached_tweets_media_renders_as_made_afresh(
-    media: list[AttachedMedia], tweet: Tweet, base: str
-) -> None:
-    # Given a tweet's media encoded when it was cached, when its answer is rendered, then the
-    # bytes are those of the same media made and encoded on the read
-    fresh = dataclasses.replace(tweet, media=media_answers(media, base))
-    text = encoded_media(media, base)
-    cached = dataclasses.replace(
-        tweet, media=media_part(media, (MEDIA_JSON_FORM, base, text), base)
+_WORLD: list[World] = []
+
+
+def world() -> World:
+    """One in-memory world for every example (a Container is built once)."""
+    if not _WORLD:
+        _WORLD.append(World())
+    return _WORLD[0]
+
+
+def rendered(
+    tweet: StoredTweet,
+    original: StoredTweet | None,
+    authors: dict[int, UserSummary],
+    counts: list[int],
+    liked: bool,
+    retweeted: bool,
+) -> list[Any]:
+    """``TweetService.render`` of ``tweet`` (a retweet of ``original``, cached as the service
+    caches it) with these authors and engagement read ahead, as ``show`` reads them."""
+    w = world()
+    subject = tweet.id if original is None else original.id
+    if original is not None:
+        w.tweet_cache.invalidate(original.id)
+        w.tweets.prime([original])
+    profiles = {
+        a: {"id": a, "username": s.username, "display_name": s.display_name}
+        for a, s in authors.items()
+    }
+    ahead = Hydration(
+        frozenset(authors),
+        frozenset([subject]),
+        profiles,
+        {subject: dict(zip(("like_count", "retweet_count", "reply_count"), counts, strict=True))},
+        {subject} if liked else set(),
+        {subject} if retweeted else set(),
     )
-    assert isinstance(cached.media, MediaJson)
-    assert render(cached) == render(fresh)
-    # and a text of another form, or made for another base URL, is not used
-    for stale in ((MEDIA_JSON_FORM + 1, base, text), (MEDIA_JSON_FORM, base + "/x", text)):
-        assert media_part(media, stale, base) == media_answers(media, base)
+    return w.tweets.render([tweet], viewer=1, ahead=ahead)
+
+
+def same_attributes(spliced: Any, made: Any) -> None:
+    """What the domain reads of a shown tweet is the same, spliced or made."""
+    for name in Tweet.__dataclass_fields__:
+        if name == "retweet_of":
+            assert (spliced.retweet_of is None) == (made.retweet_of is None)
+            if made.retweet_of is not None:
+                same_attributes(spliced.retweet_of, made.retweet_of)
+        else:
+            assert getattr(spliced, name) == getattr(made, name), name
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    STORED,
+    st.none() | STORED,
+    SUMMARIES,
+    SUMMARIES,
+    st.lists(st.integers(0, 2**40), min_size=3, max_size=3),
+    st.booleans(),
+    st.booleans(),
+)
+def test_a_cached_tweet_renders_as_made_afresh(
+    tweet: StoredTweet,
+    original: StoredTweet | None,
+    author: UserSummary,
+    original_author: UserSummary,
+    counts: list[int],
+    liked: bool,
+    retweeted: bool,
+) -> None:
+    # Given a tweet (any text, media, tags, reply link; maybe a retweet of another, cached) and
+    # its authors' summaries (any text: they are spliced, never cached with the tweet)
+    author = UserSummary(str(tweet.author_id), author.username, author.display_name)
+    authors = {tweet.author_id: author}
+    if original is not None:
+        original = dataclasses.replace(original, id=tweet.id ^ 1, author_id=tweet.author_id ^ 1)
+        authors[original.author_id] = UserSummary(
+            str(original.author_id), original_author.username, original_author.display_name
+        )
+        tweet = dataclasses.replace(
+            tweet, retweet_of=original.id, retweet_of_author=original.author_id
+        )
+    cached = dataclasses.replace(tweet, shown=tweet_parts(tweet, MEDIA_URL))
+    # when it is rendered from the parts made when it was cached, and made afresh
+    [spliced] = rendered(cached, original, authors, counts, liked, retweeted)
+    [made] = rendered(tweet, original, authors, counts, liked, retweeted)
+    assert isinstance(spliced, TweetJson) and isinstance(made, Tweet)
+    # then the bytes are the same, alone and on a page, and so is what the domain reads of it
+    assert render(TweetPage([spliced], "c")) == render(TweetPage([made], "c"))
+    assert render(spliced) == render(made)
+    same_attributes(spliced, made)
+    # and parts of another form, or made for another media address, are not used
+    for stale in (
+        (TWEET_JSON_FORM + 1, MEDIA_URL, *cached.shown[2:]),  # type: ignore[index]
+        (TWEET_JSON_FORM, MEDIA_URL + "/x", *cached.shown[2:]),  # type: ignore[index]
+    ):
+        old = dataclasses.replace(tweet, shown=stale)
+        assert not has_parts(old, MEDIA_URL)
+        [again] = rendered(old, original, authors, counts, liked, retweeted)
+        assert isinstance(again, Tweet) and render(again) == render(made)

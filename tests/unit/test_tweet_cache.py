@@ -1,31 +1,31 @@
 """The tweets cache's typed codec (``warble.dal.tweet_cache``): a tweet written and read back is
-the same tweet, its answer renders the bytes of the same tweet made afresh, and values of other
-shapes (a tombstone, a record of an older form) read as they should."""
+the same tweet, its spliced answer renders the bytes of the same tweet made afresh, and values of
+other shapes (a tombstone, a record of an older form) read as they should."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 
+import msgspec
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from warble.dal.cache import JSON
 from warble.dal.tweet_cache import TWEET_CODEC
-from warble.domain.media.answers import (
-    MEDIA_JSON_FORM,
-    MediaJson,
-    encoded_media,
-    media_answers,
-    media_part,
-)
 from warble.domain.media.ports import AttachedMedia, CachedMedia
-from warble.domain.tweets.answers import Tweet
+from warble.domain.shared import UserSummary
+from warble.domain.tweets.answers import (
+    TWEET_JSON_FORM,
+    TweetJson,
+    has_parts,
+    summary_json,
+    tweet_parts,
+)
 from warble.domain.tweets.ports import StoredTweet
 from warble.domain.tweets.service import TOMBSTONE
 from warble.http.render import render
 
-from tests.support.answers import ATTACHED
+from tests.support.answers import STORED, SUMMARIES
 
 pytestmark = pytest.mark.unit
 
@@ -33,55 +33,42 @@ BASE = "https://media.example"
 
 
 def cached(tweet: StoredTweet) -> StoredTweet:
-    """The tweet as the service caches it (the answer of its media, if any, encoded), written
-    and read back."""
-    if tweet.media:
-        text = encoded_media(tweet.media, BASE)
-        tweet = dataclasses.replace(tweet, media_json=(MEDIA_JSON_FORM, BASE, text))
-    record = tweet.record()
+    """The tweet as the service caches it (what every viewer sees of it rendered), written and
+    read back."""
+    record = dataclasses.replace(tweet, shown=tweet_parts(tweet, BASE)).record()
     return StoredTweet.from_record(TWEET_CODEC.decode(TWEET_CODEC.encode(record)))
 
 
+def spliced(tweet: StoredTweet, author: UserSummary) -> TweetJson:
+    return TweetJson(tweet, author, summary_json(author), None, 3, 2, 1, True, False)
+
+
 @settings(max_examples=80, deadline=None)
-@given(
-    st.lists(ATTACHED, max_size=4),
-    st.text(),
-    st.lists(st.text(), max_size=3),
-    st.from_type(Tweet),
-)
+@given(STORED, SUMMARIES)
 def test_a_tweet_read_back_is_the_same_tweet_and_renders_the_same_bytes(
-    media: list[AttachedMedia], text: str, tags: list[str], answer: Tweet
+    tweet: StoredTweet, author: UserSummary
 ) -> None:
-    # Given a tweet with media, cached through the typed codec
-    tweet = StoredTweet(
-        id=7,
-        author_id=3,
-        text=text,
-        created_at_ms=1_700_000_000_000,
-        reply_to=5,
-        reply_to_author=4,
-        media_ids=tuple(str(m.id) for m in media),
-        media=tuple(media),
-        hashtags=tuple(tags),
-    )
+    # Given a tweet (any text, tags, media), cached through the typed codec
     back = cached(tweet)
     # then every field reads back as written, the media copies included (decoded when asked)
-    assert dataclasses.replace(back, media_json=None) == tweet
-    assert list(back.media) == media
-    # and its media answer is the cached text, written as the same bytes as made afresh
-    part = media_part(back.media, back.media_json, BASE)
-    assert isinstance(part, MediaJson) == bool(media)
-    fresh = dataclasses.replace(answer, media=media_answers(media, BASE))
-    assert render(dataclasses.replace(answer, media=part)) == render(fresh)
+    assert dataclasses.replace(back, shown=None) == tweet
+    assert list(back.media) == list(tweet.media)
+    # and its parts read back as the bytes written (not strings), spliced into the bytes of the
+    # tweet spliced from the parts as made (test_render holds those equal to a Tweet made now)
+    assert has_parts(back, BASE)
+    assert all(isinstance(part, msgspec.Raw) for part in back.shown[2:])  # type: ignore[index]
+    made = dataclasses.replace(tweet, shown=tweet_parts(tweet, BASE))
+    assert render(spliced(back, author)) == render(spliced(made, author))
 
 
 def test_the_page_path_does_not_decode_the_media_copies() -> None:
     # Given a cached tweet with images, read back
     media = AttachedMedia(1, "image/png", 10, 2, 3, "o", "p", "LKO2", 'a "quote"', 1000)
     back = cached(StoredTweet(1, 2, "hi", 1000, media_ids=("1",), media=(media,)))
-    # then its copies are still the raw JSON after its answer is made (the page's only use)
+    # then its copies are still the raw JSON after its answer is spliced (the page's only use)
     assert isinstance(back.media, CachedMedia)
-    media_part(back.media, back.media_json, BASE)
+    author = UserSummary("2", "al", "Al")
+    TweetJson(back, author, summary_json(author), None, 0, 0, 0, False, False)
     assert back.media._items is None
     # and they decode to the copies when something asks
     assert back.media[0] == media and back.media._items is not None
@@ -89,40 +76,65 @@ def test_the_page_path_does_not_decode_the_media_copies() -> None:
 
 def test_a_tweet_without_media_reads_back_with_none() -> None:
     back = cached(StoredTweet(1, 2, "hi", 1000))
-    assert back.media == () and back.media_json is None
-    assert media_part(back.media, back.media_json, BASE) == []
+    assert back.media == () and has_parts(back, BASE)
 
 
 def test_a_tombstone_reads_as_itself() -> None:
     assert TWEET_CODEC.decode(TWEET_CODEC.encode(TOMBSTONE)) == TOMBSTONE
 
 
-def test_a_record_of_the_older_form_renders_its_media_afresh() -> None:
-    # Given a tweet cached by the default codec with its answer as a JSON string (form 1), and
-    # a key this form does not know
+def test_a_record_of_the_older_form_is_rendered_afresh() -> None:
+    # Given a tweet cached by an older deploy: its media's answer as a JSON string (the form
+    # before tweets were rendered once), no parts, and a key this form does not know
     media = AttachedMedia(1, "image/png", 10, 2, 3, "o", "p", "LKO2", "alt", 1000)
     record = StoredTweet(1, 2, "#hi", 1000, media_ids=("1",), media=(media,)).record()
-    record["media_json"] = [1, BASE, encoded_media([media], BASE)]
+    del record["shown"], record["hashtags"]
+    record["media_json"] = [1, BASE, json.dumps([{"id": "1"}])]
     record["retired_field"] = True
-    del record["hashtags"]
     back = StoredTweet.from_record(TWEET_CODEC.decode(JSON.encode(record)))
-    # then its media are made again from the copies (the older text is not used)
-    assert media_part(back.media, back.media_json, BASE) == media_answers([media], BASE)
+    # then it has no parts (the service renders it afresh), and its media are its copies
+    assert not has_parts(back, BASE) and list(back.media) == [media]
     # and the tags come from the text, as for any record cached before tags were stored
     assert back.hashtags == ("hi",)
+    # and parts of another form are not used either
+    stale = dataclasses.replace(back, shown=(TWEET_JSON_FORM + 1, BASE, "{}", "{}"))
+    assert not has_parts(stale, BASE)
 
 
-def test_the_answer_is_json_in_place_not_a_string() -> None:
+def test_the_parts_are_json_in_place_not_strings() -> None:
     media = AttachedMedia(1, "image/png", 10, 2, 3, "o", "p", "LKO2", "alt", 1000)
     tweet = StoredTweet(1, 2, "hi", 1000, media_ids=("1",), media=(media,))
-    text = encoded_media([media], BASE)
-    written = TWEET_CODEC.encode(
-        dataclasses.replace(tweet, media_json=(MEDIA_JSON_FORM, BASE, text)).record()
-    )
-    assert json.loads(written)["media_json"][2] == json.loads(text)
+    parts = tweet_parts(tweet, BASE)
+    written = TWEET_CODEC.encode(dataclasses.replace(tweet, shown=parts).record())
+    form, base, head, tail = json.loads(written)["shown"]
+    assert (form, base) == (TWEET_JSON_FORM, BASE)
+    assert head == json.loads(parts[2]) and tail == json.loads(parts[3])
+    assert tail["media"][0]["alt_text"] == "alt"
+
+
+def test_a_tweet_read_back_and_cached_again_keeps_its_parts() -> None:
+    # a fill of a value read from the cache writes its parts (bytes as read) in place again
+    back = cached(StoredTweet(1, 2, "hi", 1000))
+    again = StoredTweet.from_record(TWEET_CODEC.decode(TWEET_CODEC.encode(back.record())))
+    author = UserSummary("2", "al", "Al")
+    one = TweetJson(back, author, summary_json(author), None, 0, 0, 0, False, False)
+    two = TweetJson(again, author, summary_json(author), None, 0, 0, 0, False, False)
+    assert bytes(one.json) == bytes(two.json)
 
 
 def test_a_value_of_another_shape_reads_as_plain_json() -> None:
     # an id written as a string (not this shape's int) is read as the default codec reads it
     value = {"id": "1", "author_id": 2, "text": "hi", "created_at_ms": 1000}
     assert TWEET_CODEC.decode(JSON.encode(value)) == value
+
+
+def test_parts_read_as_plain_json_are_not_spliced() -> None:
+    # Given a value of another shape (an id as a string) that holds parts: the codec reads it as
+    # plain JSON, its parts as maps
+    record = dataclasses.replace(StoredTweet(1, 2, "hi", 1000), shown=None).record()
+    record["shown"] = list(tweet_parts(StoredTweet(1, 2, "hi", 1000), BASE))
+    record["reply_to"] = "5"
+    value = TWEET_CODEC.decode(TWEET_CODEC.encode(record))
+    assert isinstance(value["shown"][2], dict)
+    # then the tweet has no parts to splice: it is made afresh
+    assert not has_parts(StoredTweet.from_record(value), BASE)

@@ -1,16 +1,17 @@
 """The tweets cache's codec: a cached tweet read with a typed decoder.
 
-A home page reads 20 cached tweets; with 4 images each, that is 80 media copies and 20 media
-answers inside them. The generic decoder builds every one of those maps and lists, and undoes the
-answer's escaped quotes, for a page that only writes the answer back out as it is. Here:
+A home page reads 20 cached tweets; with 4 images each, that is 80 media copies and 20 rendered
+tweets inside them. The generic decoder builds every one of those maps and lists, and undoes the
+rendered parts' escaped quotes, for a page that only splices the parts into its answer. Here:
 
-- the media answer (``StoredTweet.media_json``: form, base URL, text) is written into the cached
-  JSON as JSON, not as a string, and read back as ``msgspec.Raw``: the bytes as they are, skipped
-  by the decoder and written by the answer encoder unchanged (``warble.http.render``);
+- what every viewer sees of the tweet (``StoredTweet.shown``: form, media address and two JSON
+  objects, ``warble.domain.tweets.answers.tweet_parts``) is written into the cached JSON as
+  JSON, not as strings, and read back as ``msgspec.Raw``: the bytes as they are, skipped by the
+  decoder and spliced into the answer unchanged (``TweetJson``);
 - the media copies (``media``) are read as ``msgspec.Raw`` too, and decoded only if something
   asks for them (``warble.domain.media.ports.CachedMedia``): on the page, nothing does;
 - a tombstone (``{"deleted": true}``) reads as itself; keys this shape does not know (a record
-  of an older form) are left out.
+  of an older form, such as its ``media_json``) are left out.
 
 The values stay the domain's records (``StoredTweet.record`` / ``from_record``): only how they
 are written and read differs from the default codec.
@@ -37,8 +38,8 @@ class _CachedTweet(TypedDict, total=False):
     media_ids: list[str]
     media: msgspec.Raw  # the copies, as stored
     hashtags: list[str] | None
-    # (form, base URL, answer): the answer is JSON in place; an older form's is a JSON string.
-    media_json: tuple[int, str, msgspec.Raw] | None
+    # (form, media address, the two parts as JSON in place)
+    shown: tuple[int, str, msgspec.Raw, msgspec.Raw] | None
     deleted: bool  # the tombstone
 
 
@@ -46,9 +47,10 @@ _ENCODER = msgspec.json.Encoder(enc_hook=str)
 
 
 def _encode(record: Any) -> bytes:
-    answer = record.get("media_json")
-    if answer is not None and isinstance(answer[2], str):
-        record = {**record, "media_json": [answer[0], answer[1], msgspec.Raw(answer[2])]}
+    shown = record.get("shown")
+    if shown is not None:  # the parts' text written as the JSON it is
+        form, media_url, head, tail = shown
+        record = {**record, "shown": [form, media_url, msgspec.Raw(head), msgspec.Raw(tail)]}
     return _ENCODER.encode(record)
 
 

@@ -12,8 +12,9 @@ validating what the domain built: the same bytes pydantic-core's serializer for 
 27 µs against 67 µs), which every page of every feature pays. The one difference is a float of
 1e16 or more, written ``1e16`` where pydantic wrote ``1e+16`` (the same JSON number; no answer
 holds one: ``distance_km`` stops at half the Earth's circumference). A part the domain encoded
-already (``EncodedJson``) is written as it is. Anything else (a route that answers a dict) is
-encoded as Powertools does.
+already (``EncodedJson``: a tweet spliced from the parts rendered when it was cached,
+``warble.domain.tweets.answers.TweetJson``) is written as it is, as an answer of its own too.
+Anything else (a route that answers a dict) is encoded as Powertools does.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from warble.domain.shared import EncodedJson
 
 
 def _encoded(value: Any) -> msgspec.Raw:
-    """A part encoded already (``EncodedJson``: a cached tweet's media) is written as it is."""
+    """A part encoded already (``EncodedJson``: a tweet spliced from its cached parts) is
+    written as it is."""
     if isinstance(value, EncodedJson):
         return msgspec.Raw(value.json)
     raise NotImplementedError(f"cannot encode {type(value).__name__}")
@@ -40,6 +42,8 @@ _ENCODE = msgspec.json.Encoder(enc_hook=_encoded).encode
 
 def render(value: Any) -> str:
     """The JSON text of a route's answer (the resolver's serializer)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if isinstance(value, EncodedJson) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
         return _ENCODE(value).decode()
     return json.dumps(value, separators=(",", ":"), cls=Encoder)

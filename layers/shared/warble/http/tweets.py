@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from warble import services
 from warble.domain.accounts.answers import UserPage
 from warble.domain.likes.answers import LikeAnswer
-from warble.domain.tweets.answers import Tweet, TweetPage
+from warble.domain.tweets.answers import Tweet, TweetAnswer, TweetPage
 from warble.http.app import first_reads, principal, reads_first
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
@@ -46,7 +46,7 @@ def post_tweet(body: Annotated[CreateTweet, Body()]) -> Response[Any]:
     summary="A tweet",
     responses=responses(200, Tweet, "The tweet", e404="not_found"),
 )
-def get_tweet(tweet_id: Id) -> Tweet:
+def get_tweet(tweet_id: Id) -> TweetAnswer:
     return services.tweets().get(principal().user_id, id_or_404(tweet_id, "tweet"))
 
 

@@ -11,7 +11,7 @@ from warble.domain.discover.answers import Location
 from warble.domain.media.answers import Media
 from warble.domain.notifications.answers import Notification, NotificationOfDeletedTweet
 from warble.domain.reports.answers import Report
-from warble.domain.tweets.answers import Tweet
+from warble.domain.tweets.answers import TweetAnswer
 
 
 @dataclass(slots=True)
@@ -25,8 +25,8 @@ class ExportedConversation(Conversation):
 class Export:
     user: Me
     sessions: list[LiveSession]
-    tweets: list[Tweet]
-    likes: list[Tweet]
+    tweets: list[TweetAnswer]
+    likes: list[TweetAnswer]
     following: list[SeenUser]
     followers: list[SeenUser]
     blocks: list[SeenUser]

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from warble.domain.blocks.ports import Shield
 from warble.domain.shared import Later, ReadBatch
-from warble.domain.tweets.answers import Tweet
+from warble.domain.tweets.answers import TweetAnswer
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class TrendCounts(Protocol):
 class TweetShows(Protocol):
     """Tweets as a viewer sees them (``TweetService.show``): deleted ones left out."""
 
-    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[Tweet]: ...
+    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[TweetAnswer]: ...
 
 
 class ViewerShields(Protocol):
@@ -58,7 +58,7 @@ class ViewerShields(Protocol):
 class TweetFilter(Protocol):
     """A viewer's muted words, compiled (``warble.domain.muted_words.matcher.Matcher``)."""
 
-    def hides_tweet(self, tweet: Tweet, viewer: int) -> bool: ...
+    def hides_tweet(self, tweet: TweetAnswer, viewer: int) -> bool: ...
 
 
 class MutedWordReader(Protocol):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from warble.domain.accounts.answers import UserPage
-from warble.domain.tweets.answers import Tweet
+from warble.domain.tweets.answers import TweetAnswer
 from warble.domain.tweets.ports import StoredTweet
 
 
@@ -69,7 +69,7 @@ class Tweets(Protocol):
     @property
     def flags(self) -> LikeMarks: ...
     def load_shown(self, tweet_id: int) -> StoredTweet | None: ...
-    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[Tweet]: ...
+    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[TweetAnswer]: ...
 
 
 class UserPages(Protocol):

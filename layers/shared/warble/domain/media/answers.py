@@ -3,16 +3,12 @@ the upload form of ``POST /v1/media``."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from warble import clock
 from warble.domain.media.ports import READY, AttachedMedia
-from warble.domain.shared import EncodedJson
 
 
 @dataclass(slots=True)
@@ -88,49 +84,3 @@ def media_answers(media: Iterable[AttachedMedia], base_url: str) -> list[Media]:
         )
         for m in media
     ]
-
-
-# The form of ``encoded_media``'s text: a change of Media's fields (API.md) changes it, and the
-# cached texts of the older form are then rendered again instead of used. 2: the tweet cache
-# writes the text as JSON in place, where form 1 was a JSON string (``warble.dal.tweet_cache``).
-MEDIA_JSON_FORM = 2
-
-
-def encoded_media(media: Iterable[AttachedMedia], base_url: str) -> str:
-    """A tweet's Media list as JSON text, as the answer encoder writes it (compact, UTF-8),
-    made once when the tweet is cached: a page of 20 tweets with 4 images each then writes 80
-    Media as they are instead of building and encoding them on every read."""
-    answers = [dataclasses.asdict(m) for m in media_answers(media, base_url)]
-    return json.dumps(answers, ensure_ascii=False, separators=(",", ":"))
-
-
-class MediaJson(EncodedJson):
-    """A tweet's Media list as ``encoded_media`` made it."""
-
-    __slots__ = ()
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
-        """For pydantic (the OpenAPI document, the render tests): described as the Media list
-        it holds, serialized as the value of its text."""
-        from pydantic_core import core_schema
-
-        return core_schema.no_info_plain_validator_function(
-            lambda value: value,
-            json_schema_input_schema=handler.generate_schema(list[Media]),
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                lambda value: json.loads(
-                    value.json if isinstance(value.json, str) else bytes(value.json)
-                )
-            ),
-        )
-
-
-def media_part(
-    media: Iterable[AttachedMedia], cached: tuple[int, str, Any] | None, base_url: str
-) -> list[Media] | MediaJson:
-    """What a tweet answers for its media: its cached text (``cached``: form, base URL, text as
-    a str or bytes-like) when made in this form for this base URL, else the Media made now."""
-    if cached is not None and cached[0] == MEDIA_JSON_FORM and cached[1] == base_url:
-        return MediaJson(cached[2])
-    return media_answers(media, base_url)

@@ -49,8 +49,9 @@ _ATTACHED_FIELDS = tuple(spec.name for spec in fields(AttachedMedia))
 
 class CachedMedia(Sequence[AttachedMedia]):
     """A cached tweet's media copies as the cache read them (their JSON, bytes-like), decoded on
-    first use: a page answers a cached tweet's media from their encoded answer
-    (``answers.media_part``), so its 80 copies are not built on every read."""
+    first use: a page answers a cached tweet's media from its rendered parts
+    (``warble.domain.tweets.answers.tweet_parts``), so its 80 copies are not built on every
+    read."""
 
     __slots__ = ("_items", "_json")
 

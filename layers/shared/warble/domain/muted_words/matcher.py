@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from warble.domain.text import normalise, tag_of
-from warble.domain.tweets.answers import Tweet
+from warble.domain.tweets.answers import TweetAnswer
 
 # Words are runs of letters, digits, marks and underscores (Unicode ``\w``), as a reader sees them.
 _WORD = re.compile(r"\w+")
@@ -55,7 +55,7 @@ class Matcher:
                 return True
         return False
 
-    def hides_tweet(self, tweet: Tweet, viewer: int) -> bool:
+    def hides_tweet(self, tweet: TweetAnswer, viewer: int) -> bool:
         """Whether ``viewer`` is not shown ``tweet``: its text or, for a retweet, its
         original's holds a muted word. The viewer's own tweets and retweets are never hidden,
         nor is a retweet of the viewer's own tweet."""

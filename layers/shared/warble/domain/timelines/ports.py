@@ -8,7 +8,7 @@ from typing import Protocol
 
 from warble.domain.blocks.ports import Shield
 from warble.domain.shared import Later, ReadBatch, Writes
-from warble.domain.tweets.answers import Tweet
+from warble.domain.tweets.answers import TweetAnswer
 from warble.domain.tweets.ports import StoredTweet
 
 
@@ -58,7 +58,7 @@ class Tweets(Protocol):
     a recent set), and a page of them shown to its reader."""
 
     def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]: ...
-    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[Tweet]: ...
+    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[TweetAnswer]: ...
 
 
 class Follows(Protocol):
@@ -85,7 +85,7 @@ class ShieldReader(Protocol):
 class TweetFilter(Protocol):
     """A viewer's muted words, compiled (``warble.domain.muted_words.matcher.Matcher``)."""
 
-    def hides_tweet(self, tweet: Tweet, viewer: int) -> bool: ...
+    def hides_tweet(self, tweet: TweetAnswer, viewer: int) -> bool: ...
 
 
 class MutedWordReader(Protocol):

@@ -20,7 +20,7 @@ the reactions reader of the tweets stream), so they stop counting everywhere.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ from warble.domain.counters.ports import (
     user_counter,
 )
 from warble.domain.likes.ports import Liker, LikeStore
-from warble.domain.media.answers import MEDIA_JSON_FORM, encoded_media, media_part
+from warble.domain.media.answers import media_answers
 from warble.domain.media.ports import AttachedMedia
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import (
@@ -47,7 +47,15 @@ from warble.domain.shared import (
     user_summary,
 )
 from warble.domain.text import hashtags, normalise_text
-from warble.domain.tweets.answers import Tweet, TweetPage
+from warble.domain.tweets.answers import (
+    Tweet,
+    TweetAnswer,
+    TweetJson,
+    TweetPage,
+    has_parts,
+    summary_json,
+    tweet_parts,
+)
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
     MediaCatalog,
@@ -127,7 +135,9 @@ class TweetService:
         self._likes = likes
 
     # ---- writes -------------------------------------------------------------------------
-    def post(self, author_id: int, text: str, reply_to: int | None, media_ids: list[str]) -> Tweet:
+    def post(
+        self, author_id: int, text: str, reply_to: int | None, media_ids: list[str]
+    ) -> TweetAnswer:
         body = normalise_text(text, MAX_TEXT, may_be_empty=bool(media_ids))
         parent_author = None
         if reply_to is not None:
@@ -179,7 +189,7 @@ class TweetService:
         if author_id is not None and self._store.update_media(author_id, tweet_id, media):
             self._cache.invalidate(tweet_id)
 
-    def retweet(self, user_id: int, original_id: int) -> tuple[Tweet, bool]:
+    def retweet(self, user_id: int, original_id: int) -> tuple[TweetAnswer, bool]:
         """The retweet, and whether it was created now (False: it existed already)."""
         original = self.load_shown(original_id)
         if original is None:
@@ -263,13 +273,13 @@ class TweetService:
         return deleted
 
     # ---- reads --------------------------------------------------------------------------
-    def get(self, viewer: int, tweet_id: int) -> Tweet:
+    def get(self, viewer: int, tweet_id: int) -> TweetAnswer:
         tweet = self.load_one(tweet_id)
         if tweet is None:
             raise NotFound("No such tweet.")
         return self._render_one(tweet, viewer)
 
-    def _render_one(self, tweet: StoredTweet, viewer: int) -> Tweet:
+    def _render_one(self, tweet: StoredTweet, viewer: int) -> TweetAnswer:
         """One Tweet; 404 when it no longer shows (a retweet whose original was deleted, even
         a moment after the retweet itself was written)."""
         rendered = self.render([tweet], viewer=viewer)
@@ -279,13 +289,19 @@ class TweetService:
 
     def user_timeline(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> TweetPage:
         self._accounts.profile(user_id)  # 404 for an unknown user
-        before = decode_cursor(f"user{user_id}", cursor)
-        tweets = self.by_author(user_id, before, limit)
-        return self._page(tweets, limit, f"user{user_id}", viewer)
+        kind = f"user{user_id}"
+        before = decode_cursor(kind, cursor)
+        # Which tweets from the table (read-your-writes); the tweets themselves, rendered once,
+        # from the cache with the rest of the page in one round trip, the table's copies filling
+        # what it misses (issue 45: not rendered and primed again on every read).
+        tweets = self._store.by_author(user_id, before, limit)
+        items = self.show([(t.author_id, t.id) for t in tweets], viewer, from_table=tweets)
+        next_cursor = encode_cursor(kind, tweets[-1].id) if len(tweets) >= limit else None
+        return TweetPage(items, next_cursor)
 
     def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]:
-        """An author's tweets from the table, newest first, cached as they are read (a user's
-        timeline, the home timelines' recent sets)."""
+        """An author's tweets from the table, newest first, cached as they are read (the home
+        timelines' recent sets)."""
         tweets = self._store.by_author(author_id, before_id, limit)
         self.prime(tweets)
         return tweets
@@ -367,10 +383,21 @@ class TweetService:
         return at_once(self._cache.batch(), lambda batch: self.load_later(batch, pairs))
 
     def load_later(
-        self, batch: ReadBatch, pairs: list[tuple[int, int]], fill: bool = True
+        self,
+        batch: ReadBatch,
+        pairs: list[tuple[int, int]],
+        fill: bool = True,
+        from_table: Sequence[StoredTweet] = (),
     ) -> Later[list[StoredTweet]]:
+        """``load`` with its MGET queued in ``batch``; ``from_table``: tweets just read from
+        the table, which fill the cache's misses among them without another read."""
+        known = {t.id: t for t in from_table}
+
         def fetch(missing: list[int]) -> list[dict[str, Any] | None]:
-            found = {t.id: t for t in self._store.get_many([pairs[i] for i in missing])}
+            wanted = [pairs[i] for i in missing if pairs[i][1] not in known]
+            found = dict(known)
+            if wanted:
+                found.update((t.id, t) for t in self._store.get_many(wanted))
             return [
                 self._cached(found[pairs[i][1]]) if pairs[i][1] in found else None for i in missing
             ]
@@ -386,12 +413,14 @@ class TweetService:
 
         return tweets
 
-    def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[Tweet]:
+    def show(
+        self, pairs: list[tuple[int, int]], viewer: int, from_table: Sequence[StoredTweet] = ()
+    ) -> list[TweetAnswer]:
         """``render(load(pairs))`` in one round trip to Redis when warm: the tweets are read
         with their authors' profiles, counters and the viewer's flags, all known from the pairs
-        (a second round trip only for retweets' originals)."""
+        (a second round trip only for retweets' originals). ``from_table``: as ``load_later``."""
         batch = self._cache.batch()
-        tweets = self.load_later(batch, pairs)
+        tweets = self.load_later(batch, pairs, from_table=from_table)
         ids = [tid for _, tid in pairs]
         ahead = self._hydrate_later(batch, viewer, [author for author, _ in pairs], ids)
         batch.run()
@@ -402,11 +431,14 @@ class TweetService:
         self._cache.fill_missing([(t.id, self._cached(t)) for t in tweets])
 
     def _cached(self, tweet: StoredTweet) -> dict[str, Any]:
-        """A tweet's cached form, with its media's answer encoded once for every later read."""
-        if tweet.media and tweet.media_json is None:
-            text = encoded_media(tweet.media, self._media_url)
-            tweet = replace(tweet, media_json=(MEDIA_JSON_FORM, self._media_url, text))
-        return tweet.record()
+        """A tweet's cached form, rendered once for every later read."""
+        return self._with_parts(tweet).record()
+
+    def _with_parts(self, tweet: StoredTweet) -> StoredTweet:
+        """The tweet with what every viewer sees of it rendered (``tweet_parts``)."""
+        if has_parts(tweet, self._media_url):
+            return tweet
+        return replace(tweet, shown=tweet_parts(tweet, self._media_url))
 
     def counts(self, tweet_ids: list[int]) -> dict[int, dict[str, int]]:
         """like / retweet / reply counts: one MGET, the misses in one counters BatchGetItem."""
@@ -447,19 +479,20 @@ class TweetService:
 
     def render(
         self, tweets: list[StoredTweet], viewer: int, ahead: Hydration | None = None
-    ) -> list[Tweet]:
+    ) -> list[TweetAnswer]:
         """API.md Tweets, with authors, retweeted originals, counters and the viewer's flags
-        hydrated in batches (``ahead``: what was read already, by ``show``)."""
+        hydrated in batches (``ahead``: what was read already, by ``show``). A tweet (and its
+        original) rendered when cached is spliced with them (``TweetJson``); any other is made
+        now, to the same bytes."""
         if not tweets:
             return []
-        originals = {
-            t.id: t
-            for t in self.load(
-                (t.retweet_of_author, t.retweet_of)
-                for t in tweets
-                if t.retweet_of is not None and t.retweet_of_author is not None
-            )
-        }
+        original_keys = [
+            (t.retweet_of_author, t.retweet_of)
+            for t in tweets
+            if t.retweet_of is not None and t.retweet_of_author is not None
+        ]
+        # No batch at all for a page without retweets (most pages).
+        originals = {t.id: t for t in self.load(original_keys)} if original_keys else {}
         # A retweet shows its original's engagement: that is what likes and retweets act on.
         subject = {t.id: t.retweet_of if t.retweet_of is not None else t.id for t in tweets}
         wanted = list(dict.fromkeys(subject.values()))
@@ -477,41 +510,62 @@ class TweetService:
         liked, retweeted = known.liked, known.retweeted
 
         summaries = {author_id: user_summary(profile) for author_id, profile in authors.items()}
+        # Each author's summary encoded once a page: spliced, never cached with the tweets.
+        encoded_authors: dict[int, bytes] = {}
+        media_url = self._media_url
 
-        def view(tweet: StoredTweet, embedded: Tweet | None, subject_id: int) -> Tweet:
-            counted = counts.get(subject_id, {})
+        def engagement(subject_id: int) -> tuple[int, int, int, bool, bool]:
+            counted = counts.get(subject_id) or {}
             # The viewer's own like or retweet counts in what they see at once: the flags are
             # read-your-writes, the counters follow the stream a moment later, and an answer
             # saying retweeted_by_me with retweet_count 0 made a client's undo show -1.
             i_like, i_retweeted = subject_id in liked, subject_id in retweeted
-            return Tweet(
-                id=str(tweet.id),
-                author=summaries[tweet.author_id],
-                text=tweet.text,
-                created_at=clock.rfc3339_ms(tweet.created_at_ms),
-                reply_to=None if tweet.reply_to is None else str(tweet.reply_to),
-                retweet_of=embedded,
-                media_ids=list(tweet.media_ids),
-                media=media_part(tweet.media, tweet.media_json, self._media_url),
-                hashtags=list(tweet.hashtags),
-                like_count=max(counted.get("like_count", 0), int(i_like)),
-                retweet_count=max(counted.get("retweet_count", 0), int(i_retweeted)),
-                reply_count=counted.get("reply_count", 0),
-                liked_by_me=i_like,
-                retweeted_by_me=i_retweeted,
+            return (
+                max(counted.get("like_count", 0), int(i_like)),
+                max(counted.get("retweet_count", 0), int(i_retweeted)),
+                counted.get("reply_count", 0),
+                i_like,
+                i_retweeted,
             )
 
-        rendered = []
+        def spliced(tweet: StoredTweet, embedded: TweetJson | None, subject_id: int) -> TweetJson:
+            author = tweet.author_id
+            encoded = encoded_authors.get(author)
+            if encoded is None:
+                encoded = encoded_authors[author] = summary_json(summaries[author])
+            return TweetJson(tweet, summaries[author], encoded, embedded, *engagement(subject_id))
+
+        def made(tweet: StoredTweet, embedded: Tweet | None, subject_id: int) -> Tweet:
+            return Tweet(
+                str(tweet.id),
+                summaries[tweet.author_id],
+                tweet.text,
+                clock.rfc3339_ms(tweet.created_at_ms),
+                None if tweet.reply_to is None else str(tweet.reply_to),
+                embedded,
+                list(tweet.media_ids),
+                media_answers(tweet.media, media_url),
+                list(tweet.hashtags),
+                *engagement(subject_id),
+            )
+
+        rendered: list[TweetAnswer] = []
         for tweet in tweets:
             if tweet.author_id not in authors:
                 continue
-            embedded = None
+            original = None
             if tweet.retweet_of is not None:
                 original = originals.get(tweet.retweet_of)
                 if original is None or original.author_id not in authors:
                     continue  # the original was deleted: its retweets go with it
-                embedded = view(original, None, original.id)
-            rendered.append(view(tweet, embedded, subject[tweet.id]))
+            subject_id = subject[tweet.id]
+            # Spliced when rendered at caching, a retweet with its original; else made now.
+            if has_parts(tweet, media_url) and (original is None or has_parts(original, media_url)):
+                inner = None if original is None else spliced(original, None, original.id)
+                rendered.append(spliced(tweet, inner, subject_id))
+            else:
+                made_inner = None if original is None else made(original, None, original.id)
+                rendered.append(made(tweet, made_inner, subject_id))
         return rendered
 
 
