@@ -102,8 +102,12 @@ class StreamCounterProcessor:
         attempts: int = 4,
         backoff_seconds: float = 0.05,
         on_applied: Callable[[set[str]], None] | None = None,
+        on_touched: Callable[[set[str]], None] | None = None,
     ) -> None:
         self._store = store
+        # Told a batch's counter keys before they are applied (reconciliation's marks), so a
+        # record that fails into the on-failure queue still has its counters looked at.
+        self._on_touched = on_touched
         self._rules = rules
         self._max_actions = max_actions
         self._attempts = attempts
@@ -114,6 +118,10 @@ class StreamCounterProcessor:
         # An unreadable record is reported and never claimed.
         extracted = [self._rules.deltas(c) if c.readable else None for c in changes]
         failed = {index for index, deltas in enumerate(extracted) if deltas is None}
+        if self._on_touched is not None:
+            touched = {d.key for deltas in extracted if deltas for d in deltas}
+            if touched:
+                self._on_touched(touched)
         applied: set[str] = set()
         transactions = 0
         for chunk in self._chunks(changes, extracted):
