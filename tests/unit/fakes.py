@@ -1001,6 +1001,7 @@ class World:
     settle_seconds: float = 5.0
     reconcile_page: int = 100
     reconcile_sweep: int = 2000
+    mark_share: float = 1.0
     ids: FakeIds = field(default_factory=FakeIds)
     profiles: FakeProfiles = field(default_factory=FakeProfiles)
     tweet_store: FakeTweetStore = field(default_factory=FakeTweetStore)
@@ -1063,6 +1064,7 @@ class World:
             reconcile_pause_seconds=0.0,
             reconcile_page=self.reconcile_page,
             reconcile_sweep=self.reconcile_sweep,
+            reconcile_mark_share=self.mark_share,
             recent_actions=self.recent_actions,
             timeline_cap=self.timeline_store.cap,
             author_recent_cap=self.timeline_store.recent_cap,

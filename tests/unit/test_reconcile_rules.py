@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from warble.domain.counters.ports import TransactionRetry
-from warble.domain.counters.reconcile import Pace, Reconciler, Repair
+from warble.domain.counters.reconcile import Pace, Reconciler, Repair, sampled
 from warble.events import Change, Followed, Liked, TweetPosted
 
 from tests.unit.fakes import World
@@ -76,6 +76,29 @@ def test_a_counter_never_written_is_repaired_from_absent():
     # then
     assert repairs == [Repair(f"U#{alice}", "followers_count", 0, 1)]
     assert world.counters.current(f"U#{alice}", "followers_count") == 1
+
+
+def test_at_scale_a_sample_of_the_touched_counters_is_marked_and_every_failed_one():
+    # given: a profile marking none of what is applied (share 0)
+    world = World(mark_share=0.0, reconcile_sweep=0)
+    alice, bob, _ = populated(world)
+    assert world.marks.marked == set()
+    # when: a batch fails every attempt
+    world.graph.follow(alice, bob)
+    world.counters.failures = [TransactionRetry() for _ in range(4)]
+    change = Change("ev-failed", "9", (Followed(follower=alice, followee=bob),))
+    assert world.counter_processor().process([change]).failures == ["9"]
+    # then: its counters are marked all the same, and repaired by the next run
+    assert world.marks.marked == {f"U#{bob}"}
+    assert world.reconciler.run() == [Repair(f"U#{bob}", "followers_count", 0, 1)]
+
+
+def test_the_sample_takes_each_counter_with_the_share():
+    touched = {f"U#{n}" for n in range(10)}
+    draws = iter([0.05, 0.5, 0.09, 0.99] + [0.2] * 6)
+    assert sampled(touched, 1.0) == touched
+    assert len(sampled(touched, 0.1, lambda: next(draws))) == 2
+    assert sampled(touched, 0.0) == set()
 
 
 def test_only_touched_counters_are_recounted_and_each_mark_once():

@@ -213,6 +213,10 @@ class Settings:
     reconcile_pause_seconds: float = 0.05
     reconcile_budget_seconds: float = 600.0
     reconcile_sweep: int = 2000
+    # The share of the counters a stream batch touches that the consumer marks for it (the
+    # ScaleProfile's ReconcileMarkShare): all in dev; past what a run checks, a uniform sample.
+    # A chunk the consumer fails to apply is marked whole whatever the share.
+    reconcile_mark_share: float = 1.0
     # Notifications (warble.domain.notifications): their table, how long one lives (DynamoDB
     # TTL), how many a recipient gets stored per window (hot recipients), how many unread ids a
     # type keeps (its count saturates there), and the admins who may post system notifications.

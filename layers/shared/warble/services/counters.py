@@ -54,10 +54,13 @@ def changed(c: Parts) -> CountersChanged:
 
 def processor(c: Parts, **options: Any) -> StreamCounterProcessor:
     """The counter consumer (``options``: its retries, for tests)."""
+    from warble.domain.counters.reconcile import sampled
     from warble.domain.counters.service import StreamCounterProcessor
 
+    marks, share = c.stores.counter_marks(), c.settings.reconcile_mark_share
     options.setdefault("on_applied", c.counters_changed)
-    options.setdefault("on_touched", _best_effort(c.stores.counter_marks().mark))
+    options.setdefault("on_touched", _best_effort(lambda keys: marks.mark(sampled(keys, share))))
+    options.setdefault("on_failed", _best_effort(marks.mark))
     return StreamCounterProcessor(c.stores.counters(), c.counter_rules, **options)
 
 

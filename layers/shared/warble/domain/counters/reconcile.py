@@ -6,11 +6,12 @@ the design: a manual edit, a record that went to the on-failure queue and was ne
 a bug. The ReconcileFunction (every 15 minutes, and on demand) finds and repairs it, looking only
 at counters that can have drifted:
 
-1. the counters a stream batch touched since the last run: the counter consumer marks every key
-   its batch's rules name *before* applying them (``CounterMarks``), so a batch that then fails
-   into the on-failure queue is still looked at; and a page of a rolling sweep of every counter
-   (its cursor kept between runs), the sample that bounds how long drift nobody touches (a
-   manual edit) stays unseen: the table's counters over the sweep's rate;
+1. the counters a stream batch touched since the last run: the counter consumer marks the keys
+   its batch's rules name *before* applying them (``CounterMarks``; every one in dev, a uniform
+   sample of the profile's ``reconcile_mark_share`` at scale: ``sampled``), and every key of a
+   chunk it failed to apply (the records that go to the on-failure queue: the drift the design
+   knows of); and a page of a rolling sweep of every counter (its cursor kept between runs),
+   which reaches drift nobody touches (a manual edit) in time;
 2. each counter of those keys recounted from its source of truth (one COUNT query) and read as
    stored; a page at a time, with a pause between pages and a time budget per invocation, so a
    run never holds a store (locally, moto's single lock) and what it did not reach waits in the
@@ -27,6 +28,7 @@ being deleted by the cleanup consumer, whose decrements would race a repair.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -52,6 +54,17 @@ class Repair:
 
     def as_dict(self) -> dict[str, object]:
         return {"key": self.key, "field": self.field, "was": self.was, "now": self.now}
+
+
+def sampled(
+    counter_keys: set[str], share: float, draw: Callable[[], float] = random.random
+) -> set[str]:
+    """The touched counters reconciliation will look at: every one (``share`` 1), or each with
+    probability ``share``, so the marks a run takes stay within what its budget checks at the
+    profile's traffic (docs/capacity.md, "Offline jobs")."""
+    if share >= 1:
+        return counter_keys
+    return {key for key in counter_keys if draw() < share}
 
 
 @dataclass(frozen=True)
