@@ -127,6 +127,12 @@ def test_drift_nobody_touches_is_found_by_the_rolling_sweep_a_page_a_run():
     assert found[0] == []
 
 
+def test_the_pause_after_a_page_keeps_the_run_to_its_duty():
+    assert Pace(pause_seconds=0.05, duty=1.0).pause_after(2.0) == 0.05
+    assert Pace(pause_seconds=0.05, duty=0.25).pause_after(2.0) == 6.0
+    assert Pace(pause_seconds=0.05, duty=0.25).pause_after(0.001) == 0.05
+
+
 def test_a_run_stops_at_its_budget_and_leaves_the_rest_marked():
     # given: 30 touched counters, a page of 10 a pause, and a clock where each pause takes 1 s
     world = World()

@@ -213,6 +213,9 @@ class Settings:
     reconcile_pause_seconds: float = 0.05
     reconcile_budget_seconds: float = 600.0
     reconcile_sweep: int = 2000
+    # The share of a run's time spent checking (the rest paused): the ScaleProfile's
+    # ReconcileDuty, 0.25 in dev, where the local runtime's moto serves one call at a time.
+    reconcile_duty: float = 1.0
     # The share of the counters a stream batch touches that the consumer marks for it (the
     # ScaleProfile's ReconcileMarkShare): all in dev; past what a run checks, a uniform sample.
     # A chunk the consumer fails to apply is marked whole whatever the share.

@@ -94,6 +94,7 @@ def reconciler(c: Parts, on_repaired: Callable[[set[str]], None] | None = None) 
             pause_seconds=s.reconcile_pause_seconds,
             budget_seconds=s.reconcile_budget_seconds,
             sweep=s.reconcile_sweep,
+            duty=s.reconcile_duty,
         ),
         on_repaired=on_repaired or c.counters_changed,
         sleep=stores.sleep,
