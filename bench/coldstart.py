@@ -203,8 +203,8 @@ def first_requests(who: People) -> dict[str, tuple[dict[str, Any], str]]:
     Sample events from events/ as alice (the notifications and discover functions have none of
     their own: theirs are built from another route's sample); the migration gets the ``{}``
     infra/deploy.sh sends it (the bench database is migrated already: it applies nothing). The
-    schedules (degrees, reconcile) have none: a schedule's first run scans whole tables, whose
-    size is what the other groups of the run left behind, not a cold start's cost.
+    schedule (reconcile) has none: its first run's work is what the other groups of the run
+    left behind, not a cold start's cost.
     """
     from bench.discover import http_event
 

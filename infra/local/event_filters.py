@@ -44,8 +44,10 @@ def _rule_matches(rule: Any, value: Any) -> bool:
         return False
     if isinstance(rule, dict):
         return isinstance(value, str) and value.startswith(rule["prefix"])
+    if isinstance(rule, bool) or isinstance(value, bool):  # a DynamoDB BOOL: true is not 1
+        return type(rule) is type(value) and rule == value
     if isinstance(rule, (int, float)) and isinstance(value, (int, float)):
-        return not isinstance(rule, bool) and not isinstance(value, bool) and rule == value
+        return rule == value
     return type(rule) is type(value) and rule == value
 
 

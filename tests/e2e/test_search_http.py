@@ -175,7 +175,6 @@ def test_people_search_ranks_exact_username_then_degree_then_followers(stack, pe
     for fan in fans:  # famous has the most followers, plain one
         _ok(fan[1].put(f"/v1/users/me/following/{famous[0]}"))
     _ok(fans[0][1].put(f"/v1/users/me/following/{plain[0]}"))
-    stack.schedule("DegreesFunction")  # the third degree comes from the precomputed sets
 
     want = [exact_id, friend[0], second[0], third[0], famous[0], plain[0]]
 

@@ -6,14 +6,16 @@ users exist in PostgreSQL (inserted directly: the graph only asks whether they e
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
-from warble import services
+from warble import keys, services
 from warble.dal import counters as dal_counters
 from warble.dal.graph import GraphItem, user_pk
 from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
@@ -26,9 +28,13 @@ from warble.errors import (
 )
 from warble.settings import get_settings
 
-from tests.support.streams import all_records, decoded
+from infra.local.event_filters import matches_filters
+from infra.local.template import load_yaml
+from tests.integration.test_sample_events import Context, _load_function
+from tests.support.streams import StreamTap, all_records, decoded
 
 pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -370,7 +376,6 @@ def test_degrees_first_second_third_and_unconnected(graph, make_users):
     for one, two in ((a, b), (b, c), (c, d), (d, e)):
         graph.follow(one, two)
         graph.follow(two, one)
-    graph.refresh_second_degree()
 
     assert graph.degree(a, b).degree == 1
     assert graph.degree(a, c).degree == 2
@@ -382,3 +387,52 @@ def test_degrees_first_second_third_and_unconnected(graph, make_users):
     assert graph.degree(a, lonely).label == "3rd+"
     with pytest.raises(ValidationFailed):
         graph.degree(a, a)
+
+
+def _reactions_graph_filter() -> list[dict[str, Any]]:
+    """The patterns of the reactions reader's graph mapping, as template.yaml writes them."""
+    resources = load_yaml((ROOT / "template.yaml").read_text())["Resources"]
+    events = resources["ReactionsConsumerFunction"]["Properties"]["Events"]
+    filters = events["GraphStream"]["Properties"]["FilterCriteria"]["Filters"]
+    return [json.loads(f["Pattern"]) for f in filters]
+
+
+def test_an_unfollow_drops_a_second_degree_only_with_its_last_path(graph, make_users, redis):
+    # given: a - x - w and a - y - w (two paths from a to w), and w - z: z is a's 3rd
+    tap = StreamTap([get_settings().graph_table])
+    patterns = _reactions_graph_filter()
+    reactions = _load_function("reactions").handler
+
+    def deliver() -> None:
+        """The graph stream's records so far, as the reactions mapping filters them."""
+        records = [r for r in tap.drain() if matches_filters(r, patterns)]
+        assert reactions({"Records": records}, Context()) == {"batchItemFailures": []}
+
+    a, x, y, w, z = make_users(5)
+    for one, two in ((a, x), (a, y), (x, w), (y, w), (w, z)):
+        graph.follow(one, two)
+        graph.follow(two, one)
+    deliver()
+    assert graph.degree(a, z).degree == 3  # w is in a's second-degree set, now cached
+    cached = keys.degree2(a).value
+    assert redis.exists(cached)
+
+    # when: x and w end their friendship: one of the two paths goes
+    graph.unfollow(w, x)
+    assert graph.degree(a, z).degree == 3
+    deliver()
+    # then: the stream dropped a's set (its friend x lost a friend), and w is still in it
+    assert not redis.exists(cached)
+    assert graph.degree(a, z).degree == 3
+    assert redis.exists(cached)
+
+    # when: y and w end theirs too: the last path goes
+    graph.unfollow(y, w)
+    assert graph.degree(a, z).degree == 3  # the cached set, until the stream drops it
+    deliver()
+    # then: w left a's set, so z is further than the third degree; an unrelated pair's
+    # follow without friendship drops nothing
+    assert graph.degree(a, z).degree is None
+    graph.follow(z, a)
+    deliver()
+    assert redis.exists(cached) and graph.degree(a, z).degree is None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -579,6 +579,29 @@ class FakeLikeStore:
 
 
 # ---- counters ---------------------------------------------------------------------------------
+class FakeCounterMarks:
+    """``CounterMarks`` (``warble.dal.counter_marks.RedisCounterMarks``): the keys marked, taken
+    in key order; the sweep's cursor."""
+
+    def __init__(self) -> None:
+        self.marked: set[str] = set()
+        self.cursor: str | None = None
+
+    def mark(self, counter_keys: Collection[str]) -> None:
+        self.marked.update(counter_keys)
+
+    def take(self, limit: int) -> list[str]:
+        taken = sorted(self.marked)[:limit]
+        self.marked.difference_update(taken)
+        return taken
+
+    def sweep_cursor(self) -> str | None:
+        return self.cursor
+
+    def save_sweep_cursor(self, cursor: str | None) -> None:
+        self.cursor = cursor
+
+
 class FakeCounterStore:
     """``CounterStore`` (``warble.dal.counters.DynamoCounterStore``): ``apply`` claims every
     record and adds every delta, all or nothing; claims that exist already are ``ClaimsTaken``
@@ -625,6 +648,12 @@ class FakeCounterStore:
     def current(self, key: str, field: str) -> int | None:
         return self.counters.get(key, {}).get(field)
 
+    def keys_page(self, start: str | None, limit: int) -> tuple[list[str], str | None]:
+        ordered = sorted(self.counters)
+        rest = [key for key in ordered if start is None or key > start]
+        page = rest[:limit]
+        return page, page[-1] if len(rest) > limit else None
+
     def repair(self, key: str, field: str, observed: int | None, value: int) -> bool:
         if self.current(key, field) != observed:
             return False  # it moved: never overwrite a delta applied meanwhile
@@ -650,7 +679,6 @@ class FakeGraphStore:
 
     def __init__(self) -> None:
         self.edges: dict[tuple[int, int], int] = {}  # (follower, followee) -> seq
-        self.degrees: dict[int, set[int]] = {}
         self.reads = 0
 
     def _edge(self, a: int, b: int) -> FakeEdge | None:
@@ -705,6 +733,9 @@ class FakeGraphStore:
     def friends(self, user_id: int) -> list[int]:
         return sorted(b for (a, b) in self.edges if a == user_id and (b, a) in self.edges)
 
+    def friends_of(self, user_ids: list[int]) -> dict[int, list[int]]:
+        return {uid: self.friends(uid) for uid in user_ids}
+
     def following_seqs(self, user_id: int) -> dict[int, int]:
         self.reads += 1
         return {b: seq for (a, b), seq in self.edges.items() if a == user_id}
@@ -715,30 +746,11 @@ class FakeGraphStore:
         ids = [uid for uid in self.friends(user_id) if after_id is None or uid > after_id]
         return ids[:limit], len(ids) > limit
 
-    def friend_edges(self) -> Iterable[tuple[int, int]]:
-        return [(a, b) for (a, b) in self.edges if a < b and (b, a) in self.edges]
-
     def follow_edges(self) -> Iterator[tuple[int, int]]:
         yield from list(self.edges)
 
     def count_followers(self, user_id: int) -> int:
         return sum(1 for _, b in self.edges if b == user_id)
-
-    def second_degree(self, user_id: int) -> set[int]:
-        return set(self.degrees.get(user_id, set()))
-
-    def save_second_degree(self, sets: Iterable[tuple[int, set[int]]]) -> int:
-        written = 0
-        for user_id, ids in sets:
-            if ids:
-                self.degrees[user_id] = set(ids)
-            else:
-                self.degrees.pop(user_id, None)
-            written += 1
-        return written
-
-    def users_with_second_degree(self) -> set[int]:
-        return set(self.degrees)
 
 
 # ---- muted words ------------------------------------------------------------------------------
@@ -1153,6 +1165,9 @@ class MemoryStores(Stores):
     def counters(self) -> FakeCounterStore:
         return self._w.counters
 
+    def counter_marks(self) -> FakeCounterMarks:
+        return self._w.marks
+
     def sleep(self, seconds: float) -> None:
         self._w.sleeps.append(seconds)
         if self._w.on_sleep is not None:
@@ -1214,10 +1229,14 @@ class World:
     celebrity_followers: int = 10_000
     backfill: int = 20
     settle_seconds: float = 5.0
+    reconcile_page: int = 100
+    reconcile_sweep: int = 2000
+    mark_share: float = 1.0
     ids: FakeIds = field(default_factory=FakeIds)
     profiles: FakeProfiles = field(default_factory=FakeProfiles)
     tweet_store: FakeTweetStore = field(default_factory=FakeTweetStore)
     counters: FakeCounterStore = field(default_factory=FakeCounterStore)
+    marks: FakeCounterMarks = field(default_factory=FakeCounterMarks)
     graph_store: FakeGraphStore = field(default_factory=FakeGraphStore)
     timeline_store: FakeTimelineStore = field(default_factory=FakeTimelineStore)
     keyspace: FakeKeyspace = field(default_factory=FakeKeyspace)
@@ -1277,6 +1296,10 @@ class World:
             celebrity_followers=self.celebrity_followers,
             follow_backfill=self.backfill,
             reconcile_settle_seconds=self.settle_seconds,
+            reconcile_pause_seconds=0.0,
+            reconcile_page=self.reconcile_page,
+            reconcile_sweep=self.reconcile_sweep,
+            reconcile_mark_share=self.mark_share,
             recent_actions=self.recent_actions,
             timeline_cap=self.timeline_store.cap,
             author_recent_cap=self.timeline_store.recent_cap,
@@ -1320,7 +1343,7 @@ class World:
 if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.py``)
     from warble.domain import shared
     from warble.domain.accounts.ports import Profiles, SocketTickets
-    from warble.domain.counters.ports import CounterStore
+    from warble.domain.counters.ports import CounterMarks, CounterStore
     from warble.domain.graph.ports import GraphStore
     from warble.domain.likes.ports import LikeStore
     from warble.domain.muted_words.ports import MutedWordStore
@@ -1337,6 +1360,7 @@ if TYPE_CHECKING:  # each fake is its port (checked by ``mypy tests/unit/fakes.p
     _tweets: TweetStore = FakeTweetStore()
     _likes: LikeStore = FakeLikeStore(FakeTweetStore())
     _counters: CounterStore = FakeCounterStore()
+    _marks: CounterMarks = FakeCounterMarks()
     _graph: GraphStore = FakeGraphStore()
     _timelines: TimelineStore = FakeTimelineStore()
     _muted_words: MutedWordStore = FakeMutedWordStore()

@@ -289,6 +289,15 @@ def test_filters_match_exact_values_and_prefixes_only() -> None:
     assert matches_filters(record, [])
 
 
+def test_filters_match_a_boolean_by_its_value_not_as_a_number() -> None:
+    friend = {"dynamodb": {"OldImage": {"friend": {"BOOL": True}}}}
+    assert matches_filters(friend, [{"dynamodb": {"OldImage": {"friend": {"BOOL": [True]}}}}])
+    assert not matches_filters(friend, [{"dynamodb": {"OldImage": {"friend": {"BOOL": [1]}}}}])
+    assert not matches_filters(friend, [{"dynamodb": {"OldImage": {"friend": {"BOOL": [False]}}}}])
+    assert matches_filters({"n": 1}, [{"n": [1.0]}])
+    assert not matches_filters({"n": 1}, [{"n": [True]}])
+
+
 def test_an_unknown_attribute_of_a_resource_the_runtime_provides_is_an_error(
     tmp_path: Path,
 ) -> None:

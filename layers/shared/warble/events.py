@@ -46,11 +46,13 @@ class TweetDeleted:
 
 @dataclass(frozen=True)
 class Followed:
-    """``seq`` is the follow's Snowflake; its Unfollowed carries the same one."""
+    """``seq`` is the follow's Snowflake; its Unfollowed carries the same one. ``friend``: the
+    followee followed the follower already, so a friendship began (ended, on an Unfollowed)."""
 
     follower: int
     followee: int
     seq: int | None = None
+    friend: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Unfollowed:
     follower: int
     followee: int
     seq: int | None = None
+    friend: bool = False
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:budget:location    | string | RATE_LIMIT_LOCATION_W.S.  | its location updates  |
 | {u:<user_id>}:budget:reports     | string | RATE_LIMIT_REPORT_W.S.    | its new reports       |
 | {seen:<n>}                       | zset   | none (flushed)            | sessions seen, to PG  |
+| {ctr:<n>}:touched                | set    | none (taken)              | counters to reconcile |
+| {ctr}:sweep                      | string | none                      | reconcile sweep cursor|
 | {t:<token sha256>}:session       | string | SESSION_CACHE_TTL_SECONDS | old-form token's (*)  |
 | {t:<token sha256>}:session:lease | string | LEASE_MS                  | fill lease (*)        |
 | {t:<token sha256>}:seen          | string | 60 s                      | its throttle (*)      |
@@ -84,6 +86,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 from __future__ import annotations
 
 import hashlib
+import zlib
 from dataclasses import dataclass
 
 LEASE_MS = 10_000
@@ -209,6 +212,25 @@ def last_seen_bucket(session_id: int) -> str:
     """Sessions seen (member: the session id, score: when, epoch seconds) since the flush
     (warble.dal.account_state.RedisLastSeen)."""
     return f"{{seen:{session_id % LAST_SEEN_BUCKETS}}}"
+
+
+# Counter keys a stream batch touched since reconciliation last looked, spread over this many
+# sets (each its own slot: at 100M daily users the counters consumer adds ~90k keys/s at peak).
+COUNTER_MARK_BUCKETS = 64
+
+
+def counter_marks(bucket: int) -> str:
+    """Counter keys (``U#<id>``, ``T#<id>``) touched since the reconciler last took them
+    (warble.dal.counter_marks)."""
+    return f"{{ctr:{bucket % COUNTER_MARK_BUCKETS}}}:touched"
+
+
+def counter_mark_bucket(counter_key: str) -> int:
+    """The bucket of a counter key: a stable hash, so a key is marked once per bucket."""
+    return zlib.crc32(counter_key.encode()) % COUNTER_MARK_BUCKETS
+
+
+COUNTER_SWEEP = "{ctr}:sweep"  # where reconciliation's rolling sweep of the counters stopped
 
 
 def user_budget(user_id: int) -> str:
@@ -346,7 +368,9 @@ def swipe_pair(a: int, b: int) -> str:
 
 # ---- search and hashtags (warble.domain.search, warble.domain.hashtags) -------------------------
 FRIENDS_CACHE_SECONDS = 3600
-DEGREE2_CACHE_SECONDS = 3600  # the second-degree sets are rebuilt hourly (DegreesFunction)
+# A second-degree set is dropped by the graph stream when a friendship changes it; the TTL bounds
+# what a lost drop can leave (the contract's lag for the third degree: docs/graph.md).
+DEGREE2_CACHE_SECONDS = 3600
 SEARCH_SNAPSHOT_SECONDS = 600
 HASHTAG_SHARDS_SECONDS = 86_400
 HASHTAG_RATE_SECONDS = 120
@@ -360,8 +384,8 @@ def friends(user_id: int) -> CacheKey:
 
 
 def degree2(user_id: int) -> CacheKey:
-    """A user's precomputed second-degree set (seed 000), cached from the degrees table; dropped
-    when the scheduled job rebuilds it."""
+    """A user's second-degree set (seed 000), computed from the friends of the user's friends when
+    read; dropped by the graph stream when a friendship that changes it begins or ends."""
     base = f"{{u:{user_id}}}:degree2"
     return CacheKey(base, f"{base}:lease")
 

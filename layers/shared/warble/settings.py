@@ -211,6 +211,20 @@ class Settings:
     # Reconciliation re-checks a drifted counter after this long before repairing it, so that a
     # stream record still in flight is not mistaken for drift (stream lag is normally < 1 s).
     reconcile_settle_seconds: float = 5.0
+    # How hard a run leans on the stores (warble.domain.counters.reconcile.Pace): counters per
+    # page, the pause between pages (the serving path's turn; locally moto is one lock), the
+    # checking time of one invocation (the rest stays marked for the next), the sweep's share.
+    reconcile_page: int = 100
+    reconcile_pause_seconds: float = 0.05
+    reconcile_budget_seconds: float = 600.0
+    reconcile_sweep: int = 2000
+    # The share of a run's time spent checking (the rest paused): the ScaleProfile's
+    # ReconcileDuty, 0.25 in dev, where the local runtime's moto serves one call at a time.
+    reconcile_duty: float = 1.0
+    # The share of the counters a stream batch touches that the consumer marks for it (the
+    # ScaleProfile's ReconcileMarkShare): all in dev; past what a run checks, a uniform sample.
+    # A chunk the consumer fails to apply is marked whole whatever the share.
+    reconcile_mark_share: float = 1.0
     # Notifications (warble.domain.notifications): their table, how long one lives (DynamoDB
     # TTL), how many a recipient gets stored per window (hot recipients), how many unread ids a
     # type keeps (its count saturates there), and the admins who may post system notifications.

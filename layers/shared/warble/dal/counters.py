@@ -219,6 +219,21 @@ class DynamoCounterStore:
                 total[field] = total.get(field, 0) + value
         yield from hot.items()
 
+    def keys_page(self, start: str | None, limit: int) -> tuple[list[str], str | None]:
+        """One page of a Scan of the counters (claims skipped, a hot counter's sub-items named
+        by their counter): at most ``limit`` items read from ``start`` (an item's key, or the
+        beginning), and where the next page starts (None: the table's end)."""
+        pages = CounterItem.scan(
+            CounterItem.pk.startswith("U#") | CounterItem.pk.startswith("T#"),
+            page_size=limit,
+            last_evaluated_key={"pk": {"S": start}} if start else None,
+            attributes_to_get=["pk"],
+        ).page_iter
+        page = next(iter(pages), None) or {}  # one Scan call: the filter may keep none of it
+        found = [main_key(str(raw["pk"]["S"])) for raw in page.get("Items", [])]
+        last = page.get("LastEvaluatedKey")
+        return list(dict.fromkeys(found)), str(last["pk"]["S"]) if last else None
+
     def current(self, key: str, field: str) -> int | None:
         """One counter as stored (None: never written), read strongly consistently."""
         main, subs = self._observe(key, field)

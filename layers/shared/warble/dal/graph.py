@@ -57,13 +57,12 @@ Why this shape, and what it costs:
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from pynamodb.attributes import (
-    BinaryAttribute,
     BooleanAttribute,
     NumberAttribute,
     UnicodeAttribute,
@@ -89,7 +88,8 @@ from warble.events import Blocked, Event, Followed, Muted, Unblocked, Unfollowed
 from warble.settings import Settings, get_settings
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
-D2_CHUNK_IDS = 40_000  # ids per second-degree chunk: 320 KB, under the 400 KB item limit
+# Friend lists read side by side for one second-degree set (each a Query of a partition).
+PARALLEL_QUERIES = 8
 
 
 def _id(value: int) -> str:
@@ -133,17 +133,6 @@ class GraphItem(Model):
     seq = NumberAttribute(null=True)
     friend = BooleanAttribute(null=True)
     following_count = NumberAttribute(null=True)
-
-
-class DegreeChunk(Model):
-    class Meta:
-        table_name = "degrees"
-        region = "us-east-1"
-
-    pk = UnicodeAttribute(hash_key=True)
-    sk = UnicodeAttribute(range_key=True)
-    ids = BinaryAttribute(legacy_encoding=False)
-    chunks = NumberAttribute()
 
 
 @dataclass(frozen=True)
@@ -232,7 +221,7 @@ class DynamoGraphStore:
         settings = settings or get_settings()
         self._connection = bind(
             settings.aws_region,
-            [(GraphItem, settings.graph_table), (DegreeChunk, settings.degrees_table)],
+            [(GraphItem, settings.graph_table)],
         )
         self.reads = 0
 
@@ -521,6 +510,15 @@ class DynamoGraphStore:
         )
         return [int(item.uid) for item in items]
 
+    def friends_of(self, user_ids: list[int]) -> dict[int, list[int]]:
+        """Every friend of each user: a Query each, ``PARALLEL_QUERIES`` side by side (a
+        second-degree set reads up to the follow limit's lists at once)."""
+        unique = list(dict.fromkeys(user_ids))
+        if len(unique) <= 1:
+            return {uid: self.friends(uid) for uid in unique}
+        with ThreadPoolExecutor(min(len(unique), PARALLEL_QUERIES)) as pool:
+            return dict(zip(unique, pool.map(self.friends, unique), strict=True))
+
     def following_seqs(self, user_id: int) -> dict[int, int]:
         """Everyone the user follows, with each follow's ``seq`` (its version in the following
         set in Redis): one Query of the ``O#`` edges, at most the follow limit."""
@@ -533,15 +531,6 @@ class DynamoGraphStore:
         )
         return {int(item.uid): int(item.seq) for item in items}
 
-    def friend_edges(self) -> Iterator[tuple[int, int]]:
-        """Every friendship (a, b) with a < b, by a parallel-safe full scan (offline job)."""
-        for item in GraphItem.scan(
-            GraphItem.sk.startswith("O#") & (GraphItem.friend == True)  # noqa: E712
-        ):
-            a, b = int(item.pk[2:]), int(item.uid)
-            if a < b:
-                yield a, b
-
     # ---- reconciliation: the source of truth of followers_count --------------------------
     def follow_edges(self) -> Iterator[tuple[int, int]]:
         """Every follow (follower, followee): a full scan of the ``O#`` edge items."""
@@ -553,37 +542,6 @@ class DynamoGraphStore:
         return int(
             GraphItem.count(user_pk(user_id), GraphItem.sk.startswith("I#"), consistent_read=True)
         )
-
-    # ---- second-degree sets ---------------------------------------------------------------
-    def second_degree(self, user_id: int) -> set[int]:
-        ids: set[int] = set()
-        for chunk in self._query(DegreeChunk, hash_key=f"D2#{user_id}"):
-            raw = bytes(chunk.ids)
-            ids.update(struct.unpack(f">{len(raw) // 8}q", raw))
-        return ids
-
-    def save_second_degree(self, sets: Iterable[tuple[int, set[int]]]) -> int:
-        """Replace users' second-degree sets (an empty set deletes); returns users written."""
-        written = 0
-        with DegreeChunk.batch_write() as batch:
-            for user_id, ids in sets:
-                ordered = sorted(ids)
-                pieces = [
-                    ordered[i : i + D2_CHUNK_IDS] for i in range(0, len(ordered), D2_CHUNK_IDS)
-                ]
-                old = {c.sk for c in DegreeChunk.query(f"D2#{user_id}", attributes_to_get=["sk"])}
-                for n, piece in enumerate(pieces):
-                    sk = f"{n:05d}"
-                    old.discard(sk)
-                    packed = struct.pack(f">{len(piece)}q", *piece)
-                    batch.save(DegreeChunk(f"D2#{user_id}", sk, ids=packed, chunks=len(pieces)))
-                for sk in old:
-                    batch.delete(DegreeChunk(f"D2#{user_id}", sk))
-                written += 1
-        return written
-
-    def users_with_second_degree(self) -> set[int]:
-        return {int(c.pk[3:]) for c in DegreeChunk.scan(attributes_to_get=["pk"])}
 
 
 # ---- the graph table's stream -------------------------------------------------------------------
@@ -738,4 +696,6 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
     followee = prefixed_id(item.string_key("pk"), "U#")
     follower = prefixed_id(sk, "I#")
     kind = Followed if item.name == "INSERT" else Unfollowed
-    return [kind(follower=follower, followee=followee, seq=number(item.image(), "seq"))]
+    image = item.image()
+    friend = image.get("friend", {}).get("BOOL") is True  # the edge's flag as it was written
+    return [kind(follower=follower, followee=followee, seq=number(image, "seq"), friend=friend)]

@@ -12,25 +12,24 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from warble import services
 from warble.skeleton import entry_point, logger, metrics
 
-
-@entry_point(correlation_paths.EVENT_BRIDGE)
-def refresh_degrees(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """DegreesFunction: rebuild every user's second-degree set (seed 000)."""
-    users = services.graph().refresh_second_degree()
-    metrics.add_metric("SecondDegreeSetsWritten", MetricUnit.Count, users)
-    logger.info("second-degree sets rebuilt", extra={"users": users})
-    return {"users": users}
+# The share of an invocation's time a reconciliation run spends checking: the rest is for the
+# settle wait and the re-checks of what differed.
+RECONCILE_SHARE = 0.6
 
 
 @entry_point(correlation_paths.EVENT_BRIDGE)
 def reconcile_counters(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """ReconcileFunction: recompute every counter from the tables and repair drift; answers
-    with the repairs."""
-    repairs = services.container().reconciler.run()
+    """ReconcileFunction: recount the counters touched since the last run and a page of the
+    rolling sweep, paced, within the invocation's time (less the settle wait and the re-checks'
+    share), and repair drift; answers with the repairs and how many counters it checked."""
+    reconciler = services.container().reconciler
+    budget = context.get_remaining_time_in_millis() / 1000 * RECONCILE_SHARE
+    repairs = reconciler.run(budget_seconds=max(1.0, budget))
+    metrics.add_metric("CountersChecked", MetricUnit.Count, reconciler.checked)
     metrics.add_metric("CountersRepaired", MetricUnit.Count, len(repairs))
     if repairs:
         logger.warning("counters repaired", extra={"repairs": [r.as_dict() for r in repairs]})
-    return {"repaired": [r.as_dict() for r in repairs]}
+    return {"repaired": [r.as_dict() for r in repairs], "checked": reconciler.checked}
 
 
 @entry_point(correlation_paths.EVENT_BRIDGE)

@@ -7,9 +7,9 @@ exactly two event source mappings, one per reader function:
   after a write: home timelines, following sets, blocks hashes, recent likes and retweets, and
   the counters;
 - ``reactions`` (ReactionsConsumerFunction): everything else: notifications, a deleted tweet's
-  cleanup, and every new reaction (hashtags, media cleanup, account deletion). A slow or
-  poisoned handler here never holds the timeline back: the two readers keep their own
-  checkpoints.
+  cleanup, and every new reaction (hashtags, media cleanup, account deletion, the second-degree
+  sets a friendship changes). A slow or poisoned handler here never holds the timeline back:
+  the two readers keep their own checkpoints.
 
 A reader runs handler groups (``Consumer``); a handler subscribes to event types and takes all
 of a batch's events of those types at once, in stream order, each with the record that carried
@@ -409,7 +409,21 @@ def _notify(deliveries: list[Delivery[Any]]) -> Failures:
     return [deliveries[i] for i in sorted(outcome.failed)]
 
 
+# Second-degree sets (warble.domain.graph.degrees): a friendship that began or ended drops the
+# cached sets it changes (both ends' and their friends'), read again when next asked. The graph
+# mapping passes follow INSERTs and the REMOVEs of friends' edges. Idempotent: a drop again.
+degrees = Consumer("Degrees")
+
+
+@degrees.batch(Followed, Unfollowed)
+def _second_degrees(deliveries: list[Delivery[Any]]) -> Failures:
+    dropped = services.graph().friendships_changed([d.event for d in deliveries])
+    if dropped:
+        metrics.add_metric("SecondDegreeSetsDropped", MetricUnit.Count, dropped)
+    return []
+
+
 # ---- the two readers of every stream (template.yaml: FanoutConsumerFunction and
 # ReactionsConsumerFunction; each mapping's FilterCriteria passes what its groups need) ---------
 fanout = Reader("Fanout", timeline, counters)
-reactions = Reader("Reactions", notifier, cleanup, media, hashtags)
+reactions = Reader("Reactions", notifier, cleanup, media, hashtags, degrees)

@@ -54,23 +54,48 @@ def changed(c: Parts) -> CountersChanged:
 
 def processor(c: Parts, **options: Any) -> StreamCounterProcessor:
     """The counter consumer (``options``: its retries, for tests)."""
+    from warble.domain.counters.reconcile import sampled
     from warble.domain.counters.service import StreamCounterProcessor
 
+    marks, share = c.stores.counter_marks(), c.settings.reconcile_mark_share
     options.setdefault("on_applied", c.counters_changed)
+    options.setdefault("on_touched", _best_effort(lambda keys: marks.mark(sampled(keys, share))))
+    options.setdefault("on_failed", _best_effort(marks.mark))
     return StreamCounterProcessor(c.stores.counters(), c.counter_rules, **options)
 
 
-def reconciler(c: Parts, on_repaired: Callable[[set[str]], None] | None = None) -> Reconciler:
-    from warble.domain.counters.reconcile import Reconciler
+def _best_effort(mark: Callable[[set[str]], None]) -> Callable[[set[str]], None]:
+    """Marks for reconciliation that never hold the counters back: with the cache down, the
+    counters are still applied, and the rolling sweep reaches them in time."""
+    from warble.dal import store_unavailable
 
-    stores = c.stores
+    def marked(counter_keys: set[str]) -> None:
+        try:
+            mark(counter_keys)
+        except store_unavailable():
+            return
+
+    return marked
+
+
+def reconciler(c: Parts, on_repaired: Callable[[set[str]], None] | None = None) -> Reconciler:
+    from warble.domain.counters.reconcile import Pace, Reconciler
+
+    stores, s = c.stores, c.settings
     return Reconciler(
         graph=stores.graph(),
         tweets=stores.tweets(),
         likes=stores.likes(),
         counters=stores.counters(),
-        rules=c.counter_rules,
-        settle_seconds=c.settings.reconcile_settle_seconds,
+        marks=stores.counter_marks(),
+        settle_seconds=s.reconcile_settle_seconds,
+        pace=Pace(
+            page=s.reconcile_page,
+            pause_seconds=s.reconcile_pause_seconds,
+            budget_seconds=s.reconcile_budget_seconds,
+            sweep=s.reconcile_sweep,
+            duty=s.reconcile_duty,
+        ),
         on_repaired=on_repaired or c.counters_changed,
         sleep=stores.sleep,
     )

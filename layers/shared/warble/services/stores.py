@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from warble.dal.unread import RedisUnread
     from warble.domain.accounts.ports import Profiles, SocketTickets
     from warble.domain.blocks.ports import BlockSets, BlockStore
-    from warble.domain.counters.ports import CounterStore
+    from warble.domain.counters.ports import CounterMarks, CounterStore
     from warble.domain.graph.ports import GraphStore
     from warble.domain.likes.ports import LikeStore
     from warble.domain.media.ports import MediaStore, ObjectStore
@@ -178,6 +178,11 @@ class Stores:
         from warble.dal.account_state import RedisSocketTickets
 
         return RedisSocketTickets(self._c.redis)
+
+    def counter_marks(self) -> CounterMarks:
+        from warble.dal.counter_marks import RedisCounterMarks
+
+        return RedisCounterMarks(self._c.redis)
 
     def last_seen(self) -> RedisLastSeen:
         from warble.dal.account_state import RedisLastSeen

@@ -3,7 +3,7 @@ every feature's counter rule speaks: a ``Delta`` to a user's or a tweet's counte
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -38,6 +38,17 @@ class CounterStore(Protocol):
     def scan(self) -> Iterator[tuple[str, dict[str, int]]]: ...
     def current(self, key: str, field: str) -> int | None: ...
     def repair(self, key: str, field: str, observed: int | None, value: int) -> bool: ...
+    def keys_page(self, start: str | None, limit: int) -> tuple[list[str], str | None]: ...
+
+
+class CounterMarks(Protocol):
+    """The counters a stream batch touched since reconciliation last looked, and where its
+    rolling sweep of every counter stopped (``warble.dal.counter_marks``)."""
+
+    def mark(self, counter_keys: Collection[str]) -> None: ...
+    def take(self, limit: int) -> list[str]: ...
+    def sweep_cursor(self) -> str | None: ...
+    def save_sweep_cursor(self, cursor: str | None) -> None: ...
 
 
 class ClaimsTaken(Exception):

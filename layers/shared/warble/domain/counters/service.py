@@ -102,8 +102,15 @@ class StreamCounterProcessor:
         attempts: int = 4,
         backoff_seconds: float = 0.05,
         on_applied: Callable[[set[str]], None] | None = None,
+        on_touched: Callable[[set[str]], None] | None = None,
+        on_failed: Callable[[set[str]], None] | None = None,
     ) -> None:
         self._store = store
+        # Reconciliation's marks: a batch's counter keys before they are applied (sampled by
+        # the profile's share), and every key of a chunk that failed (the records Lambda retries,
+        # then sends to the on-failure queue), so those counters are always looked at.
+        self._on_touched = on_touched
+        self._on_failed = on_failed
         self._rules = rules
         self._max_actions = max_actions
         self._attempts = attempts
@@ -114,8 +121,13 @@ class StreamCounterProcessor:
         # An unreadable record is reported and never claimed.
         extracted = [self._rules.deltas(c) if c.readable else None for c in changes]
         failed = {index for index, deltas in enumerate(extracted) if deltas is None}
+        if self._on_touched is not None:
+            touched = {d.key for deltas in extracted if deltas for d in deltas}
+            if touched:
+                self._on_touched(touched)
         applied: set[str] = set()
         transactions = 0
+        unapplied: set[str] = set()
         for chunk in self._chunks(changes, extracted):
             done, count = self._apply(chunk)
             transactions += count
@@ -123,6 +135,9 @@ class StreamCounterProcessor:
                 applied |= {key for key, _ in chunk.counters()}
             else:
                 failed.update(chunk.indexes)
+                unapplied |= {key for key, _ in chunk.counters()}
+        if unapplied and self._on_failed is not None:
+            self._on_failed(unapplied)
         if applied and self._on_applied is not None:
             self._on_applied(applied)
         failures = [changes[i].sequence for i in sorted(failed)]

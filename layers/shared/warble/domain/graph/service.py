@@ -10,15 +10,17 @@ warm; misses go to PostgreSQL (profiles), the graph and counters tables (counts)
 viewer's edges (relationships of users whose sets are cold).
 
 Degrees on the friends graph (seed 000): 1 and 2 are answered live from the two users' friend
-sets; 3 intersects the viewer's precomputed second-degree set with X's friends. The sets are
-rebuilt by a scheduled job (``refresh_second_degree``), so a 3 may lag by one refresh.
+sets; 3 intersects the viewer's second-degree set with X's friends. The set is computed when read
+from the friends of the viewer's friends (``warble.domain.graph.degrees``; docs/graph.md) and
+cached until the graph stream sees a friendship that changes it begin or end (issue 46: no job
+rebuilds every set).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -34,6 +36,7 @@ from warble.domain.accounts.answers import (
 from warble.domain.accounts.ports import Profiles
 from warble.domain.counters.ports import CounterStore, Delta, user_counter
 from warble.domain.graph.answers import Degree, MutualFriends, RelationshipNow
+from warble.domain.graph.degrees import friendships, second_degree, whose_second_degree
 from warble.domain.graph.ports import FollowRejected, GraphStore
 from warble.domain.pagination import decode_cursor, encode_cursor
 from warble.domain.shared import Cache, IdGenerator, Later, Memberships, ReadBatch, Writes, at_once
@@ -453,7 +456,8 @@ class GraphService:
         unique = list(dict.fromkeys(user_ids))
 
         def load(missing: list[int]) -> list[Any]:
-            return [sorted(self._store.friends(unique[i])) for i in missing]
+            found = self._store.friends_of([unique[i] for i in missing])
+            return [sorted(found.get(unique[i], ())) for i in missing]
 
         read = self._friends.get_many_later(batch, unique, load)
 
@@ -462,14 +466,25 @@ class GraphService:
 
         return friends
 
+    def friends_of(self, user_ids: list[int]) -> dict[int, frozenset[int]]:
+        """Each user's friends, cached (one pipeline; the misses read side by side)."""
+        if not user_ids:
+            return {}
+        return at_once(self._friends.batch(), lambda batch: self.friends_later(batch, user_ids))
+
     def second_degree_later(self, batch: ReadBatch, user_id: int) -> Later[frozenset[int]]:
-        """The user's precomputed second-degree set, cached until the next rebuild."""
+        """The user's second-degree set, cached; a miss computes it from the friends of the
+        user's friends (at most the follow limit's lists, cached each)."""
 
         def load(missing: list[int]) -> list[Any]:
-            return [sorted(self._store.second_degree(user_id)) for _ in missing]
+            return [sorted(self._second_degree(user_id)) for _ in missing]
 
         read = self._degree2.get_many_later(batch, [user_id], load)
         return lambda: frozenset(read()[0] or ())
+
+    def _second_degree(self, user_id: int) -> frozenset[int]:
+        first = sorted(self.friends_of([user_id])[user_id])
+        return second_degree(user_id, first, self.friends_of(first))
 
     def degree(self, viewer: int, other: int) -> Degree:
         if viewer == other:
@@ -481,38 +496,28 @@ class GraphService:
         theirs = set(self._store.friends(other))
         if mine & theirs:
             return Degree(2, LABELS[2])
-        if theirs and self._store.second_degree(viewer) & theirs:
-            return Degree(3, LABELS[3])
+        if theirs:
+            second = at_once(
+                self._degree2.batch(), lambda batch: self.second_degree_later(batch, viewer)
+            )
+            if second & theirs:
+                return Degree(3, LABELS[3])
         return Degree(None, LABELS[None])
 
-    def refresh_second_degree(self) -> int:
-        """Rebuild every user's second-degree set from the friend edges (the offline job)."""
-        friends: dict[int, set[int]] = {}
-        for a, b in self._store.friend_edges():
-            friends.setdefault(a, set()).add(b)
-            friends.setdefault(b, set()).add(a)
-
-        def sets() -> Iterable[tuple[int, set[int]]]:
-            for user_id, first in friends.items():
-                second: set[int] = set()
-                for friend in first:
-                    second |= friends.get(friend, set())
-                yield user_id, second - first - {user_id}
-            for stale in self._store.users_with_second_degree() - friends.keys():
-                yield stale, set()
-
-        written: list[int] = []
-
-        def noted() -> Iterable[tuple[int, set[int]]]:
-            for user_id, second in sets():
-                written.append(user_id)
-                yield user_id, second
-
-        saved = self._store.save_second_degree(noted())
-        # After the table: a read that filled the cache from the old sets loses its lease.
-        for start in range(0, len(written), 1000):
-            self._degree2.invalidate_many(written[start : start + 1000])
-        return saved
+    def friendships_changed(self, changes: list[Followed | Unfollowed]) -> int:
+        """The graph stream's friendships that began or ended: the second-degree sets they
+        change are dropped from the cache (read again when next asked). Returns how many.
+        Idempotent: a redelivered change drops the same sets again."""
+        pairs = friendships(changes)
+        if not pairs:
+            return 0
+        ends = sorted({uid for pair in pairs for uid in pair})
+        friends = self._store.friends_of(ends)  # as they are now, read consistently
+        whose = sorted(set().union(*(whose_second_degree(pair, friends) for pair in pairs)))
+        # After the friendship's commit: a set filled from the old friends loses its lease.
+        for start in range(0, len(whose), 1000):
+            self._degree2.invalidate_many(whose[start : start + 1000])
+        return len(whose)
 
 
 def _pause(attempt: int) -> None:
