@@ -423,6 +423,24 @@ def generated(
     from bench import capacity_model as cm
 
     inputs = inputs or inputs_from_results(m)
+    all_needs = [cm.needs(inputs, d) for d in cm.SCALES]
+    lines = _measured_section(m, inputs)
+    lines += _sweep_section(inputs) + _throughput_section(inputs) + _load_section(inputs)
+    lines += _needs_section(all_needs)
+    costs, clones, money_lines = _money_sections(inputs, all_needs)
+    lines += money_lines + _hot_section(inputs, all_needs[-1])
+    lines += _checks_section(inputs, all_needs)
+    lines += _reading_figures(inputs, all_needs, costs)
+    lines += ["", "#### Prices used", "", "| price | source |", "|---|---|"]
+    for what, source in cm.PRICE_SOURCES.items():
+        lines.append(f"| {what} | {source} |")
+    return "\n".join(lines), costs, clones
+
+
+def _measured_section(m: dict[str, Any], inputs: Any) -> list[str]:
+    """What the run measured: per route, per stream record, and Redis's bytes per entry."""
+    from bench import capacity_model as cm
+
     lines = [
         f"Measured {m['measured_at']} on a {m['machine']}; {m['users']} seeded users, "
         f"{m['rounds']} calls per route (reads warm), functions logging at"
@@ -473,11 +491,16 @@ def generated(
         f" per command and a 300-byte GET's {m.get('redis_get_usec', 0.3):.2f} µs of execution"
         f" make one ECPU.",
     ]
-    lines += _sweep_section(inputs) + _throughput_section(inputs) + _load_section(inputs)
-    all_needs = [cm.needs(inputs, d) for d in cm.SCALES]
+    return lines
+
+
+def _needs_section(all_needs: list[Any]) -> list[str]:
+    """What each scale needs, from the daily peak to the event."""
+    from bench import capacity_model as cm
+
     head = "| | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |"
     rule = "|---|" + "---:|" * len(cm.SCALES)
-    lines += ["", f"#### What each scale needs (daily peak = {cm.PEAK:g}x the mean; event ="
+    lines = ["", f"#### What each scale needs (daily peak = {cm.PEAK:g}x the mean; event ="
               f" {cm.EVENT_PEAK:.2f}x on all traffic for minutes, and posts at"
               f" {cm.EVENT_BURST:g}x for a second)", "", head, rule]  # fmt: skip
     spike = cm.EVENT_PEAK / cm.PEAK
@@ -526,6 +549,18 @@ def generated(
     ]  # fmt: skip
     for label, fmt in rows:
         lines.append(f"| {label} | " + " | ".join(fmt(n) for n in all_needs) + " |")
+    return lines
+
+
+def _money_sections(
+    inputs: Any, all_needs: list[Any]
+) -> tuple[list[dict[str, float]], list[dict[str, float]], list[str]]:
+    """The monthly cost per scale, its largest items, DynamoDB's options, the cache's and the
+    clone's: (Warble's costs, the clone's, the lines)."""
+    from bench import capacity_model as cm
+
+    rule = "|---|" + "---:|" * len(cm.SCALES)
+    lines: list[str] = []
     # Images (docs/media.md: their own section and assumptions) are in the total too.
     costs = [
         {**cm.cost(n, inputs.profiles), **{f"Images: {k}": v for k, v in cm.media_cost(d).items()}}
@@ -563,13 +598,7 @@ def generated(
     lines.append(
         "| **clone total** | " + " | ".join(f"**{_money(sum(c.values()))}**" for c in clones) + " |"
     )
-    lines += _hot_section(inputs, all_needs[-1])
-    lines += _checks_section(inputs, all_needs)
-    lines += _reading_figures(inputs, all_needs, costs)
-    lines += ["", "#### Prices used", "", "| price | source |", "|---|---|"]
-    for what, source in cm.PRICE_SOURCES.items():
-        lines.append(f"| {what} | {source} |")
-    return "\n".join(lines), costs, clones
+    return costs, clones, lines
 
 
 def _checks_section(inputs: Any, all_needs: list[Any]) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -855,6 +856,28 @@ def _tiered(units: float, tiers: list[tuple[float, float]]) -> float:
     return total
 
 
+def _sessions_and_sockets(inputs: Inputs, dau: int, add: Callable[..., None]) -> float:
+    """The session cache's misses and the sockets' ``$connect`` / ``$disconnect``, priced through
+    ``needs``' ``add``: the connections a day."""
+    # The session cache: a session's row read from PostgreSQL once per TTL of activity.
+    session_miss = {"cpu_ms": 1.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
+                    "dynamodb_calls": 0.0, "rcu": 0.0, "wcu": 0.0, "pg_queries": 1.0,
+                    "pg_writes": 0.0}  # fmt: skip
+    session_ttl = float(
+        inputs.profiles.get(PROFILES.get(dau, ""), {}).get(
+            "SessionCacheTtlSeconds", SESSION_CACHE_TTL_S
+        )
+    )
+    active_s = ACTIVE_MINUTES * 60  # a daily user's active seconds: at most one read a TTL
+    add("AccountsFunction", dau * max(1.0, active_s / session_ttl), session_miss, 0.0)
+    # $connect / $disconnect: a session check and a connection item each way.
+    connects = dau * CONNECTIONS_PER_DAY
+    connect = {"cpu_ms": 3.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
+               "dynamodb_calls": 1.0, "rcu": 0.0, "wcu": 1.0, "pg_queries": 0.0}  # fmt: skip
+    add("WebSocketFunction", connects * 2, connect, connects * 2)
+    return connects
+
+
 def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs:
     """What ``dau`` daily users need. ``last_seen_in_redis``: the sessions' last_seen_at noted in
     Redis and flushed in batches (LastSeenFunction, as the code does since issue 30); False
@@ -936,22 +959,7 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
             add(function, per_day[mix] * share, miss, 0.0)
     for _, function, calls_day, cost in _cold_paths(inputs, dau, fol):
         add(function, calls_day, cost, 0.0)
-    # The session cache: a session's row read from PostgreSQL once per TTL of activity.
-    session_miss = {"cpu_ms": 1.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
-                    "dynamodb_calls": 0.0, "rcu": 0.0, "wcu": 0.0, "pg_queries": 1.0,
-                    "pg_writes": 0.0}  # fmt: skip
-    session_ttl = float(
-        inputs.profiles.get(PROFILES.get(dau, ""), {}).get(
-            "SessionCacheTtlSeconds", SESSION_CACHE_TTL_S
-        )
-    )
-    active_s = ACTIVE_MINUTES * 60  # a daily user's active seconds: at most one read a TTL
-    add("AccountsFunction", dau * max(1.0, active_s / session_ttl), session_miss, 0.0)
-    # $connect / $disconnect: a session check and a connection item each way.
-    connects = dau * CONNECTIONS_PER_DAY
-    connect = {"cpu_ms": 3.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
-               "dynamodb_calls": 1.0, "rcu": 0.0, "wcu": 1.0, "pg_queries": 0.0}  # fmt: skip
-    add("WebSocketFunction", connects * 2, connect, connects * 2)
+    connects = _sessions_and_sockets(inputs, dau, add)
     log_bytes_month += connects * 2 * MONTH_DAYS * PLATFORM_LOG_BYTES
     profile = inputs.profiles.get(PROFILES.get(dau, ""), {})
     for action, consumers in _consumer_costs(m).items():
@@ -1489,6 +1497,16 @@ def cold_cache_pg_qps(
 def checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
     """Every limit at one size: the account's quotas, Lambda's fixed scaling rate, the stores,
     the hot partitions and keys, the cache's nodes and the profile's own settings."""
+    return (
+        _quota_checks(n, profile)
+        + _store_checks(n, profile)
+        + _cache_checks(inputs, n, profile)
+        + _setting_checks(n, profile)
+    )
+
+
+def _quota_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
+    """The account's quotas and Lambda's fixed scaling rate."""
     spike = EVENT_PEAK / PEAK
     out: list[Check] = []
     gateway = api_gateway_rps(n)
@@ -1568,6 +1586,13 @@ def checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
             f"raise to {_si(n.peak_wru_s * 0.6 * spike)}/s",
         )
     )
+    return out
+
+
+def _store_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
+    """The hot partitions, Aurora (its capacity, a cold cache's surge, its storage), the NAT."""
+    spike = EVENT_PEAK / PEAK
+    out: list[Check] = []
     for what, load, limit, then in hot_partitions(n.dau):
         out.append(Check("partition", what, limit, load, load * spike, then))
     aurora = float(profile.get("DatabaseMaxCapacity", AURORA_MAX_ACU))
@@ -1619,6 +1644,13 @@ def checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
             "a NAT gateway per zone",
         )
     )
+    return out
+
+
+def _cache_checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
+    """The hottest key's share of its shard, and the deployed cache's nodes."""
+    spike = EVENT_PEAK / PEAK
+    out: list[Check] = []
     hot = hot_keys(inputs, n.dau, n)
     if hot:
         top = max(hot, key=lambda k: k["share_after"])
@@ -1664,6 +1696,13 @@ def checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
                 f"raise to {nodes:,}",
             )
         )
+    return out
+
+
+def _setting_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
+    """The profile's own settings (the rows the others do not cover)."""
+    spike = EVENT_PEAK / PEAK
+    out: list[Check] = []
     for name, need, value, _ in profile_check(n, profile):
         if name.startswith(("cache shards", "Aurora")):  # the rows above
             continue

@@ -253,11 +253,27 @@ def timeline_group(run: Run) -> Iterator[Item]:
 # ---- GET /v1/timeline/home?limit=20, all cached -------------------------------------------------
 
 
-def home_page(t: TimelineBench) -> Benchmark:
-    from warble import keys, services
-    from warble.domain.timelines.service import HOME_OVERFETCH, parse_entry
+@dataclass
+class HomeWorld:
+    """A reader following 5 authors of 6 tweets each, their home page all cached, and the
+    TweetsFunction handler's call that reads it."""
 
-    raw, settings = t.raw, t.settings
+    reader_id: int
+    reader: Any
+    authors: list[int]
+    read_home: Callable[[], Any]
+    home_key: str
+    celebs_key: str
+    pairs: list[tuple[int, int]]
+    tweet_keys: list[str]
+    profile_keys: list[str]
+
+
+def home_world(t: TimelineBench) -> HomeWorld:
+    from warble import keys, services
+    from warble.domain.timelines.service import parse_entry
+
+    raw = t.raw
     accounts, tweets, timelines = services.accounts(), services.tweets(), services.timelines()
     reader_id = make_user("tl_reader")
     reader = accounts.login("tl_reader", PASSWORD, "bench")
@@ -277,12 +293,28 @@ def home_page(t: TimelineBench) -> Benchmark:
 
     home_key = keys.home_timeline(reader_id)
     celebs_key = keys.home_celebrities(reader_id)
-    upper, lower = "+", "(0"
-    entries = raw.zrevrangebylex(home_key, upper, lower, 0, PAGE)
+    entries = raw.zrevrangebylex(home_key, "+", "(0", 0, PAGE)
     pairs = [parse_entry(e) for e in entries]
     tweet_keys = [keys.tweet(tid).value for _, tid in pairs]
     profile_keys = [keys.profile(a).value for a in dict.fromkeys(a for a, _ in pairs)]
     assert all(v is not None for v in raw.mget(tweet_keys + profile_keys)), "not all cached"
+
+    return HomeWorld(
+        reader_id, reader, authors, read_home, home_key, celebs_key, pairs, tweet_keys, profile_keys
+    )
+
+
+def home_page(t: TimelineBench) -> Benchmark:
+    from warble import keys, services
+    from warble.domain.timelines.service import HOME_OVERFETCH
+
+    raw, settings = t.raw, t.settings
+    w = home_world(t)
+    accounts = services.accounts()
+    reader_id, reader, authors, read_home = w.reader_id, w.reader, w.authors, w.read_home
+    home_key, celebs_key, pairs = w.home_key, w.celebs_key, w.pairs
+    tweet_keys, profile_keys = w.tweet_keys, w.profile_keys
+    upper, lower = "+", "(0"
 
     def raw_range() -> Any:
         return raw.zrevrangebylex(home_key, upper, lower, 0, PAGE)
