@@ -12,7 +12,6 @@ and the request budgets are reset, as docs/reliability.md accepts.
 from __future__ import annotations
 
 import random
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 import redis as redis_lib
 
 from tests.e2e.conftest import Stack
+from tests.e2e.test_media_http import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -30,16 +30,9 @@ pytestmark = pytest.mark.e2e
 SETTLE = 30.0
 
 
-def eventually(check: Callable[[], Any], timeout: float = SETTLE) -> Any:
-    """``check()``'s first truthy answer; fails after ``timeout``."""
-    started = time.monotonic()
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() - started > timeout:
-            pytest.fail(f"not settled within {timeout} s")
-        time.sleep(0.1)
+def settled(check: Callable[[], Any]) -> Any:
+    """``check()``'s first truthy answer; fails after ``SETTLE`` seconds."""
+    return eventually(check, SETTLE)
 
 
 def lose_everything(stack: Stack) -> None:
@@ -100,7 +93,7 @@ def test_a_repeated_keyed_message_is_sent_once_after_the_cache_lost_its_key(stac
     # And the recipient's unread count (its Redis hash rebuilt from the memberships) is one.
     listed = ok(theirs.get("/v1/conversations"))["items"]
     assert [(c["id"], c["unread_count"]) for c in listed] == [(conversation["id"], 1)]
-    assert eventually(lambda: counts(theirs)["message"] == 1)
+    assert settled(lambda: counts(theirs)["message"] == 1)
 
 
 # ---- Discover -----------------------------------------------------------------------------------
@@ -174,13 +167,13 @@ def test_timelines_counters_likes_blocks_and_muted_words_survive_the_loss(stack,
     def home() -> list[dict[str, Any]]:
         return list(ok(mine.get("/v1/timeline/home"))["items"])
 
-    def settled() -> bool:
+    def timeline_settled() -> bool:
         items = home()
         followers = ok(mine.get(f"/v1/users/{them['id']}"))["followers_count"]
         timeline = [t["id"] for t in items] == [kept["id"]]
         return timeline and items[0]["like_count"] == 1 and followers == 1
 
-    eventually(settled)
+    settled(timeline_settled)
 
     lose_everything(stack)
 
@@ -210,7 +203,7 @@ def test_unread_counts_and_system_notifications_survive_the_loss(stack, pair):
         )
     with stack.client(admin["token"]) as operator:
         ok(operator.post("/v1/admin/system-notifications", json={"title": "t", "body": "b"}), 201)
-    eventually(lambda: (lambda c: (c["follow"], c["like"]) == (1, 1))(counts(mine)))
+    settled(lambda: (lambda c: (c["follow"], c["like"]) == (1, 1))(counts(mine)))
     assert counts(mine)["system"] == 1
     mine.post("/v1/notifications/read", json={"types": ["follow"]}).raise_for_status()
     after_read = counts(mine)
