@@ -299,3 +299,27 @@ def test_a_followee_crossing_the_threshold_drops_the_followers_celebrity_lists(
     assert redis.zscore(keys.home_timeline(reader), entry(author, second)) is None
     assert [int(t.id) for t in timelines.home(reader, 20, None).items] == [second, first]
     assert redis.get(keys.home_celebrities(reader)) == str(author)
+
+
+def test_a_notification_whose_id_runs_behind_the_recipients_signup_still_counts(
+    tap, consumer, accounts, redis
+):
+    """Ids of two containers need not agree: after Redis lost the worker leases, a claim starts
+    its ids up to a second ahead (docs/reliability.md), so a signup's id can be above that of a
+    notification made just after it elsewhere. Unread counts must not take it for read."""
+    from warble.dal.accounts import UserRepository
+    from warble.ids import compose, decompose
+
+    alice = user(accounts, "alice")
+    ahead = compose(decompose(services.ids().next_id())[0] + 10_000, 1, 0)
+    UserRepository(services.container().database).insert(
+        ahead, "ahead", "ahead@example.com", "x", "ahead"
+    )
+    services.graph().follow(alice, ahead)
+    deliver_twice_shuffled(consumer, tap.drain())
+    notifications = services.notifications()
+    assert notifications.counts(ahead).follow == 1
+    redis.flushdb()  # rebuilt from the table above the durable positions: still unread
+    assert notifications.counts(ahead).follow == 1
+    notifications.mark_read(ahead, ["follow"])
+    assert notifications.counts(ahead).follow == 0

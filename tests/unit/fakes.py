@@ -29,13 +29,14 @@ from warble.domain.graph.ports import FollowRejected
 from warble.domain.likes.ports import Like, Liker, TweetMissing
 from warble.domain.media.ports import READY, AttachedMedia, StoredMedia
 from warble.domain.reports.ports import Closing, Opening, StoredCase, StoredReport
-from warble.domain.shared import Held
+from warble.domain.shared import Held, RequestKey
 from warble.domain.suspensions.ports import Account
 from warble.domain.timelines.service import parse_entry
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
     MediaTaken,
     ParentMissing,
+    Repeated,
     StoredTweet,
     TweetGone,
 )
@@ -419,6 +420,8 @@ class FakeTweetStore:
     def __init__(self) -> None:
         self.tweets: dict[int, StoredTweet] = {}
         self.retweets: dict[tuple[int, int], int] = {}  # (user, original) -> retweet id
+        # (author, key) -> (tweet id, fingerprint): the keyed posts' claims
+        self.repeats: dict[tuple[int, str], tuple[int, str]] = {}
 
     def author_of(self, tweet_id: int) -> int | None:
         tweet = self.tweets.get(tweet_id)
@@ -429,9 +432,11 @@ class FakeTweetStore:
 
     media: FakeMediaStore | None = None  # the media a tweet's transaction claims
 
-    def create(self, tweet: StoredTweet) -> None:
+    def create(self, tweet: StoredTweet, repeat: RequestKey | None = None) -> None:
         if tweet.id in self.tweets:
             raise RuntimeError(f"tweet {tweet.id} exists")  # the real store's condition too
+        if repeat is not None and (tweet.author_id, repeat.key) in self.repeats:
+            raise Repeated(*self.repeats[(tweet.author_id, repeat.key)])
         if tweet.media and self.media is not None:
             self.media.claim(tweet)
         parent = tweet.reply_to or tweet.retweet_of
@@ -442,6 +447,8 @@ class FakeTweetStore:
             if existing is not None:
                 raise AlreadyRetweeted(existing)
             self.retweets[(tweet.author_id, tweet.retweet_of)] = tweet.id
+        if repeat is not None:
+            self.repeats[(tweet.author_id, repeat.key)] = (tweet.id, repeat.fingerprint)
         self.tweets[tweet.id] = tweet
 
     def update_media(self, author_id: int, tweet_id: int, media: AttachedMedia) -> bool:

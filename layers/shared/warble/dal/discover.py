@@ -19,6 +19,12 @@ Redis 7 has none, and the page needs "skip if swiped, skip if seen, else add" fo
 of candidates in one atomic step, which a script does in one round trip on either. The filter,
 the swiped set and the metadata share the user's hash tag, so the script is cluster-safe.
 
+The filter is a cache too: every page's people are also stored durably (``SH#`` items,
+``warble.dal.discover_table``) before the page is answered, and the meta hash's ``loaded`` field
+says the filter holds them. A page that finds it missing (Redis lost the filter, or the filter
+predates the field) gets ``{"seen"}``, and the service loads the stored pages into the filter
+(mode ``load``) before taking any candidate, so nobody shown before comes back.
+
 **Swipe ledger.** One hash per pair ``{sw:<low>:<high>}``, field = user id, value = that user's
 swipe (``left``, ``right``, or ``right!`` for the right swipe that made the match). The script
 sets mine only if absent (a first swipe stands) and reads theirs in the same step, so of two
@@ -52,9 +58,12 @@ FEED_DRY_RETRY_SECONDS = 15
 #   and seen ones, add the others to the filter, stop after `limit` added. A feed built for
 #   another query (moved, other radius) is dropped first. Returns {"ok", reached, count,
 #   exhausted, entries...} (the feed's state, for a refill when it ran dry), or {"load"} when
-#   the swiped set is not loaded (no "0" member), {"blocks"} when the blocks hash is not.
+#   the swiped set is not loaded (no "0" member), {"seen"} when the filter does not hold the
+#   stored pages of people shown (no "loaded" field: lost), {"blocks"} when the blocks hash is
+#   not loaded.
 #   People on either side of a block with the user are skipped, and not marked shown.
-# mode "add": add the ids to the filter (benchmarks, tests); mode "check": how many are members.
+# mode "add": add the ids to the filter (benchmarks, tests); mode "load": add them and mark the
+# filter loaded (the stored pages); mode "check": how many are members.
 _SEEN_SCRIPT = (
     f"local DRY = {FEED_DRY_RETRY_SECONDS}\n"
     + """
@@ -62,6 +71,9 @@ local mode, limit = ARGV[1], tonumber(ARGV[2])
 local n0, p0 = tonumber(ARGV[3]), tonumber(ARGV[4])
 if mode == 'page' and redis.call('SISMEMBER', KEYS[3], '0') == 0 then
   return {'load'}
+end
+if mode == 'page' and redis.call('HEXISTS', KEYS[2], 'loaded') == 0 then
+  return {'seen'}
 end
 if mode == 'page' and redis.call('HEXISTS', KEYS[6], '*') == 0 then
   return {'blocks'}
@@ -124,11 +136,12 @@ if mode == 'check' then
   return members
 end
 local out = {}
-if mode == 'add' then
+if mode == 'add' or mode == 'load' then
   for a = 7, #ARGV do
     local h1, h2 = hashes(ARGV[a])
     if not member(h1, h2) then add(h1, h2) end
   end
+  if mode == 'load' then redis.call('HSET', KEYS[2], 'loaded', 1) end
 else
   if redis.call('HGET', KEYS[5], 'query') ~= ARGV[5] then
     redis.call('DEL', KEYS[4])
@@ -281,12 +294,13 @@ class SeenFilter:
     def take(self, user_id: int, query: str, limit: int) -> FeedTake | str:
         """Up to ``limit`` feed entries not swiped, not shown before and not across a block,
         now marked shown, in one atomic step; ``"swiped"`` when the swiped set must be loaded
-        first (``load_swiped``), ``"blocks"`` when the user's blocks hash must be."""
+        first (``load_swiped``), ``"seen"`` when the people shown must be (``load_shown``),
+        ``"blocks"`` when the user's blocks hash must be."""
         answer = self._run(user_id, "page", limit, [query, self._feed_ttl])
         if answer[0] == "load":
             return "swiped"
-        if answer[0] == "blocks":
-            return "blocks"
+        if answer[0] in ("seen", "blocks"):
+            return str(answer[0])
         entries = [(int(uid), float(km)) for uid, km in (e.split(":") for e in answer[4:])]
         return FeedTake(entries, float(answer[1]), int(answer[2]), answer[3] == "1")
 
@@ -308,6 +322,11 @@ class SeenFilter:
 
     def add(self, user_id: int, ids: Sequence[int | str]) -> None:
         self._run(user_id, "add", 0, ["", 0, *ids])
+
+    def load_shown(self, user_id: int, ids: Sequence[int]) -> None:
+        """The people shown before (the stored pages) into the filter, in one call, which then
+        counts as loaded."""
+        self._run(user_id, "load", 0, ["", 0, *ids])
 
     def count_members(self, user_id: int, ids: Sequence[int | str]) -> int:
         return int(self._run(user_id, "check", 0, ["", 0, *ids]))

@@ -6,6 +6,8 @@
 |-----------|-------------|---------------------|-------------------------------------------------|
 | U#<user>  | LOC         | lat, lon, cell, at  | where a user is (the geo index is rebuilt here) |
 | U#<user>  | S#<other>   | dir, at             | a user's swipe on another (first one stands)    |
+| U#<user>  | SH#<seq>    | ids                 | the people one Discover page showed (the seen   |
+|           |             |                     | filter is rebuilt from them after a flush)      |
 
 ``MatchesTable`` (pk, sk; stream NEW_AND_OLD_IMAGES), written in ONE transaction per match:
 
@@ -23,7 +25,7 @@ messages feature's permission check).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
@@ -60,6 +62,7 @@ class DiscoverItem(Model):
     cell = UnicodeAttribute(null=True)
     dir = UnicodeAttribute(null=True)
     at = NumberAttribute(null=True)
+    ids = UnicodeAttribute(null=True)  # SH# items: user ids, comma-separated
 
 
 class MatchItem(Model):
@@ -143,6 +146,23 @@ class DiscoverRecords:
             for item in DiscoverItem.query(
                 f"U#{user_id}", DiscoverItem.sk.startswith("S#"), consistent_read=True
             )
+        ]
+
+    # ---- people shown -----------------------------------------------------------------------
+    def record_shown(self, user_id: int, seq: int, shown: Sequence[int]) -> None:
+        """One page's people (``seq``: a fresh id), before the page is answered: the seen filter
+        in Redis is a cache of these."""
+        DiscoverItem(f"U#{user_id}", f"SH#{_id(seq)}", ids=",".join(map(str, shown))).save()
+
+    def shown_ids(self, user_id: int) -> list[int]:
+        """Everyone Discover ever showed the user (every stored page)."""
+        return [
+            int(uid)
+            for item in DiscoverItem.query(
+                f"U#{user_id}", DiscoverItem.sk.startswith("SH#"), consistent_read=True
+            )
+            for uid in (item.ids or "").split(",")
+            if uid
         ]
 
     # ---- matches ----------------------------------------------------------------------------

@@ -15,17 +15,23 @@ the tweet itself:
   tweet deleted a moment earlier can no longer be replied to.
 - ``RT#<user_id>#<original_id> -> retweet_id``: makes "one retweet per user per tweet" a
   conditional put rather than a read-then-write race.
+- ``K#<user_id>#<sha256 of the Idempotency-Key> -> tweet_id, fingerprint`` (TTL ``expires_at``,
+  24 hours): the post's key claimed in its own transaction, so a repeat creates nothing new even
+  when Redis lost the key's record (the HTTP gate's replay, ``warble.dal.idempotency``); no
+  round trip more.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pynamodb.attributes import (
     ListAttribute,
     MapAttribute,
     NumberAttribute,
+    TTLAttribute,
     UnicodeAttribute,
 )
 from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
@@ -41,11 +47,13 @@ from warble.dal.media import MediaItem, claim
 from warble.domain.blocks.ports import BlockedByAuthor
 from warble.domain.deletion.ports import ErasedTweet
 from warble.domain.media.ports import AttachedMedia
+from warble.domain.shared import RequestKey
 from warble.domain.text import hashtags
 from warble.domain.tweets.ports import (
     AlreadyRetweeted,
     MediaTaken,
     ParentMissing,
+    Repeated,
     StoredTweet,
     TweetGone,
 )
@@ -135,6 +143,15 @@ class TweetIndexItem(Model):
     pk = UnicodeAttribute(hash_key=True)
     author_id = NumberAttribute(null=True)
     tweet_id = NumberAttribute(null=True)
+    fingerprint = UnicodeAttribute(null=True)  # K# items: what the keyed request asked
+    expires_at = TTLAttribute(null=True)  # K# items
+
+
+REPEAT_SECONDS = 86_400  # API.md: a repeat within 24 hours creates nothing new
+
+
+def _repeat_pk(author_id: int, repeat: RequestKey) -> str:
+    return f"K#{author_id}#{repeat.key}"
 
 
 def _stored(item: TweetItem) -> StoredTweet:
@@ -187,9 +204,9 @@ class TweetStore:
             return None
         return int(item.tweet_id)
 
-    def create(self, tweet: StoredTweet) -> None:
-        """Write the tweet, its id mapping, and (for a retweet) the uniqueness item, atomically,
-        checking the parent still exists."""
+    def create(self, tweet: StoredTweet, repeat: RequestKey | None = None) -> None:
+        """Write the tweet, its id mapping, (for a retweet) the uniqueness item and (for a keyed
+        post) the key's claim, atomically, checking the parent still exists."""
         connection = self._connection
         parent = tweet.reply_to or tweet.retweet_of
         # A reply or a retweet checks that the parent's author does not block the author.
@@ -228,13 +245,33 @@ class TweetStore:
                         ),
                         condition=TweetIndexItem.pk.does_not_exist(),
                     )
+                if repeat is not None:
+                    now = datetime.fromtimestamp(tweet.created_at_ms // 1000, UTC)
+                    tx.save(
+                        TweetIndexItem(
+                            _repeat_pk(tweet.author_id, repeat),
+                            tweet_id=tweet.id,
+                            fingerprint=repeat.fingerprint,
+                            expires_at=now + timedelta(seconds=REPEAT_SECONDS),
+                        ),
+                        # DynamoDB deletes an expired item within days, not at once.
+                        condition=TweetIndexItem.pk.does_not_exist()
+                        | (TweetIndexItem.expires_at < now),
+                    )
                 for media in tweet.media:
                     claim(tx, tweet.author_id, tweet.id, media)
         except TransactWriteError as exc:
             # pynamodb sends condition checks first, then puts, then updates: [parent check],
-            # [block check], tweet, id item, [retweet item], [media claims]; the reasons come
-            # back in that order.
+            # [block check], tweet, id item, [retweet item], [key claim], [media claims]; the
+            # reasons come back in that order.
             reasons = cancellation_codes(exc)
+            if repeat is not None:
+                at = 2 + (parent is not None) + (guarded is not None)
+                at += tweet.retweet_of is not None
+                if reasons[at : at + 1] == [CONDITION_FAILED]:
+                    earlier = self._repeated(tweet.author_id, repeat)
+                    if earlier is not None:
+                        raise earlier from exc
             claims = reasons[len(reasons) - len(tweet.media) :] if tweet.media else []
             taken = [
                 m.id for m, why in zip(tweet.media, claims, strict=False) if why == CONDITION_FAILED
@@ -253,6 +290,13 @@ class TweetStore:
                 if existing is not None:
                     raise AlreadyRetweeted(existing) from exc
             raise
+
+    def _repeated(self, author_id: int, repeat: RequestKey) -> Repeated | None:
+        try:
+            item = TweetIndexItem.get(_repeat_pk(author_id, repeat), consistent_read=True)
+        except DoesNotExist:
+            return None
+        return Repeated(int(item.tweet_id), item.fingerprint or "")
 
     def delete(self, tweet: StoredTweet) -> None:
         connection = self._connection

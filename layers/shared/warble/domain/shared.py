@@ -111,6 +111,17 @@ class IdGenerator(Protocol):
     def next_id(self) -> int: ...
 
 
+@dataclass(frozen=True)
+class RequestKey:
+    """A POST's Idempotency-Key (``key``: its SHA-256, hex) and what the request asked
+    (``fingerprint``). The HTTP gate replays repeats from Redis; a store that creates something
+    also claims the key durably in its own write, so a repeat after Redis lost the record
+    (a failover to an empty node) still creates nothing new."""
+
+    key: str
+    fingerprint: str
+
+
 # ---- what every feature answers with (API.md's objects; warble.http.render writes their JSON) ----
 # Answers are slotted dataclasses, built once and never changed, but not ``frozen``: a frozen
 # dataclass sets each field through ``object.__setattr__``, 2.5 µs for a Tweet against 0.9 µs,

@@ -29,7 +29,7 @@ from warble import security, services
 from warble.dal import store_unavailable
 from warble.deadline import DeadlineExceeded, answering_within
 from warble.domain import rate_limits as rate_limit_rules
-from warble.domain.shared import Later, ReadBatch, at_once
+from warble.domain.shared import Later, ReadBatch, RequestKey, at_once
 from warble.errors import (
     Conflict,
     FieldError,
@@ -153,7 +153,11 @@ def _method(event: dict[str, Any]) -> str:
 
 
 def _idempotent(
-    run: Callable[[], dict[str, Any]], event: dict[str, Any], user: int, key: str
+    run: Callable[[], dict[str, Any]],
+    event: dict[str, Any],
+    admitted: Admitted,
+    user: int,
+    key: str,
 ) -> dict[str, Any]:
     """API.md: a repeat of a POST with the same Idempotency-Key by the same user within 24 h
     answers the first (successful) answer again and creates nothing new. Racing repeats: the
@@ -172,6 +176,8 @@ def _idempotent(
             ]
         )
     ).hexdigest()
+    # The route's store may claim the key durably too (``request_key``): Redis is a cache.
+    admitted.repeat = RequestKey(hashlib.sha256(key.encode()).hexdigest(), fingerprint)
     store = services.idempotency()
     try:
         held = store.begin(user, key, fingerprint)
@@ -265,6 +271,7 @@ class Admitted:
     first: tuple[FirstReads, int, Later[Any]] | None = None
     headers: dict[str, str] | None = None  # the request's (lower-cased names), set when routed
     network: str = ""  # the client's address as the budgets count it, set when routed
+    repeat: RequestKey | None = None  # a POST's Idempotency-Key, set when routed
 
 
 # The request being handled. A ContextVar rather than the router's context: Powertools rebinds
@@ -279,6 +286,13 @@ def principal() -> Principal:
     if request is None or request.who is None:
         raise Unauthorized()
     return request.who
+
+
+def request_key() -> RequestKey | None:
+    """The Idempotency-Key of the POST being routed, for a route whose store claims it durably
+    in the write that creates (Redis holds the replay, but may lose it)."""
+    request = _request.get()
+    return None if request is None else request.repeat
 
 
 def request_header(name: str) -> str | None:
@@ -459,7 +473,11 @@ class HttpFunction:
                 and event.get("routeKey") not in self._unreplayed
             ):
                 answer = _idempotent(
-                    lambda: self._route(event, context, admitted.target), event, who.user_id, key
+                    lambda: self._route(event, context, admitted.target),
+                    event,
+                    admitted,
+                    who.user_id,
+                    key,
                 )
             else:
                 answer = self._route(event, context, admitted.target)

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from warble import services
 from warble.domain.conversations.answers import Conversation, ConversationPage, Message, MessagePage
-from warble.http.app import principal
+from warble.http.app import principal, request_key
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, id_or_404
 from warble.schemas.conversations import OpenConversation, SendMessage
@@ -62,7 +62,10 @@ def messages(conversation_id: Id, limit: Limit = 20, cursor: Cursor = None) -> M
 def send_message(conversation_id: Id, body: Annotated[SendMessage, Body()]) -> Response[Any]:
     service = services.conversations()
     cid = id_or_404(conversation_id, "conversation")
-    sent = service.send(principal().user_id, cid, body.text)
+    # A keyed send claims its key durably, as a WebSocket resend's client_id (its own namespace).
+    repeat = request_key()
+    client_id = None if repeat is None else f"http:{repeat.key}"
+    sent = service.send(principal().user_id, cid, body.text, client_id, look_first=False)
     service.announce(sent)
     return Response(status_code=201, content_type="application/json", body=sent.view())
 

@@ -12,7 +12,7 @@ from warble import services
 from warble.domain.accounts.answers import UserPage
 from warble.domain.likes.answers import LikeAnswer
 from warble.domain.tweets.answers import Tweet, TweetAnswer, TweetPage
-from warble.http.app import first_reads, principal, reads_first
+from warble.http.app import first_reads, principal, reads_first, request_key
 from warble.http.docs import responses
 from warble.http.params import Cursor, Id, Limit, UserRef, id_or_404, user_or_me
 from warble.schemas.tweets import CreateTweet
@@ -37,7 +37,9 @@ router = Router()
 )
 def post_tweet(body: Annotated[CreateTweet, Body()]) -> Response[Any]:
     reply_to = int(body.reply_to) if body.reply_to else None
-    tweet = services.tweets().post(principal().user_id, body.text, reply_to, body.media_ids)
+    tweet = services.tweets().post(
+        principal().user_id, body.text, reply_to, body.media_ids, request_key()
+    )
     return Response(status_code=201, content_type="application/json", body=tweet)
 
 

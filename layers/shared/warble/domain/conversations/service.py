@@ -191,12 +191,21 @@ class ConversationService:
         self._store.remove_message(conversation_id, message_id)
 
     # ---- messages ------------------------------------------------------------------------
-    def send(self, me: int, conversation_id: int, text: str, client_id: str | None = None) -> Sent:
+    def send(
+        self,
+        me: int,
+        conversation_id: int,
+        text: str,
+        client_id: str | None = None,
+        look_first: bool = True,
+    ) -> Sent:
         """Store a message (not pushed: see ``announce``). A resend of ``client_id`` answers
-        the message stored the first time."""
+        the message stored the first time: looked up first (``look_first``: a WebSocket resend
+        after a lost ack is common), else found by the send's own claim (an HTTP repeat gets
+        here only when Redis lost its Idempotency-Key record: no round trip more)."""
         body = normalise_text(text, MAX_TEXT)
         membership = self._member(me, conversation_id)
-        if client_id is not None:
+        if client_id is not None and look_first:
             earlier = self._store.resent(conversation_id, me, client_id)
             if earlier is not None:
                 return Sent(earlier, membership.other_id, created=False)

@@ -180,7 +180,14 @@ class DiscoverService:
         stored = self._store.location(user_id)
         if stored is None:
             raise LocationRequired()
-        self._index.cache_location(user_id, stored.lat, stored.lon)
+        # Not cached: expired, or Redis lost everything, the geo index too. Placing the user
+        # again (the same pipeline as the cache's SET) makes whoever uses Discover after a loss
+        # discoverable at once; the others come back with ``rebuild_index``.
+        shown_lat, shown_lon = snap(stored.lat, stored.lon)
+        cell = cell_of(shown_lat, shown_lon)
+        self._index.place(
+            user_id, shown_lat, shown_lon, cell, stored.cell, own=(stored.lat, stored.lon)
+        )
         return stored.lat, stored.lon
 
     # ---- the feed -----------------------------------------------------------------------
@@ -201,6 +208,9 @@ class DiscoverService:
             if got == "swiped":  # the swiped set is not in Redis: load it from the swipes
                 self._seen.load_swiped(user_id, self._store.swiped_ids(user_id))
                 continue
+            if got == "seen":  # the seen filter is not in Redis: load it from the pages
+                self._seen.load_shown(user_id, self._store.shown_ids(user_id))
+                continue
             if not isinstance(got, FeedTake):  # "blocks": the blocks hash is not in Redis
                 shield_rebuilds += 1
                 if shield_rebuilds > MAX_SHIELD_REBUILDS:  # another rebuild holds its lease
@@ -211,6 +221,9 @@ class DiscoverService:
                 continue
             taken += [Nearby(uid, whole_km(km)) for uid, km in got.entries if uid != user_id]
             if len(taken) >= limit or got.exhausted:
+                if taken:  # durably, before the answer: Redis may lose the filter
+                    shown = [n.user_id for n in taken]
+                    self._store.record_shown(user_id, self._ids.next_id(), shown)
                 return sorted(taken, key=lambda n: (n.distance_km, n.user_id))
             self._refill(user_id, query, lat, lon, radius_km, got.reached_km, got.count)
 

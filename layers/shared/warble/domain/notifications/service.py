@@ -508,8 +508,15 @@ class NotificationService:
         return missing
 
     def _positions(self, user_id: int) -> dict[str, int]:
+        """The durable read positions; never read: the user's own notifications all count (none
+        predates the account, though one made by a container whose ids run behind the signup's
+        may carry a lower id: the Snowflake floor after a cache loss), the shared system list
+        and the home timeline from the signup on."""
         stored = self._store.positions(user_id)
-        return {kind: stored.get(kind) or user_id for kind in POSITION_TYPES}
+        return {
+            kind: stored.get(kind) or (0 if kind in STORED_TYPES else user_id)
+            for kind in POSITION_TYPES
+        }
 
     def _rebuild(self, user_id: int) -> None:
         """The unread sets from the stored notifications above the durable positions."""

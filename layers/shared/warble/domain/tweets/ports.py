@@ -9,14 +9,15 @@ from typing import Any, Protocol
 
 from warble.domain.blocks.ports import Shield
 from warble.domain.media.ports import AttachedMedia, media_copies
-from warble.domain.shared import Later, ReadBatch
+from warble.domain.shared import Later, ReadBatch, RequestKey
 from warble.domain.text import hashtags
 
 
 class TweetStore(Protocol):
     def author_of(self, tweet_id: int) -> int | None: ...
     def retweet_by(self, user_id: int, original_id: int) -> int | None: ...
-    def create(self, tweet: StoredTweet) -> None: ...
+    # Repeated when ``repeat`` (a keyed post) created a tweet already, within 24 hours.
+    def create(self, tweet: StoredTweet, repeat: RequestKey | None = None) -> None: ...
     def delete(self, tweet: StoredTweet) -> None: ...
     def update_media(self, author_id: int, tweet_id: int, media: AttachedMedia) -> bool: ...
     def get(self, author_id: int, tweet_id: int) -> StoredTweet | None: ...
@@ -41,6 +42,15 @@ class AlreadyRetweeted(Exception):
     def __init__(self, retweet_id: int) -> None:
         super().__init__(retweet_id)
         self.retweet_id = retweet_id
+
+
+class Repeated(Exception):
+    """The post's Idempotency-Key already created a tweet (the durable claim held it)."""
+
+    def __init__(self, tweet_id: int, fingerprint: str) -> None:
+        super().__init__(tweet_id)
+        self.tweet_id = tweet_id
+        self.fingerprint = fingerprint
 
 
 class MediaTaken(Exception):

@@ -43,6 +43,7 @@ from warble.domain.shared import (
     Later,
     ObjectCache,
     ReadBatch,
+    RequestKey,
     at_once,
     user_summary,
 )
@@ -62,12 +63,13 @@ from warble.domain.tweets.ports import (
     MediaTaken,
     MutedWordReader,
     ParentMissing,
+    Repeated,
     ShieldReader,
     StoredTweet,
     TweetGone,
     TweetStore,
 )
-from warble.errors import Blocked, Forbidden, InvalidMedia, NotFound
+from warble.errors import Blocked, Conflict, Forbidden, InvalidMedia, NotFound
 from warble.events import TweetDeleted, TweetPosted
 
 if TYPE_CHECKING:
@@ -136,8 +138,15 @@ class TweetService:
 
     # ---- writes -------------------------------------------------------------------------
     def post(
-        self, author_id: int, text: str, reply_to: int | None, media_ids: list[str]
+        self,
+        author_id: int,
+        text: str,
+        reply_to: int | None,
+        media_ids: list[str],
+        repeat: RequestKey | None = None,
     ) -> TweetAnswer:
+        """The tweet posted; a ``repeat`` of a keyed post that created one already answers that
+        tweet again (409 if the key was used for another request)."""
         body = normalise_text(text, MAX_TEXT, may_be_empty=bool(media_ids))
         parent_author = None
         if reply_to is not None:
@@ -163,20 +172,37 @@ class TweetService:
             hashtags=hashtags(body),
         )
         try:
-            self._create_with_media(tweet, media_ids)
+            self._create_with_media(tweet, media_ids, repeat)
+        except Repeated as earlier:
+            return self._repeated(author_id, repeat, earlier)
         except ParentMissing:
             raise NotFound("The tweet replied to does not exist.") from None
         except BlockedByAuthor:
             raise Blocked("The author of that tweet blocks you.") from None
         return self._render_one(tweet, author_id)
 
-    def _create_with_media(self, tweet: StoredTweet, media_ids: list[str]) -> None:
+    def _repeated(
+        self, author_id: int, repeat: RequestKey | None, earlier: Repeated
+    ) -> TweetAnswer:
+        if repeat is None or earlier.fingerprint != repeat.fingerprint:
+            raise Conflict(
+                "This Idempotency-Key was used for another request.",
+                code="idempotency_key_reused",
+            )
+        found = self.load_one(earlier.tweet_id)
+        if found is None:
+            raise NotFound("No such tweet.")  # deleted since its post
+        return self._render_one(found, author_id)
+
+    def _create_with_media(
+        self, tweet: StoredTweet, media_ids: list[str], repeat: RequestKey | None = None
+    ) -> None:
         """The tweet's transaction claims its media (each on one tweet at most). A media
         changed since it was read is read again: taken by another tweet meanwhile, it is
         refused; only edited (its alt text), the tweet copies the new one and tries again."""
         for _ in range(3):
             try:
-                self._store.create(tweet)
+                self._store.create(tweet, repeat)
                 return
             except MediaTaken:
                 media = self._media.attachable(tweet.author_id, media_ids)
