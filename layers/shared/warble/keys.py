@@ -49,7 +49,6 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {idem:<user_id>}:<sha256 of key> | string | 24 h (pending: 60 s)      | a POST's first answer |
 | {snowflake}:worker:<n>           | string | WORKER_LEASE_MS           | worker-id lease       |
 | {snowflake}:worker:<n>:last      | string | 1 day                     | last window of id n   |
-| {snowflake}:since                | string | none                      | records kept since    |
 | {u:<user_id>}:notif:pos          | hash   | none                      | read positions        |
 | {u:<user_id>}:notif:unread:<type>| zset   | none (capped)             | unread notif. ids     |
 | {u:<user_id>}:notif:lease        | string | LEASE_MS                  | rebuild lease         |
@@ -284,12 +283,6 @@ def snowflake_worker(worker_id: int) -> str:
 
 def snowflake_worker_last(worker_id: int) -> str:
     return f"{{snowflake}}:worker:{worker_id}:last"
-
-
-def snowflake_since() -> str:
-    """When the worker ids' records began (epoch ms): after Redis lost them, a claim stays above
-    the timestamps a holder from before the loss may still issue (warble.dal.worker_lease)."""
-    return "{snowflake}:since"
 
 
 # ---- notifications (warble.dal.notifications) -------------------------------------------------
