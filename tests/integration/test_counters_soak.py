@@ -188,7 +188,7 @@ def test_thousands_of_random_operations_settle_to_exact_counters(soak_world):
 
     assert sum(done.values()) == OPERATIONS
     assert min(done["like"], done["unlike"], done["retweet"], done["reply"], done["delete"]) > 0
-    assert store.injected["before"] > 10 and store.injected["after commit"] > 10
+    assert store.injected["before"] > 5 and store.injected["after commit"] > 5
 
     # Ground truth, recounted here from full scans of the tables.
     mine = set(users)
