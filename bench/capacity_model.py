@@ -55,7 +55,9 @@ EVENT_PEAK = PEAK + EVENT_OVER_MEAN
 TRAFFIC = {
     "profile": 100.0,  # seed 000
     "home": 86.4,  # seed 001 / issue 22: 300k/s peak = 100k/s mean over 100M DAU
-    "unread": 144.0,  # seed 004: Weibo's polled unread count, 500k/s peak
+    # web/src/app.js (issue 41): pushed counts, polled every 5 minutes while the socket is live and
+    # at each connect and return to the tab (seed 004's 144 was Weibo's polling client)
+    "unread": 12.0,
     "notifications": 5.0,
     "tweet": 20.0,
     "post": 4.0,  # seed 001 / issue 22: 4,600 tweets/s mean over 100M DAU
@@ -66,7 +68,7 @@ TRAFFIC = {
     "login": 0.1,  # seed 000
 }
 CONNECTED_MINUTES = 30  # WebSocket minutes per daily user per day
-PING_EVERY_MINUTES = 0.5  # web/src/live.js's heartbeat: a ping every 30 s while connected
+PING_EVERY_MINUTES = 5.0  # web/src/live.js's heartbeat (issue 41): under the 10-minute idle timeout
 CONNECTIONS_PER_DAY = 3  # WebSocket connections opened per daily user per day
 TRAFFIC["ws_ping"] = CONNECTED_MINUTES / PING_EVERY_MINUTES
 HTTP = ("profile", "home", "unread", "notifications", "tweet", "post", "like", "follow",

@@ -248,12 +248,13 @@ def test_api_gateways_account_quota_counts_http_websocket_and_callbacks() -> Non
     inputs = cm.Inputs(m=_measurement())
     n = cm.needs(inputs, 1_000_000)
     gateway = _check(cm.checks(inputs, n, {}), "API Gateway requests/s")
-    # HTTP: 381.5 requests a user a day; WebSocket: a DM and a ping in, each answered, and 30
-    # pushes out (the answers and pushes are @connections callbacks)
-    http = 381.5 * 1_000_000 / cm.DAY * cm.PEAK
-    websocket = (2 * 5 + 2 * 60 + 30) * 1_000_000 / cm.DAY * cm.PEAK
+    # HTTP: 249.5 requests a user a day (12 unread polls: issue 41); WebSocket: 5 DMs and 6 pings
+    # (one each 5 connected minutes) in, each answered, and 30 pushes out (the answers and pushes
+    # are @connections callbacks)
+    http = 249.5 * 1_000_000 / cm.DAY * cm.PEAK
+    websocket = (2 * 5 + 2 * 6 + 30) * 1_000_000 / cm.DAY * cm.PEAK
     assert abs(gateway.daily - (http + websocket)) < 1e-6
-    assert round(gateway.daily, -2) == 18_800 and not gateway.holds
+    assert round(gateway.daily, -2) == 10_500 and not gateway.holds
     assert abs(gateway.event - gateway.daily * cm.EVENT_PEAK / cm.PEAK) < 1e-6
 
 
