@@ -22,6 +22,13 @@ may be any item's attributes), but in one pass that keeps those with the queried
 not moto's sort of the whole table (a deleted account's 10,000 tweets each cost its cleanup a
 Query of the retweets index: seconds each on a big table without it).
 
+A base table's Query reads only its window, as DynamoDB does: the partition's items within the
+key condition, past ExclusiveStartKey in the Query's direction, at most Limit + 1 of them, sorted
+by their plain key values (moto's sort compares DynamoType objects, and sorted the whole
+partition on every page: a celebrity's partition of 13,000 items cost every page of it 126 ms
+under the one lock, and a seeded stack's readers queued behind it). A ``Select: COUNT`` Query
+skips moto's deep copy of the items it counts and never answers.
+
 It lists the email SES would have sent, as LocalStack does (API.md "Password reset"): every
 message sent with SES v2's SendEmail (what AccountsFunction uses; moto's own SES backend checks
 the sender's verified identity and keeps the message, but only one of its bodies and no time)
@@ -145,6 +152,80 @@ def _holds(item: Any, name: str, value: Any) -> bool:
     return held is not None and bool(held == value)
 
 
+# Table.query's first arguments after the partition key, as moto's backend passes them.
+_POSITIONAL = (
+    "range_comparison",
+    "range_objs",
+    "limit",
+    "exclusive_start_key",
+    "scan_index_forward",
+)
+
+
+class _Window:
+    """What a base table's Query reads of its partition: moto filters, pages and limits the
+    items it is given exactly as it would the whole partition, so handing it only the window
+    (sorted, the first Limit + 1 in the Query's direction) answers the same."""
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        given = dict(zip(_POSITIONAL, args, strict=False)) | kwargs
+        self.comparison: str | None = given.get("range_comparison")
+        self.bounds: list[Any] = list(given.get("range_objs") or ())
+        self.limit: int | None = given.get("limit")
+        self.start: dict[str, Any] | None = given.get("exclusive_start_key")
+        self.forward: bool = given.get("scan_index_forward", True) is not False
+
+    def items(self, table: Any, bucket: dict[Any, Any]) -> list[Any]:
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        items = list(bucket.values())
+        if self.comparison:
+            items = [item for item in items if item.range_key.compare(self.comparison, self.bounds)]
+        items.sort(key=_plain)
+        if self.start and table.range_key_attr in self.start:
+            after = DynamoType(self.start[table.range_key_attr]).cast_value
+            items = [item for item in items if _within(_plain(item), after, self.forward)]
+        if self.limit:
+            items = items[: self.limit + 1] if self.forward else items[-(self.limit + 1) :]
+        return items
+
+
+def _plain(item: Any) -> Any:
+    return item.range_key.cast_value
+
+
+def _within(value: Any, start: Any, forward: bool) -> bool:
+    return bool(value > start) if forward else bool(value < start)
+
+
+class _CopyOfAnswers:
+    """moto's table module's ``copy``, with a deep copy that a counting Query skips: the items
+    it would copy are counted, never answered."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+    def deepcopy(self, value: Any, *args: Any) -> Any:
+        if getattr(_QUERY, "counting", False):
+            return value
+        return self._module.deepcopy(value, *args)
+
+
+def _counting_query(original: Any) -> Any:
+    @functools.wraps(original)
+    def query(self: Any) -> Any:
+        _QUERY.counting = str(self.body.get("Select", "")).upper() == "COUNT"
+        try:
+            return original(self)
+        finally:
+            _QUERY.counting = False
+
+    return query
+
+
 def _partition_items(original: Any) -> Any:
     @functools.wraps(original)
     def all_items(self: Any) -> Any:
@@ -162,9 +243,27 @@ def _partition_items(original: Any) -> Any:
         if key is None or not self.range_key_attr:
             return original(self)
         bucket = self.items.get(key) or {}
-        return sorted(bucket.values(), key=lambda item: item.range_key)
+        window = getattr(_QUERY, "window", None)
+        if window is not None:
+            return window.items(self, bucket)
+        return sorted(bucket.values(), key=_plain)
 
     return all_items
+
+
+_QUERY_ARGUMENTS = {
+    "range_comparison",
+    "range_objs",
+    "limit",
+    "exclusive_start_key",
+    "scan_index_forward",
+    "projection_expressions",
+    "index_name",
+    "consistent_read",
+    "filter_expression",
+    "hash_key_conditions",
+    "range_key_conditions",
+}
 
 
 def _partition_query(original: Any) -> Any:
@@ -174,11 +273,16 @@ def _partition_query(original: Any) -> Any:
         local = index_name is None or any(i.name == index_name for i in self.indexes or ())
         _QUERY.partition = hash_key if local else None
         _QUERY.index_keys = None if local else dict(kwargs.get("hash_key_conditions") or ())
+        # Only a base table's Query without a legacy QueryFilter is narrowed to its window (a
+        # local index sorts by its own key; a QueryFilter counts what it skips).
+        legacy = set(kwargs) - _QUERY_ARGUMENTS
+        _QUERY.window = _Window(args, kwargs) if index_name is None and not legacy else None
         try:
             return original(self, hash_key, *args, **kwargs)
         finally:
             _QUERY.partition = None
             _QUERY.index_keys = None
+            _QUERY.window = None
 
     return query
 
@@ -280,8 +384,11 @@ def install() -> None:
 
     if getattr(DynamoDBBackend, "_warble_patched", False):
         return
+    from moto.dynamodb.models import table as table_module
     from moto.dynamodb.models.table import Table
 
+    table_module.copy = _CopyOfAnswers(table_module.copy)  # type: ignore[assignment]
+    DynamoHandler.query = _counting_query(DynamoHandler.query)  # type: ignore[method-assign]
     DynamoHandler.batch_write_item = _importing_batch_write(DynamoHandler.batch_write_item)  # type: ignore[method-assign]
     Table.all_items = _partition_items(Table.all_items)  # type: ignore[method-assign]
     Table.query = _partition_query(Table.query)  # type: ignore[method-assign]

@@ -89,19 +89,19 @@ def seed(
 
 
 def _local_environment(stack_name: str, endpoint_url: str, env_file: Path) -> None:
-    """The settings a function of the local stack gets (tables, moto, database, Redis)."""
-    parameters = json.loads(env_file.read_text()).get("Parameters", {})
-    for name, value in parameters.items():
-        os.environ.setdefault(name, str(value))
-    os.environ.setdefault("AWS_ENDPOINT_URL", endpoint_url)
-    for var in ("AWS_REGION", "AWS_DEFAULT_REGION"):
-        os.environ.setdefault(var, "us-east-1")
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
-    tables = ("connections", "graph", "counters", "degrees", "tweets", "tweet-index", "likes",
-              "discover", "matches")  # fmt: skip
-    for table in tables:
-        os.environ.setdefault(f"{table.replace('-', '_').upper()}_TABLE", f"{stack_name}-{table}")
+    """The settings the stack's functions run with (every table, moto, database, Redis), read
+    from template.yaml as the population generator reads them: no hand list to fall behind."""
+    from infra.local.seed import stack_environment
+
+    stack = argparse.Namespace(
+        template=ROOT / "template.yaml",
+        stack_name=stack_name,
+        region=os.environ.get("AWS_REGION", "us-east-1"),
+        endpoint_url=endpoint_url,
+        env_vars=env_file,
+    )
+    for name, value in stack_environment(stack).items():
+        os.environ.setdefault(name, value)
 
 
 def main(argv: list[str] | None = None) -> int:

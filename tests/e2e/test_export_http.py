@@ -31,6 +31,10 @@ def test_the_export_is_one_private_document_of_everything_mine(stack, new_user):
         while not mine.get("/v1/notifications").json()["items"]:
             assert time.monotonic() < deadline, "the follow's notification never came"
             time.sleep(0.2)
+        # and the follow's counters, so that the two exports below read the same profile
+        while mine.get("/v1/users/me").json().get("followers_count") != 1:
+            assert time.monotonic() < deadline, "the follow's counter never settled"
+            time.sleep(0.2)
 
         answer = mine.get("/v1/users/me/export")  # httpx accepts gzip, and undoes it
         plain = mine.get("/v1/users/me/export", headers={"Accept-Encoding": "identity"})

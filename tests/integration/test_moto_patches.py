@@ -86,3 +86,93 @@ def test_an_import_batch_leaves_no_stream_record_and_a_plain_one_does(moto, dyna
         assert "Item" in dynamodb.get_item(TableName=table, Key=key)
     records = streams.get_records(ShardIterator=iterator["ShardIterator"])["Records"]
     assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in records] == [plain]
+
+
+def _pages(dynamodb, **query) -> list[list[str]]:
+    pages, start = [], None
+    while True:
+        answer = dynamodb.query(**query, **({"ExclusiveStartKey": start} if start else {}))
+        pages.append([next(iter(item["sk"].values())) for item in answer["Items"]])
+        start = answer.get("LastEvaluatedKey")
+        if start is None:
+            return pages
+
+
+@pytest.mark.parametrize("forward", [True, False], ids=["forward", "backward"])
+def test_a_partitions_pages_answer_as_dynamodb_in_both_directions(moto, dynamodb, forward):
+    # given a partition of 50 items with string sort keys (and a neighbour partition)
+    table = moto.values["LikesTable"]["Ref"]
+    pk = f"U#w{uuid.uuid4().hex}"
+    keys = [f"T#{n:03d}" for n in range(50)]
+    for key in keys:
+        odd = {"BOOL": int(key[2:]) % 2 == 1}
+        dynamodb.put_item(TableName=table, Item={"pk": {"S": pk}, "sk": {"S": key}, "odd": odd})
+    dynamodb.put_item(TableName=table, Item={"pk": {"S": pk + "x"}, "sk": {"S": "T#010"}})
+    ordered = keys if forward else keys[::-1]
+    base = {"TableName": table, "ScanIndexForward": forward, "Limit": 7}
+
+    def where(condition: str, **values) -> dict:
+        return base | {"KeyConditionExpression": "pk = :p" + condition,
+                       "ExpressionAttributeValues": {":p": {"S": pk}} | {
+                           name: {"S": value} for name, value in values.items()}}  # fmt: skip
+
+    def flat(pages: list[list[str]]) -> list[str]:
+        return [key for page in pages for key in page]
+
+    # when it is read in pages of 7, whole and under each kind of key condition
+    whole = _pages(dynamodb, **where(""))
+    below = flat(_pages(dynamodb, **where(" AND sk < :s", **{":s": "T#020"})))
+    at_most = flat(_pages(dynamodb, **where(" AND sk <= :s", **{":s": "T#020"})))
+    above = flat(_pages(dynamodb, **where(" AND sk > :s", **{":s": "T#040"})))
+    bounds = {":a": "T#013", ":b": "T#029"}
+    between = flat(_pages(dynamodb, **where(" AND sk BETWEEN :a AND :b", **bounds)))
+    prefix = flat(_pages(dynamodb, **where(" AND begins_with(sk, :s)", **{":s": "T#03"})))
+    odd_only = {":p": {"S": pk}, ":o": {"BOOL": True}}
+    filtered = _pages(
+        dynamodb,
+        **where("") | {"FilterExpression": "odd = :o", "ExpressionAttributeValues": odd_only},
+    )
+
+    # then each answers the same keys, in order, in pages of at most 7, as DynamoDB would
+    assert [len(page) for page in whole] == [7] * 7 + [1]
+    assert flat(whole) == ordered
+    assert below == [key for key in ordered if key < "T#020"]
+    assert at_most == [key for key in ordered if key <= "T#020"]
+    assert above == [key for key in ordered if key > "T#040"]
+    assert between == [key for key in ordered if "T#013" <= key <= "T#029"]
+    assert prefix == [key for key in ordered if key.startswith("T#03")]
+    # a filter applies after the Limit, so its pages follow the unfiltered ones
+    assert [len(page) for page in filtered] == [sum(int(k[2:]) % 2 for k in page) for page in whole]
+    assert flat(filtered) == [key for key in ordered if int(key[2:]) % 2 == 1]
+
+
+def test_a_numeric_sort_key_pages_and_counts_by_number(moto, dynamodb):
+    # given an author's tweets whose ids differ in length (10 sorts after 9 by number)
+    tweets = moto.values["TweetsTable"]["Ref"]
+    author = uuid.uuid4().int % 10**12
+    ids = [7, 8, 9, 10, 11, 95, 100, 1000, 10_000]
+    for tweet_id in ids:
+        item = {"author_id": _n(author), "tweet_id": _n(tweet_id)}
+        dynamodb.put_item(TableName=tweets, Item=item)
+
+    # when they are paged newest first, and counted above 9
+    query = {"TableName": tweets, "KeyConditionExpression": "author_id = :a",
+             "ExpressionAttributeValues": {":a": _n(author)}}  # fmt: skip
+    pages, start = [], None
+    while True:
+        answer = dynamodb.query(**query, ScanIndexForward=False, Limit=2,
+                                **({"ExclusiveStartKey": start} if start else {}))  # fmt: skip
+        pages.append([int(item["tweet_id"]["N"]) for item in answer["Items"]])
+        start = answer.get("LastEvaluatedKey")
+        if start is None:
+            break
+    counted = dynamodb.query(**query | {
+        "KeyConditionExpression": "author_id = :a AND tweet_id > :t",
+        "ExpressionAttributeValues": {":a": _n(author), ":t": _n(9)}}, Select="COUNT")  # fmt: skip
+    limited = dynamodb.query(**query, Select="COUNT", Limit=4)
+
+    # then the order is by number, and the counts are of the items without answering them
+    assert [tweet_id for page in pages for tweet_id in page] == sorted(ids, reverse=True)
+    assert [len(page) for page in pages] == [2, 2, 2, 2, 1]
+    assert (counted["Count"], "Items" in counted) == (6, False)
+    assert (limited["Count"], "LastEvaluatedKey" in limited) == (4, True)
