@@ -27,7 +27,9 @@ key condition, past ExclusiveStartKey in the Query's direction, at most Limit + 
 by their plain key values (moto's sort compares DynamoType objects, and sorted the whole
 partition on every page: a celebrity's partition of 13,000 items cost every page of it 126 ms
 under the one lock, and a seeded stack's readers queued behind it). A ``Select: COUNT`` Query
-skips moto's deep copy of the items it counts and never answers.
+skips moto's deep copy of the items it counts and never answers. A Scan's page starts past its
+ExclusiveStartKey by plain key values too (moto compared each earlier item with it as DynamoType
+objects: a table swept in pages cost O(table) of those a page).
 
 It lists the email SES would have sent, as LocalStack does (API.md "Password reset"): every
 message sent with SES v2's SendEmail (what AccountsFunction uses; moto's own SES backend checks
@@ -239,6 +241,8 @@ def _partition_items(original: Any) -> Any:
                 for item in (bucket.values() if self.range_key_attr else (bucket,))
                 if all(_holds(item, name, value) for name, value in wanted.items())
             ]
+        if getattr(_QUERY, "scanning", False):
+            return _scan_window(self, _QUERY.scan_after)
         key = getattr(_QUERY, "partition", None)
         if key is None or not self.range_key_attr:
             return original(self)
@@ -264,6 +268,46 @@ _QUERY_ARGUMENTS = {
     "hash_key_conditions",
     "range_key_conditions",
 }
+
+
+def _table_order(item: Any) -> tuple[Any, ...]:
+    if item.range_key is None:
+        return (item.hash_key.cast_value,)
+    return (item.hash_key.cast_value, item.range_key.cast_value)
+
+
+def _scan_window(table: Any, start: dict[str, Any] | None) -> list[Any]:
+    """A base table's items in moto's Scan order (by key), past ``start`` if given."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    items = [
+        item
+        for bucket in table.items.values()
+        for item in (bucket.values() if table.range_key_attr else (bucket,))
+    ]
+    items.sort(key=_table_order)
+    if start:
+        names = [table.hash_key_attr] + ([table.range_key_attr] if table.range_key_attr else [])
+        after = tuple(DynamoType(start[name]).cast_value for name in names)
+        items = [item for item in items if _table_order(item) > after]
+    return items
+
+
+def _paged_scan(original: Any) -> Any:
+    @functools.wraps(original)
+    def scan(
+        self: Any, filters: Any, limit: Any, exclusive_start_key: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        index_name = kwargs.get("index_name", args[1] if len(args) > 1 else None)
+        _QUERY.scanning = index_name is None
+        _QUERY.scan_after = exclusive_start_key
+        try:
+            return original(self, filters, limit, exclusive_start_key, *args, **kwargs)
+        finally:
+            _QUERY.scanning = False
+            _QUERY.scan_after = None
+
+    return scan
 
 
 def _partition_query(original: Any) -> Any:
@@ -392,6 +436,7 @@ def install() -> None:
     DynamoHandler.batch_write_item = _importing_batch_write(DynamoHandler.batch_write_item)  # type: ignore[method-assign]
     Table.all_items = _partition_items(Table.all_items)  # type: ignore[method-assign]
     Table.query = _partition_query(Table.query)  # type: ignore[method-assign]
+    Table.scan = _paged_scan(Table.scan)  # type: ignore[method-assign]
     for name in _LOCKED:
         setattr(DynamoDBBackend, name, _locked(getattr(DynamoDBBackend, name)))
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]

@@ -176,3 +176,50 @@ def test_a_numeric_sort_key_pages_and_counts_by_number(moto, dynamodb):
     assert [len(page) for page in pages] == [2, 2, 2, 2, 1]
     assert (counted["Count"], "Items" in counted) == (6, False)
     assert (limited["Count"], "LastEvaluatedKey" in limited) == (4, True)
+
+
+@pytest.mark.parametrize("table_id", ["LikesTable", "CountersTable"], ids=["keyed", "hash-only"])
+def test_a_scan_in_pages_reads_every_item_once_in_the_order_of_one_scan(moto, dynamodb, table_id):
+    # given 40 items of ours among the others (a table with a sort key, and one without)
+    table = moto.values[table_id]["Ref"]
+    run = uuid.uuid4().hex
+    for n in range(40):
+        item = {"pk": {"S": f"S#{run}#{n % 8}"}, "odd": {"BOOL": n % 2 == 1}}
+        if table_id == "LikesTable":
+            item["sk"] = {"S": f"T#{n:03d}"}
+        else:
+            item["pk"] = {"S": f"S#{run}#{n:03d}"}
+        dynamodb.put_item(TableName=table, Item=item)
+
+    def ours(items: list[dict]) -> list[tuple[str, str]]:
+        keys = [(item["pk"]["S"], item.get("sk", {}).get("S", "")) for item in items]
+        return [key for key in keys if key[0].startswith(f"S#{run}#")]
+
+    # when it is scanned whole, in pages of 7, and in pages of 7 with a filter
+    whole = ours(dynamodb.scan(TableName=table)["Items"])
+    paged, filtered, start, pages = [], [], None, 0
+    while True:
+        answer = dynamodb.scan(
+            TableName=table, Limit=7, **({"ExclusiveStartKey": start} if start else {})
+        )
+        assert answer["Count"] <= 7
+        paged += ours(answer["Items"])
+        pages += 1
+        start = answer.get("LastEvaluatedKey")
+        if start is None:
+            break
+    start = None
+    while True:
+        odd = {"FilterExpression": "odd = :o", "ExpressionAttributeValues": {":o": {"BOOL": True}}}
+        answer = dynamodb.scan(
+            TableName=table, Limit=7, **odd, **({"ExclusiveStartKey": start} if start else {})
+        )
+        filtered += ours(answer["Items"])
+        start = answer.get("LastEvaluatedKey")
+        if start is None:
+            break
+
+    # then the pages hold every item once, in the whole scan's order; the filter keeps the odd ones
+    assert len(whole) == 40 and paged == whole and pages > 40 / 7
+    odd_items = ours(dynamodb.scan(TableName=table, **odd)["Items"])
+    assert len(odd_items) == 20 and filtered == odd_items
