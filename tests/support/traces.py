@@ -60,20 +60,12 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-# Work items that name counters, not people: the reconciliation's marks of touched counters
-# (``{ctr:<n>}:touched``, keys.counter_marks) are drained by its next run (every 15 minutes),
-# which finds an erased account's counters gone (docs/accounts.md "What deletion removes").
-TRANSIENT = re.compile(r"^\{ctr:\d+\}:touched$")
-
-
 def redis_traces(client: Any, ids: Iterable[int]) -> list[str]:
     """``key`` of every key whose name or content names one of ``ids`` (a client that does not
     decode: bitmaps are bytes)."""
     wanted = set(ids)
     found = []
     for key in client.scan_iter(count=1000):
-        if TRANSIENT.match(_text(key)):
-            continue
         kind = _text(client.type(key))
         if kind == "string":
             content: Any = client.get(key)

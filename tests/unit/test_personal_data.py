@@ -105,6 +105,9 @@ class Recorded:
     def places_gone(self, user_id: int, places: Places) -> None:
         self.called.add("places_gone")
 
+    def counter_marks_gone(self, user_id: int | None, tweet_ids: Sequence[int]) -> None:
+        self.called.add("counter_marks_gone")
+
     def forget_user(self, user_id: int) -> int:
         self.called.add("forget_user")
         return 1

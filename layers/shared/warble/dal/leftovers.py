@@ -14,6 +14,7 @@ from warble import clock, keys
 from warble.dal.hashtags import RedisTrends
 from warble.dal.redis import RedisClient
 from warble.dal.unread import padded
+from warble.domain.counters.ports import tweet_counter, user_counter
 from warble.domain.deletion.ports import Places, Unread
 
 # Keys read per SCAN call when a user's parametrised keys are looked for.
@@ -83,6 +84,19 @@ class RedisErasure:
             pipe.delete(keys.swipe_pair(user_id, other))
         for other in dict.fromkeys(places.matched):
             pipe.srem(keys.swiped(other), str(user_id))
+        pipe.execute()
+
+    def counter_marks_gone(self, user_id: int | None, tweet_ids: Sequence[int]) -> None:
+        marked = [user_counter(user_id)] if user_id is not None else []
+        marked += [tweet_counter(tweet_id) for tweet_id in tweet_ids]
+        by_bucket: dict[int, list[str]] = {}
+        for key in marked:
+            by_bucket.setdefault(keys.counter_mark_bucket(key), []).append(key)
+        if not by_bucket:
+            return
+        pipe = self._pipeline()
+        for bucket, members in by_bucket.items():
+            pipe.srem(keys.counter_marks(bucket), *members)
         pipe.execute()
 
     def forget_user(self, user_id: int) -> int:

@@ -38,6 +38,7 @@ PERSONAL_DATA: tuple[Holder, ...] = (
             "unread_gone",
             "conversations_gone",
             "places_gone",
+            "counter_marks_gone",
         ),
         "its own tags' keys, trend uses, others' cached copies of it",
     ),

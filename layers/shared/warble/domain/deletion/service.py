@@ -155,10 +155,11 @@ class AccountDeletion:
         user_id, policy = step.user_id, self._policy
         if step.name == "counters":
             unsettled = self._tables().settle_counters(user_id, ())
-            if not unsettled:
-                return replace(step, name=_after("counters"), n=step.n + 1, tries=0)
-            if step.tries + 1 >= policy.settle_tries:
+            if unsettled and step.tries + 1 >= policy.settle_tries:
                 self._tables().drop_counters(user_id, ())
+                unsettled = []
+            if not unsettled:
+                self._redis().counter_marks_gone(user_id, ())
                 return replace(step, name=_after("counters"), n=step.n + 1, tries=0)
             return replace(step, n=step.n + 1, tries=step.tries + 1)
         if step.name == "redis":
@@ -278,6 +279,7 @@ class AccountDeletion:
         if unsettled and step.tries + 1 >= self._policy.settle_tries:
             tables.drop_counters(None, unsettled)
             unsettled = []
+        self._redis().counter_marks_gone(None, [t for t in step.tweets if t not in unsettled])
         if not unsettled:
             self._redis().flags_changed(step.users)
             return
