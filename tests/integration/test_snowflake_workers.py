@@ -165,7 +165,7 @@ def test_a_clock_gone_backwards_still_renews_the_lease(container_source, monkeyp
         lease.current(T0 - 1_000)  # the clock stepped back a second
 
 
-def test_the_functions_mint_under_a_lease_in_the_table(leases, pg, redis):
+def test_the_functions_mint_under_a_lease_in_the_table(leases):
     # Given the production wiring of a container
     services.reset()
     try:
