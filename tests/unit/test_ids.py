@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from warble.errors import WorkerIdExhausted
 from warble.ids import (
     EPOCH_MS,
     MAX_SEQUENCE,
+    WORKERS,
     FixedWorker,
+    LeasedWorker,
     Snowflake,
     compose,
     decompose,
@@ -60,3 +63,60 @@ def test_parse_id_rejects_what_cannot_be_a_snowflake(raw):
 
 def test_parse_id_accepts_decimal_strings():
     assert parse_id("7262946581234567168") == 7262946581234567168
+
+
+class MemoryLeases:
+    """``WorkerLeases`` in memory, deciding each write as the table's conditions do; counts
+    the calls, as round trips."""
+
+    def __init__(self) -> None:
+        self.items: dict[int, tuple[str, int]] = {}  # worker -> (holder, until_ms)
+        self.calls: list[str] = []
+
+    def claim(self, worker_id: int, holder: str, now_ms: int, until_ms: int) -> bool:
+        self.calls.append("claim")
+        if worker_id in self.items and self.items[worker_id][1] >= now_ms:
+            return False
+        self.items[worker_id] = (holder, until_ms)
+        return True
+
+    def renew(self, worker_id: int, holder: str, until_ms: int) -> bool:
+        self.calls.append("renew")
+        if self.items.get(worker_id, ("", 0))[0] != holder:
+            return False
+        self.items[worker_id] = (holder, until_ms)
+        return True
+
+    def release(self, worker_id: int, holder: str, last_ms: int) -> None:
+        self.renew(worker_id, holder, last_ms)
+
+    def held(self, now_ms: int) -> set[int]:
+        self.calls.append("held")
+        return {n for n, (_, until) in self.items.items() if until >= now_ms}
+
+
+def test_a_lease_is_claimed_once_and_renewed_only_after_a_third_of_it():
+    leases, clock = MemoryLeases(), [EPOCH_MS]
+    gen = Snowflake(LeasedWorker(leases, lease_ms=3_000), clock=lambda: clock[0])
+    gen.next_id()
+    clock[0] += 999
+    gen.next_id()
+    assert leases.calls == ["claim"]  # the cold start's one write; none on the warm path
+    clock[0] += 1
+    gen.next_id()
+    assert leases.calls == ["claim", "renew"]
+
+
+def test_a_full_table_is_refused_in_two_round_trips_not_1024():
+    leases = MemoryLeases()
+    leases.items = {n: ("live", EPOCH_MS + 60_000) for n in range(WORKERS)}
+    with pytest.raises(WorkerIdExhausted):
+        LeasedWorker(leases).current(EPOCH_MS)
+    assert leases.calls == ["claim", "held"]
+
+
+def test_a_missed_claim_takes_a_free_id_after_one_read():
+    leases = MemoryLeases()
+    leases.items = {n: ("live", EPOCH_MS + 60_000) for n in range(WORKERS) if n != 9}
+    worker, _ = LeasedWorker(leases).current(EPOCH_MS)
+    assert worker == 9 and len(leases.calls) <= 3  # a missed claim, the read, the claim

@@ -168,3 +168,20 @@ class Unavailable(WarbleError):
     def __init__(self, message: str | None = None, retry_after: int = 2) -> None:
         super().__init__(message)
         self.retry_after = max(1, retry_after)
+
+
+class WorkerIdExhausted(Unavailable):
+    """Every Snowflake worker id is leased to a live container: no id can be issued that is
+    sure to be unique until one lapses (``warble.ids.LeasedWorker``)."""
+
+    def __init__(self) -> None:
+        super().__init__(retry_after=5)
+
+
+class WorkerLeaseLost(Unavailable):
+    """This container's worker-id lease was taken while it was frozen: it issues no id under
+    it again (another container may be issuing the same ones), and claims a new id on the next
+    request."""
+
+    def __init__(self) -> None:
+        super().__init__(retry_after=1)

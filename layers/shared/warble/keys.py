@@ -47,8 +47,6 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {rl:login:<client ip or /64>}    | string | RATE_LIMIT_LOGIN_IP_W.S.  | logins from an IP     |
 | {rl:authfail:<client ip or /64>} | string | RATE_LIMIT_AUTH_FAIL..._S.| unknown tokens of IP  |
 | {idem:<user_id>}:<sha256 of key> | string | 24 h (pending: 60 s)      | a POST's first answer |
-| {snowflake}:worker:<n>           | string | WORKER_LEASE_MS           | worker-id lease       |
-| {snowflake}:worker:<n>:last      | string | 1 day                     | last window of id n   |
 | {u:<user_id>}:notif:pos          | hash   | none                      | read positions        |
 | {u:<user_id>}:notif:unread:<type>| zset   | none (capped)             | unread notif. ids     |
 | {u:<user_id>}:notif:lease        | string | LEASE_MS                  | rebuild lease         |
@@ -90,7 +88,6 @@ import zlib
 from dataclasses import dataclass
 
 LEASE_MS = 10_000
-WORKER_LEASE_MS = 60_000
 SEEN_THROTTLE_SECONDS = 60
 
 
@@ -275,14 +272,6 @@ def rate_limit(budget: str, subject: str) -> str:
 def idempotency(user_id: int, key: str) -> str:
     """A POST's Idempotency-Key (hashed: it is the client's text, up to 64 characters)."""
     return f"{{idem:{user_id}}}:{hashlib.sha256(key.encode()).hexdigest()}"
-
-
-def snowflake_worker(worker_id: int) -> str:
-    return f"{{snowflake}}:worker:{worker_id}"
-
-
-def snowflake_worker_last(worker_id: int) -> str:
-    return f"{{snowflake}}:worker:{worker_id}:last"
 
 
 # ---- notifications (warble.dal.notifications) -------------------------------------------------

@@ -127,6 +127,8 @@ class Settings:
     messages_table: str = "warble-local-messages"
     # Search and hashtags (warble.domain.search, warble.domain.hashtags): each tag's timeline.
     hashtags_table: str = "warble-local-hashtags"
+    # Snowflake worker-id leases (warble.dal.worker_lease): which container holds which id.
+    worker_leases_table: str = "warble-local-worker-leases"
     # Account deletion (warble.domain.deletion): its workflow's queue, and how much one
     # invocation does (a slice: at most this many things, or this long).
     account_deletion_queue_url: str = ""

@@ -1,75 +1,97 @@
-"""Snowflake worker ids leased from Redis, so concurrent containers never share one.
+"""Snowflake worker-id leases in DynamoDB (WorkerLeasesTable), one item per worker id.
 
-A container claims a free id with SET NX PX and renews it lazily, on the ID path, once a third of
-the lease has passed (Lambda freezes containers between invocations, so a background renewer
-would not run). If a renewal finds the lease gone (the container was frozen past it and another
-took the id), it claims a fresh id. The holder records its last renewal time under the id, and
-the next holder starts its timestamps above that plus the renewal interval, so IDs stay unique
-even when the two containers' clocks disagree a little.
+The rules are ``warble.ids.LeasedWorker``'s; this store makes each step one conditional write,
+so the table, not a cache, decides who holds an id (a Redis failover to an empty node used to
+hand a live holder's id to a second container):
+
+- claim: PutItem if ``attribute_not_exists(pk) OR until_ms < :now`` (the claimant's clock);
+- renew: UpdateItem if ``holder = :me``;
+- release: UpdateItem if ``holder = :me``, ending the lease at the last millisecond the holder
+  may have used (a delete would forget it, and a claimant whose clock is behind could then
+  reuse those timestamps).
+
+``expires_at`` (epoch seconds, a day after the lease's end) is the table's TTL: it only sweeps
+ids no container has held for a day. Nothing here is a user's.
 """
 
 from __future__ import annotations
 
-import random
-import secrets
+from collections.abc import Callable
 
-from warble import keys
-from warble.dal.redis import RedisClient
-from warble.ids import MAX_WORKER
+from pynamodb.attributes import NumberAttribute, UnicodeAttribute
+from pynamodb.exceptions import PynamoDBException
+from pynamodb.expressions.update import Action
+from pynamodb.models import Model
 
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('SET', KEYS[2], ARGV[3], 'EX', 86400)
-  return 1
-end
-return 0
-"""
+from warble.dal.dynamo import bind
+from warble.errors import Unavailable
+from warble.settings import Settings, get_settings
+
+CONDITION_FAILED_EXCEPTION = "ConditionalCheckFailedException"
+_SWEPT_AFTER_S = 86_400
 
 
-class WorkerIdExhausted(RuntimeError):
-    pass
+class WorkerLeaseItem(Model):
+    class Meta:
+        table_name = "worker-leases"  # replaced from settings on first use
+        region = "us-east-1"
+
+    pk = NumberAttribute(hash_key=True)  # the worker id, 0..1023
+    holder = UnicodeAttribute()  # a random token of the holding container
+    until_ms = NumberAttribute()  # the lease's end, by its holder's clock
+    expires_at = NumberAttribute()  # TTL
 
 
-class RedisWorkerLease:
-    def __init__(self, redis: RedisClient, lease_ms: int = keys.WORKER_LEASE_MS) -> None:
-        self._redis = redis
-        self._lease_ms = lease_ms
-        self._renew_every = lease_ms // 3
-        self._owner = secrets.token_hex(8)
-        self._worker: int | None = None
-        self._renewed_at = 0
-        self._renew = redis.register_script(_RENEW)
+def _expires_at(until_ms: int) -> int:
+    return until_ms // 1000 + _SWEPT_AFTER_S
 
-    def current(self, now_ms: int) -> tuple[int, int]:
-        # A clock that went backwards (negative elapsed) renews too: the lease's real age is
-        # unknown then, and skipping renewal could let it lapse while ids are still issued.
-        if self._worker is not None and 0 <= now_ms - self._renewed_at < self._renew_every:
-            return self._worker, 0
-        if self._worker is not None and self._renew(
-            keys=[keys.snowflake_worker(self._worker), keys.snowflake_worker_last(self._worker)],
-            args=[self._owner, self._lease_ms, now_ms],
-        ):
-            self._renewed_at = now_ms
-            return self._worker, 0
-        return self._claim(now_ms)
 
-    def _claim(self, now_ms: int) -> tuple[int, int]:
-        start = random.randrange(MAX_WORKER + 1)
-        for offset in range(MAX_WORKER + 1):
-            candidate = (start + offset) % (MAX_WORKER + 1)
-            if self._redis.set(
-                keys.snowflake_worker(candidate), self._owner, nx=True, px=self._lease_ms
-            ):
-                previous = self._redis.getset(keys.snowflake_worker_last(candidate), now_ms)
-                self._redis.expire(keys.snowflake_worker_last(candidate), 86_400)
-                self._worker = candidate
-                self._renewed_at = now_ms
-                floor = int(previous) + self._renew_every if previous else 0
-                return candidate, floor
-        raise WorkerIdExhausted("all 1024 Snowflake worker ids are leased")
+class DynamoWorkerLeases:
+    """``warble.ids.WorkerLeases`` on WorkerLeasesTable."""
 
-    def release(self) -> None:
-        if self._worker is not None:
-            self._redis.delete(keys.snowflake_worker(self._worker))
-            self._worker = None
+    def __init__(self, settings: Settings | None = None) -> None:
+        s = settings or get_settings()
+        bind(s.aws_region, [(WorkerLeaseItem, s.worker_leases_table)])
+
+    def claim(self, worker_id: int, holder: str, now_ms: int, until_ms: int) -> bool:
+        item = WorkerLeaseItem(
+            worker_id, holder=holder, until_ms=until_ms, expires_at=_expires_at(until_ms)
+        )
+        free = WorkerLeaseItem.pk.does_not_exist() | (WorkerLeaseItem.until_ms < now_ms)
+        return _conditional(lambda: item.save(condition=free))
+
+    def renew(self, worker_id: int, holder: str, until_ms: int) -> bool:
+        return self._end_at(worker_id, holder, until_ms)
+
+    def release(self, worker_id: int, holder: str, last_ms: int) -> None:
+        self._end_at(worker_id, holder, last_ms)
+
+    def held(self, now_ms: int) -> set[int]:
+        # 1,024 items of a few bytes: one page of a Scan, read only after a claim missed.
+        try:
+            live = WorkerLeaseItem.until_ms >= now_ms
+            return {int(item.pk) for item in WorkerLeaseItem.scan(live, attributes_to_get=["pk"])}
+        except PynamoDBException as exc:
+            raise Unavailable() from exc
+
+    def _end_at(self, worker_id: int, holder: str, until_ms: int) -> bool:
+        actions: list[Action] = [
+            WorkerLeaseItem.until_ms.set(until_ms),
+            WorkerLeaseItem.expires_at.set(_expires_at(until_ms)),
+        ]
+        mine = WorkerLeaseItem.holder == holder
+        return _conditional(
+            lambda: WorkerLeaseItem(worker_id).update(actions=actions, condition=mine)
+        )
+
+
+def _conditional(write: Callable[[], object]) -> bool:
+    """One conditional write: True if applied, False if its condition failed. DynamoDB failing,
+    throttling or unreachable is a 503 (``Unavailable``): no id can be vouched for then."""
+    try:
+        write()
+    except PynamoDBException as exc:
+        if exc.cause_response_code == CONDITION_FAILED_EXCEPTION:
+            return False
+        raise Unavailable() from exc
+    return True

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from warble.domain.suspensions.ports import SuspensionStore
     from warble.domain.timelines.ports import TimelineStore
     from warble.domain.tweets.ports import TweetStore
+    from warble.ids import WorkerLeases
     from warble.settings import Settings
 
 K = TypeVar("K")
@@ -80,10 +81,16 @@ class Stores:
 
     # ---- shared -----------------------------------------------------------------------------
     def ids(self) -> IdGenerator:
-        from warble.dal.worker_lease import RedisWorkerLease
-        from warble.ids import Snowflake
+        from warble.ids import LeasedWorker, Snowflake
 
-        return Snowflake(RedisWorkerLease(self._c.redis))
+        def build() -> WorkerLeases:
+            from warble.dal.worker_lease import DynamoWorkerLeases
+
+            return DynamoWorkerLeases(self._c.settings)
+
+        # Claimed on the first id (warble.ids.LeasedWorker): a function whose requests mint
+        # none never imports pynamodb for it.
+        return Snowflake(LeasedWorker(deferred(build)))
 
     def profiles(self) -> Profiles:
         """What the other features read of the accounts: the cached profiles."""

@@ -78,4 +78,7 @@ PERSONAL_DATA: tuple[Holder, ...] = (
 )
 
 # Stores in Settings that hold nothing of a user's, and why.
-HOLDS_NO_USER_DATA: dict[str, str] = {}
+HOLDS_NO_USER_DATA: dict[str, str] = {
+    "worker_leases_table": "which container holds which Snowflake worker id: a random token and"
+    " the lease's end, nothing of a user's",
+}
