@@ -27,7 +27,7 @@ from warble.settings import get_settings
 
 from infra.local.faults import FAULTS_PATH
 from tests.integration.test_deadline import ShortContext
-from tests.integration.test_redis_down import Caller, _unavailable
+from tests.integration.test_redis_down import Caller, _function, _unavailable
 from tests.integration.test_sample_events import Context, _load_function
 from tests.support.streams import StreamTap
 
@@ -106,24 +106,32 @@ def test_throttled_writes_answer_503_with_retry_after_and_store_nothing(accounts
     bob = accounts.signup("bob", "bob@example.com", "password1", None, "phone")
     tweet = services.tweets().post(bob.user["id"], "before the fault", None, [])
     call = Caller()
+    call.functions["graph"] = _function("graph")
     like = "PUT /v1/tweets/{tweet_id}/like", f"/v1/tweets/{tweet.id}/like"
+    follow = "PUT /v1/users/me/following/{user_id}", f"/v1/users/me/following/{bob.user['id']}"
+    apart = services.graph().relationships(alice.user["id"], [bob.user["id"]])
 
     # when every DynamoDB call is throttled
     faults(throttle=1.0)
-    posted = call.http("tweets", *POST, alice, {"text": "during the fault"})
-    posted_headers = call.headers
-    liked = call.http("tweets", *like, alice)
-    liked_headers = call.headers
+    answers = {}
+    for name, function, route, body in (
+        ("post", "tweets", POST, {"text": "during the fault"}),
+        ("like", "tweets", like, None),
+        ("follow", "graph", follow, None),
+    ):
+        answers[name] = (*call.http(function, *route, alice, body), call.headers)
     faults(throttle=0.0)
 
     # then each write is API.md's 503 with Retry-After, and nothing is stored
-    assert _unavailable(*posted, posted_headers), posted
-    assert _unavailable(*liked, liked_headers), liked
+    for name, answer in answers.items():
+        assert _unavailable(*answer), (name, answer)
     assert _tweets_of(alice.user) == []
     assert services.container().stores.likes().edge(alice.user["id"], int(tweet.id)) is None
+    assert services.graph().relationships(alice.user["id"], [bob.user["id"]]) == apart
     # and, the fault gone, the same warm handlers write
     assert call.http("tweets", *POST, alice, {"text": "after"})[0] == 201
     assert call.http("tweets", *like, alice) == (200, {"liked": True})
+    assert call.http("graph", *follow, alice)[0] == 200
 
 
 def test_at_a_moderate_rate_retries_carry_the_writes_through(accounts, faults):
