@@ -2,12 +2,14 @@
 (``infra/local/faults.py``, ``/_warble/faults`` on the moto server): the switch answers as
 DynamoDB does; a route whose table always throttles answers ``503 unavailable`` with Retry-After
 and stores nothing; at a moderate rate botocore's retries carry the writes through; a retry never
-sleeps past the request's deadline; a stream reader fails the batch (Lambda delivers it again)
-and the redelivery applies it once; a refused condition stays what it was.
+sleeps past the request's deadline; an unreachable DynamoDB is a 503 too; a stream reader fails
+the batch (Lambda delivers it again) and the redelivery applies it once; a refused condition
+stays what it was.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -30,6 +32,7 @@ from tests.integration.test_deadline import ShortContext
 from tests.integration.test_redis_down import Caller, _function, _unavailable
 from tests.integration.test_sample_events import Context, _load_function
 from tests.support.streams import StreamTap
+from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.integration
 
@@ -212,3 +215,37 @@ def test_a_refused_condition_or_a_bad_request_is_not_unavailable(accounts, fault
         GraphItem(pk="", sk="F#2").save()  # an empty key: a ValidationException
     assert invalid.value.cause_response_code == "ValidationException"
     assert not isinstance(invalid.value, store_unavailable())
+
+
+@pytest.fixture
+def dynamodb_outage(moto) -> Iterator[TcpProxy]:
+    """The code's DynamoDB (the moto server) behind a proxy this test cuts and restores."""
+    port = int(moto.url.rsplit(":", 1)[1])
+    proxy = TcpProxy(("127.0.0.1", port))
+    proxy.restore()
+    os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{proxy.port}"
+    services.reset()  # stores bound again: the models' clients on the proxy's address
+    try:
+        yield proxy
+    finally:
+        proxy.cut()
+        os.environ["AWS_ENDPOINT_URL"] = moto.url
+        services.reset()
+
+
+def test_an_unreachable_dynamodb_is_a_503_and_the_same_handlers_recover(accounts, dynamodb_outage):
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    call = Caller()
+    assert call.http("tweets", *POST, alice, {"text": "before"})[0] == 201
+
+    # when DynamoDB refuses every connection (its warm ones dropped)
+    dynamodb_outage.cut()
+    answer = (*call.http("tweets", *POST, alice, {"text": "during the outage"}), call.headers)
+
+    # then the write is a 503 with Retry-After (botocore's connection errors, after its retries)
+    assert _unavailable(*answer), answer
+    # and once it is back, the same warm handler writes, and only the acknowledged tweets exist
+    dynamodb_outage.restore()
+    assert call.http("tweets", *POST, alice, {"text": "after"})[0] == 201
+    texts = [t.text for t in services.tweets().by_author(int(alice.user["id"]), None, 10)]
+    assert sorted(texts) == ["after", "before"]

@@ -35,6 +35,7 @@ from typing import Any
 
 import botocore.session
 from botocore.config import Config
+from botocore.exceptions import ConnectionError as BotocoreConnectionError
 from botocore.exceptions import HTTPClientError
 from pynamodb.connection import Connection
 from pynamodb.exceptions import TransactWriteError
@@ -111,10 +112,13 @@ def _unavailable_answer(http_response: Any, parsed: dict[str, Any], model: Any, 
         raise DynamoUnavailable(model.name, code)
 
 
-def _unreachable(exception: Exception, model: Any, **_: Any) -> None:
-    """``after-call-error``: a connection refused or reset, a timeout, after the retries."""
-    if isinstance(exception, HTTPClientError):
-        raise DynamoUnavailable(model.name, type(exception).__name__) from exception
+def _unreachable(exception: Exception, event_name: str, **_: Any) -> None:
+    """``after-call-error.dynamodb.<operation>``: a connection refused or reset, a timeout,
+    after the retries."""
+    # What botocore's standard mode retries as transient: refused, reset, timed out.
+    if isinstance(exception, BotocoreConnectionError | HTTPClientError):
+        operation = event_name.rsplit(".", 1)[-1]
+        raise DynamoUnavailable(operation, type(exception).__name__) from exception
 
 
 def _deadline_bound(client: Any) -> Any:
