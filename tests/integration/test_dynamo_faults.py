@@ -27,6 +27,7 @@ from warble.dal.graph import GraphItem
 from warble.domain.counters.ports import user_counter
 from warble.settings import get_settings
 
+from infra.local.events import HttpRequest, http_api_event
 from infra.local.faults import FAULTS_PATH
 from tests.integration.test_deadline import ShortContext
 from tests.integration.test_redis_down import Caller, _function, _unavailable
@@ -161,8 +162,6 @@ def test_a_retry_never_sleeps_past_the_deadline(accounts, faults):
     call = Caller()
     handler = call.functions["tweets"].handler
     faults(throttle=1.0)
-    from infra.local.events import HttpRequest, http_api_event
-
     request = HttpRequest(
         "POST",
         "/v1/tweets",
