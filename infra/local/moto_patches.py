@@ -444,4 +444,9 @@ def install() -> None:
     DomainDispatcherApplication.__call__ = _serving_ses_messages(  # type: ignore[method-assign]
         DomainDispatcherApplication.__call__
     )
+    from infra.local import faults  # the DynamoDB fault switch, off until a PUT turns it on
+
+    DomainDispatcherApplication.__call__ = faults.serving(  # type: ignore[method-assign]
+        DomainDispatcherApplication.__call__
+    )
     DynamoDBBackend._warble_patched = True  # type: ignore[attr-defined]

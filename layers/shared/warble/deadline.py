@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["DeadlineExceeded", "answering_within", "margin_ms"]
+__all__ = ["DeadlineExceeded", "answering_within", "margin_ms", "time_left"]
 
 
 class DeadlineExceeded(BaseException):
@@ -31,6 +32,7 @@ class DeadlineExceeded(BaseException):
 
 class _Alarm:
     armed = False
+    rings_at = 0.0  # time.monotonic() when it rings, while armed
 
 
 def _ring(signum: int, frame: Any) -> None:
@@ -38,6 +40,15 @@ def _ring(signum: int, frame: Any) -> None:
     if _Alarm.armed:
         _Alarm.armed = False
         raise DeadlineExceeded()
+
+
+def time_left() -> float | None:
+    """Seconds until the request's deadline rings, what a store call and its retries may take
+    at most (``warble.dal.dynamo`` bounds botocore's by it); None where no deadline is armed (a
+    stream consumer, a schedule, a handler called off the main thread)."""
+    if not _Alarm.armed:
+        return None
+    return max(0.0, _Alarm.rings_at - time.monotonic())
 
 
 def margin_ms(remaining_ms: int) -> int:
@@ -57,8 +68,10 @@ def answering_within(context: Any) -> Iterator[None]:
         return
     if signal.getsignal(signal.SIGALRM) is not _ring:
         signal.signal(signal.SIGALRM, _ring)
+    seconds = max(left - margin_ms(left), 1) / 1000
+    _Alarm.rings_at = time.monotonic() + seconds
     _Alarm.armed = True
-    signal.setitimer(signal.ITIMER_REAL, max(left - margin_ms(left), 1) / 1000)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:

@@ -14,8 +14,11 @@ def store_unavailable() -> tuple[type[Exception], ...]:
     """
     errors: tuple[type[Exception], ...] = ()
     postgres, redis = sys.modules.get("warble.dal.postgres"), sys.modules.get("warble.dal.redis")
+    dynamo = sys.modules.get("warble.dal.dynamo")
     if postgres is not None:
         errors += postgres.unavailable_errors()
     if redis is not None:
         errors += redis.UNAVAILABLE_ERRORS
+    if dynamo is not None:  # throttled, failing or unreachable after its retries
+        errors += (dynamo.DynamoUnavailable,)
     return errors

@@ -12,6 +12,17 @@ service model, the endpoint rules and the partitions again: about 150 ms here fo
 container first touches (a stream consumer touched two in its first batch; a graph function's
 first follow after its first read paid it again), against about 10 ms for another client of a
 session that has loaded them.
+
+Every DynamoDB client that session makes, pynamodb's and the plain ones alike (``client``), gets
+the same retries and timeouts (``_deadline_bound``), whatever pynamodb's settings say: botocore's
+``standard`` mode (exponential backoff with full jitter, a retry quota that stops retrying when
+most calls fail) with DynamoDB's four attempts, a short connect timeout, and each attempt's read
+timeout, and the retries' sleeps, within the request's deadline (``warble.deadline.time_left``).
+pynamodb 6 has no retry loop of its own for a failed call (its ``max_retry_attempts`` only set
+botocore's attempts), so a call is tried four times, not sixteen. What still fails after them
+(throttled, an internal error, unreachable) is raised as ``DynamoUnavailable``, which a handler
+answers 503 (``warble.dal.store_unavailable``); a refused condition, a cancelled transaction or a
+validation error stays the error it was.
 """
 
 from __future__ import annotations
@@ -23,10 +34,14 @@ from functools import cache
 from typing import Any
 
 import botocore.session
+from botocore.config import Config
+from botocore.exceptions import ConnectionError as BotocoreConnectionError
+from botocore.exceptions import HTTPClientError
 from pynamodb.connection import Connection
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.models import Model
 
+from warble.deadline import time_left
 from warble.events import UnreadableRecord
 
 CONDITION_FAILED = "ConditionalCheckFailed"
@@ -34,22 +49,114 @@ _lock = threading.Lock()
 _bound: dict[type[Model], tuple[str, str, str | None]] = {}
 
 
+# ---- DynamoDB's clients: retries, timeouts, and what "unavailable" means ---------------------
+ATTEMPTS = 4  # botocore's standard mode for DynamoDB (and pynamodb's 1 + 3)
+CONNECT_TIMEOUT_SECONDS = 1.0  # an in-region endpoint connects in milliseconds
+READ_TIMEOUT_SECONDS = 30.0  # pynamodb's; a request's deadline bounds it further
+CLIENT_CONFIG = Config(
+    retries={"mode": "standard", "total_max_attempts": ATTEMPTS},
+    connect_timeout=CONNECT_TIMEOUT_SECONDS,
+    read_timeout=READ_TIMEOUT_SECONDS,
+)
+# Error codes that mean "DynamoDB cannot answer now", once botocore's retries are spent.
+UNAVAILABLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
+# The shortest attempt worth starting: a retry that would end later than this before the
+# deadline is not made.
+SHORTEST_ATTEMPT_SECONDS = 0.1
+
+
+class DynamoUnavailable(Exception):
+    """DynamoDB throttled, failed or could not be reached, after its retries: try again later
+    (a handler answers 503 with Retry-After; a stream consumer fails the records, so Lambda
+    delivers them again)."""
+
+    def __init__(self, operation: str, code: str) -> None:
+        super().__init__(f"DynamoDB {operation}: {code}")
+        self.operation = operation
+        self.code = code
+
+
+def _give_up_for_deadline(attempts: int, **_: Any) -> bool | None:
+    """``needs-retry``, before the standard handler: no retry (False) when the deadline cannot
+    hold the longest backoff this retry may draw (botocore's throttling backoff, 2^(n-1) s with
+    jitter) and a short attempt; None leaves the decision to botocore."""
+    left = time_left()
+    if left is None or left >= min(2 ** (attempts - 1), 20) + SHORTEST_ATTEMPT_SECONDS:
+        return None
+    return False
+
+
+def _read_within_deadline(request: Any, **_: Any) -> None:
+    """``before-send``, each attempt: its read timeout is what is left of the deadline, if less
+    than the client's (the connect timeout is short already)."""
+    left = time_left()
+    if left is not None and left < READ_TIMEOUT_SECONDS:
+        request.context["read_timeout"] = max(left, 0.001)
+
+
+def _unavailable_answer(http_response: Any, parsed: dict[str, Any], model: Any, **_: Any) -> None:
+    """``after-call``, once the retries are spent: a throttle or a server error is raised as
+    DynamoUnavailable (pynamodb would wrap it in its own error for the operation)."""
+    if http_response.status_code < 300:
+        return
+    code = str((parsed.get("Error") or {}).get("Code") or http_response.status_code)
+    if http_response.status_code >= 500 or code in UNAVAILABLE_CODES:
+        raise DynamoUnavailable(model.name, code)
+
+
+def _unreachable(exception: Exception, event_name: str, **_: Any) -> None:
+    """``after-call-error.dynamodb.<operation>``: a connection refused or reset, a timeout,
+    after the retries."""
+    # What botocore's standard mode retries as transient: refused, reset, timed out.
+    if isinstance(exception, BotocoreConnectionError | HTTPClientError):
+        operation = event_name.rsplit(".", 1)[-1]
+        raise DynamoUnavailable(operation, type(exception).__name__) from exception
+
+
+def _deadline_bound(client: Any) -> Any:
+    events = client.meta.events
+    events.register_first("needs-retry.dynamodb", _give_up_for_deadline)
+    events.register("before-send.dynamodb", _read_within_deadline)
+    events.register("after-call.dynamodb", _unavailable_answer)
+    events.register("after-call-error.dynamodb", _unreachable)
+    return client
+
+
 class _Session(botocore.session.Session):
     """The process's botocore session. botocore does not make clients of one session safely
-    from several threads at once (pynamodb's issue 153): one at a time."""
+    from several threads at once (pynamodb's issue 153): one at a time. A DynamoDB client gets
+    ``CLIENT_CONFIG`` over the config it is asked with, and the deadline's hooks."""
 
     def __init__(self) -> None:
         super().__init__()
         self._making = threading.Lock()
 
-    def create_client(self, *args: Any, **kwargs: Any) -> Any:
+    def create_client(self, service_name: str, *args: Any, **kwargs: Any) -> Any:
+        dynamodb = service_name == "dynamodb"
+        if dynamodb:
+            given = kwargs.get("config")
+            kwargs["config"] = CLIENT_CONFIG if given is None else given.merge(CLIENT_CONFIG)
         with self._making:
-            return super().create_client(*args, **kwargs)
+            client = super().create_client(service_name, *args, **kwargs)
+        return _deadline_bound(client) if dynamodb else client
 
 
 @cache
 def _session() -> _Session:
     return _Session()
+
+
+def client(region: str) -> Any:
+    """A plain DynamoDB client (for what pynamodb's models do not do), on the shared session."""
+    return _session().create_client("dynamodb", region_name=region)
 
 
 class SharedConnection(Connection):

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from functools import cached_property
 from typing import Any
 
-from warble.dal.dynamo import _session
+from warble.dal import dynamo
 from warble.domain.deletion.ports import Raced
 from warble.settings import Settings
 from warble.tracing import instrument
@@ -59,7 +59,7 @@ class Items:
     @cached_property
     def client(self) -> Any:
         instrument("botocore")
-        return _session().create_client("dynamodb", region_name=self.settings.aws_region)
+        return dynamo.client(self.settings.aws_region)
 
     def query(
         self,

@@ -60,7 +60,6 @@ from collections.abc import Iterable, Iterator
 from functools import cached_property
 from typing import Any
 
-import boto3
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from pynamodb.models import Model
@@ -72,6 +71,7 @@ from warble.dal.dynamo import (
     StreamItem,
     bind,
     cancellation_codes,
+    client,
     number,
     prefixed_id,
 )
@@ -160,7 +160,7 @@ class LikeStore:
     def _client(self) -> Any:
         """A plain DynamoDB client, for the BatchGetItem that spans two tables."""
         instrument("botocore")
-        return boto3.client("dynamodb", region_name=self._region)
+        return client(self._region)
 
     def edge(self, user_id: int, tweet_id: int) -> Like | None:
         try:

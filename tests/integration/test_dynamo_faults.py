@@ -1,0 +1,250 @@
+"""DynamoDB throttling and failing (issue 40, fault 5) with the local fault switch
+(``infra/local/faults.py``, ``/_warble/faults`` on the moto server): the switch answers as
+DynamoDB does; a route whose table always throttles answers ``503 unavailable`` with Retry-After
+and stores nothing; at a moderate rate botocore's retries carry the writes through; a retry never
+sleeps past the request's deadline; an unreachable DynamoDB is a 503 too; a stream reader fails
+the batch (Lambda delivers it again) and the redelivery applies it once; a refused condition
+stays what it was.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+from pynamodb.exceptions import PutError
+from warble import services
+from warble.dal import store_unavailable
+from warble.dal.dynamo import DynamoUnavailable
+from warble.dal.graph import GraphItem
+from warble.domain.counters.ports import user_counter
+from warble.settings import get_settings
+
+from infra.local.events import HttpRequest, http_api_event
+from infra.local.faults import FAULTS_PATH
+from tests.integration.test_deadline import ShortContext
+from tests.integration.test_redis_down import Caller, _function, _unavailable
+from tests.integration.test_sample_events import Context, _load_function
+from tests.support.streams import StreamTap
+from tests.support.tcp_proxy import TcpProxy
+
+pytestmark = pytest.mark.integration
+
+OFF = {"throttle": 0.0, "internal_error": 0.0}
+POST = "POST /v1/tweets", "/v1/tweets"
+THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException"}
+
+
+@pytest.fixture
+def faults(moto) -> Iterator[Callable[..., dict[str, float]]]:
+    """Sets the moto server's fault switch; switched off after the test, whatever happened."""
+
+    def switch(**fractions: float) -> dict[str, float]:
+        answer = httpx.put(f"{moto.url}{FAULTS_PATH}", json=fractions, timeout=10)
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    yield switch
+    httpx.delete(f"{moto.url}{FAULTS_PATH}", timeout=10).raise_for_status()
+
+
+def _bare_client(moto: Any, service: str = "dynamodb") -> Any:
+    """A client that does not retry, to see each answer of the switch."""
+    config = Config(retries={"mode": "standard", "total_max_attempts": 1})
+    return boto3.client(service, endpoint_url=moto.url, region_name="us-east-1", config=config)
+
+
+def _tweets_of(user: dict[str, Any]) -> list[str]:
+    return [str(t.id) for t in services.tweets().by_author(int(user["id"]), None, 100)]
+
+
+def test_the_switch_answers_as_dynamodb_and_only_for_the_data_plane(moto, faults):
+    url = f"{moto.url}{FAULTS_PATH}"
+    table = get_settings().graph_table
+    client = _bare_client(moto)
+    key = {"pk": {"S": "U#1"}, "sk": {"S": "F#2"}}
+    # off by default
+    assert httpx.get(url, timeout=10).json() == OFF
+    for wrong in ({"throttle": 2}, {"throttle": 0.6, "internal_error": 0.6}, {"slow": 1}, [1]):
+        assert httpx.put(url, json=wrong, timeout=10).status_code == 400
+    assert httpx.get(url, timeout=10).json() == OFF
+
+    # every data-plane call throttled, as DynamoDB throttles: 400, its codes, its headers
+    assert faults(throttle=1.0) == {"throttle": 1.0, "internal_error": 0.0}
+    assert httpx.get(url, timeout=10).json() == {"throttle": 1.0, "internal_error": 0.0}
+    codes = set()
+    for _ in range(12):
+        with pytest.raises(ClientError) as raised:
+            client.get_item(TableName=table, Key=key)
+        answer = raised.value.response
+        assert answer["ResponseMetadata"]["HTTPStatusCode"] == 400
+        headers = answer["ResponseMetadata"]["HTTPHeaders"]
+        assert headers["content-type"] == "application/x-amz-json-1.0"
+        assert len(headers["x-amzn-requestid"]) == 52 and headers["x-amz-crc32"].isdigit()
+        codes.add(answer["Error"]["Code"])
+    assert codes == THROTTLED  # both kinds (the chance of one kind alone 12 times: 1 in 2,048)
+    # the control plane and the streams are never faulted (the stack starts, pollers read)
+    assert client.describe_table(TableName=table)["Table"]["TableName"] == table
+    _bare_client(moto, "dynamodbstreams").list_streams()
+
+    assert faults(internal_error=1.0) == {"throttle": 0.0, "internal_error": 1.0}
+    with pytest.raises(ClientError) as raised:
+        client.put_item(TableName=table, Item=key)
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    assert raised.value.response["Error"]["Code"] == "InternalServerError"
+
+    # off: nothing of the refused put was applied
+    assert httpx.delete(url, timeout=10).json() == OFF
+    assert "Item" not in client.get_item(TableName=table, Key=key, ConsistentRead=True)
+
+
+def test_throttled_writes_answer_503_with_retry_after_and_store_nothing(accounts, faults):
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    bob = accounts.signup("bob", "bob@example.com", "password1", None, "phone")
+    tweet = services.tweets().post(bob.user["id"], "before the fault", None, [])
+    call = Caller()
+    call.functions["graph"] = _function("graph")
+    like = "PUT /v1/tweets/{tweet_id}/like", f"/v1/tweets/{tweet.id}/like"
+    follow = "PUT /v1/users/me/following/{user_id}", f"/v1/users/me/following/{bob.user['id']}"
+    apart = services.graph().relationships(alice.user["id"], [bob.user["id"]])
+
+    # when every DynamoDB call is throttled
+    faults(throttle=1.0)
+    answers = {}
+    for name, function, route, body in (
+        ("post", "tweets", POST, {"text": "during the fault"}),
+        ("like", "tweets", like, None),
+        ("follow", "graph", follow, None),
+    ):
+        answers[name] = (*call.http(function, *route, alice, body), call.headers)
+    faults(throttle=0.0)
+
+    # then each write is API.md's 503 with Retry-After, and nothing is stored
+    for name, answer in answers.items():
+        assert _unavailable(*answer), (name, answer)
+    assert _tweets_of(alice.user) == []
+    assert services.container().stores.likes().edge(alice.user["id"], int(tweet.id)) is None
+    assert services.graph().relationships(alice.user["id"], [bob.user["id"]]) == apart
+    # and, the fault gone, the same warm handlers write
+    assert call.http("tweets", *POST, alice, {"text": "after"})[0] == 201
+    assert call.http("tweets", *like, alice) == (200, {"liked": True})
+    assert call.http("graph", *follow, alice)[0] == 200
+
+
+def test_at_a_moderate_rate_retries_carry_the_writes_through(accounts, faults):
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    call = Caller()
+
+    # when three DynamoDB calls in ten are throttled, and one in a hundred fails
+    faults(throttle=0.3, internal_error=0.01)
+    answers = [call.http("tweets", *POST, alice, {"text": f"t{i}"}) for i in range(20)]
+    faults(throttle=0.0)
+
+    # then every answer is a 201 or a 503, and all but a few are 201 (each call is tried
+    # four times: one fails with a chance of 1 in 110; without retries, 1 in 3 would)
+    statuses = [status for status, _ in answers]
+    assert set(statuses) <= {201, 503}, statuses
+    assert statuses.count(201) >= 17, statuses
+    # and every acknowledged write is stored
+    created = {body["id"] for status, body in answers if status == 201}
+    assert created <= set(_tweets_of(alice.user))
+
+
+def test_a_retry_never_sleeps_past_the_deadline(accounts, faults):
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    call = Caller()
+    handler = call.functions["tweets"].handler
+    faults(throttle=1.0)
+    request = HttpRequest(
+        "POST",
+        "/v1/tweets",
+        headers=[("content-type", "application/json"), ("authorization", f"Bearer {alice.token}")],
+        body=b'{"text": "short of time"}',
+    )
+    event = http_api_event(request, route_key=POST[0], api_id="api")
+
+    # when a throttled write has 1.5 s of its function's time left (its deadline rings at 1.3 s)
+    started = time.monotonic()
+    answer = handler(event, ShortContext(1500))
+    took = time.monotonic() - started
+
+    # then botocore stops retrying when the next backoff could outlast the deadline: a 503
+    # before the alarm (which would ring at 1.3 s), not a sleep into it
+    assert answer["statusCode"] == 503
+    assert took < 1.25, took
+
+
+def test_a_stream_reader_fails_the_batch_and_the_redelivery_applies_it_once(accounts, faults):
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    uid = int(alice.user["id"])
+    tap = StreamTap([get_settings().tweets_table])
+    services.tweets().post(uid, "counted once", None, [])
+    batch = {"Records": tap.drain()}
+    fanout = _load_function("fanout").handler
+
+    # when the fan-out reader gets the tweet while DynamoDB throttles every call
+    faults(throttle=1.0)
+    with pytest.raises(Exception) as raised:
+        fanout(batch, Context())
+    faults(throttle=0.0)
+
+    # then the batch fails (Lambda delivers it again), with the store's error inside
+    assert any(isinstance(e, DynamoUnavailable) for e in getattr(raised.value, "errors", ()))
+    # and the redelivery applies it, once
+    assert fanout(batch, Context()) == {"batchItemFailures": []}
+    counter = user_counter(uid)
+    assert services.container().stores.counters().read([counter])[counter]["tweet_count"] == 1
+
+
+def test_a_refused_condition_or_a_bad_request_is_not_unavailable(accounts, faults):
+    services.graph()  # binds GraphItem to the stack's table
+    GraphItem(pk="U#1", sk="F#2").save()
+    with pytest.raises(PutError) as raised:
+        GraphItem(pk="U#1", sk="F#2").save(condition=GraphItem.pk.does_not_exist())
+    assert raised.value.cause_response_code == "ConditionalCheckFailedException"
+    assert not isinstance(raised.value, store_unavailable())
+    with pytest.raises(PutError) as invalid:
+        GraphItem(pk="", sk="F#2").save()  # an empty key: a ValidationException
+    assert invalid.value.cause_response_code == "ValidationException"
+    assert not isinstance(invalid.value, store_unavailable())
+
+
+@pytest.fixture
+def dynamodb_outage(moto) -> Iterator[TcpProxy]:
+    """The code's DynamoDB (the moto server) behind a proxy this test cuts and restores."""
+    port = int(moto.url.rsplit(":", 1)[1])
+    proxy = TcpProxy(("127.0.0.1", port))
+    proxy.restore()
+    os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{proxy.port}"
+    services.reset()  # stores bound again: the models' clients on the proxy's address
+    try:
+        yield proxy
+    finally:
+        proxy.cut()
+        os.environ["AWS_ENDPOINT_URL"] = moto.url
+        services.reset()
+
+
+def test_an_unreachable_dynamodb_is_a_503_and_the_same_handlers_recover(accounts, dynamodb_outage):
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    call = Caller()
+    assert call.http("tweets", *POST, alice, {"text": "before"})[0] == 201
+
+    # when DynamoDB refuses every connection (its warm ones dropped)
+    dynamodb_outage.cut()
+    answer = (*call.http("tweets", *POST, alice, {"text": "during the outage"}), call.headers)
+
+    # then the write is a 503 with Retry-After (botocore's connection errors, after its retries)
+    assert _unavailable(*answer), answer
+    # and once it is back, the same warm handler writes, and only the acknowledged tweets exist
+    dynamodb_outage.restore()
+    assert call.http("tweets", *POST, alice, {"text": "after"})[0] == 201
+    texts = [t.text for t in services.tweets().by_author(int(alice.user["id"]), None, 10)]
+    assert sorted(texts) == ["after", "before"]
