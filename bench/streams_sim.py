@@ -31,8 +31,16 @@ What is modelled (each constant below names its source):
   GetRecords (backing off a second) when more than two readers share a shard.
 - **Service time of a batch**: the store calls ``bench/streams.py`` counted per batch of 100
   (``bench/results/streams.json``; transactions scale with the batch, pipelines do not), each
-  drawn from a latency distribution per store, plus the consumer's CPU per record (measured, at
-  the reader's memory size's share of a vCPU) and Lambda's invoke overhead.
+  drawn from a latency distribution per store, plus the consumer's CPU per record (measured on
+  x86, at Graviton's factor and the reader's memory size's share of a vCPU: the capacity
+  model's) and Lambda's invoke overhead.
+- **Cold starts**: a lane's environment pays INIT (the capacity model's, at Graviton's factor)
+  before its first batch when it is new (a split shard's children) and whenever Lambda replaces
+  it (exponential lifetimes of the model's ENVIRONMENT_LIFETIME_H).
+- **Shard splits** (the "shard split" scenario): the shard closes at five minutes; later records
+  go to two children, each read (on new lanes) only once the parent's last record is applied.
+- **Calibration** (``--calibrate``): the local poller measured and simulated in the same run, at
+  a few percent of the reader's time and near its saturation.
 
 The result is the 99th percentile of a record's age when its reader has applied it (write to
 end of the batch that applied it) per consumer and scenario, and the settings each needs. One
@@ -704,35 +712,35 @@ def _short(scenario: Scenario, quick: bool) -> Scenario:
 
 
 # ---- calibration against the local poller -----------------------------------------------------
-# Two calibration points (issue 42 item 8): a few percent of the reader's time, and near its
-# saturation: the rate at which the first point's fitted time per record would keep the reader
-# busy this share of the time (the writers' threads permitting: the utilisation reached is
-# measured and reported).
+# Two calibration points (issue 42 item 8): a few percent of the reader's time, and saturated.
+# The local reader's batch costs a constant number of round trips, so no writer here outruns it
+# (a run at 246 likes/s asked, 51 written, kept it 15% busy): the saturated point is a backlog,
+# CALIBRATION_BACKLOG likes written by several threads before the poller starts, drained in full
+# batches back to back (its utilisation is measured).
 CALIBRATION_LOW_RATE = 40.0
-CALIBRATION_HIGH_BUSY = 0.85
-CALIBRATION_MAX_RATE = 400.0
+CALIBRATION_BACKLOG = 3000
 CALIBRATION_WRITERS = 8
 
 
 def calibrate(seconds: float = 30.0) -> dict[str, Any]:
-    """The low point, then the one near saturation: {"low": ..., "high": ...}."""
+    """The low point, then the saturated one: {"low": ..., "high": ...}."""
     low = calibrate_at(CALIBRATION_LOW_RATE, seconds)
-    per_record = low["fit"]["per_record_s"]
-    if per_record <= 0:  # a noisy fit: the batches' mean time a record
-        per_record = low["busy_s"] / max(1, low["records"])
-    rate = min(CALIBRATION_MAX_RATE, CALIBRATION_HIGH_BUSY / max(per_record, 1e-6))
-    high = calibrate_at(rate, seconds / 2, writers=CALIBRATION_WRITERS)
+    high = calibrate_at(CALIBRATION_BACKLOG / seconds, seconds, writers=CALIBRATION_WRITERS,
+                        backlog=True)  # fmt: skip
     return {"low": low, "high": high}
 
 
-def calibrate_at(rate: float, seconds: float = 30.0, writers: int = 1) -> dict[str, Any]:
+def calibrate_at(
+    rate: float, seconds: float = 30.0, writers: int = 1, backlog: bool = False
+) -> dict[str, Any]:
     """Likes written at ``rate`` a second for ``seconds`` through LikeService (by ``writers``
     threads); the local stream pollers (infra/local/stream_pollers.py) deliver them to the real
     FanoutConsumerFunction handler, run in this process so its store calls are timed; every
     record's delay (its write to the end of the batch that applied it) is measured. Then the
     same arrivals are simulated with the same mapping, the local pollers' polling, and a service
-    time made of the store calls counted per batch with the latencies measured in this run."""
-    local = _run_local_pollers(rate, seconds, writers)
+    time made of the store calls counted per batch with the latencies measured in this run.
+    ``backlog``: the poller starts once every like is written (from the stream's start)."""
+    local = _run_local_pollers(rate, seconds, writers, backlog)
     return _compare_with_simulation(rate, seconds, local)
 
 
@@ -747,9 +755,12 @@ class LocalRun:
     started: float
     batch_size: int
     batching_window: float
+    pollers_at: float = 0.0  # seconds after the first write when the poller started (backlog)
 
 
-def _run_local_pollers(rate: float, seconds: float, writers: int = 1) -> LocalRun:
+def _run_local_pollers(
+    rate: float, seconds: float, writers: int = 1, backlog: bool = False
+) -> LocalRun:
     import dataclasses
     import threading
 
@@ -809,7 +820,9 @@ def _run_local_pollers(rate: float, seconds: float, writers: int = 1) -> LocalRu
             m for m in stream_mappings(template, context)
             if m.function_name == "FanoutConsumerFunction" and m.event_name == "LikesStream"
         )  # fmt: skip
-        mapping = dataclasses.replace(mapping, starting_position="LATEST")
+        mapping = dataclasses.replace(
+            mapping, starting_position="TRIM_HORIZON" if backlog else "LATEST"
+        )
         pollers = StreamPollers(template, InProcess(), bench_stack.moto_url, context,
                                 mappings=[mapping])  # fmt: skip
         authors = [make_user(f"cal_author{i}") for i in range(10)]
@@ -817,7 +830,8 @@ def _run_local_pollers(rate: float, seconds: float, writers: int = 1) -> LocalRu
         tweets, likes = services.tweets(), services.likes()
         liked = [int(tweets.post(a, "calibrate", None, []).id) for a in authors]
         written: dict[tuple[int, int], float] = {}
-        pollers.start()
+        if not backlog:
+            pollers.start()
         started = time.perf_counter()
 
         def writer(first: int) -> None:
@@ -835,13 +849,23 @@ def _run_local_pollers(rate: float, seconds: float, writers: int = 1) -> LocalRu
             thread.start()
         for thread in threads:
             thread.join()
+        pollers_at = 0.0
+        if backlog:
+            pollers_at = time.perf_counter() - started
+            pollers.start()
         pollers.wait_idle(120)
         pollers.stop()
     finally:
         ShardReader.read = read  # type: ignore[method-assign]
         run.close()
     return LocalRun(
-        invocations, latencies, written, started, mapping.batch_size, mapping.batching_window
+        invocations,
+        latencies,
+        written,
+        started,
+        mapping.batch_size,
+        mapping.batching_window,
+        pollers_at,
     )
 
 
@@ -878,7 +902,10 @@ def _compare_with_simulation(rate: float, seconds: float, local: LocalRun) -> di
     for seed in range(5):
         rng = np.random.default_rng(seed)
         env = simpy.Environment()
-        read = simulate_shard(arrivals, sim_mapping, service, rng, env=env, idle_poll=0.05)
+        start = env.timeout(local.pollers_at) if local.pollers_at else None
+        read = simulate_shard(
+            arrivals, sim_mapping, service, rng, env=env, idle_poll=0.05, start_after=start
+        )
         env.run()
         simulated.append(read().delays)
     sim = np.concatenate(simulated)
@@ -1117,8 +1144,13 @@ def markdown(result: dict[str, Any], calibration: dict[str, Any] | None) -> str:
     lines = [
         START,
         f"Generated by `python -m bench.streams_sim` on {time.strftime('%Y-%m-%d %H:%M')} UTC "
-        "(store calls per batch from `bench/results/streams.json`, written by "
-        "`python -m bench streams`).",
+        + (
+            "(store calls per batch from `bench/results/streams.json`, written by "
+            "`python -m bench streams`)."
+            if (RESULTS / "streams.json").exists()
+            else "(store calls per batch: the module's DEFAULT_COSTS, `bench/results/streams.json`"
+            " absent)."
+        ),
         "",
         "#### The settings chosen (template.yaml)",
         "",

@@ -392,3 +392,24 @@ def test_a_split_shards_children_wait_for_their_parent() -> None:
     assert child_first >= parent_done
     # each child's lane is new: its first batch waits for its INIT
     assert colds[1].starts >= 1 and colds[2].starts >= 1
+
+
+def test_the_calibration_reports_its_error_at_low_and_high_utilisation() -> None:
+    from bench import streams_sim
+
+    def point(utilisation: float, measured: float, simulated: float) -> dict:
+        quantiles = {str(q): measured for q in (50, 90, 99)}
+        return {"records": 100, "rate_per_second": 40.0, "written_per_second": 38.0,
+                "batches": 5, "mean_batch": 20.0, "utilisation": utilisation,
+                "measured": quantiles, "simulated": {q: simulated for q in quantiles},
+                "mean": {"measured": measured, "simulated": simulated},
+                "error": {**{q: abs(simulated / measured - 1) for q in quantiles},
+                          "mean": abs(simulated / measured - 1)}}  # fmt: skip
+
+    lines = streams_sim._calibration_lines({"low": point(0.05, 1.0, 1.1),
+                                             "high": point(0.95, 2.0, 1.5)})  # fmt: skip
+    rows = [line for line in lines if line.startswith("| low") or line.startswith("| high")]
+    assert [row.split(" | ")[4] for row in rows] == ["5%", "95%"]
+    errors = [line for line in lines if "| error |" in line]
+    assert errors[0].endswith("| 10% | 10% | 10% | 10% |")
+    assert errors[1].endswith("| 25% | 25% | 25% | 25% |")
