@@ -409,7 +409,7 @@ def test_the_calibration_reports_its_error_at_low_and_high_utilisation() -> None
     lines = streams_sim._calibration_lines({"low": point(0.05, 1.0, 1.1),
                                              "high": point(0.95, 2.0, 1.5)})  # fmt: skip
     rows = [line for line in lines if line.startswith("| low") or line.startswith("| high")]
-    assert [row.split(" | ")[4] for row in rows] == ["5%", "95%"]
+    assert [row.split(" | ")[5] for row in rows] == ["5%", "95%"]
     errors = [line for line in lines if "| error |" in line]
     assert errors[0].endswith("| 10% | 10% | 10% | 10% |")
     assert errors[1].endswith("| 25% | 25% | 25% | 25% |")
