@@ -348,7 +348,8 @@ def inputs_from(saved: dict[str, Any]) -> Any:
                      throughput=saved.get("redis_throughput"),
                      load=_load_ops(m, saved.get("load_ops")),
                      profiles=cm.template_profiles(),
-                     memory_mb=cm.template_memory())  # fmt: skip
+                     memory_mb=cm.template_memory(), lanes=cm.template_lanes(),
+                     schedules=cm.template_schedules())  # fmt: skip
 
 
 def inputs_from_results(m: dict[str, Any]) -> Any:
@@ -402,6 +403,9 @@ LOWER = {
     " (a 12 MP phone photo kept whole is most of the bytes)",
     "Images: CloudFront egress": "previews as WebP or AVIF (about 30% and 50% fewer bytes than"
     " JPEG at the same quality); a CloudFront savings bundle or private pricing at this volume",
+    "CloudWatch Logs (WebSocket access log)": "drop the ping route's lines (a filter in a"
+    " subscription) or log errors only",
+    "KMS (the stack's key: log streams)": "none needed (a few dollars)",
     "Internet egress": "smaller home pages (20 tweets with their authors: most of the bytes);"
     " gzip on JSON answers",
     "Cross-AZ (Lambda <-> cache)": "read from the replica in the caller's AZ (the serverless"
@@ -429,8 +433,10 @@ def generated(
     lines += _needs_section(all_needs)
     costs, clones, money_lines = _money_sections(inputs, all_needs)
     lines += money_lines + _hot_section(inputs, all_needs[-1])
+    lines += _beside_section(all_needs, costs)
     lines += _checks_section(inputs, all_needs)
     lines += _reading_figures(inputs, all_needs, costs)
+    lines += _unpriced_figures(inputs, all_needs, costs)
     lines += ["", "#### Prices used", "", "| price | source |", "|---|---|"]
     for what, source in cm.PRICE_SOURCES.items():
         lines.append(f"| {what} | {source} |")
@@ -621,6 +627,95 @@ def _checks_section(inputs: Any, all_needs: list[Any]) -> list[str]:
     return lines
 
 
+IMAGES_STORAGE = "Images: S3 storage (12 months of images)"
+
+
+def _beside_section(all_needs: list[Any], costs: list[dict[str, float]]) -> list[str]:
+    """What is priced beside the deployment (not in template.yaml): a CloudFront + WAF front for
+    the HTTP API, and the images on S3 Intelligent-Tiering."""
+    from bench import capacity_model as cm
+
+    head = "| item | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |"
+    fronts = [cm.waf_front_cost(n) for n in all_needs]
+    lines = ["", "#### Priced beside the deployment (not in template.yaml)", "", head,
+             "|---|" + "---:|" * len(cm.SCALES)]  # fmt: skip
+    for item in fronts[0]:
+        lines.append(f"| WAF front: {item} | " + " | ".join(_money(f[item]) for f in fronts) + " |")
+    lines.append("| **with a CloudFront + WAF front: the total, per daily user** | " + " | ".join(
+        f"**{_money(sum(c.values()) + sum(f.values()))}**,"
+        f" ${(sum(c.values()) + sum(f.values())) / d:,.4f}"
+        for c, f, d in zip(costs, fronts, cm.SCALES, strict=True)) + " |")  # fmt: skip
+    tiering = [cm.s3_intelligent_tiering_cost(d) for d in cm.SCALES]
+    standard = [c[IMAGES_STORAGE] for c in costs]
+    cells = [f"{_money(t)} (now {_money(now)})" for t, now in zip(tiering, standard, strict=True)]
+    lines.append("| images on S3 Intelligent-Tiering instead of Standard (a month of storage) | "
+                 + " | ".join(cells) + " |")  # fmt: skip
+    return lines
+
+
+def _unpriced_figures(
+    inputs: Any, all_needs: list[Any], costs: list[dict[str, float]]
+) -> list[str]:
+    """Issue 42 items 6 and 7: Lambda on arm64 and what the model did not price before, each
+    with its figure (or why it is small)."""
+    from bench import capacity_model as cm
+
+    sizes = [cm.PROFILES[d] for d in cm.SCALES]
+    big, cost_big = all_needs[-1], costs[-1]
+    gb_s = cm.PRICES["lambda_gb_s_arm"]
+    spike = cm.EVENT_PEAK / cm.PEAK
+
+    def each(fmt: Any) -> str:
+        return ", ".join(f"{fmt(n)} at {name}" for n, name in zip(all_needs, sizes, strict=True))
+
+    def init(n: Any) -> str:
+        share = n.cold_starts_month / max(n.lambda_invocations, 1.0)
+        per_start = n.init_gb_s / max(n.cold_starts_month, 1.0)  # GB-s a cold start
+        at_one_percent = n.lambda_invocations * 0.01 * per_start * gb_s
+        return (f"{_si(n.cold_starts_month)} cold starts ({share:.4%} of invocations),"
+                f" {_money(n.init_gb_s * gb_s)} (at AWS's 1%:"
+                f" {_money(at_one_percent)})")  # fmt: skip
+
+    batches = "; ".join(
+        f"{r.replace('ConsumerFunction', '').lower()} {big.stream_batch[r]:,.1f}"
+        f" ({big.stream_shards[r]:,} lanes)"
+        for r in sorted(big.stream_batch)
+    )
+    others = "; ".join(
+        f"{name} {_si(inv)} invocations, {_money(seconds * gb_s)}"
+        for name, (inv, seconds) in sorted(big.other_functions.items())
+    )
+    overhead = big.storage_overhead_gb / big.storage_gb if big.storage_gb else 0.0
+    authorizer = big.dau * cm.CONNECTIONS_PER_DAY * cm.MONTH_DAYS
+    return [
+        f"- **Lambda on arm64** (item 6): CPU timed here on x86 is taken at"
+        f" {cm.GRAVITON_CPU_FACTOR:.2f}x on Graviton2 (its source: Prices used); the runtime"
+        f" adds {cm.RUNTIME_INVOKE_MS:g} ms an invocation and the billing's rounding"
+        f" {cm.BILLING_ROUNDING_MS:g} ms: {each(lambda n: _money(n.runtime_gb_s * gb_s))} a"
+        f" month; INIT, billed since August 2025, {cm.INIT_S * 1000:.0f} ms on x86 here"
+        f" ({cm.INIT_S * cm.GRAVITON_CPU_FACTOR * 1000:.0f} ms on arm64) a cold start, each"
+        f" environment replaced every {cm.ENVIRONMENT_LIFETIME_H:g} h and those of the daily"
+        f" climb added: {each(init)} a month.",
+        f"- **Stream batches as the simulation fills them** (records an invocation on the day's"
+        f" mean, a year's tables, at {sizes[-1]}): {batches}.",
+        f"- **The functions off the routes** at {sizes[-1]} (search {cm.SEARCHES_PER_DAU:g} a"
+        f" daily user a day, exports {cm.EXPORTS_PER_USER_MONTH:.1%} and deletions"
+        f" {cm.DELETIONS_PER_USER_MONTH:.1%} of users a month; scheduled runs at their"
+        f" Timeout): {others}. `$connect`'s authorizer: {_si(authorizer)} invocations a month"
+        " (in Lambda requests).",
+        f"- **DynamoDB's 100 bytes an item** are in its storage and its point-in-time backups:"
+        f" {each(lambda n: f'{n.storage_overhead_gb:,.0f} GB')} of the stored GB"
+        f" ({overhead:.0%}). **KMS**: {each(lambda n: f'{_si(cm.kms_requests(n))} requests')}"
+        f" a month, {_money(cost_big.get(cm.KMS_ITEM, 0.0))} at {sizes[-1]}. **The WebSocket"
+        f" access log**: {each(lambda n: f'{n.ws_access_log_gb:,.0f} GB')} a month.",
+        f"- **The NAT gateway at the event** (one, in one zone): connections to the"
+        f" @connections endpoint {each(lambda n: _si(cm.nat_connections(n) * spike))} against"
+        f" {cm.NAT_CONNECTIONS_PER_DESTINATION * cm.NAT_IPS:,} a destination and IP; packets/s"
+        f" {each(lambda n: _si(n.pushes_peak_s * cm.PACKETS_PER_POST * spike))} against"
+        f" {_si(cm.NAT_PACKETS_S)}.",
+    ]
+
+
 def _largest_fanout(n: Any) -> str:
     followers, seconds = n.largest_fanout
     return f"{followers:,.0f} followers in {seconds:.2f} s"
@@ -641,8 +736,8 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
     m = inputs.m
     login = m["routes"].get("POST /v1/auth/login", {}).get("cpu_ms", 0.0)
     fanout_mb = big.fanout_memory_mb
-    per_follower = cm.FANOUT_S_PER_FOLLOWER / cm.cpu_share(fanout_mb)
-    at_1024 = cm.FANOUT_S_PER_FOLLOWER / cm.cpu_share(1024)
+    per_follower = cm.arm_cpu_s(cm.FANOUT_S_PER_FOLLOWER, fanout_mb)
+    at_1024 = cm.arm_cpu_s(cm.FANOUT_S_PER_FOLLOWER, 1024)
     absorbed = cm.QUOTAS["lambda_scaling_per_10s"] / max(big.post_duration_s, 1e-9)
     admitted = absorbed + big.post_burst_rps / cm.EVENT_BURST * cm.EVENT_PEAK
     likers, read, follows = cm.hot_partitions(big.dau)
@@ -689,7 +784,9 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
         f" retries would drain the burst's {_si(big.post_burst_rps)} posts in"
         f" {max(1.0, big.post_burst_rps / max(admitted, 1.0)):.0f} s.",
         f"- **The fan-out's time** at its CPU share: {cm.FANOUT_S_PER_FOLLOWER * 1e6:.0f} µs of"
-        f" a full vCPU a follower is {at_1024 * 1e6:.1f} µs at 1,024 MB (the largest account"
+        f" a full x86 vCPU a follower"
+        f" ({cm.FANOUT_S_PER_FOLLOWER * cm.GRAVITON_CPU_FACTOR * 1e6:.1f} µs on arm64) is"
+        f" {at_1024 * 1e6:.1f} µs at 1,024 MB (the largest account"
         f" fanned out in {cm.FANOUT_BUDGET_S:g} s: {cm.FANOUT_BUDGET_S / at_1024:,.0f}"
         f" followers) and {per_follower * 1e6:.1f} µs at the template's {fanout_mb:,} MB"
         f" ({cm.FANOUT_BUDGET_S / per_follower:,.0f} followers); the largest fanned out on"

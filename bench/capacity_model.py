@@ -123,11 +123,34 @@ ACTIVE_MINUTES = 30  # minutes a daily user makes requests: one last_seen_at UPD
 # of the crossing account, not priced): read afresh about once a day plus once per follow.
 CELEBRITY_LIST_REFRESHES = 1.0 + TRAFFIC["follow"]
 REBUILDS_PER_DAU = 0.02  # home timelines rebuilt per daily user a day (back after 30 days, evicted)
-BATCH_FILL = 0.5  # how full a stream batch is on average (invocations = records / fill / size)
-BATCH_FILL_WINDOWED = 0.9  # with a batching window (the profile's StreamBatchWindow) at scale
 PUSHES_PER_DAY = 30  # WebSocket frames pushed per daily user per day (DMs, notifications)
 RTT_MS = {"redis": 0.4, "dynamodb": 5.0, "postgres": 1.5}  # per round trip, from Lambda in-AZ
 LAMBDA_FULL_VCPU_MB = 1769  # one full vCPU at this memory size
+# ---- Lambda on arm64 (issue 42 item 6) ---------------------------------------------------------
+# CPU is timed here on this VM's x86 cores; the functions run on arm64 (Graviton2). Per core,
+# CPU-bound Python on Lambda's arm64 took about 16% longer than on its x86_64 at 1 GB and above
+# (amanox.ch, "Comparing AWS Lambda on ARM vs x86 architectures", 2022: Python with numpy, x86
+# "remains about 16% faster"), where AWS's launch claimed "up to 19 percent better performance"
+# (AWS News Blog, "AWS Lambda Functions Powered by AWS Graviton2 Processor", Sep 2021) on its own
+# workloads. The model takes the slower of the two: an x86 ms here is this many ms on arm64 (this
+# VM's core taken as Lambda's x86 one).
+GRAVITON_CPU_FACTOR = 1.16
+# The runtime's own work per invocation (the Python runtime interface client takes the event
+# from the Runtime API and posts the answer): a no-op Python handler bills about 1 ms warm (an
+# assumption: AWS publishes no figure); Lambda rounds each invocation up to the ms (half a ms on
+# average).
+RUNTIME_INVOKE_MS = 1.0
+BILLING_ROUNDING_MS = 0.5
+# INIT, billed since 1 August 2025 for on-demand ZIP functions on managed runtimes, at the
+# invoke's price per GB-s (AWS Compute Blog, "AWS Lambda standardizes billing for INIT Phase",
+# April 2025: "INITs (cold starts) typically occur in under 1% of invocations"). Its length: the
+# slowest function's import and initialisation measured here, 289 ms (docs/benchmarks.md,
+# bench/coldstart.py; x86, so at GRAVITON_CPU_FACTOR). How many: each function's environments
+# added every day as its concurrency climbs from the night's trough to the daily peak, and each
+# environment replaced every ENVIRONMENT_LIFETIME_H hours (Lambda recycles environments and
+# publishes no lifetime: an assumption).
+INIT_S = 0.289
+ENVIRONMENT_LIFETIME_H = 2.0
 PG_QPS_PER_ACU = 400  # simple indexed queries per second per Aurora ACU
 PG_ROW_UPDATES_PER_ACU = 4_000  # rows per second per ACU when updated 1,000 to a statement
 AURORA_MAX_ACU = 256  # Aurora Serverless v2's maximum per instance
@@ -245,6 +268,13 @@ PRICES = {
     "nat_gb": 0.045,
     "egress_gb": (0.09, 0.085, 0.07, 0.05),  # first 10 TB, next 40, next 100, over 150
     "cross_az_gb": 0.02,  # $0.01 out of one AZ and $0.01 into the other
+    "kms_key_month": 1.00,  # a customer managed key
+    "kms_request_per_10k": 0.03,
+    # a CloudFront + WAF front for the HTTP API (an HTTP API takes no WAF web ACL)
+    "waf_web_acl_month": 5.00,
+    "waf_rule_month": 1.00,
+    "waf_request_per_m": 0.60,
+    "cloudfront_https_per_10k": 0.01,  # North America / Europe
     "appsync_request_per_m": 4.00,
     "appsync_realtime_message_per_m": 2.00,
     "appsync_connection_minute_per_m": 0.08,
@@ -269,6 +299,18 @@ PRICE_SOURCES = {
     "X-Ray $5.00 per million traces recorded": "aws.amazon.com/xray/pricing (memory, 2025)",
     "NAT gateway $0.045/hour and $0.045/GB; internet egress; cross-AZ $0.01/GB each way":
         "aws.amazon.com/vpc/pricing, aws.amazon.com/ec2/pricing/on-demand (memory, 2025)",
+    "KMS $1 a key-month, $0.03 per 10,000 requests": "aws.amazon.com/kms/pricing (memory, 2025)",
+    "WAF $5 a web ACL-month, $1 a rule-month, $0.60 per million requests; CloudFront $0.01 per"
+    " 10,000 HTTPS requests and its egress tiers": "aws.amazon.com/waf/pricing,"
+    " aws.amazon.com/cloudfront/pricing (memory, 2025)",
+    "S3 Standard $0.023/0.022/0.021 per GB-month (first 50 TB, next 450 TB, over 500 TB);"
+    " Intelligent-Tiering's tiers": "aws.amazon.com/s3/pricing (memory, 2025)",
+    "Lambda INIT billed as the invocation's duration from 1 August 2025":
+        "AWS Compute Blog, 'AWS Lambda standardizes billing for INIT Phase' (April 2025), read"
+        " 2026-12-03",
+    "Graviton2's per-core factor for Python (x86 about 16% faster at 1 GB and above; AWS: 'up"
+    " to 19 percent better performance')": "amanox.ch, 'Comparing AWS Lambda on ARM vs x86"
+    " architectures' (2022); AWS News Blog, Graviton2 for Lambda (Sep 2021), read 2026-12-03",
     "AppSync": "aws.amazon.com/appsync/pricing (memory, 2025)",
 }  # fmt: skip
 
@@ -298,6 +340,10 @@ class Inputs:
     profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
     # each function's MemorySize as template.yaml sets it now (the measurement's when empty)
     memory_mb: dict[str, int] = field(default_factory=dict)
+    # "<reader> <- <stream>": its ParallelizationFactor in template.yaml (1 when absent)
+    lanes: dict[str, int] = field(default_factory=dict)
+    # each scheduled function: (runs a day, its Timeout in seconds), from template.yaml
+    schedules: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def memory(self) -> dict[str, int]:
         return {**self.m["memory_mb"], **self.memory_mb}
@@ -315,6 +361,37 @@ def template_memory(path: Path = ROOT / "template.yaml") -> dict[str, int]:
     from infra.local.template import load_template
 
     return {name: int(f.memory) for name, f in load_template(path).functions.items()}
+
+
+def template_lanes(path: Path = ROOT / "template.yaml") -> dict[str, int]:
+    """Each stream reader's ParallelizationFactor, by "<reader> <- <stream>" (its event's name:
+    TweetsStream is the tweets stream)."""
+    from infra.local.template import load_template
+
+    lanes = {}
+    for name, f in load_template(path).functions.items():
+        for event_name, event in f.events.items():
+            if isinstance(event, dict) and event.get("Type") == "DynamoDB":
+                stream = event_name.removesuffix("Stream").lower()
+                props = event.get("Properties") or {}
+                lanes[f"{name} <- {stream}"] = int(props.get("ParallelizationFactor", 1))
+    return lanes
+
+
+def template_schedules(path: Path = ROOT / "template.yaml") -> dict[str, tuple[float, float]]:
+    """Each scheduled function's runs a day (its ``rate(...)``) and Timeout."""
+    from infra.local.template import load_template
+
+    seconds = {"minute": 60, "minutes": 60, "hour": 3600, "hours": 3600, "day": DAY, "days": DAY}
+    out = {}
+    for name, f in load_template(path).functions.items():
+        for event in f.events.values():
+            props = (event.get("Properties") or {}) if isinstance(event, dict) else {}
+            rate = str(props.get("ScheduleExpression", ""))
+            if event.get("Type") in ("Schedule", "ScheduleV2") and rate.startswith("rate("):
+                count, unit = rate.removeprefix("rate(").removesuffix(")").split()
+                out[name] = (DAY / (float(count) * seconds[unit]), float(f.timeout))
+    return out
 
 
 def cpu_share(memory_mb: float) -> float:
@@ -445,9 +522,15 @@ def ecpus(cost: dict[str, Any], inputs: Inputs) -> float:
     return total + max(0.0, float(cost.get("redis_net_bytes", 0.0)) / 1024 - commands - spread)
 
 
+def arm_cpu_s(x86_s: float, memory_mb: float) -> float:
+    """Seconds on Lambda's arm64 at ``memory_mb`` of CPU time measured here on x86."""
+    return x86_s * GRAVITON_CPU_FACTOR / cpu_share(memory_mb)
+
+
 def _duration_ms(cost: dict[str, Any], memory_mb: int) -> float:
-    """A call's billed time on Lambda: its CPU at the memory's CPU share, plus its round trips."""
-    cpu = cost["cpu_ms"] / cpu_share(memory_mb)
+    """A call's billed time on Lambda: its CPU on arm64 at the memory's CPU share, plus its round
+    trips (the runtime's own per invocation: ``needs``)."""
+    cpu = arm_cpu_s(cost["cpu_ms"], memory_mb)
     waits = (
         cost["redis_round_trips"] * RTT_MS["redis"]
         + cost["dynamodb_calls"] * RTT_MS["dynamodb"]
@@ -662,7 +745,7 @@ FANOUT_FUNCTION = "FanoutConsumerFunction"
 
 def fanout_s_per_follower(inputs: Inputs) -> float:
     """The fan-out's wall time per follower: its CPU at the function's share of a vCPU."""
-    return FANOUT_S_PER_FOLLOWER / cpu_share(inputs.memory().get(FANOUT_FUNCTION, 1024))
+    return arm_cpu_s(FANOUT_S_PER_FOLLOWER, inputs.memory().get(FANOUT_FUNCTION, 1024))
 
 
 def largest_fanout_s(inputs: Inputs, dau: int) -> tuple[float, float]:
@@ -721,6 +804,110 @@ def profile_miss_share(
     return misses / views_per_s
 
 
+# ---- stream shards and batches, as bench/streams_sim.py fills them (issue 42 item 7) -----------
+# One basis with the simulation (it reads these): a table has a partition per 10 GB and per 1,000
+# write units a second, on-demand keeping room for twice its previous peak; its stream a shard
+# per partition (DynamoDB developer guide, partitions and data distribution). A reader's lane
+# (ParallelizationFactor) is polled 4 times a second while idle (Lambda developer guide: "a base
+# rate of 4 times per second"), and a batch holds the record that woke it and those written
+# during the batching window and half an idle poll: a year's tables have so many shards that a
+# batch holds a few records, not most of BatchSize (bench/streams_sim.py's invocations/s).
+STREAM_PARTITION_GB = 10.0
+STREAM_PARTITION_WCU = 1000.0
+STREAM_ON_DEMAND_HEADROOM = 2.0
+STREAM_POLLS_PER_SECOND = 4.0
+STREAM_OF = {"post": "tweets", "like": "likes", "follow": "graph"}
+STREAM_RECORDS_PER_ACTION = {"tweets": 1.0, "likes": 3.0, "graph": 5.0}
+STREAM_ITEM_BYTES = {"tweets": 260.0, "likes": 90.0, "graph": 75.0}  # the attributes alone
+STREAM_WCU_PER_RECORD = {"tweets": 2.0, "likes": 2.0, "graph": 2.0}  # transactions write twice
+STREAM_TABLE_AGE_DAYS = RETENTION_MONTHS * MONTH_DAYS  # the tables as their storage is priced
+
+
+def stream_mean_records(stream: str, dau: int) -> float:
+    """The stream's records a second, on the day's mean."""
+    action = next(a for a, s in STREAM_OF.items() if s == stream)
+    return dau * TRAFFIC[action] * STREAM_RECORDS_PER_ACTION[stream] / DAY
+
+
+def stream_shards(stream: str, dau: int, age_days: float) -> int:
+    """The stream's shards: its table's partitions, by throughput or by size."""
+    mean = stream_mean_records(stream, dau)
+    peak_wcu = mean * PEAK * STREAM_WCU_PER_RECORD[stream]
+    by_throughput = math.ceil(peak_wcu * STREAM_ON_DEMAND_HEADROOM / STREAM_PARTITION_WCU)
+    gigabytes = mean * DAY * age_days * STREAM_ITEM_BYTES[stream] / 1e9
+    return max(1, by_throughput, math.ceil(gigabytes / STREAM_PARTITION_GB))
+
+
+def batch_records(per_lane_s: float, batch_size: int, window_s: float) -> float:
+    """Records in a batch on a lane that receives ``per_lane_s`` of its records a second."""
+    waited = window_s + 0.5 / STREAM_POLLS_PER_SECOND
+    return min(float(batch_size), 1.0 + per_lane_s * waited)
+
+
+def stream_invocations_day(
+    records_day: float, shards: int, lanes: int, batch_size: int, window_s: float
+) -> float:
+    """A reader's invocations a day on its stream, hour by hour on the daily curve."""
+    total = 0.0
+    for factor in DAILY_CURVE:
+        per_lane = records_day / DAY * factor / (shards * lanes)
+        if per_lane > 0:
+            total += (
+                3600 * shards * lanes * per_lane / batch_records(per_lane, batch_size, window_s)
+            )
+    return total
+
+
+# ---- the functions off the measured routes (issue 42 item 7) -----------------------------------
+# Not measured by bench/capacity.py; each an assumption, priced through the same Lambda, store
+# and log sums as the routes. People search: one PostgreSQL statement (warble_search, under 1 ms:
+# docs/search.md), the page's relationships in one BatchGetItem and the ranked ids kept in Redis.
+SEARCHES_PER_DAU = 2.0  # assumed: searches a daily user makes a day
+SEARCH_COST = {"cpu_ms": 8.0, "redis_commands": 3.0, "redis_round_trips": 2.0,
+               "dynamodb_calls": 1.0, "rcu": 10.0, "wcu": 0.0, "pg_queries": 1.0,
+               "pg_writes": 0.0}  # fmt: skip
+# The data export (ExportFunction, a full vCPU) and the account deletion (AccountDeletionFunction,
+# its queue's batches of one): assumed shares of users a month and seconds each.
+EXPORTS_PER_USER_MONTH = 0.001
+EXPORT_S = 5.0
+DELETIONS_PER_USER_MONTH = 0.005
+DELETION_S = 10.0
+# The scheduled functions (LastSeen, Reconcile, the deletion's sweep, CasesPurge): each run
+# billed at its Timeout, an upper bound (Inputs.schedules, from template.yaml).
+
+
+KMS_ITEM = "KMS (the stack's key: log streams)"
+
+
+# ---- KMS, the WebSocket access log, the NAT gateway's limits (issue 42 item 7) -----------------
+# The stack's key (WarbleKey) encrypts the log groups, the failure queues and the migration's
+# secrets; the functions sign in to the database and the cache with IAM (no secret read at a cold
+# start), and the tables use AWS managed keys. CloudWatch Logs asks KMS for a data key per log
+# stream (one per Lambda environment) from time to time: taken as every 5 minutes of the
+# environment's life (an assumption: AWS publishes no rate).
+KMS_REQUESTS_PER_ENVIRONMENT_HOUR = 12.0
+# The WebSocket API's access log line (template.yaml's Format) with typical values: one per
+# message received, $connect and $disconnect.
+WS_ACCESS_LOG_BYTES = len(
+    '{"requestId":"Ab1CdEfGhIjKlMn=","ip":"203.0.113.77",'
+    '"requestTime":"26/Nov/2026:10:00:00 +0000","connectionId":"Ab1CdEfGhIjKlMn=",'
+    '"eventType":"MESSAGE","routeKey":"ping","status":"200","integrationLatency":"11",'
+    '"error":"-"}\n'
+)
+# A NAT gateway (VPC user guide, "NAT gateway basics"): 1M packets a second, scaling to 10M, and
+# 55,000 simultaneous connections to each unique destination per IP address. Every
+# @connections post leaves through it, over connections each environment keeps in its pool
+# (warble.dal.websocket.POOL_CONNECTIONS, up to 16, as many as its concurrent posts). A post on a
+# kept connection: its request and answer and their acknowledgements, about 4 packets.
+NAT_PACKETS_S = 10_000_000
+NAT_CONNECTIONS_PER_DESTINATION = 55_000
+NAT_IPS = 1  # the template's one Elastic IP (NatGatewayEip)
+WS_POOL_CONNECTIONS = 16
+PACKETS_PER_POST = 4.0
+PUSHING_FUNCTIONS = ("WebSocketFunction", "ReactionsConsumerFunction", "FanoutConsumerFunction",
+                     "NotificationsFunction", "AccountsFunction")  # fmt: skip
+
+
 # ---- what a scale needs ------------------------------------------------------------------------
 @dataclass
 class Needs:
@@ -775,6 +962,22 @@ class Needs:
     following: Following | None = None  # who is a celebrity at this size (the sweep's graph)
     largest_fanout: tuple[float, float] = (0.0, 0.0)  # its followers, its fan-out's seconds
     fanout_memory_mb: int = 1024  # the fan-out function's MemorySize
+    # Lambda on arm64 (item 6): the runtime's per-invocation GB-s, INIT's, the cold starts
+    runtime_gb_s: float = 0.0
+    init_gb_s: float = 0.0
+    cold_starts_month: float = 0.0
+    environment_hours_month: float = 0.0
+    memory_by_function: dict[str, int] = field(default_factory=dict)
+    # streams (item 7): "<reader> <- <stream>" -> records a batch (the day's mean), its shards
+    stream_batch: dict[str, float] = field(default_factory=dict)
+    stream_shards: dict[str, int] = field(default_factory=dict)
+    posts_per_invocation: dict[str, float] = field(default_factory=dict)
+    # the functions off the measured routes: name -> (invocations, GB-s) a month
+    other_functions: dict[str, tuple[float, float]] = field(default_factory=dict)
+    ws_access_log_gb: float = 0.0
+    http_egress_gb: float = 0.0  # the HTTP API's answers (what a CloudFront front would carry)
+    storage_overhead_gb: float = 0.0  # DynamoDB's 100 bytes an item, in storage_gb
+    pushes_peak_s: float = 0.0  # @connections posts a second at the daily peak (the NAT's)
 
 
 def _consumer_costs(m: dict[str, Any]) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
@@ -877,7 +1080,91 @@ def _sessions_and_sockets(inputs: Inputs, dau: int, add: Callable[..., None]) ->
     connect = {"cpu_ms": 3.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
                "dynamodb_calls": 1.0, "rcu": 0.0, "wcu": 1.0, "pg_queries": 0.0}  # fmt: skip
     add("WebSocketFunction", connects * 2, connect, connects * 2)
+    # $connect's REQUEST authorizer (the same function, its own invocation; a WebSocket API
+    # caches no authorizer's answer): the token's session read.
+    authorizer = {"cpu_ms": 2.0, "redis_commands": 2.0, "redis_round_trips": 1.0,
+                  "dynamodb_calls": 0.0, "rcu": 0.0, "wcu": 0.0, "pg_queries": 0.0}  # fmt: skip
+    add("WebSocketFunction", connects, authorizer, connects)
     return connects
+
+
+def _other_functions(
+    inputs: Inputs, n: Needs, per_day: dict[str, float], add: Callable[..., None]
+) -> float:
+    """People search, the export, the deletion and the scheduled functions, priced through
+    ``needs``' ``add`` (search) or by their seconds: their log bytes a month."""
+    memory = inputs.memory()
+    before = (n.lambda_invocations, n.lambda_gb_s)
+    add("SearchFunction", n.dau * SEARCHES_PER_DAU, SEARCH_COST, n.dau * SEARCHES_PER_DAU)
+    n.other_functions["SearchFunction"] = (
+        n.lambda_invocations - before[0],
+        n.lambda_gb_s - before[1],
+    )
+    runs = {
+        "ExportFunction": (n.dau * EXPORTS_PER_USER_MONTH / MONTH_DAYS, EXPORT_S),
+        "AccountDeletionFunction": (n.dau * DELETIONS_PER_USER_MONTH / MONTH_DAYS, DELETION_S),
+    }
+    for name, (per_day_runs, timeout) in inputs.schedules.items():
+        runs[f"{name} (scheduled)"] = (per_day_runs, timeout)
+    invocations = 0.0
+    for name, (per_day_runs, seconds) in runs.items():
+        mb = memory.get(name.removesuffix(" (scheduled)"), 512)
+        month = per_day_runs * MONTH_DAYS
+        gb_s = month * seconds * GRAVITON_CPU_FACTOR * mb / 1024
+        n.lambda_invocations += month
+        n.lambda_gb_s += gb_s
+        invocations += month
+        previous = n.other_functions.get(name, (0.0, 0.0))
+        n.other_functions[name] = (previous[0] + month, previous[1] + gb_s)
+    return invocations * PLATFORM_LOG_BYTES
+
+
+def _stream_readers(
+    inputs: Inputs, n: Needs, per_day: dict[str, float], fol: Following | None,
+    add: Callable[..., None],
+) -> float:  # fmt: skip
+    """The stream readers' records, priced through ``needs``' ``add`` with the template's
+    mappings, their batches filled as the simulation fills them: their log bytes a month."""
+    m, dau = inputs.m, n.dau
+    log_bytes_month = 0.0
+    for action, consumers in _consumer_costs(m).items():
+        stream = STREAM_OF[action]
+        shards = stream_shards(stream, dau, STREAM_TABLE_AGE_DAYS)
+        for consumer, kind, cost in consumers:
+            cost = _fanout_adjusted(
+                consumer, kind, cost, m, fol.per_tweet if fol else FOLLOWERS_PER_TWEET
+            )
+            # the template's mapping, its batches filled as the simulation fills them
+            reader = f"{consumer} <- {stream}"
+            batches = stream_invocations_day(
+                per_day[action], shards, inputs.lanes.get(reader, 1),
+                int(cost.get("batch_size", 100)), float(cost.get("batch_window", 0.0)),
+            )  # fmt: skip
+            n.stream_batch[reader] = per_day[action] / batches
+            n.stream_shards[reader] = shards * inputs.lanes.get(reader, 1)
+            n.posts_per_invocation[consumer] = max(
+                n.posts_per_invocation.get(consumer, 0.0),
+                float(cost.get("ws_posts", 0.0)) * n.stream_batch[reader],
+            )
+            add(consumer, per_day[action], cost, batches)
+            log_bytes_month += batches * MONTH_DAYS * PLATFORM_LOG_BYTES
+
+    return log_bytes_month
+
+
+def _cold_starts(n: Needs) -> None:
+    """INIT (billed since August 2025): each function's environments added from the night's
+    trough to the daily peak every day, and each replaced every ENVIRONMENT_LIFETIME_H hours."""
+    trough = min(DAILY_CURVE) / PEAK
+    for function, peak in n.concurrency_by_function.items():
+        mb = n.memory_by_function.get(function, 512)
+        per_day = peak * (1 - trough) + peak / PEAK * 24 / ENVIRONMENT_LIFETIME_H
+        starts = per_day * MONTH_DAYS
+        gb_s = starts * INIT_S * GRAVITON_CPU_FACTOR * mb / 1024
+        n.cold_starts_month += starts
+        n.init_gb_s += gb_s
+        n.lambda_gb_s += gb_s
+        n.environment_hours_month += peak / PEAK * 24 * MONTH_DAYS
 
 
 def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs:
@@ -904,13 +1191,18 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     def add(function: str, calls_day: float, cost: dict[str, Any], invocations_day: float) -> None:
         nonlocal redis_cmds_s, ecpu_s, redis_bytes_day, log_bytes_month, pg_reads, pg_writes
         mb = memory.get(function, 512)
+        n.memory_by_function[function] = mb
         duration = _duration_ms(cost, mb)
         calls = calls_day * MONTH_DAYS
-        n.lambda_gb_s += calls * duration / 1000 * mb / 1024
+        runtime_s = invocations_day * MONTH_DAYS * (RUNTIME_INVOKE_MS + BILLING_ROUNDING_MS) / 1000
+        n.lambda_gb_s += (calls * duration / 1000 + runtime_s) * mb / 1024
+        n.runtime_gb_s += runtime_s * mb / 1024
         n.lambda_invocations += invocations_day * MONTH_DAYS
         peak = calls_day / DAY * PEAK
         n.concurrency_by_function[function] = (
-            n.concurrency_by_function.get(function, 0.0) + peak * duration / 1000
+            n.concurrency_by_function.get(function, 0.0)
+            + peak * duration / 1000
+            + invocations_day / DAY * PEAK * (RUNTIME_INVOKE_MS + BILLING_ROUNDING_MS) / 1000
         )
         commands = float(cost.get("cluster_commands", cost["redis_commands"]))
         commands *= scale.get("redis", 1.0)
@@ -962,19 +1254,12 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     for _, function, calls_day, cost in _cold_paths(inputs, dau, fol):
         add(function, calls_day, cost, 0.0)
     connects = _sessions_and_sockets(inputs, dau, add)
-    log_bytes_month += connects * 2 * MONTH_DAYS * PLATFORM_LOG_BYTES
+    # $connect's authorizer, $connect and $disconnect: three invocations a connection
+    log_bytes_month += connects * 3 * MONTH_DAYS * PLATFORM_LOG_BYTES
+    log_bytes_month += _other_functions(inputs, n, per_day, add)
     profile = inputs.profiles.get(PROFILES.get(dau, ""), {})
-    for action, consumers in _consumer_costs(m).items():
-        for consumer, kind, cost in consumers:
-            cost = _fanout_adjusted(
-                consumer, kind, cost, m, fol.per_tweet if fol else FOLLOWERS_PER_TWEET
-            )
-            # the template's mapping (issue 29's settings): a batching window fills batches
-            fill = BATCH_FILL_WINDOWED if cost.get("batch_window", 0) else BATCH_FILL
-            batches = per_day[action] / (fill * max(1, cost.get("batch_size", 100)))
-            add(consumer, per_day[action], cost, batches)
-            log_bytes_month += batches * MONTH_DAYS * PLATFORM_LOG_BYTES
-
+    log_bytes_month += _stream_readers(inputs, n, per_day, fol, add)
+    _cold_starts(n)
     n.peak_concurrency = sum(n.concurrency_by_function.values())
     n.lambda_log_gb = log_bytes_month / 1e9
     n.access_log_gb = n.http_requests_month * ACCESS_LOG_BYTES / 1e9
@@ -987,6 +1272,7 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
 
     _size_redis(n, inputs, dau, redis_cmds_s, ecpu_s, redis_bytes_day)
     n.storage_gb = _storage_gb(per_day)
+    n.storage_overhead_gb = _storage_overhead_gb(per_day)
     _size_postgres(n, dau, pg_reads, pg_writes, profile_pg_event, last_seen_in_redis)
     _size_websocket(n, m, per_day, dau, connects)
     return n
@@ -1019,17 +1305,23 @@ def _size_redis(
     n.redis_shards = max(n.redis_shards_daily, n.redis_shards_event)
 
 
-def _storage_gb(per_day: dict[str, float]) -> float:
+ITEMS_PER = {"tweet": 1, "like": 3, "follow": 4, "notification": 2}  # items of BYTES_PER_ITEM
+
+
+def _storage_gb(per_day: dict[str, float], item_bytes: dict[str, float] | None = None) -> float:
     """The tables' stored bytes: a retention's likes, follows and tweets, a month of
-    notifications."""
-    stored = (
-        sum(per_day[k] * BYTES_PER_ITEM[k] for k in ("like", "follow"))
-        + per_day["post"] * BYTES_PER_ITEM["tweet"]
-    )
+    notifications (``item_bytes``: what each stores, BYTES_PER_ITEM by default)."""
+    size = item_bytes or BYTES_PER_ITEM
+    stored = sum(per_day[k] * size[k] for k in ("like", "follow")) + per_day["post"] * size["tweet"]
     notifications_bytes = (per_day["like"] + per_day["follow"] + 0.3 * per_day["post"]) * (
-        BYTES_PER_ITEM["notification"]
+        size["notification"]
     )
     return (stored * MONTH_DAYS * RETENTION_MONTHS + notifications_bytes * 30) / 1e9
+
+
+def _storage_overhead_gb(per_day: dict[str, float]) -> float:
+    """The part of ``_storage_gb`` that is DynamoDB's 100 bytes an item (stored and backed up)."""
+    return _storage_gb(per_day, {k: DDB_ITEM_OVERHEAD * v for k, v in ITEMS_PER.items()})
 
 
 def _size_postgres(
@@ -1085,11 +1377,21 @@ def _size_websocket(
     for route, mix in ROUTE_MIX.items():
         if route in m["routes"]:
             egress += per_day[mix] * float(m["routes"][route].get("response_bytes", 0.0))
+            if not route.startswith("WS"):
+                n.http_egress_gb += (
+                    per_day[mix]
+                    * float(m["routes"][route].get("response_bytes", 0.0))
+                    * MONTH_DAYS
+                    / 1e9
+                )
+    received = per_day["dm"] + per_day["ws_ping"] + connects * 2  # messages, $connect, $disconnect
+    n.ws_access_log_gb = received * WS_ACCESS_LOG_BYTES * MONTH_DAYS / 1e9
     push = m["routes"].get("WS ping", {}).get("push_bytes", 400.0) or 400.0
     pushes_day = per_day["dm"] + per_day["ws_ping"] + dau * PUSHES_PER_DAY
     egress += pushes_day * 200  # a frame on the client's socket
     n.egress_gb = egress * MONTH_DAYS / 1e9
     n.nat_gb = pushes_day * (push + 300) * MONTH_DAYS / 1e9  # request + TLS and the response
+    n.pushes_peak_s = pushes_day / DAY * PEAK
 
 
 LAST_SEEN_FLUSH_SECONDS = 300  # item 5: each active session's last_seen_at flushed every 5 min
@@ -1205,9 +1507,11 @@ def cost(n: Needs, profiles: dict[str, dict[str, Any]] | None = None) -> dict[st
         "Lambda compute (GB-s)": _lambda_compute(n.lambda_gb_s),
         "CloudWatch Logs (Lambda, tiered)": _lambda_logs(n.lambda_log_gb),
         "CloudWatch Logs (HTTP API access log)": n.access_log_gb * p["logs_ingest_gb"],
-        "CloudWatch Logs storage": (n.lambda_log_gb + n.access_log_gb)
+        "CloudWatch Logs (WebSocket access log)": n.ws_access_log_gb * p["logs_ingest_gb"],
+        "CloudWatch Logs storage": (n.lambda_log_gb + n.access_log_gb + n.ws_access_log_gb)
         * LOG_COMPRESSION
         * p["logs_storage_gb_month"],
+        KMS_ITEM: p["kms_key_month"] + kms_requests(n) / 1e4 * p["kms_request_per_10k"],
         "X-Ray traces": n.traces_month / 1e6 * p["xray_trace_per_m"],
         "DynamoDB reads (on-demand)": n.rru_month / 1e6 * p["ddb_read_per_m"],
         "DynamoDB writes (on-demand)": n.wru_month / 1e6 * p["ddb_write_per_m"],
@@ -1233,6 +1537,12 @@ def cost(n: Needs, profiles: dict[str, dict[str, Any]] | None = None) -> dict[st
         / 1e9
         * p["cross_az_gb"],
     }
+
+
+def kms_requests(n: Needs) -> float:
+    """The stack's key's requests a month: CloudWatch Logs' data keys for the environments' log
+    streams (a new stream each cold start)."""
+    return n.cold_starts_month + n.environment_hours_month * KMS_REQUESTS_PER_ENVIRONMENT_HOUR
 
 
 def dynamodb_options(n: Needs) -> dict[str, float]:
@@ -1646,7 +1956,41 @@ def _store_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
             "a NAT gateway per zone",
         )
     )
+    packets = n.pushes_peak_s * PACKETS_PER_POST
+    out.append(Check("store", f"NAT gateway, packets/s (the pushes, {PACKETS_PER_POST:g} a post)",
+                     NAT_PACKETS_S * NAT_GATEWAYS, packets, packets * spike,
+                     "a NAT gateway per zone, the functions' pushes spread over them"))  # fmt: skip
+    connections = nat_connections(n)
+    out.append(
+        Check(
+            "store",
+            f"NAT gateway, simultaneous connections to the @connections endpoint"
+            f" ({NAT_CONNECTIONS_PER_DESTINATION:,} per destination and IP, {NAT_IPS} IP; each"
+            f" pushing environment's pool, up to {WS_POOL_CONNECTIONS})",
+            NAT_CONNECTIONS_PER_DESTINATION * NAT_IPS * NAT_GATEWAYS,
+            connections,
+            connections * spike,
+            "more IPs on the gateway (secondary addresses, up to 8) and a gateway per zone, or"
+            " the pushes out of the VPC (a queue drained by a function without one)",
+        )
+    )
     return out
+
+
+def nat_connections(n: Needs) -> float:
+    """Connections the pushing environments keep open through the NAT gateway at the daily
+    peak: a stream reader has an environment per lane of every shard it reads, the others their
+    concurrency; each keeps as many as its concurrent posts (one at least, 16 at most)."""
+    lanes: dict[str, float] = {}
+    for reader, count in n.stream_shards.items():
+        function = reader.partition(" <- ")[0]
+        lanes[function] = lanes.get(function, 0.0) + count
+    total = 0.0
+    for function in PUSHING_FUNCTIONS:
+        environments = max(n.concurrency_by_function.get(function, 0.0), lanes.get(function, 0.0))
+        per = min(WS_POOL_CONNECTIONS, max(1.0, n.posts_per_invocation.get(function, 1.0)))
+        total += environments * per
+    return total
 
 
 def _cache_checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
@@ -1760,7 +2104,7 @@ def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, f
     if "CelebrityFollowers" in profile:
         # a most, not a least: the largest account fanned out on write within FANOUT_BUDGET_S,
         # at the fan-out function's share of a vCPU
-        most = FANOUT_BUDGET_S / (FANOUT_S_PER_FOLLOWER / cpu_share(n.fanout_memory_mb))
+        most = FANOUT_BUDGET_S / arm_cpu_s(FANOUT_S_PER_FOLLOWER, n.fanout_memory_mb)
         value = float(profile["CelebrityFollowers"])
         name = (f"CelebrityFollowers (fanned out on write below it) vs the most a fan-out reaches"
                 f" in {FANOUT_BUDGET_S:g} s (at most)")  # fmt: skip
@@ -1796,7 +2140,16 @@ S3_PUT_CLASS_PER_IMAGE = 4  # the upload's POST, two PutObject (original, previe
 S3_GET_PER_IMAGE = 1  # MediaFunction reads the upload once (deletes are free)
 MEDIA_FUNCTION_S = 0.5  # per image at 1769 MB: bench/media.py (12 MP, busy machine) rounded up
 MEDIA_PRICES = {
-    "s3_gb_month": 0.023,  # S3 Standard, first 50 TB (0.022 to 500 TB, 0.021 beyond)
+    # S3 Standard, by the month's GB: first 50 TB, next 450 TB, beyond (the bucket's class:
+    # template.yaml sets no lifecycle rule or other class)
+    "s3_tiers": ((51_200, 0.023), (460_800, 0.022), (float("inf"), 0.021)),
+    # Intelligent-Tiering (not deployed: priced beside): an object moves to Infrequent Access
+    # after 30 days unread and to Archive Instant Access after 90; objects under 128 KB stay in
+    # the frequent tier and are not monitored; monitoring per 1,000 objects a month.
+    "s3_it_frequent": 0.023,
+    "s3_it_infrequent": 0.0125,
+    "s3_it_archive_instant": 0.004,
+    "s3_it_monitoring_per_k": 0.0025,
     "s3_put_per_k": 0.005,
     "s3_get_per_k": 0.0004,
     "cf_request_per_10k": 0.01,  # HTTPS requests, North America / Europe
@@ -1807,14 +2160,55 @@ MEDIA_PRICES = {
 
 
 def _cf_egress_cost(gb: float) -> float:
-    cost, left = 0.0, gb
-    for size, price in MEDIA_PRICES["cf_tiers"]:  # type: ignore[attr-defined]
-        used = min(left, size)
-        cost += used * price
-        left -= used
-        if left <= 0:
-            break
-    return cost
+    return _tiered(gb, list(MEDIA_PRICES["cf_tiers"]))  # type: ignore[arg-type]
+
+
+def _s3_standard_cost(gb: float) -> float:
+    return _tiered(gb, list(MEDIA_PRICES["s3_tiers"]))  # type: ignore[arg-type]
+
+
+def s3_intelligent_tiering_cost(dau: int) -> float:
+    """The images' month on Intelligent-Tiering: a retention's uploads evenly spread in age, each
+    original moving down as it ages unread (full-size opens come in a tweet's first days); the
+    previews (under 128 KB) stay frequent, unmonitored."""
+    p = MEDIA_PRICES
+    n = media_needs(dau)
+    months = RETENTION_MONTHS
+    originals_gb = n["stored_gb"] * ORIGINAL_MB / (ORIGINAL_MB + PREVIEW_MB)
+    previews_gb = n["stored_gb"] - originals_gb
+    shares = ((1 / months, "s3_it_frequent"), (2 / months, "s3_it_infrequent"),
+              ((months - 3) / months, "s3_it_archive_instant"))  # fmt: skip
+    storage = sum(originals_gb * share * float(p[key]) for share, key in shares)  # type: ignore[arg-type]
+    monitored = n["images_uploaded"] * months  # the originals stored
+    return (
+        storage
+        + previews_gb * float(p["s3_it_frequent"])  # type: ignore[arg-type]
+        + monitored / 1000 * float(p["s3_it_monitoring_per_k"])  # type: ignore[arg-type]
+    )
+
+
+# A CloudFront + WAF front for the HTTP API (an HTTP API takes no WAF web ACL: WAF attaches to a
+# CloudFront distribution or a REST API). Not deployed; priced beside the total.
+WAF_RULES = 5  # assumed: AWS's common rule set, known bad inputs, IP reputation, a rate rule, one
+
+
+def waf_front_cost(n: Needs) -> dict[str, float]:
+    """What a CloudFront distribution with a WAF web ACL in front of the HTTP API adds a month:
+    its requests, WAF's, and the answers' bytes on CloudFront's tiers (after the images') instead
+    of the internet egress they pay now (AWS origins to CloudFront: free)."""
+    p = PRICES
+    requests_m = n.http_requests_month / 1e6
+    media_gb = media_needs(n.dau)["cdn_egress_gb"]
+    cf_egress = _cf_egress_cost(media_gb + n.http_egress_gb) - _cf_egress_cost(media_gb)
+    tiers = [(10_000, p["egress_gb"][0]), (40_000, p["egress_gb"][1]),
+             (100_000, p["egress_gb"][2]), (math.inf, p["egress_gb"][3])]  # fmt: skip
+    internet = _tiered(n.egress_gb, tiers) - _tiered(n.egress_gb - n.http_egress_gb, tiers)
+    return {
+        "CloudFront requests (the API's)": requests_m * 100 * p["cloudfront_https_per_10k"],
+        "WAF requests": requests_m * p["waf_request_per_m"],
+        "WAF web ACL and rules": p["waf_web_acl_month"] + WAF_RULES * p["waf_rule_month"],
+        "the answers on CloudFront, less their internet egress": cf_egress - internet,
+    }
 
 
 def media_needs(dau: int) -> dict[str, float]:
@@ -1836,7 +2230,7 @@ def media_needs(dau: int) -> dict[str, float]:
 def media_cost(dau: int) -> dict[str, float]:
     n, p = media_needs(dau), MEDIA_PRICES
     return {
-        "S3 storage (12 months of images)": n["stored_gb"] * float(p["s3_gb_month"]),  # type: ignore[arg-type]
+        "S3 storage (12 months of images)": _s3_standard_cost(n["stored_gb"]),
         "S3 requests": n["s3_put_class"] / 1000 * float(p["s3_put_per_k"])  # type: ignore[arg-type]
         + n["s3_get"] / 1000 * float(p["s3_get_per_k"]),  # type: ignore[arg-type]
         "CloudFront requests": n["cdn_requests"] / 1e4 * float(p["cf_request_per_10k"]),  # type: ignore[arg-type]
