@@ -168,17 +168,20 @@ def start_node(first_port: int, search: int = 100, timeout: float = 30) -> Local
     return node
 
 
-def start_cluster(first_port: int, search: int = 100, timeout: float = 30) -> LocalCluster:
-    """Start three nodes on the first free ports from ``first_port`` and form the cluster."""
+def start_cluster(
+    first_port: int, search: int = 100, timeout: float = 30, replicas: int = 0
+) -> LocalCluster:
+    """Start three primaries (and ``replicas`` replicas of each) on the first free ports from
+    ``first_port`` and form the cluster."""
     _tools()
-    ports = _pick_ports(first_port, search)
+    ports = _pick_ports(first_port, search, NODES * (1 + replicas))
     cluster = LocalCluster(ports, Path(tempfile.mkdtemp(prefix="warble-cluster-")))
     try:
         _start_nodes(cluster, ports, timeout)
         subprocess.run(
             ["redis-cli", "--cluster", "create"]
             + [f"127.0.0.1:{port}" for port in ports]
-            + ["--cluster-replicas", "0", "--cluster-yes"],
+            + ["--cluster-replicas", str(replicas), "--cluster-yes"],
             check=True,
             capture_output=True,
             timeout=timeout,
