@@ -73,6 +73,8 @@ class ChaosStack:
         try:
             stop_serve(self.served, timeout=120)
         finally:
+            # The handlers' logs, to read what a scenario's odd answers were.
+            (self.directory / "serve.log").write_text("".join(self.served.output))
             self.proxy.cut()
             if self.redis is not None:
                 self.redis.stop()
