@@ -39,12 +39,14 @@ HEADER = (
 
 
 def _drive(stack: ChaosStack, work: Path, users: int) -> subprocess.Popen[bytes]:
-    """Locust, headless, with the load test's users; every answer to ``work``/answers.jsonl."""
+    """Locust, headless, with the load test's users; every answer to ``work``/answers.jsonl.
+    One user a second: a user whose login fails stops, and logins all at once on a busy
+    machine each start a cold worker, past the deadline (503)."""
     env = {**os.environ, "LOAD_MANIFEST": str(stack.manifest), "LOAD_HTTP": stack.http,
            "LOAD_WS": stack.served.ws, "LOAD_WRITES": str(work / "writes.jsonl"),
            "CHAOS_ANSWERS": str(work / "answers.jsonl")}  # fmt: skip
     command = [sys.executable, "-m", "locust", "-f", "bench/chaos/locustfile.py", "--headless",
-               "--host", stack.http, "-u", str(users), "-r", str(users), "--only-summary",
+               "--host", stack.http, "-u", str(users), "-r", "1", "--only-summary",
                "--exit-code-on-error", "0", "--stop-timeout", "5"]  # fmt: skip
     log = (work / "locust.log").open("wb")
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

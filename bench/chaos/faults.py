@@ -55,36 +55,16 @@ def _now(_: ChaosStack) -> float:
 
 
 def _kill_primary(stack: ChaosStack) -> None:
-    """SIGKILL a primary that is not the seed node the functions were given (its replica is
-    then promoted by the cluster itself, after cluster-node-timeout)."""
+    """SIGKILL a primary (not the seed node the functions were given): the cluster promotes
+    its replica itself, after cluster-node-timeout."""
     assert stack.cluster is not None
-    seed = stack.cluster.ports[0]
-    with redis.Redis(port=seed) as client:
-        nodes = client.cluster("nodes")
-    victim = next(
-        int(address.split("@")[0].rsplit(":", 1)[1])
-        for address, node in nodes.items()
-        if "master" in node["flags"] and not address.startswith(f"127.0.0.1:{seed}")
-    )
-    index = stack.cluster.ports.index(victim)
-    stack.cluster.processes[index].kill()
-    stack.cluster.processes[index].wait()
+    stack.cluster.kill_primary()
 
 
-def _promoted(stack: ChaosStack, timeout: float = 60) -> float:
-    """When the killed primary's slots have a primary again and the cluster says ok."""
+def _promoted(stack: ChaosStack) -> float:
     assert stack.cluster is not None
-    seed = stack.cluster.ports[0]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with redis.Redis(port=seed, socket_timeout=1) as client:
-            info = client.cluster("info")
-            nodes = client.cluster("nodes")
-        masters = [n for n in nodes.values() if "master" in n["flags"] and "fail" not in n["flags"]]
-        if info["cluster_state"] == "ok" and len(masters) == 3:
-            return time.time()
-        time.sleep(0.2)
-    raise RuntimeError(f"no replica took over within {timeout} s")
+    stack.cluster.wait_for_primaries()
+    return time.time()
 
 
 def _terminate_backends(_: ChaosStack) -> None:

@@ -58,6 +58,16 @@ class ChaosStack:
                    "--env-vars", str(self.env_file), "--manifest", str(self.manifest)]  # fmt: skip
         subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=600)
 
+    def warm(self) -> None:
+        """A login and a home page, so the first users do not each meet a cold worker."""
+        import httpx
+
+        people = json.loads(self.manifest.read_text())
+        body = {"login": people["users"][0]["username"], "password": people["password"]}
+        with httpx.Client(base_url=self.http, timeout=120) as api:
+            token = api.post("/v1/auth/login", json=body).raise_for_status().json()["token"]
+            api.get("/v1/timeline/home", headers={"Authorization": f"Bearer {token}"})
+
     def environment(self) -> dict[str, str]:
         """The stack's settings (table names, moto), as bench.load.check reads its tables."""
         import argparse
@@ -122,6 +132,7 @@ def start(cluster: bool = False) -> ChaosStack:
     stack = ChaosStack(served, directory, env_file, stack_name, proxy, redis, nodes)
     try:
         stack.seed()
+        stack.warm()
     except BaseException:
         stack.close()
         raise
