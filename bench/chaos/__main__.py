@@ -126,7 +126,8 @@ def scenario(stack: ChaosStack, fault: Fault, args: argparse.Namespace) -> dict[
         _stop(locust)
     answers = measure.read_answers(work / "answers.jsonl")
     window = measure.Window(min(a["t"] for a in answers), fault_at, back, end)
-    figures: dict[str, Any] = {"fault": fault.name, **measure.row(answers, window)}
+    figures: dict[str, Any] = {"fault": fault.name, "store_away_s": round(back - fault_at, 1)}
+    figures.update(measure.row(answers, window))
     checked = verify(stack, work / "writes.jsonl", args.settle)
     if "unchecked" in checked:
         figures.update(unchecked=checked["unchecked"])
