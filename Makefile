@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both set up what is missing.
-.PHONY: run test test-scale unit integration cluster e2e screenshots validate build checkov lint bench bootstrap clean seed load capacity
+.PHONY: run test test-scale unit integration cluster e2e screenshots validate build checkov lint bench bootstrap clean seed load capacity chaos
 
 PY := .venv/bin/python
 PYTEST := $(PY) -m pytest
@@ -43,6 +43,13 @@ load: bootstrap
 	$(PY) -m bench.load.ops finish --endpoint-url $(LOAD_MOTO) $(LOAD_CHECK_ARGS)
 	$(PY) -m bench.load.check --csv bench/results/load --http $(LOAD_HTTP) --endpoint-url $(LOAD_MOTO) \
 	  $(LOAD_CHECK_ARGS)
+
+## Issue 40's faults under the load test's traffic (bench/chaos/; minutes, not in `make test`): a
+## stack of its own (free ports, its own Redis or Redis Cluster, database, PostgreSQL proxy), one
+## table row per fault, pictures in docs/chaos/. CHAOS_ARGS, e.g. `--only pg-down --users 4`.
+CHAOS_ARGS ?=
+chaos: bootstrap
+	$(PY) -m bench.chaos $(CHAOS_ARGS)
 
 ## Run every test: unit, integration and end-to-end, with the coverage of the shared package and
 ## the local runtime (in-process code; the e2e tier's child processes are not measured), and the

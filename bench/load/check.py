@@ -7,13 +7,13 @@
   by the locustfile when it resets its statistics); 4xx are listed apart.
 - **Nothing lost, nothing counted twice**: every write the load recorded (``LOAD_WRITES``) is
   read back from DynamoDB directly (boto3 against the stack's moto): each tweet and its id
-  item, each like's edge, each message. Then, once the streams have settled (re-checked until
-  they agree or ``--settle`` seconds pass), every touched counter seen through the API equals a
-  recount of the table: authors' ``tweet_count`` (their partition of the tweets table), liked
-  tweets' ``like_count`` (their ``LU#`` items), followed users' ``followers_count`` (``IT#``
-  items) and followers' ``following_count`` (``OT#`` items). And the home timeline's first
-  page of a sample of users (followers of the load's authors) equals the newest 20 tweets of
-  them and everyone they follow, as the tables hold them.
+  item, each like's edge, each follow's edge, each message. Then, once the streams have settled
+  (re-checked until they agree or ``--settle`` seconds pass), every touched counter seen
+  through the API equals a recount of the table: authors' ``tweet_count`` (their partition of
+  the tweets table), liked tweets' ``like_count`` (their ``LU#`` items), followed users'
+  ``followers_count`` (``IT#`` items) and followers' ``following_count`` (``OT#`` items). And
+  the home timeline's first page of a sample of users (followers of the load's authors)
+  equals the newest 20 tweets of them and everyone they follow, as the tables hold them.
 
 Writes ``<csv>-report.md`` (the tables for docs/capacity.md) and exits 1 if a check fails.
 """
@@ -186,6 +186,11 @@ def check_writes(
             key = {"pk": {"S": f"U#{w['user']}"}, "sk": {"S": f"T#{tables.subject(w['tweet'])}"}}
             if not tables.exists("LIKES_TABLE", key):
                 lost.append(f"like {w['user']} -> {w['tweet']}")
+        elif w["kind"] == "follow":
+            # warble.dal.graph's "does A follow B?" item (ids zero-padded to 19 digits).
+            key = {"pk": {"S": f"U#{w['user']}"}, "sk": {"S": f"O#{int(w['other']):019d}"}}
+            if not tables.exists("GRAPH_TABLE", key):
+                lost.append(f"follow {w['user']} -> {w['other']}")
         elif w["kind"] == "message":
             key = {"conversation_id": {"N": w["conversation"]}, "message_id": {"N": w["id"]}}
             if not tables.exists("MESSAGES_TABLE", key):

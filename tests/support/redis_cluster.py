@@ -44,6 +44,33 @@ class LocalCluster:
         """A plain client per node (for per-node commands: SCRIPT FLUSH, INFO, ...)."""
         return [redis.Redis(host="127.0.0.1", port=port) for port in self.ports]
 
+    def kill_primary(self) -> int:
+        """SIGKILL a primary other than the seed node (clients keep their seed); its port."""
+        with redis.Redis(port=self.ports[0]) as seed:
+            nodes = seed.cluster("nodes")
+        victim = next(
+            int(address.split("@")[0].rsplit(":", 1)[1])
+            for address, node in nodes.items()
+            if "master" in node["flags"]
+            and int(address.split("@")[0].rsplit(":", 1)[1]) != self.ports[0]
+        )
+        process = self.processes[self.ports.index(victim)]
+        process.kill()
+        process.wait()
+        return victim
+
+    def wait_for_primaries(self, timeout: float = 60) -> None:
+        """Until the seed node sees three live primaries and the state ``ok`` (a killed
+        primary's replica promoted)."""
+
+        def promoted() -> bool:
+            with redis.Redis(port=self.ports[0], socket_timeout=1) as seed:
+                nodes = seed.cluster("nodes").values()
+                live = [n for n in nodes if "master" in n["flags"] and "fail" not in n["flags"]]
+                return len(live) == NODES and seed.cluster("info")["cluster_state"] == "ok"
+
+        _wait(promoted, "no replica took over", timeout)
+
     def stop(self) -> None:
         for process in self.processes:
             if process.poll() is None:
@@ -168,17 +195,20 @@ def start_node(first_port: int, search: int = 100, timeout: float = 30) -> Local
     return node
 
 
-def start_cluster(first_port: int, search: int = 100, timeout: float = 30) -> LocalCluster:
-    """Start three nodes on the first free ports from ``first_port`` and form the cluster."""
+def start_cluster(
+    first_port: int, search: int = 100, timeout: float = 30, replicas: int = 0
+) -> LocalCluster:
+    """Start three primaries (and ``replicas`` replicas of each) on the first free ports from
+    ``first_port`` and form the cluster."""
     _tools()
-    ports = _pick_ports(first_port, search)
+    ports = _pick_ports(first_port, search, NODES * (1 + replicas))
     cluster = LocalCluster(ports, Path(tempfile.mkdtemp(prefix="warble-cluster-")))
     try:
         _start_nodes(cluster, ports, timeout)
         subprocess.run(
             ["redis-cli", "--cluster", "create"]
             + [f"127.0.0.1:{port}" for port in ports]
-            + ["--cluster-replicas", "0", "--cluster-yes"],
+            + ["--cluster-replicas", str(replicas), "--cluster-yes"],
             check=True,
             capture_output=True,
             timeout=timeout,

@@ -42,6 +42,11 @@ class RedisServer:
             finally:
                 client.close()
 
+    @property
+    def pid(self) -> int | None:
+        """The server's process (a harness pauses it with SIGSTOP), None when not running."""
+        return None if self._process is None else self._process.pid
+
     def stop(self) -> None:
         """Gone for good: the process ends and the port refuses connections."""
         if self._process is not None and self._process.poll() is None:
