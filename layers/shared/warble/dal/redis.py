@@ -117,10 +117,32 @@ def connect(settings: Settings) -> RedisClient:
         raise SettingsError("REDIS_MORE_URLS: several caches are cluster-mode caches")
     if settings.redis_cluster:
         client = RedisCluster.from_url(settings.redis_url, **options)
+        client.commands_parser = cast(Any, KeysAskedLocally(client))  # the parser, wrapped
         if len(several) > 1:
             client.nodes_manager = SlotMap.of(client.nodes_manager, several[1:], settings)
         return client
     return redis.Redis.from_url(settings.redis_url, health_check_interval=30, **options)
+
+
+class KeysAskedLocally:
+    """A cluster client's command parser (shared by its pipelines) that names a script's keys
+    itself, as redis-py does for a lone EVALSHA but not for one in a pipeline: there it sends
+    ``COMMAND GETKEYS`` to the client's default node, a round trip more per script, and one
+    that fails while that node is a dead primary (a failover), before the pipeline's own
+    recovery runs, so the worker went on failing after the replica took over
+    (docs/reliability.md, cache-failover). The stores send no other command whose keys only
+    the server can name."""
+
+    def __init__(self, client: RedisCluster) -> None:
+        self._parser = client.commands_parser
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
+
+    def get_keys(self, redis_conn: Any, *args: Any) -> Any:
+        if len(args) > 2 and str(args[0]).upper() in ("EVAL", "EVALSHA"):
+            return list(args[3 : 3 + int(args[2])])
+        return self._parser.get_keys(redis_conn, *args)
 
 
 def cache_of(slot: int, count: int) -> int:
