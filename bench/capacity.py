@@ -349,7 +349,8 @@ def inputs_from(saved: dict[str, Any]) -> Any:
                      load=_load_ops(m, saved.get("load_ops")),
                      profiles=cm.template_profiles(),
                      memory_mb=cm.template_memory(), lanes=cm.template_lanes(),
-                     schedules=cm.template_schedules())  # fmt: skip
+                     schedules=cm.template_schedules(),
+                     minters=cm.template_minters())  # fmt: skip
 
 
 def inputs_from_results(m: dict[str, Any]) -> Any:

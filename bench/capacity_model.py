@@ -344,6 +344,9 @@ class Inputs:
     lanes: dict[str, int] = field(default_factory=dict)
     # each scheduled function: (runs a day, its Timeout in seconds), from template.yaml
     schedules: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # the functions that mint Snowflake ids (each environment leases a worker id), from
+    # template.yaml: those given the WorkerLeasesAccess policy
+    minters: tuple[str, ...] = ()
 
     def memory(self) -> dict[str, int]:
         return {**self.m["memory_mb"], **self.memory_mb}
@@ -392,6 +395,18 @@ def template_schedules(path: Path = ROOT / "template.yaml") -> dict[str, tuple[f
                 count, unit = rate.removeprefix("rate(").removesuffix(")").split()
                 out[name] = (DAY / (float(count) * seconds[unit]), float(f.timeout))
     return out
+
+
+def template_minters(path: Path = ROOT / "template.yaml") -> tuple[str, ...]:
+    """The functions given WorkerLeasesAccess: each of their environments leases a Snowflake
+    worker id."""
+    from infra.local.template import load_template
+
+    return tuple(
+        name
+        for name, f in load_template(path).functions.items()
+        if {"Ref": "WorkerLeasesAccess"} in (f.properties.get("Policies") or [])
+    )
 
 
 def cpu_share(memory_mb: float) -> float:
@@ -1811,6 +1826,7 @@ def checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
     the hot partitions and keys, the cache's nodes and the profile's own settings."""
     return (
         _quota_checks(n, profile)
+        + _id_checks(inputs, n)
         + _store_checks(n, profile)
         + _cache_checks(inputs, n, profile)
         + _setting_checks(n, profile)
@@ -1899,6 +1915,28 @@ def _quota_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
         )
     )
     return out
+
+
+def _id_checks(inputs: Inputs, n: Needs) -> list[Check]:
+    """Snowflake worker ids: one leased by each environment of a function that mints ids, for
+    as long as it is warm (at least its concurrency), out of the id layout's fixed space."""
+    from warble.ids import WORKER_BITS
+
+    spike = EVENT_PEAK / PEAK
+    leased = sum(n.concurrency_by_function.get(name, 0.0) for name in inputs.minters)
+    return [
+        Check(
+            "id space",
+            f"Snowflake worker ids ({WORKER_BITS} bits) against the environments that mint ids"
+            f" ({len(inputs.minters)} functions; at least their concurrency)",
+            float(1 << WORKER_BITS),
+            leased,
+            leased * spike + n.post_burst_environments,
+            "more worker bits (fewer sequence bits: an environment mints a few ids a"
+            " request), switched at a time every holder agrees on (ids stay unique and"
+            " ordered across the switch)",
+        )
+    ]
 
 
 def _store_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
