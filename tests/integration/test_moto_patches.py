@@ -178,14 +178,28 @@ def test_a_numeric_sort_key_pages_and_counts_by_number(moto, dynamodb):
     assert (limited["Count"], "LastEvaluatedKey" in limited) == (4, True)
 
 
-@pytest.mark.parametrize("table_id", ["LikesTable", "CountersTable"], ids=["keyed", "hash-only"])
-def test_a_scan_in_pages_reads_every_item_once_in_the_order_of_one_scan(moto, dynamodb, table_id):
-    # given 40 items of ours among the others (a table with a sort key, and one without)
-    table = moto.values[table_id]["Ref"]
+@pytest.fixture(params=["keyed", "hash-only"])
+def scratch_table(request, dynamodb):
+    """A table of its own (a scan of the session's shared tables reads every test's items)."""
+    name = f"scan-{request.param}-{uuid.uuid4().hex[:8]}"
+    keys = [("pk", "HASH")] + ([("sk", "RANGE")] if request.param == "keyed" else [])
+    dynamodb.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"} for key, _ in keys],
+        KeySchema=[{"AttributeName": key, "KeyType": kind} for key, kind in keys],
+    )
+    yield name, request.param == "keyed"
+    dynamodb.delete_table(TableName=name)
+
+
+def test_a_scan_in_pages_reads_every_item_once_in_the_order_of_one_scan(dynamodb, scratch_table):
+    # given 40 items (a table with a sort key, and one without)
+    table, keyed = scratch_table
     run = uuid.uuid4().hex
     for n in range(40):
         item = {"pk": {"S": f"S#{run}#{n % 8}"}, "odd": {"BOOL": n % 2 == 1}}
-        if table_id == "LikesTable":
+        if keyed:
             item["sk"] = {"S": f"T#{n:03d}"}
         else:
             item["pk"] = {"S": f"S#{run}#{n:03d}"}
