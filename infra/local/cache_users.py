@@ -8,6 +8,8 @@ it is (the tests use it). On a cluster every node gets the users: ACLs are per n
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 from infra.local.template import ResolveContext, Template
 
 
@@ -34,11 +36,23 @@ def ensure_cache_users(
 
     for name, rules in iam_users(template, context):
         command = ("ACL", "SETUSER", name, "reset", "nopass", *rules)
-        if cluster:
-            from redis.cluster import RedisCluster
+        for url in _every_node(redis_url) if cluster else [redis_url]:
+            with redis.Redis.from_url(url) as node:
+                node.execute_command(*command)
 
-            with RedisCluster.from_url(redis_url) as nodes:
-                nodes.execute_command(*command, target_nodes=RedisCluster.ALL_NODES)
-        else:
-            with redis.Redis.from_url(redis_url) as client:
-                client.execute_command(*command)
+
+def _every_node(redis_url: str) -> list[str]:
+    """The URL of each node of the cluster ``redis_url`` names, replicas included: from the
+    node list (CLUSTER NODES), not the slot map, which names a replica only once its link to
+    its primary is up (right after the cluster forms, not yet). A replica without the users
+    would refuse them once it is promoted (a primary's failover)."""
+    import redis
+
+    with redis.Redis.from_url(redis_url) as seed:
+        addresses = [address.split("@")[0] for address in seed.cluster("nodes")]
+    parts = urlsplit(redis_url)
+    credentials = parts.netloc.rpartition("@")[0]
+    return [
+        urlunsplit(parts._replace(netloc=f"{credentials}@{address}" if credentials else address))
+        for address in addresses
+    ]
