@@ -237,8 +237,7 @@ def _partition_items(original: Any) -> Any:
             # sorts what matches by the index's keys): one pass, not a sort of the whole table.
             return [
                 item
-                for bucket in self.items.values()
-                for item in (bucket.values() if self.range_key_attr else (bucket,))
+                for item in _every_item(self)
                 if all(_holds(item, name, value) for name, value in wanted.items())
             ]
         if getattr(_QUERY, "scanning", False):
@@ -255,12 +254,7 @@ def _partition_items(original: Any) -> Any:
     return all_items
 
 
-_QUERY_ARGUMENTS = {
-    "range_comparison",
-    "range_objs",
-    "limit",
-    "exclusive_start_key",
-    "scan_index_forward",
+_QUERY_ARGUMENTS = set(_POSITIONAL) | {
     "projection_expressions",
     "index_name",
     "consistent_read",
@@ -268,6 +262,16 @@ _QUERY_ARGUMENTS = {
     "hash_key_conditions",
     "range_key_conditions",
 }
+
+
+def _every_item(table: Any) -> list[Any]:
+    """Every item of a table, unsorted (moto keeps a bucket per partition key, or the item
+    itself on a table without a sort key)."""
+    return [
+        item
+        for bucket in table.items.values()
+        for item in (bucket.values() if table.range_key_attr else (bucket,))
+    ]
 
 
 def _table_order(item: Any) -> tuple[Any, ...]:
@@ -280,11 +284,7 @@ def _scan_window(table: Any, start: dict[str, Any] | None) -> list[Any]:
     """A base table's items in moto's Scan order (by key), past ``start`` if given."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    items = [
-        item
-        for bucket in table.items.values()
-        for item in (bucket.values() if table.range_key_attr else (bucket,))
-    ]
+    items = _every_item(table)
     items.sort(key=_table_order)
     if start:
         names = [table.hash_key_attr] + ([table.range_key_attr] if table.range_key_attr else [])

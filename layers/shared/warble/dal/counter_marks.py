@@ -19,6 +19,14 @@ class RedisCounterMarks:
         self._next_bucket = 0  # where ``take`` goes on, so every bucket is drained in turn
 
     def mark(self, counter_keys: Collection[str]) -> None:
+        self._each_bucket(counter_keys, "sadd")
+
+    def forget(self, counter_keys: Collection[str]) -> None:
+        """Unmark them (an erased account's counters: nothing will mark them again)."""
+        self._each_bucket(counter_keys, "srem")
+
+    def _each_bucket(self, counter_keys: Collection[str], command: str) -> None:
+        """``command`` (SADD or SREM) once per bucket set the keys fall in, in one pipeline."""
         by_bucket: dict[int, list[str]] = {}
         for key in counter_keys:
             by_bucket.setdefault(keys.counter_mark_bucket(key), []).append(key)
@@ -26,7 +34,7 @@ class RedisCounterMarks:
             return
         pipe = self._redis.pipeline(transaction=False)
         for bucket, members in by_bucket.items():
-            pipe.sadd(keys.counter_marks(bucket), *members)
+            getattr(pipe, command)(keys.counter_marks(bucket), *members)
         pipe.execute()
 
     def take(self, limit: int) -> list[str]:

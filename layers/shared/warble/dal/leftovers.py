@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from warble import clock, keys
+from warble.dal.counter_marks import RedisCounterMarks
 from warble.dal.hashtags import RedisTrends
 from warble.dal.redis import RedisClient
 from warble.dal.unread import padded
@@ -89,15 +90,7 @@ class RedisErasure:
     def counter_marks_gone(self, user_id: int | None, tweet_ids: Sequence[int]) -> None:
         marked = [user_counter(user_id)] if user_id is not None else []
         marked += [tweet_counter(tweet_id) for tweet_id in tweet_ids]
-        by_bucket: dict[int, list[str]] = {}
-        for key in marked:
-            by_bucket.setdefault(keys.counter_mark_bucket(key), []).append(key)
-        if not by_bucket:
-            return
-        pipe = self._pipeline()
-        for bucket, members in by_bucket.items():
-            pipe.srem(keys.counter_marks(bucket), *members)
-        pipe.execute()
+        RedisCounterMarks(self._redis).forget(marked)
 
     def forget_user(self, user_id: int) -> int:
         """The user's fixed keys, then whatever else its tags hold (sessions, unread sets of
