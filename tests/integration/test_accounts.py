@@ -309,14 +309,18 @@ def test_reads_fall_back_to_postgres_while_redis_is_unreachable(accounts, pg, re
     """The authorizer's session lookup and profile reads go through the lease-guarded cache;
     with the cache down they answer from PostgreSQL instead of failing."""
     import redis as redis_lib
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
     from warble import services
     from warble.dal.accounts import SessionRepository, UserRepository
     from warble.dal.cache import LeasedCache
     from warble.domain.accounts.service import AccountService
 
     issued = accounts.signup("outage", "outage@example.com", "password1", None, "phone")
+    # A cache that refuses at once, tried once: redis-py 8's default of ten retries with
+    # backoff spent 17 s of the suite here on waits that test nothing of ours.
     down = redis_lib.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2,
-                           decode_responses=True)  # fmt: skip
+                           retry=Retry(NoBackoff(), 0), decode_responses=True)  # fmt: skip
     live = services.accounts()
     degraded = AccountService(
         users=UserRepository(services.container().database),
