@@ -151,6 +151,22 @@ def test_a_forged_or_empty_ticket_is_refused_even_beside_a_good_token(session, r
     assert _effect(_authorize(ticket=real)) == "Allow"  # the real one was left alone
 
 
+def test_a_ticket_past_its_time_opens_nothing_even_if_the_store_kept_it(
+    session, redis, monkeypatch
+):
+    # given a ticket, and a clock 30 s and one more past its issue (the store's key still there:
+    # a lagging expiry; the key's own expiry is test_a_claim_is_gone_once_its_time_is_up)
+    from warble import clock
+
+    issued = _ticket(session)
+    later = clock.epoch_ms() + 31_000
+    monkeypatch.setattr(clock, "epoch_ms", lambda: later)
+    assert redis.keys(keys.socket_ticket(int(session.user["id"]), "*"))
+    # when the socket connects with it, then it is refused, as a bad token is
+    assert _effect(_authorize(ticket=issued["ticket"])) == "Deny"
+    monkeypatch.undo()
+
+
 def test_a_ticket_of_a_session_that_ended_opens_nothing(accounts, session, redis):
     issued = _ticket(session)
     accounts.end_sessions(session.user["id"])
