@@ -6,7 +6,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PYTHON=${PYTHON:-python3}
+# The interpreter of .venv: the functions' own (3.13, Lambda's runtime in template.yaml) where
+# the machine has one, then 3.12, then python3 (3.11 or later). On 3.12 and later coverage
+# measures through sys.monitoring (the Makefile's COVERAGE_CORE): at no cost to the suite, where
+# 3.11's trace function cost about a quarter of the in-process tests' time (issue 43 item 5).
+# PYTHON=... chooses another. pyenv's shims answer only for its selected versions, so its
+# installed ones are looked for too.
+pick_python() {
+  local root candidate
+  root=$(pyenv root 2>/dev/null || true)
+  for candidate in python3.13 python3.12 ${root:+"$root"/versions/3.13*/bin/python3.13} \
+      ${root:+"$root"/versions/3.12*/bin/python3.12} python3; do
+    if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then
+      echo "$candidate"
+      return
+    fi
+  done
+  echo python3
+}
+PYTHON=${PYTHON:-$(pick_python)}
 log() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
 # Debian's packages; apt waits for another apt (a second checkout's bootstrap, the machine's own
@@ -26,11 +44,17 @@ flock 9
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
   echo "Python 3.11+ is required (found: $("$PYTHON" --version 2>&1))" >&2; exit 1
 fi
+version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
+if [ -x .venv/bin/python ] && [ "$(version .venv/bin/python)" != "$(version "$PYTHON")" ]; then
+  log "recreating .venv on Python $(version "$PYTHON") (it was $(version .venv/bin/python))"
+  rm -rf .venv
+fi
 if [ ! -x .venv/bin/python ]; then
-  log "creating .venv"
+  log "creating .venv (Python $(version "$PYTHON"))"
   "$PYTHON" -m venv .venv
 fi
-want=$(cat requirements-dev.txt layers/dependencies/requirements.txt | sha256sum | cut -c1-16)
+want=$( (version .venv/bin/python; cat requirements-dev.txt layers/dependencies/requirements.txt) |
+  sha256sum | cut -c1-16)
 if [ "$(cat .stamps/deps 2>/dev/null)" != "$want" ]; then
   log "installing Python packages"
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip

@@ -39,8 +39,22 @@ def _certificate(name: str, key, issuer_key, issuer_name, ca: bool) -> x509.Cert
         .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + dt.timedelta(hours=1))
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        # The key identifiers and a CA's key usage: Python 3.13's default context verifies
+        # strictly (VERIFY_X509_STRICT) and refuses a chain without them, as AWS's have them.
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()),
+            critical=False,
+        )
     )
-    if not ca:
+    if ca:
+        builder = builder.add_extension(
+            x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                          data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                          crl_sign=True, encipher_only=False, decipher_only=False),
+            critical=True,
+        )  # fmt: skip
+    else:
         builder = builder.add_extension(
             x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
             critical=False,
