@@ -359,16 +359,15 @@ def inputs_from_results(m: dict[str, Any]) -> Any:
 
 # What lowers each cost item (the five largest at 100M are listed with these).
 LOWER = {
-    "API Gateway HTTP requests": "clients trust the pushed `unread_counts` (issue 34 pushes"
-    " them with every notification and fanned-out tweet) and poll only on (re)connect: seed"
-    " 004's 144 polls are 37% of the ~380 HTTP requests a user makes a day (the web client"
-    " already polls once a minute); past that, an Application Load Balancer prices per"
-    " LCU-hour, not per request",
-    "API Gateway WebSocket": "a heartbeat every 5 minutes instead of every 30 s (the API's"
-    " idle timeout is 10 minutes; a push's 410 also tells a dead connection): 60 pings and 60"
-    " pongs a user a day become 6 and 6",
-    "Lambda requests": "fewer HTTP requests (the polls above); pings answered without a Lambda"
-    " (a MOCK route response on the ping route)",
+    "API Gateway HTTP requests": "fewer reads of the unread counts still: the web client"
+    " trusts the pushed `unread_counts` (issue 41) and reads them at each connection, at each"
+    " return to the tab and every 10 live minutes (9 a day, from seed 004's 144); past that, an"
+    " Application Load Balancer prices per LCU-hour, not per request",
+    "API Gateway WebSocket": "fewer heartbeats (one every 5 minutes and at each return to the"
+    " tab, answered by API Gateway's MOCK route: the idle timeout is 10 minutes) or a longer"
+    " connection lifetime; the connection minutes are the larger part",
+    "Lambda requests": "fewer HTTP requests; the heartbeats already need no Lambda (a MOCK"
+    " route), and a ping runs once per connection",
     "Lambda compute (GB-s)": "login at 1,769 MB (a full vCPU: bcrypt at cost 12 is ~0.2 s of"
     " CPU either way, billed at 1,024 MB over 0.58 of a vCPU); the rest is round trips: fewer"
     " of them per read",
@@ -751,8 +750,11 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
         f" {cm.CACHE_MISS:.0%} of tweet reads missing a cache; the celebrity list read afresh"
         f" {cm.CELEBRITY_LIST_REFRESHES:g} times a user a day; {cm.REBUILDS_PER_DAU:g} home"
         f" timelines rebuilt a user a day; {cm.ACTIVE_MINUTES} active minutes a user a day;"
-        f" {cm.CONNECTED_MINUTES} connected WebSocket minutes (a ping every"
-        f" {cm.PING_EVERY_MINUTES * 60:.0f} s, {cm.CONNECTIONS_PER_DAY} connections) and"
+        f" {cm.CONNECTED_MINUTES} connected WebSocket minutes ({cm.CONNECTIONS_PER_DAY}"
+        f" connections, a ping each; a heartbeat answered by API Gateway every"
+        f" {cm.HEARTBEAT_EVERY_MINUTES:g} minutes and at each of {cm.TAB_RETURNS_PER_DAY} returns"
+        f" to the tab; the unread counts read at each connection and return and every"
+        f" {cm.COUNTS_SAFETY_NET_MINUTES:g} live minutes: {cm.TRAFFIC['unread']:g} a day) and"
         f" {cm.PUSHES_PER_DAY} pushed frames a user a day; home timelines kept for"
         f" {cm.MAU_PER_DAU:g} users a daily user; {cm.PG_QPS_PER_ACU} queries/s an Aurora ACU;"
         f" {cm.AURORA_IO_PER_WRITE:g} Aurora I/Os a written row; X-Ray sampling"

@@ -51,13 +51,29 @@ TWITTER_2012_TWEETS_PER_DAY = 340e6
 EVENT_OVER_MEAN = (ELECTION_2012_TWEETS_PER_MINUTE / 60) / (TWITTER_2012_TWEETS_PER_DAY / 86_400)
 EVENT_PEAK = PEAK + EVENT_OVER_MEAN
 
+# The web client's socket (web/src/live.js, web/src/app.js; issue 41 item 3), per daily user a day.
+CONNECTED_MINUTES = 30  # WebSocket minutes per daily user per day (assumption)
+CONNECTIONS_PER_DAY = 3  # WebSocket connections opened per daily user per day (assumption)
+TAB_RETURNS_PER_DAY = 3  # a tab brought back to the front (assumption)
+# A heartbeat every 5 minutes (under the 10-minute idle timeout) and at each return to the tab,
+# answered by API Gateway (a MOCK route): two messages each, no Lambda, no @connections post.
+HEARTBEAT_EVERY_MINUTES = 5.0
+# A ping (Lambda: the registration checked) once per connection; again only when the counts'
+# safety net finds a pushed count the pushes did not bring (rare: not priced).
+PINGS_PER_CONNECTION = 1
+# The unread counts trust the pushes: read at each connection, at each return to the tab and
+# every 10 live minutes as a safety net (a notification carries them; a DM adds one on the client)
+COUNTS_SAFETY_NET_MINUTES = 10.0
+
 # Requests per daily user per day (bench/load/locustfile.py's table, with its sources).
 TRAFFIC = {
     "profile": 100.0,  # seed 000
     "home": 86.4,  # seed 001 / issue 22: 300k/s peak = 100k/s mean over 100M DAU
-    # web/src/app.js (issue 41): pushed counts, polled every 5 minutes while the socket is live and
-    # at each connect and return to the tab (seed 004's 144 was Weibo's polling client)
-    "unread": 12.0,
+    # 3 connections + 3 returns + 30 / 10 safety-net reads (seed 004's 144 was Weibo's polling
+    # client; issue 41's first step, a read every 5 live minutes, made it 12)
+    "unread": CONNECTIONS_PER_DAY
+    + TAB_RETURNS_PER_DAY
+    + CONNECTED_MINUTES / COUNTS_SAFETY_NET_MINUTES,
     "notifications": 5.0,
     "tweet": 20.0,
     "post": 4.0,  # seed 001 / issue 22: 4,600 tweets/s mean over 100M DAU
@@ -67,10 +83,9 @@ TRAFFIC = {
     "discover": 1.0,
     "login": 0.1,  # seed 000
 }
-CONNECTED_MINUTES = 30  # WebSocket minutes per daily user per day
-PING_EVERY_MINUTES = 5.0  # web/src/live.js's heartbeat (issue 41): under the 10-minute idle timeout
-CONNECTIONS_PER_DAY = 3  # WebSocket connections opened per daily user per day
-TRAFFIC["ws_ping"] = CONNECTED_MINUTES / PING_EVERY_MINUTES
+TRAFFIC["ws_ping"] = float(CONNECTIONS_PER_DAY * PINGS_PER_CONNECTION)
+# Not a route of the measured mix (no function runs it): API Gateway messages and log lines only.
+TRAFFIC["ws_heartbeat"] = CONNECTED_MINUTES / HEARTBEAT_EVERY_MINUTES + TAB_RETURNS_PER_DAY
 HTTP = ("profile", "home", "unread", "notifications", "tweet", "post", "like", "follow",
         "discover", "login")  # fmt: skip
 ROUTE_MIX = {
@@ -1192,7 +1207,10 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     scale = load_scale(inputs)
     n = Needs(dau=dau)
     n.http_requests_month = sum(per_day[k] for k in HTTP) * MONTH_DAYS
-    n.requests_month = n.http_requests_month + (per_day["dm"] + per_day["ws_ping"]) * MONTH_DAYS
+    n.requests_month = (
+        n.http_requests_month
+        + (per_day["dm"] + per_day["ws_ping"] + per_day["ws_heartbeat"]) * MONTH_DAYS
+    )
     n.peak_rps = sum(per_day[k] for k in HTTP) / DAY * PEAK
     n.busiest_route_peak_rps = max(per_day[k] for k in HTTP) / DAY * PEAK
     n.post_burst_rps = per_day["post"] / DAY * EVENT_BURST
@@ -1378,13 +1396,15 @@ def _size_postgres(
 def _size_websocket(
     n: Needs, m: dict[str, Any], per_day: dict[str, float], dau: int, connects: float
 ) -> None:
-    # WebSocket: inbound messages (DMs, pings), outbound (acks, pongs, pushes).
+    # WebSocket: inbound messages (DMs, pings, heartbeats), outbound (acks, pongs, heartbeat
+    # answers, pushes).
+    beats = per_day["ws_heartbeat"]
     n.ws_messages_month = (
-        per_day["dm"] * 2 + per_day["ws_ping"] * 2 + dau * PUSHES_PER_DAY
+        per_day["dm"] * 2 + per_day["ws_ping"] * 2 + beats * 2 + dau * PUSHES_PER_DAY
     ) * MONTH_DAYS
     n.ws_minutes_month = dau * CONNECTED_MINUTES * MONTH_DAYS
     n.ws_peak_messages_s = n.ws_messages_month / MONTH_DAYS / DAY * PEAK
-    n.ws_busiest_route_peak = max(per_day["dm"], per_day["ws_ping"]) / DAY * PEAK
+    n.ws_busiest_route_peak = max(per_day["dm"], per_day["ws_ping"], beats) / DAY * PEAK
     n.ws_peak_connects_s = connects / DAY * PEAK
 
     # Bytes: responses to the internet; the @connections posts through the NAT gateway.
@@ -1399,11 +1419,13 @@ def _size_websocket(
                     * MONTH_DAYS
                     / 1e9
                 )
-    received = per_day["dm"] + per_day["ws_ping"] + connects * 2  # messages, $connect, $disconnect
+    # messages (a MOCK route's too), $connect, $disconnect
+    received = per_day["dm"] + per_day["ws_ping"] + beats + connects * 2
     n.ws_access_log_gb = received * WS_ACCESS_LOG_BYTES * MONTH_DAYS / 1e9
     push = m["routes"].get("WS ping", {}).get("push_bytes", 400.0) or 400.0
+    # @connections posts (through the NAT gateway); a heartbeat's answer is API Gateway's own
     pushes_day = per_day["dm"] + per_day["ws_ping"] + dau * PUSHES_PER_DAY
-    egress += pushes_day * 200  # a frame on the client's socket
+    egress += (pushes_day + beats) * 200  # a frame on the client's socket
     n.egress_gb = egress * MONTH_DAYS / 1e9
     n.nat_gb = pushes_day * (push + 300) * MONTH_DAYS / 1e9  # request + TLS and the response
     n.pushes_peak_s = pushes_day / DAY * PEAK
@@ -2135,7 +2157,7 @@ def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, f
         admitted = float(profile["HttpThrottleRate"]) + float(profile["HttpThrottleBurst"])
         rows.append(("HTTP API route rate + burst vs POST /v1/tweets in the one-second burst",
                      n.post_burst_rps, admitted, admitted >= n.post_burst_rps))  # fmt: skip
-    row("WebSocket route rate limit (messages/s) vs the busiest route (ping)",
+    row("WebSocket route rate limit (messages/s) vs the busiest route (heartbeat)",
         n.ws_busiest_route_peak * spike, "WebSocketThrottleRate")  # fmt: skip
 
     row("Aurora max ACU (one writer: 256 at most)", n.aurora_acu_event, "DatabaseMaxCapacity")

@@ -12,7 +12,7 @@ the task weights):
 |---|---:|---|
 | profile read | 100 | seed 000: "100M * 100 (100 times a day)" |
 | home timeline page | 86 | seed 001 (issue 22): 300k/s at peak, ~100k/s mean, 100M DAU |
-| unread counts | 12 | web/src/app.js (issue 41): pushed; polled each 5 live minutes, on connect |
+| unread counts | 9 | web/src/app.js (issue 41): pushed; read on connect, tab return, 10 live min |
 | notifications page | 5 | assumption |
 | tweet view | 20 | assumption: a fifth of the profile reads |
 | post a tweet (15% replies) | 4 | seed 001 (issue 22): 4,600 tweets/s mean over 100M DAU |
@@ -235,7 +235,7 @@ class DailyUser(HttpUser):
         if answer.ok:
             self.seen = [t["id"] for t in answer.json()["items"]] or self.seen
 
-    @task(12)
+    @task(9)
     def unread(self) -> None:
         path = "/v1/notifications/unread-counts"
         self.client.get(path, name=f"GET {path}")

@@ -36,6 +36,12 @@ from infra.local.errors import UnsupportedTemplateError
 from infra.local.provisioning import PROVISIONED_TYPES, unsupported_properties
 from infra.local.queue_pollers import sqs_event_problems
 from infra.local.stream_mappings import unsupported_stream_event
+from infra.local.ws_mock import (
+    integration_problems,
+    integration_response_problems,
+    route_problems,
+    route_response_problems,
+)
 
 if TYPE_CHECKING:
     from infra.local.template import Template
@@ -52,6 +58,7 @@ _EMULATED = frozenset(
         "AWS::ApiGatewayV2::Api",
         "AWS::ApiGatewayV2::Authorizer",
         "AWS::ApiGatewayV2::Integration",
+        "AWS::ApiGatewayV2::IntegrationResponse",
         "AWS::ApiGatewayV2::Route",
         "AWS::ApiGatewayV2::RouteResponse",
         "AWS::ApiGatewayV2::Stage",
@@ -215,7 +222,27 @@ def _resource_problems(template: Template, logical_id: str, resource: dict[str, 
                         "supported (NONE, or CUSTOM: a Lambda REQUEST authorizer)")  # fmt: skip
     if rtype == "AWS::ApiGatewayV2::Authorizer":
         problems += _ws_authorizer_problems(where, props)
+    problems += _ws_problems(template, rtype, where, props)
     return problems
+
+
+def _ws_problems(template: Template, rtype: Any, where: str, props: dict[str, Any]) -> list[str]:
+    """A WebSocket API's integrations, integration responses, routes and route responses
+    (infra/local/ws_mock.py says what of them is emulated)."""
+    if rtype == "AWS::ApiGatewayV2::Integration":
+        return integration_problems(where, props)
+    if rtype == "AWS::ApiGatewayV2::IntegrationResponse":
+        target = props.get("IntegrationId")
+        named = target.get("Ref") if isinstance(target, dict) else None
+        integration = template.resources.get(str(named)) if named else None
+        return integration_response_problems(
+            where, props, (integration or {}).get("Properties") or {}
+        )
+    if rtype == "AWS::ApiGatewayV2::Route":
+        return route_problems(where, props)
+    if rtype == "AWS::ApiGatewayV2::RouteResponse":
+        return route_response_problems(where, props)
+    return []
 
 
 # What the WebSocket gateway reads of a Lambda REQUEST authorizer (infra/local/ws_gateway.py).

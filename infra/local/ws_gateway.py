@@ -1,11 +1,13 @@
 """Local stand-in for an API Gateway WebSocket API and its @connections management API.
 
-The API, its routes, integrations, route responses, stage and the `$connect` route's Lambda
+The API, its routes, integrations (a Lambda proxy, or MOCK with its integration responses:
+`infra/local/ws_mock.py`), route responses, stage and the `$connect` route's Lambda
 REQUEST authorizer come from the template's AWS::ApiGatewayV2::* resources. Upgrades run the
 authorizer (a missing identity source is refused with 401 without it; `Unauthorized` raised is
 401, a Deny 403, anything else 500) and then `$connect` (a non-2xx answer refuses the
 handshake); the authorizer's context reaches every later event of the connection as
-`requestContext.authorizer`. Frames are routed by the RouteSelectionExpression, closes run
+`requestContext.authorizer`. Frames are routed by the RouteSelectionExpression (a MOCK
+route is answered by the gateway alone, from its templates, with no invocation), closes run
 `$disconnect`, and `POST|GET|DELETE /<stage>/@connections/{id}` works through boto3's
 `apigatewaymanagementapi` (DELETE: 204, the socket closed with 1000, `$disconnect` told
 "Connection Closed Normally"; 410 GoneException for a connection that is not open).
@@ -40,6 +42,7 @@ from infra.local.events import (
 from infra.local.lambdas import InvokeResult, LambdaRuntime
 from infra.local.quotas import PARSER_LIMITS, over_quota
 from infra.local.template import ResolveContext, Template
+from infra.local.ws_mock import MockAnswer, mock_answer
 
 __all__ = [
     "WebSocketApiSpec",
@@ -85,9 +88,10 @@ class WsRoute:
     """One AWS::ApiGatewayV2::Route of the WebSocket API."""
 
     key: str
-    function: str | None  # None: a route without a Lambda integration (answered with an error)
+    function: str | None  # None: no Lambda integration (a MOCK one, or none: an error answers)
     two_way: bool = False  # has an AWS::ApiGatewayV2::RouteResponse: the answer's body is sent
     authorizer: WsAuthorizer | None = None
+    mock: MockAnswer | None = None  # a MOCK integration's answer, computed from the template
 
 
 @dataclass
@@ -134,13 +138,26 @@ def load_websocket_api(template: Template, context: ResolveContext) -> WebSocket
         for rtype in (
             "AWS::ApiGatewayV2::Route",
             "AWS::ApiGatewayV2::Integration",
+            "AWS::ApiGatewayV2::IntegrationResponse",
             "AWS::ApiGatewayV2::RouteResponse",
             "AWS::ApiGatewayV2::Stage",
             "AWS::ApiGatewayV2::Authorizer",
         )
     }
     integrations: dict[str, str | None] = {}
+    mocks: dict[str, MockAnswer] = {}
     for logical_id, resource in of_type["AWS::ApiGatewayV2::Integration"].items():
+        if (resource.get("Properties") or {}).get("IntegrationType") == "MOCK":
+            mocks[logical_id] = mock_answer(
+                resource["Properties"],
+                (
+                    response.get("Properties") or {}
+                    for response in of_type["AWS::ApiGatewayV2::IntegrationResponse"].values()
+                    if _ref_target((response.get("Properties") or {}).get("IntegrationId"))
+                    == logical_id
+                ),
+            )
+            continue
         uri = (resource.get("Properties") or {}).get("IntegrationUri")
         function = template.function_id_for(uri)
         if function is None and uri is not None:
@@ -166,18 +183,22 @@ def load_websocket_api(template: Template, context: ResolveContext) -> WebSocket
         route_props = resource.get("Properties") or {}
         key = str(template.resolve(route_props.get("RouteKey"), context))
         target = template.resolve(route_props.get("Target"), context)
-        function = None
+        function, mock = None, None
         if isinstance(target, str) and target.startswith("integrations/"):
             integration = target.split("/", 1)[1]
             # The Ref of an integration is its id; locally that is its logical id.
-            function = integrations.get(integration)
-        if function is None:
+            function, mock = integrations.get(integration), mocks.get(integration)
+        if function is None and mock is None:
             log.warning("WebSocket route %s has no Lambda integration locally", key)
         authorizer = None
         if route_props.get("AuthorizationType") == "CUSTOM":
             authorizer = authorizers[str(_ref_target(route_props.get("AuthorizerId")))]
         spec.routes[key] = WsRoute(
-            key=key, function=function, two_way=logical_id in two_way, authorizer=authorizer
+            key=key,
+            function=function,
+            two_way=logical_id in two_way,
+            authorizer=authorizer,
+            mock=mock,
         )
     return spec
 
@@ -493,6 +514,9 @@ class WebSocketGateway:
         key = select_route(self.spec, body)
         route = self.spec.routes.get(key)
         request_id = aws_id()
+        if route is not None and route.mock is not None:
+            await self._answer_mock(connection, route, route.mock, request_id)
+            return
         if route is None or route.function is None:
             await self._send_error(connection, "Forbidden", request_id)
             return
@@ -514,6 +538,20 @@ class WebSocketGateway:
                 await connection.socket.send_str(
                     answer if isinstance(answer, str) else json.dumps(answer)
                 )
+
+    async def _answer_mock(
+        self, connection: _Connection, route: WsRoute, answer: MockAnswer, request_id: str
+    ) -> None:
+        """A MOCK route: no backend. API Gateway answers with the integration response's
+        template on a two-way route, says nothing on a one-way one, and reports a status no
+        integration response matches as its own error."""
+        if not answer.matched:
+            await self._send_error(connection, "Internal server error", request_id)
+            return
+        if not route.two_way or answer.body is None or connection.socket.closed:
+            return
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await connection.socket.send_str(answer.body)
 
     async def _send_error(self, connection: _Connection, message: str, request_id: str) -> None:
         if connection.socket.closed:

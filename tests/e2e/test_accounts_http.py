@@ -306,6 +306,9 @@ def test_websocket_ping_pong_and_refusal(stack, new_user):
     with connect(f"{stack.ws}/?token={token}", open_timeout=20) as socket:
         socket.send(json.dumps({"action": "ping"}))
         assert json.loads(socket.recv(timeout=20)) == {"type": "pong", "data": {"registered": True}}
+        # the heartbeat is answered by the gateway (template.yaml's MOCK route), not a function
+        socket.send(json.dumps({"action": "heartbeat"}))
+        assert json.loads(socket.recv(timeout=20)) == {"type": "heartbeat", "data": {}}
         socket.send(json.dumps({"action": "no-such-action"}))
         frame = json.loads(socket.recv(timeout=20))
         assert frame["type"] == "error" and frame["data"]["code"] == "unknown_action"

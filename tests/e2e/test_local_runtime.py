@@ -305,6 +305,36 @@ def test_messages_route_by_action_and_management_api_works(served: FixtureStack)
         client.get_connection(ConnectionId=connection_id)
 
 
+def test_a_mock_route_is_answered_by_the_gateway_from_its_templates(served: FixtureStack) -> None:
+    """A MOCK integration, as API Gateway runs one: no function is invoked; its request
+    template's status picks the integration response (`/2\\d\\d/` before `$default`) whose
+    template is the answer on a two-way route, nothing on a one-way one, and a status that no
+    integration response matches is the gateway's own error."""
+
+    async def scenario() -> str:
+        async with websockets.connect(served.ws + "/?token=good") as socket:
+            # given a connection; when it sends a heartbeat, then the template answers it
+            await socket.send(json.dumps({"action": "heartbeat", "n": 1}))
+            answer = await asyncio.wait_for(socket.recv(), 10)
+            assert answer == '{"type": "heartbeat", "from": "template"}'
+            # when a one-way MOCK route and then a Lambda route are sent, then only the
+            # Lambda route's answer comes back
+            await socket.send(json.dumps({"action": "quiet"}))
+            await socket.send(json.dumps({"action": "ping"}))
+            pong = json.loads(await asyncio.wait_for(socket.recv(), 10))
+            assert pong == {"type": "pong", "route": "ping"}
+            # when a MOCK route's status matches no integration response: the gateway's error
+            await socket.send(json.dumps({"action": "broken"}))
+            error = json.loads(await asyncio.wait_for(socket.recv(), 10))
+            assert error["message"] == "Internal server error"
+            return str(error["connectionId"])
+
+    connection_id = asyncio.run(scenario())
+    # and no function saw a MOCK route's frame (the ping did reach one)
+    reached = {path.name for path in served.markers.glob(f"frame-*-{connection_id}.json")}
+    assert reached == {f"frame-ping-{connection_id}.json"}, reached
+
+
 def test_connect_runs_its_authorizer_whose_context_reaches_every_event(
     served: FixtureStack,
 ) -> None:

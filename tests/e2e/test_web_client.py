@@ -348,6 +348,7 @@ def test_a_dead_or_unregistered_connection_is_noticed_and_what_it_missed_shown(
         sockets.append(ws)
 
     amy = person()
+    in_flight = track_requests(amy)
     amy.page.clock.install()
     amy.page.route_web_socket(re.compile(r"^ws://"), through)
     amy.log_in(a["username"])
@@ -361,7 +362,7 @@ def test_a_dead_or_unregistered_connection_is_noticed_and_what_it_missed_shown(
     silent.add(sockets[-1])
     with stack.client(b_token) as rory_api:
         rory_api.post(path, json={"text": "Are you there?"}).raise_for_status()
-    # then within a heartbeat (5 minutes: web/src/live.js) and its pong's wait she notices,
+    # then within a heartbeat (5 minutes: web/src/live.js) and its answer's wait she notices,
     # reconnects and shows it
     amy.page.clock.fast_forward("05:00")
     amy.page.clock.fast_forward("00:10")
@@ -370,12 +371,15 @@ def test_a_dead_or_unregistered_connection_is_noticed_and_what_it_missed_shown(
     amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
     assert len(sockets) >= 2
 
-    # when the server forgets her connection (the socket stays open) and Rory writes again
+    # when the server forgets her connection (the socket stays open: API Gateway still answers
+    # its heartbeats) and Rory writes again, once her page has read what it shows
+    settled(amy, in_flight)
     unregister(stack, a["id"])
     with stack.client(b_token) as rory_api:
         rory_api.post(path, json={"text": "Hello?"}).raise_for_status()
-    # then her next heartbeat's pong says so: she reconnects and shows what she missed
-    amy.page.clock.fast_forward("05:00")
+    # then the counts' safety net (10 minutes: web/src/app.js) finds a message no push brought,
+    # her ping's pong says the connection is not registered: she reconnects and shows it
+    amy.page.clock.fast_forward("10:00")
     box.get_by_text("Hello?").wait_for(timeout=SETTLE_MS)
     amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
     assert len(sockets) >= 3

@@ -14,7 +14,9 @@ from tests.e2e.test_web_client import (  # noqa: F401  fixtures
     api_user,
     browser,
     person,
+    settled,
     shots,
+    track_requests,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("browser")]
@@ -125,4 +127,65 @@ def test_a_message_whose_ack_a_drop_lost_is_reconciled_by_client_id(
     assert box.locator(".message.failed").count() == 0
     assert len(sockets) >= 2
     assert _stored_texts(stack, b_token, conversation) == ["Did this one get through?"]
+    assert amy.errors == []
+
+
+def test_pushed_counts_update_the_badges_without_a_poll(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    """Issue 41 item 3: the counts trust the pushes. A live tab reads them at its connection and
+    then only as a safety net (every 10 minutes); a notification (which carries the counts) and
+    a direct message (one more unread) update the badges with no request."""
+    # given Amy live on her home page, her page's clock under the test's hand, her counts reads
+    # recorded once her page has settled
+    a, _, conversation, b_token = _friends_in_a_conversation(stack, new_user)
+    amy = person()
+    in_flight = track_requests(amy)
+    reads: list[str] = []
+    answers: list[str] = []  # the frames API Gateway (the local gateway) sent her socket
+    amy.page.on(
+        "websocket",
+        lambda ws: ws.on("framereceived", lambda frame: answers.append(str(frame))),
+    )
+    amy.page.on(
+        "request",
+        lambda request: (
+            "/v1/notifications/unread-counts" in request.url and reads.append(request.url)
+        ),
+    )
+    amy.page.clock.install()
+    amy.log_in(a["username"])
+    amy.page.get_by_role("heading", name="Home").wait_for()
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    settled(amy, in_flight)
+    assert reads, "the counts are read at the connection"
+    before = len(reads)
+
+    # when nine minutes pass, then her heartbeat is answered by the gateway's template (the
+    # timers due in the jump have run) and the counts are not read again
+    amy.page.clock.fast_forward("09:00")
+    for _ in range(SETTLE_MS // 50):
+        if '{"type": "heartbeat", "data": {}}' in answers:
+            break
+        amy.page.wait_for_timeout(50)
+    assert '{"type": "heartbeat", "data": {}}' in answers, answers
+    settled(amy, in_flight)
+    assert len(reads) == before, reads[before:]
+    assert "Live" in amy.live().inner_text()
+
+    # when Rory writes to her and Clara follows her
+    _, c_token = api_user(stack, new_user, "clara", "Clara Oswald")
+    with stack.client(b_token) as rory_api:
+        rory_api.post(
+            f"/v1/conversations/{conversation}/messages", json={"text": "Tea?"}
+        ).raise_for_status()
+    with stack.client(c_token) as clara_api:
+        clara_api.put(f"/v1/users/me/following/{a['id']}").raise_for_status()
+    # then both badges change from the pushes alone (Rory's follow was her first notification)
+    amy.nav_badge("messages").filter(has_text=re.compile("^1$")).wait_for(timeout=SETTLE_MS)
+    amy.nav_badge("notifications").filter(has_text=re.compile("^2$")).wait_for(timeout=SETTLE_MS)
+    settled(amy, in_flight)
+    assert len(reads) == before, reads[before:]
     assert amy.errors == []

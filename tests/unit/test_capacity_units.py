@@ -256,13 +256,14 @@ def test_api_gateways_account_quota_counts_http_websocket_and_callbacks() -> Non
     inputs = cm.Inputs(m=_measurement())
     n = cm.needs(inputs, 1_000_000)
     gateway = _check(cm.checks(inputs, n, {}), "API Gateway requests/s")
-    # HTTP: 249.5 requests a user a day (12 unread polls: issue 41); WebSocket: 5 DMs and 6 pings
-    # (one each 5 connected minutes) in, each answered, and 30 pushes out (the answers and pushes
-    # are @connections callbacks)
-    http = 249.5 * 1_000_000 / cm.DAY * cm.PEAK
-    websocket = (2 * 5 + 2 * 6 + 30) * 1_000_000 / cm.DAY * cm.PEAK
+    # HTTP: 246.5 requests a user a day (9 unread reads: issue 41 item 3); WebSocket: 5 DMs, 3
+    # pings (one a connection) and 9 heartbeats (one each 5 connected minutes and one each return
+    # to the tab: API Gateway's MOCK route answers them) in, each answered, and 30 pushes out (the
+    # DMs' and pings' answers and the pushes are @connections callbacks)
+    http = 246.5 * 1_000_000 / cm.DAY * cm.PEAK
+    websocket = (2 * 5 + 2 * 3 + 2 * 9 + 30) * 1_000_000 / cm.DAY * cm.PEAK
     assert abs(gateway.daily - (http + websocket)) < 1e-6
-    assert round(gateway.daily, -2) == 10_500 and not gateway.holds
+    assert round(gateway.daily, -2) == 10_800 and not gateway.holds
     assert abs(gateway.event - gateway.daily * cm.EVENT_PEAK / cm.PEAK) < 1e-6
 
 
@@ -418,3 +419,26 @@ def test_the_calibration_reports_its_error_at_low_and_high_utilisation() -> None
     errors = [line for line in lines if "| error |" in line]
     assert errors[0].endswith("| 10% | 10% | 10% | 10% |")
     assert errors[1].endswith("| 25% | 25% | 25% | 25% |")
+
+
+def test_the_sockets_rates_are_the_web_clients_own() -> None:
+    """Issue 41 item 3: the model's heartbeat and counts safety net are web/src's intervals, a
+    ping is sent once per connection, and the unread reads are the connection's, the returns'
+    and the safety net's."""
+    import re
+    from pathlib import Path
+
+    from bench import capacity_model as cm
+
+    web = Path(__file__).resolve().parents[2] / "web" / "src"
+
+    def constant(file: str, name: str) -> int:
+        found = re.search(rf"const {name} = ([\d_]+);", (web / file).read_text())
+        assert found is not None, name
+        return int(found.group(1).replace("_", ""))
+
+    assert constant("live.js", "HEARTBEAT_MS") == cm.HEARTBEAT_EVERY_MINUTES * 60_000
+    assert constant("app.js", "LIVE_COUNTS_POLL_MS") == cm.COUNTS_SAFETY_NET_MINUTES * 60_000
+    assert cm.TRAFFIC["ws_ping"] == cm.CONNECTIONS_PER_DAY == 3
+    assert cm.TRAFFIC["ws_heartbeat"] == 30 / 5 + 3
+    assert cm.TRAFFIC["unread"] == 3 + 3 + 30 / 10

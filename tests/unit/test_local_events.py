@@ -133,8 +133,12 @@ def test_real_template_routes_if_present() -> None:
     assert keys["$default"].function == "MetaFunction"
     ws = load_websocket_api(template, ResolveContext())
     assert ws is not None
-    assert {"$connect", "$disconnect", "$default", "ping"} <= set(ws.routes)
+    assert {"$connect", "$disconnect", "$default", "ping", "heartbeat"} <= set(ws.routes)
+    # every route reaches WebSocketFunction but the heartbeat, which API Gateway answers itself
+    heartbeat = ws.routes.pop("heartbeat")
     assert {route.function for route in ws.routes.values()} == {"WebSocketFunction"}
+    assert heartbeat.function is None and heartbeat.two_way and heartbeat.mock is not None
+    assert json.loads(heartbeat.mock.body or "") == {"type": "heartbeat", "data": {}}
 
 
 # --------------------------------------------------------------------------------------------

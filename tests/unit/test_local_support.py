@@ -308,3 +308,61 @@ def test_an_unknown_attribute_of_a_resource_the_runtime_provides_is_an_error(
     # then another attribute is an error, not a made-up value
     with pytest.raises(ResolveError, match=r"GetAtt Things\.LatestStreamLabel: attribute not"):
         template.resolve({"Fn::GetAtt": ["Things", "LatestStreamLabel"]}, context)
+
+
+def test_what_a_websocket_mock_route_may_ask_for_is_checked_by_name(tmp_path: Path) -> None:
+    # given template.yaml's heartbeat route changed as a developer might: VTL in the answer,
+    # a template chosen by content type, response parameters, another route response key, and
+    # an HTTP integration with an integration response
+    text = (ROOT / "template.yaml").read_text()
+    for old, new in [
+        ("        $default: '{\"type\": \"heartbeat\", \"data\": {}}'\n",
+         "        $default: '{\"type\": \"heartbeat\", \"at\": \"$context.requestTime\"}'\n"
+         "      ResponseParameters: {}\n"),
+        ("      IntegrationType: MOCK\n      TemplateSelectionExpression: \\$default\n",
+         "      IntegrationType: MOCK\n"
+         "      TemplateSelectionExpression: $request.header.Content-Type\n"),
+        ("      RouteId: !Ref WebSocketHeartbeatRoute\n      RouteResponseKey: $default\n",
+         "      RouteId: !Ref WebSocketHeartbeatRoute\n      RouteResponseKey: ok\n"),
+    ]:  # fmt: skip
+        assert old in text, old
+        text = text.replace(old, new)
+    other = """
+  OtherIntegration:
+    Type: AWS::ApiGatewayV2::Integration
+    Properties:
+      ApiId: !Ref WebSocketApi
+      IntegrationType: HTTP
+      IntegrationUri: https://example.com/
+  OtherIntegrationResponse:
+    Type: AWS::ApiGatewayV2::IntegrationResponse
+    Properties:
+      ApiId: !Ref WebSocketApi
+      IntegrationId: !Ref OtherIntegration
+      IntegrationResponseKey: 2xx
+"""
+    assert text.count("\nOutputs:\n") == 1
+    text = text.replace("\nOutputs:\n", other + "\nOutputs:\n")
+    path = tmp_path / "template.yaml"
+    path.write_text(text)
+    # then the start-up check names each of them, and nothing else
+    problems = template_problems(load_template(path))
+    assert problems == [
+        "OtherIntegration (AWS::ApiGatewayV2::Integration): IntegrationType 'HTTP' is not "
+        "supported (AWS_PROXY to a function, or MOCK)",
+        "OtherIntegrationResponse (AWS::ApiGatewayV2::IntegrationResponse): an integration "
+        "response of an integration of type 'HTTP' is not supported (only of a MOCK integration)",
+        "OtherIntegrationResponse (AWS::ApiGatewayV2::IntegrationResponse): "
+        "IntegrationResponseKey '2xx' is not supported ('$default' or a /regular expression/ "
+        "of the status)",
+        "WebSocketHeartbeatIntegration (AWS::ApiGatewayV2::Integration): "
+        "TemplateSelectionExpression '$request.header.Content-Type' is not supported (only "
+        "'\\\\$default', which selects the '$default' template)",
+        "WebSocketHeartbeatIntegrationResponse (AWS::ApiGatewayV2::IntegrationResponse): "
+        "property ResponseParameters is not supported",
+        "WebSocketHeartbeatIntegrationResponse (AWS::ApiGatewayV2::IntegrationResponse): "
+        "ResponseTemplates['$default'] is not supported: a template with VTL (a $ reference "
+        "or a # directive) is not emulated, only static text",
+        "WebSocketHeartbeatRouteResponse (AWS::ApiGatewayV2::RouteResponse): RouteResponseKey "
+        "'ok' is not supported (only '$default')",
+    ]

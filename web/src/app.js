@@ -15,13 +15,17 @@ import { DiscoverPage, MatchModal } from "./discover.js";
 import { SearchPage, HashtagPage } from "./search.js";
 import { ModerationPage } from "./moderation.js";
 
-// Every count is pushed (`home` after a followed account's tweet reaches the home timeline), so
-// the poll trusts the pushes (issue 41): while the socket is confirmed open it only resyncs and
-// brings the home count of accounts too big to be announced one follower at a time, every
-// LIVE_COUNTS_POLL_MS; without a live socket (connecting, reconnecting) every COUNTS_POLL_MS; and
-// at once on a reconnection, a message and a tab coming back to the front.
+// Every count is pushed (a notification carries them all; `home` after a followed account's
+// tweet reaches the home timeline; a direct message adds one to `message` here), so the counts
+// trust the pushes (issue 41): they are read at each (re)connection and when the tab comes back to
+// the front; while the socket is confirmed open, otherwise only every LIVE_COUNTS_POLL_MS, a
+// safety net that also brings the system count and the home count of accounts too big to be
+// announced one follower at a time; without a live socket (connecting, reconnecting) every
+// COUNTS_POLL_MS. A read that finds a pushed count higher than the pushes made it means they
+// missed something: the socket's registration is checked again (live.verify).
 const COUNTS_POLL_MS = 60_000;
-const LIVE_COUNTS_POLL_MS = 300_000;
+const LIVE_COUNTS_POLL_MS = 600_000;
+const PUSHED = ["follow", "like", "reply", "mention", "retweet", "match", "message"];
 const SIGNED_OUT_ROUTES = ["login", "signup", "forgot", "reset-password", "home", ""];
 const ZERO = { follow: 0, like: 0, reply: 0, mention: 0, retweet: 0, match: 0, system: 0, message: 0, home: 0, total: 0 };
 
@@ -72,12 +76,22 @@ function App({ config }) {
   const marks = useRef(0);
   const countsAt = useRef(0); // when the counts were last asked for (Date.now())
   const socketState = useRef("connecting"); // the socket's state, for the poll's pace
-  const refreshCounts = useCallback(async () => {
+  const shown = useRef(ZERO); // the counts on screen, for the safety net's comparison
+  shown.current = counts;
+  const liveRef = useRef(null);
+  const meRef = useRef(null);
+  meRef.current = me;
+  // `check`: a read of the safety net or a return to the tab, while the socket is live: a pushed
+  // count above what the pushes brought means they are not reaching this tab.
+  const refreshCounts = useCallback(async (check = false) => {
     const asked = marks.current;
     countsAt.current = Date.now();
     try {
       const answer = await api.unreadCounts();
-      if (asked === marks.current) setCounts(answer);
+      if (asked !== marks.current) return;
+      const missed = PUSHED.some((t) => (answer[t] || 0) > (shown.current[t] || 0));
+      setCounts(answer);
+      if (check && missed && socketState.current === "open" && liveRef.current) liveRef.current.verify();
     } catch {
       /* the next poll tries again; a 401 ends the session through onUnauthorized */
     }
@@ -104,6 +118,7 @@ function App({ config }) {
   useEffect(() => {
     if (phase !== "in") return undefined;
     const connection = new Live(config.WebSocketUrl, async () => (await api.socketTicket()).ticket);
+    liveRef.current = connection;
     setLive(connection);
     const off = connection.on((event, data) => {
       if (event === "state") { socketState.current = data.state; setLiveState(data.state); }
@@ -113,7 +128,12 @@ function App({ config }) {
         if (data.unread_counts) setCounts(data.unread_counts);
         else refreshCounts();
       }
-      if (event === "message" || event === "reconnected") refreshCounts();
+      // A message from the other side is one more unread (an open conversation reads itself and
+      // then the counts); my own, sent from another tab, changes nothing.
+      if (event === "message" && data.sender_id !== (meRef.current && meRef.current.id)) {
+        setCounts((c) => ({ ...c, message: (c.message || 0) + 1, total: (c.total || 0) + 1 }));
+      }
+      if (event === "reconnected") refreshCounts();
       if (event === "match") setMatch(data);
       // The server closes the connections of a session that ended (logout elsewhere, a
       // revocation, a password change): is ours still live? A 401 ends it here through
@@ -127,11 +147,11 @@ function App({ config }) {
     refreshCounts();
     const timer = setInterval(() => {
       const every = socketState.current === "open" ? LIVE_COUNTS_POLL_MS : COUNTS_POLL_MS;
-      if (!document.hidden && Date.now() - countsAt.current >= every - 1000) refreshCounts();
+      if (!document.hidden && Date.now() - countsAt.current >= every - 1000) refreshCounts(true);
     }, COUNTS_POLL_MS);
     // A tab coming back to the front (a phone waking up) reads them at once: it may have missed
     // pushes, or its session may have ended meanwhile.
-    const onShow = () => { if (!document.hidden) refreshCounts(); };
+    const onShow = () => { if (!document.hidden) refreshCounts(true); };
     document.addEventListener("visibilitychange", onShow);
     return () => {
       off();
@@ -139,6 +159,7 @@ function App({ config }) {
       clearInterval(timer);
       document.removeEventListener("visibilitychange", onShow);
       removeEventListener("warble:match", onMatch);
+      liveRef.current = null;
       setLive(null);
     };
   }, [phase]);

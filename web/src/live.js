@@ -4,12 +4,17 @@
 // A socket can look open while nothing reaches it: the network went away without a close (a
 // phone asleep, a proxy), or the server forgot its registration, so pushes look for it in vain.
 // So the connection is "open" (the page says Live) only once a pong has come back saying the
-// server has it registered, and it is checked again every HEARTBEAT_MS, when the tab becomes
-// visible and when the network returns: a pong missing for PONG_TIMEOUT_MS, a pong saying
-// "not registered", or a frame refused for that reason drops it and connects again, and the
-// page then reads again what it shows ("reconnected"). A close is announced ("dropped"): the
-// server closes the connections of a session that ended, and the shell then asks the HTTP API
-// whether this tab's session still stands.
+// server has it registered (`ping`: the WebSocket function reads the registry). After that a
+// heartbeat every HEARTBEAT_MS, and when the tab becomes visible and when the network returns,
+// checks that frames still go both ways: `heartbeat` is answered by API Gateway itself (a MOCK
+// route in template.yaml: no Lambda, no @connections call; issue 41), and keeps the socket under
+// API Gateway's 10-minute idle timeout. The registration is checked again (`verify`) when the
+// shell finds that the pushes missed something (a count they should have brought). An answer
+// missing for PONG_TIMEOUT_MS, a pong saying "not registered", or a frame refused for that
+// reason drops the socket and connects again, and the page then reads again what it shows
+// ("reconnected"). A close is announced ("dropped"): the server closes the connections of a
+// session that ended, and the shell then asks the HTTP API whether this tab's session still
+// stands.
 //
 // The browser's own word that the network is gone (its "offline" event) is taken at once: the
 // socket is dropped and the page says Offline, with no reconnection tried until "online".
@@ -21,9 +26,9 @@
 // session ended: the API client hears of that 401 itself) the attempt fails and is retried
 // like a dropped socket. Nothing here logs.
 
-// Under API Gateway's 10-minute idle timeout; a ping is a Lambda invocation and a message of
-// the account's quota, so not every 30 s (issue 41): a dead socket is noticed sooner by the
-// visibility and network events, and by the first push or send that fails.
+// Under API Gateway's 10-minute idle timeout, with room for one lost heartbeat's wait; each is
+// two API Gateway messages (no Lambda), so not every 30 s (issue 41): a dead socket is noticed
+// sooner by the visibility and network events, and by the first push or send that fails.
 const HEARTBEAT_MS = 300_000;
 const PONG_TIMEOUT_MS = 10_000;
 const ACK_TIMEOUT_MS = 15_000;
@@ -41,7 +46,7 @@ export class Live {
     this.attempt = 0;
     this.wasOpen = false; // a confirmed connection was lost: what the page shows may be stale
     this.closed = false;
-    this.check = () => { if (!document.hidden) this.verify(); };
+    this.check = () => { if (!document.hidden) this.beat(); };
     this.offline = () => this.drop();
     this.online = () => {
       if (this.state !== "offline") return this.check();
@@ -87,7 +92,7 @@ export class Live {
     this.socket = socket;
     socket.onopen = () => {
       this.verify();
-      this.heartbeat = setInterval(() => this.verify(), HEARTBEAT_MS);
+      this.heartbeat = setInterval(() => this.beat(), HEARTBEAT_MS);
     };
     socket.onmessage = (event) => {
       if (this.socket !== socket) return;
@@ -99,6 +104,7 @@ export class Live {
       }
       const data = frame.data || {};
       if (frame.type === "pong") return this.ponged(data);
+      if (frame.type === "heartbeat") return this.beaten();
       if (frame.type === "error" && data.message === NOT_REGISTERED) {
         this.settle(data.client_id, null, { ...data, code: "not_registered" });
         return this.drop();
@@ -119,6 +125,19 @@ export class Live {
     if (!this.socket || this.socket.readyState !== WebSocket.OPEN || this.waiting) return;
     this.send({ action: "ping" });
     this.waiting = setTimeout(() => this.drop(), PONG_TIMEOUT_MS);
+  }
+
+  // A heartbeat that must come back in time (API Gateway answers it: the socket carries frames
+  // both ways; it says nothing of the registration).
+  beat() {
+    if (!this.socket || this.socket.readyState !== WebSocket.OPEN || this.beating) return;
+    this.send({ action: "heartbeat" });
+    this.beating = setTimeout(() => this.drop(), PONG_TIMEOUT_MS);
+  }
+
+  beaten() {
+    clearTimeout(this.beating);
+    this.beating = null;
   }
 
   ponged(data) {
@@ -148,7 +167,8 @@ export class Live {
     this.generation += 1;
     clearInterval(this.heartbeat);
     clearTimeout(this.waiting);
-    this.waiting = null;
+    clearTimeout(this.beating);
+    this.waiting = this.beating = null;
     if (socket) {
       socket.onopen = socket.onmessage = socket.onclose = null;
       if (socket.readyState <= WebSocket.OPEN) socket.close();
