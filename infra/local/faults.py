@@ -4,7 +4,7 @@ DynamoDB's data-plane calls, of S3's requests or of SES's calls fail as those se
 and see the retries, the 503s and the redeliveries that follow.
 
     PUT    /_warble/faults  {"throttle": 0.1, "internal_error": 0.01}   the setting now in force
-    PUT    /_warble/faults  {"s3": 1, "s3_methods": ["GET"], "ses": 1}
+    PUT    /_warble/faults  {"s3": 1, "s3_methods": ["GET"], "ses": 1, "unprocessed": 0.5}
     GET    /_warble/faults                                              the setting now in force
     DELETE /_warble/faults                                              off (every fraction 0)
     GET    /_warble/faults/served      the faults answered since the last PUT or DELETE, by kind
@@ -18,7 +18,9 @@ is off), each fraction from 0 to 1, ``throttle + internal_error`` at most 1, els
   each), a fraction ``internal_error`` 500 ``InternalServerError``, in DynamoDB's JSON error
   shape and headers, before moto sees it (nothing is applied). DynamoDB Streams and the control
   plane (CreateTable, DescribeTable, ...) are never faulted, so the stack still starts and its
-  stream pollers still read.
+  stream pollers still read. Of the BatchWriteItem calls left, a fraction ``unprocessed`` is
+  answered 200 with every one of its requests in ``UnprocessedItems`` and nothing applied, as
+  DynamoDB answers a batch whose partitions are all throttled.
 - **S3**: a fraction ``s3`` of the requests signed for S3 (header or presigned query; the local
   S3 endpoint forwards the functions' calls and stores the browsers' form uploads this way) is
   answered 503 ``ServiceUnavailable`` in S3's XML shape; ``s3_methods`` narrows it to some HTTP
@@ -95,7 +97,7 @@ _REASONS = {200: "200 OK", 400: "400 Bad Request", 405: "405 Method Not Allowed"
             500: "500 Internal Server Error", 503: "503 Service Unavailable"}  # fmt: skip
 # The service a SigV4 request was signed for: its credential scope's third part.
 _SCOPE = re.compile(r"Credential=[^/,\s]+/\d{8}/[^/]+/([^/]+)/aws4_request")
-_FRACTIONS = ("throttle", "internal_error", "s3", "ses")
+_FRACTIONS = ("throttle", "internal_error", "unprocessed", "s3", "ses")
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ class Setting:
 
     throttle: float = 0.0
     internal_error: float = 0.0
+    unprocessed: float = 0.0
     s3: float = 0.0
     s3_methods: tuple[str, ...] = tuple(sorted(S3_METHODS))
     ses: float = 0.0
@@ -207,6 +210,22 @@ def _dynamodb_error(start_response: Any, error: tuple[int, str, str]) -> list[by
     return _answer(start_response, status, payload, headers)
 
 
+def _unprocessed(start_response: Any, body: bytes) -> list[bytes]:
+    """BatchWriteItem's 200, every request of the call left unprocessed."""
+    try:
+        requests = json.loads(body or b"{}").get("RequestItems") or {}
+    except (ValueError, AttributeError):
+        requests = {}
+    payload = json.dumps({"UnprocessedItems": requests}).encode()
+    request_id = "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(52))
+    headers = [
+        ("Content-Type", "application/x-amz-json-1.0"),
+        ("x-amzn-RequestId", request_id),
+        ("x-amz-crc32", str(binascii.crc32(payload))),
+    ]
+    return _answer(start_response, 200, payload, headers)
+
+
 def _s3_error(start_response: Any, environ: dict[str, Any]) -> list[bytes]:
     """S3's XML error (no body for a HEAD, as S3 answers one)."""
     status, code, message = S3_UNAVAILABLE
@@ -244,13 +263,20 @@ def _ses_error(start_response: Any, environ: dict[str, Any]) -> list[bytes]:
 
 def _fault(setting: Setting, environ: dict[str, Any], roll: float, start_response: Any) -> Any:
     """The faulted answer this call draws, or None to pass it on to moto."""
-    if _operation(environ) in DATA_PLANE:
+    operation = _operation(environ)
+    if operation in DATA_PLANE:
         error = setting.draw(roll)
-        if error is None:
-            return None
-        _count("throttle" if error[0] == 400 else "internal_error")
-        _drain(environ)
-        return _dynamodb_error(start_response, error)
+        if error is not None:
+            _count("throttle" if error[0] == 400 else "internal_error")
+            _drain(environ)
+            return _dynamodb_error(start_response, error)
+        # the same roll, past the errors' share: independent of them
+        left = 1 - setting.throttle - setting.internal_error
+        beyond = (roll - setting.throttle - setting.internal_error) / left if left > 0 else 1
+        if operation == "BatchWriteItem" and beyond < setting.unprocessed:
+            _count("unprocessed")
+            return _unprocessed(start_response, _drain(environ))
+        return None
     service = _signed_for(environ)
     if (
         service == "s3"

@@ -22,8 +22,10 @@ from botocore.exceptions import ClientError
 from pynamodb.exceptions import PutError
 from warble import services
 from warble.dal import store_unavailable
-from warble.dal.dynamo import DynamoUnavailable
+from warble.dal.dynamo import BATCH_SENDS, DynamoUnavailable
 from warble.dal.graph import GraphItem
+from warble.dal.media import MediaTable
+from warble.deadline import answering_within
 from warble.domain.counters.ports import user_counter
 from warble.settings import get_settings
 
@@ -40,6 +42,7 @@ pytestmark = pytest.mark.integration
 OFF = {
     "throttle": 0.0,
     "internal_error": 0.0,
+    "unprocessed": 0.0,
     "s3": 0.0,
     "s3_methods": ["DELETE", "GET", "HEAD", "POST", "PUT"],
     "ses": 0.0,
@@ -290,7 +293,7 @@ def test_the_switch_fails_s3_and_ses_as_they_fail_and_counts_what_it_served(moto
     assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
     assert raised.value.response["Error"]["Code"] == "ServiceUnavailable"
     assert httpx.get(served, timeout=10).json() == {
-        "throttle": 0, "internal_error": 0, "s3": 0, "ses": 1
+        "throttle": 0, "internal_error": 0, "unprocessed": 0, "s3": 0, "ses": 1
     }  # fmt: skip
     listed = httpx.get(f"{moto.url}/_aws/ses", timeout=10).raise_for_status().json()
     assert not [
@@ -299,3 +302,25 @@ def test_the_switch_fails_s3_and_ses_as_they_fail_and_counts_what_it_served(moto
 
     faults()
     assert s3.get_object(Bucket="faults-test", Key="k")["Body"].read() == b"after"
+
+
+def test_unprocessed_batch_writes_are_resent_with_backoff_then_unavailable(moto, faults):
+    """BatchWriteItem answered with every request unprocessed: resent with backoff (more sends
+    than pynamodb's three), then DynamoUnavailable (a 503, a failed record), not a PutError (a
+    500); with a request's deadline, before the deadline."""
+    served = f"{moto.url}{FAULTS_PATH}/served"
+    media = MediaTable(get_settings())
+    faults(unprocessed=1.0)
+    with pytest.raises(DynamoUnavailable):
+        media.delete_many(list(range(1, 4)))
+    assert httpx.get(served, timeout=10).json()["unprocessed"] == BATCH_SENDS
+
+    faults(unprocessed=1.0)
+    started = time.monotonic()
+    with pytest.raises(DynamoUnavailable), answering_within(ShortContext(1500)):
+        media.delete_many(list(range(1, 4)))
+    assert time.monotonic() - started < 1.25  # the deadline's alarm would ring at 1.3 s
+    assert httpx.get(served, timeout=10).json()["unprocessed"] >= 2
+
+    faults()
+    media.delete_many(list(range(1, 30)))  # two calls, each answered in full

@@ -17,7 +17,7 @@ from pynamodb.exceptions import DoesNotExist, UpdateError
 from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
-from warble.dal.dynamo import CONDITION_FAILED, _session, bind
+from warble.dal.dynamo import CONDITION_FAILED, _session, batch_write, bind
 from warble.domain.media.ports import PENDING, READY, AttachedMedia, StoredMedia
 from warble.settings import Settings, get_settings
 
@@ -185,7 +185,7 @@ class MediaTable:
         return True
 
     def delete_many(self, media_ids: list[int]) -> None:
-        with MediaItem.batch_write() as batch:
+        with batch_write(MediaItem) as batch:
             for media_id in dict.fromkeys(media_ids):
                 batch.delete(MediaItem(media_id))
 
