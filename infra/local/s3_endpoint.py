@@ -34,6 +34,7 @@ from urllib.parse import quote, quote_plus, unquote
 
 import aiohttp
 from aiohttp import web
+from botocore.exceptions import ClientError
 
 from infra.local.buckets import BucketSpec, S3Notification, buckets, notifications
 from infra.local.http_gateway import _bound_port
@@ -308,9 +309,16 @@ class S3Endpoint:
             return error_response(refused.status, refused.code, refused.message)
         key = fields.get("key", "")
         content_type = fields.get("content-type", "binary/octet-stream")
-        answer = await asyncio.to_thread(
-            self._s3.put_object, Bucket=bucket, Key=key, Body=data, ContentType=content_type
-        )
+        try:
+            answer = await asyncio.to_thread(
+                self._s3.put_object, Bucket=bucket, Key=key, Body=data, ContentType=content_type
+            )
+        except ClientError as failed:  # S3 itself failing (the fault switch): its answer, as S3's
+            error = failed.response.get("Error", {})
+            status = int(failed.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 500))
+            return error_response(
+                status, error.get("Code", "InternalError"), error.get("Message", "")
+            )
         etag = answer["ETag"]
         self._created(bucket, key, len(data), etag, "ObjectCreated:Post")
         status = int(fields.get("success_action_status", "204"))

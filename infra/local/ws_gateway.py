@@ -11,6 +11,12 @@ route is answered by the gateway alone, from its templates, with no invocation),
 `$disconnect`, and `POST|GET|DELETE /<stage>/@connections/{id}` works through boto3's
 `apigatewaymanagementapi` (DELETE: 204, the socket closed with 1000, `$disconnect` told
 "Connection Closed Normally"; 410 GoneException for a connection that is not open).
+
+A restart, for tests and ``make chaos`` (issue 40, fault 7): ``POST /_warble/restart``
+(``{"down_seconds": 2}``, at most 60; 202 at once) closes every connection with 1001 "Going away"
+(each gets its ``$disconnect``), stops listening, and listens again on the same port once the
+time is over, as a gateway's fleet replaced under its clients: they connect again, with new
+connection ids, and read what they missed over HTTP.
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ _READ_LIMIT = 4 * MAX_FRAME_BYTES
 DEFAULT_ROUTE = "$default"
 CONNECT_ROUTE = "$connect"
 DISCONNECT_ROUTE = "$disconnect"
+RESTART_PATH = "/_warble/restart"
 
 
 # --------------------------------------------------------------------------------------------
@@ -304,8 +311,13 @@ class WebSocketGateway:
         self.connections: dict[str, _Connection] = {}
         self._disconnects: set[asyncio.Task[None]] = set()
         self._runner: web.AppRunner | None = None
-        self.app = web.Application(client_max_size=MAX_FRAME_BYTES + 1)
-        self.app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._restarts: set[asyncio.Task[None]] = set()
+        self.app = self._application()
+
+    def _application(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_FRAME_BYTES + 1)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        return app
 
     @property
     def stage(self) -> str:
@@ -335,7 +347,11 @@ class WebSocketGateway:
         log.info("WebSocket API listening on %s (routes %s)", self.url, ", ".join(routes))
 
     async def stop(self) -> None:
-        """Close every connection (each one gets its $disconnect), then stop listening."""
+        """Close every connection (each one gets its $disconnect), then stop listening (and
+        stay stopped: a restart under way is called off)."""
+        for task in self._restarts:
+            if task is not asyncio.current_task():
+                task.cancel()
         for connection in list(self.connections.values()):
             connection.server_close = (1001, "Going away")
             with contextlib.suppress(ConnectionError, RuntimeError, asyncio.TimeoutError):
@@ -350,9 +366,39 @@ class WebSocketGateway:
             await self._runner.cleanup()
             self._runner = None
 
+    async def restart(self, down_seconds: float) -> None:
+        """Every connection closed (1001), nothing listening for ``down_seconds``, then the
+        same port again (an application is served once: a new one)."""
+        log.info("WebSocket API restarting: down for %.1f s", down_seconds)
+        await self.stop()
+        await asyncio.sleep(down_seconds)
+        self.app = self._application()
+        await self.start()
+
+    async def _restart_asked(self, request: web.Request) -> web.Response:
+        try:
+            given = json.loads(await request.read() or b"{}")
+            down = float(given.get("down_seconds", 1.0))
+        except (ValueError, TypeError, AttributeError):
+            return _json(400, {"message": 'the body must be {"down_seconds": <0 to 60>}'})
+        if not 0 <= down <= 60:
+            return _json(400, {"message": "down_seconds must be from 0 to 60"})
+        # After this answer has left: stopping waits for the requests being answered.
+        asyncio.get_running_loop().call_later(0.05, self._spawn_restart, down)
+        return _json(202, {"down_seconds": down})
+
+    def _spawn_restart(self, down: float) -> None:
+        task = asyncio.ensure_future(self.restart(down))
+        self._restarts.add(task)
+        task.add_done_callback(self._restarts.discard)
+
     # ---------------------------------------------------------------- dispatch
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if request.rel_url.path == RESTART_PATH:
+            if request.method != "POST":
+                return _json(405, {"message": "Method Not Allowed"}, {"allow": "POST"})
+            return await self._restart_asked(request)
         parts = [unquote(p) for p in request.rel_url.raw_path.split("/") if p]
         if "@connections" in parts:
             index = parts.index("@connections")

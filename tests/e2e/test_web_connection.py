@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 
+import httpx
 import pytest
 
+from tests.e2e.test_conversations_ws import registrations
 from tests.e2e.test_web_client import (  # noqa: F401  fixtures
     SETTLE_MS,
     api_user,
@@ -188,4 +190,40 @@ def test_pushed_counts_update_the_badges_without_a_poll(
     amy.nav_badge("notifications").filter(has_text=re.compile("^2$")).wait_for(timeout=SETTLE_MS)
     settled(amy, in_flight)
     assert len(reads) == before, reads[before:]
+    assert amy.errors == []
+
+
+def test_after_the_gateway_restarts_the_page_reconnects_and_shows_what_it_missed(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    """Issue 40, fault 7: the local WebSocket gateway restarted under the page (every socket
+    closed with 1001, nothing listening for a while); the page says Reconnecting, connects
+    again with its backoff, and reads the conversation again: the message sent meanwhile,
+    which no socket could be pushed, is shown."""
+    a, _, conversation, b_token = _friends_in_a_conversation(stack, new_user)
+    amy = person()
+    amy.log_in(a["username"])
+    amy.page.get_by_role("heading", name="Home").wait_for()
+    amy.go(f"messages/{conversation}")
+    box = amy.page.get_by_test_id("message-box")
+    box.get_by_text("This is the start of your conversation.").wait_for()
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+
+    # when the gateway restarts, down for 6 s (the page's retries come at about 0.5, 1.5, 3.5,
+    # 7.5 s)
+    control = stack.ws.replace("ws://", "http://", 1) + "/_warble/restart"
+    httpx.post(control, json={"down_seconds": 6}, timeout=10).raise_for_status()
+    amy.live().filter(has_text="Reconnecting").wait_for(timeout=SETTLE_MS)
+    # and Rory writes while her page has no socket (none registered: no push can reach her)
+    with stack.client(b_token) as rory_api:
+        sent = rory_api.post(f"/v1/conversations/{conversation}/messages", json={"text": "Back?"})
+    assert sent.status_code == 201, sent.text
+    assert registrations(stack, a["id"]) == []
+
+    # then the page is live again and shows the message, once
+    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    box.locator(".message", has_text="Back?").wait_for(timeout=SETTLE_MS)
+    assert box.locator(".message", has_text="Back?").count() == 1
     assert amy.errors == []

@@ -99,7 +99,7 @@ MAY = {
         "read a profile", "read a password hash", "sign up", "edit a profile", "read sessions",
         "open a session", "touch a session", "revoke a session", "write the search index",
         "change a password hash", "read reset tokens", "issue a reset token",
-        "use or void a reset token", "lock a user",
+        "use or void a reset token", "delete a reset token", "lock a user",
         "delete a user", "delete a session", "record a deleted account",
         "read deleted accounts",
         "open a case", "read and resolve cases", "read and resolve reports",

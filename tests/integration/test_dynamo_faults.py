@@ -22,8 +22,10 @@ from botocore.exceptions import ClientError
 from pynamodb.exceptions import PutError
 from warble import services
 from warble.dal import store_unavailable
-from warble.dal.dynamo import DynamoUnavailable
+from warble.dal.dynamo import BATCH_SENDS, DynamoUnavailable
 from warble.dal.graph import GraphItem
+from warble.dal.media import MediaTable
+from warble.deadline import answering_within
 from warble.domain.counters.ports import user_counter
 from warble.settings import get_settings
 
@@ -37,7 +39,14 @@ from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.integration
 
-OFF = {"throttle": 0.0, "internal_error": 0.0}
+OFF = {
+    "throttle": 0.0,
+    "internal_error": 0.0,
+    "unprocessed": 0.0,
+    "s3": 0.0,
+    "s3_methods": ["DELETE", "GET", "HEAD", "POST", "PUT"],
+    "ses": 0.0,
+}
 POST = "POST /v1/tweets", "/v1/tweets"
 THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException"}
 
@@ -77,8 +86,8 @@ def test_the_switch_answers_as_dynamodb_and_only_for_the_data_plane(moto, faults
     assert httpx.get(url, timeout=10).json() == OFF
 
     # every data-plane call throttled, as DynamoDB throttles: 400, its codes, its headers
-    assert faults(throttle=1.0) == {"throttle": 1.0, "internal_error": 0.0}
-    assert httpx.get(url, timeout=10).json() == {"throttle": 1.0, "internal_error": 0.0}
+    assert faults(throttle=1.0) == {**OFF, "throttle": 1.0}
+    assert httpx.get(url, timeout=10).json() == {**OFF, "throttle": 1.0}
     codes = set()
     for _ in range(12):
         with pytest.raises(ClientError) as raised:
@@ -94,7 +103,7 @@ def test_the_switch_answers_as_dynamodb_and_only_for_the_data_plane(moto, faults
     assert client.describe_table(TableName=table)["Table"]["TableName"] == table
     _bare_client(moto, "dynamodbstreams").list_streams()
 
-    assert faults(internal_error=1.0) == {"throttle": 0.0, "internal_error": 1.0}
+    assert faults(internal_error=1.0) == {**OFF, "internal_error": 1.0}
     with pytest.raises(ClientError) as raised:
         client.put_item(TableName=table, Item=key)
     assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
@@ -248,3 +257,70 @@ def test_an_unreachable_dynamodb_is_a_503_and_the_same_handlers_recover(accounts
     assert call.http("tweets", *POST, alice, {"text": "after"})[0] == 201
     texts = [t.text for t in services.tweets().by_author(int(alice.user["id"]), None, 10)]
     assert sorted(texts) == ["after", "before"]
+
+
+def test_the_switch_fails_s3_and_ses_as_they_fail_and_counts_what_it_served(moto, faults):
+    """Fault 8's switch: S3's 503 in its XML shape, for the methods named only; SES's 503; each
+    fault counted; moto's list of sent mail unsigned, so never faulted."""
+    served = f"{moto.url}{FAULTS_PATH}/served"
+    s3, ses = _bare_client(moto, "s3"), _bare_client(moto, "sesv2")
+    s3.create_bucket(Bucket="faults-test")
+    s3.put_object(Bucket="faults-test", Key="k", Body=b"before")
+    url = f"{moto.url}{FAULTS_PATH}"
+    assert httpx.put(url, json={"s3_methods": ["TRACE"]}, timeout=10).status_code == 400
+
+    assert faults(s3=1.0, s3_methods=["get"])["s3_methods"] == ["GET"]
+    with pytest.raises(ClientError) as raised:
+        s3.get_object(Bucket="faults-test", Key="k")
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+    assert raised.value.response["Error"]["Code"] == "ServiceUnavailable"
+    s3.put_object(Bucket="faults-test", Key="k", Body=b"after")  # a PUT still taken
+    signer = boto3.client(
+        "s3", endpoint_url=moto.url, region_name="us-east-1",
+        config=Config(signature_version="s3v4"),
+    )  # fmt: skip
+    presigned = signer.generate_presigned_url("get_object", {"Bucket": "faults-test", "Key": "k"})
+    assert httpx.get(presigned, timeout=10).status_code == 503  # signed in the query: the same
+
+    faults(ses=1.0)
+    mail = {
+        "FromEmailAddress": "noreply@example.com",
+        "Destination": {"ToAddresses": ["a@example.com"]},
+        "Content": {"Simple": {"Subject": {"Data": "s"}, "Body": {"Text": {"Data": "t"}}}},
+    }
+    with pytest.raises(ClientError) as raised:
+        ses.send_email(**mail)
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+    assert raised.value.response["Error"]["Code"] == "ServiceUnavailable"
+    assert httpx.get(served, timeout=10).json() == {
+        "throttle": 0, "internal_error": 0, "unprocessed": 0, "s3": 0, "ses": 1
+    }  # fmt: skip
+    listed = httpx.get(f"{moto.url}/_aws/ses", timeout=10).raise_for_status().json()
+    assert not [
+        m for m in listed["messages"] if m["Destination"]["ToAddresses"] == ["a@example.com"]
+    ]
+
+    faults()
+    assert s3.get_object(Bucket="faults-test", Key="k")["Body"].read() == b"after"
+
+
+def test_unprocessed_batch_writes_are_resent_with_backoff_then_unavailable(moto, faults):
+    """BatchWriteItem answered with every request unprocessed: resent with backoff (more sends
+    than pynamodb's three), then DynamoUnavailable (a 503, a failed record), not a PutError (a
+    500); with a request's deadline, before the deadline."""
+    served = f"{moto.url}{FAULTS_PATH}/served"
+    media = MediaTable(get_settings())
+    faults(unprocessed=1.0)
+    with pytest.raises(DynamoUnavailable):
+        media.delete_many(list(range(1, 4)))
+    assert httpx.get(served, timeout=10).json()["unprocessed"] == BATCH_SENDS
+
+    faults(unprocessed=1.0)
+    started = time.monotonic()
+    with pytest.raises(DynamoUnavailable), answering_within(ShortContext(1500)):
+        media.delete_many(list(range(1, 4)))
+    assert time.monotonic() - started < 1.25  # the deadline's alarm would ring at 1.3 s
+    assert httpx.get(served, timeout=10).json()["unprocessed"] >= 2
+
+    faults()
+    media.delete_many(list(range(1, 30)))  # two calls, each answered in full

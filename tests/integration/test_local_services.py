@@ -356,8 +356,9 @@ def test_ensure_services_names_the_service_that_does_not_answer():
 
 
 def test_an_s3_event_given_up_goes_to_the_functions_dead_letter_queue(moto):
-    """MediaFunction's DeadLetterQueue (issue 33 item 9), as the local runtime keeps it: the
-    event of an invocation given up, with its error, as Lambda sends it."""
+    """MediaFunction's DeadLetterQueue (issue 33 item 9; its retry queue since issue 40), as the
+    local runtime keeps it: the event of an invocation given up, with its error, as Lambda sends
+    it."""
     from infra.local.s3_endpoint import S3Endpoint
     from infra.local.template import ResolveContext, load_template
     from tests.conftest import ROOT
@@ -368,7 +369,7 @@ def test_an_s3_event_given_up_goes_to_the_functions_dead_letter_queue(moto):
     event = {"Records": [{"s3": {"object": {"key": "uploads/1/2"}}}]}
     endpoint._dead_letter("MediaFunction", event, {"errorMessage": "cannot decode"})
     sqs = aws_client("sqs", moto.url)
-    queue = moto.values["MediaFailureQueue"]["Ref"]
+    queue = moto.values["MediaRetryQueue"]["Ref"]
     (message,) = sqs.receive_message(QueueUrl=queue, MessageAttributeNames=["All"])["Messages"]
     assert json.loads(message["Body"]) == event
     assert message["MessageAttributes"]["ErrorMessage"]["StringValue"] == "cannot decode"

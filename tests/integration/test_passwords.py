@@ -13,10 +13,12 @@ from urllib.parse import parse_qs, urlsplit
 import boto3
 import httpx
 import pytest
+from botocore.exceptions import ClientError
 from warble import clock, services
 from warble.domain.passwords.service import InvalidToken
 from warble.errors import Forbidden, InvalidCredentials, Unauthorized
 
+from infra.local.faults import FAULTS_PATH
 from tests.integration.test_sample_events import Context, _load_function
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
@@ -230,3 +232,24 @@ def _works(passwords, mail: dict) -> bool:
     except InvalidToken:
         return False
     return True
+
+
+def test_a_reset_ses_refused_spends_nothing_of_the_cap_and_is_sent_when_asked_again(
+    accounts, passwords, moto
+):
+    """Fault 8: the queue delivers a request again after SES failed it; the failed try's token
+    is withdrawn, so the cap of 3 still lets the redelivery send (it left nothing before)."""
+    sign_up(accounts, "ines")
+    url = f"{moto.url}{FAULTS_PATH}"
+    httpx.put(url, json={"ses": 1.0}, timeout=10).raise_for_status()
+    try:
+        for _ in range(3):  # three deliveries while SES is down
+            with pytest.raises(ClientError):
+                passwords.mail_reset("ines@example.com")
+    finally:
+        httpx.delete(url, timeout=10).raise_for_status()
+    assert mails_to(moto, "ines@example.com") == []
+
+    assert passwords.mail_reset("ines@example.com") is True  # SES back: the fourth delivery
+    [mail] = mails_to(moto, "ines@example.com")
+    assert _works(passwords, mail)

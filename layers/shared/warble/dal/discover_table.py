@@ -34,7 +34,14 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from warble.dal import erasing
-from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_codes, number
+from warble.dal.dynamo import (
+    CONDITION_FAILED,
+    StreamItem,
+    batch_write,
+    bind,
+    cancellation_codes,
+    number,
+)
 from warble.domain.deletion.ports import Places
 from warble.domain.discover.ports import MatchRecord, StoredLocation
 from warble.events import Event, Matched, UnreadableRecord
@@ -101,7 +108,7 @@ class DiscoverRecords:
         return None if before is None else before.cell
 
     def save_locations(self, entries: Iterable[tuple[int, float, float, str]], at_ms: int) -> None:
-        with DiscoverItem.batch_write() as batch:
+        with batch_write(DiscoverItem) as batch:
             for user_id, lat, lon, cell in entries:
                 batch.save(
                     DiscoverItem(f"U#{user_id}", "LOC", lat=lat, lon=lon, cell=cell, at=at_ms)

@@ -23,23 +23,33 @@ botocore's attempts), so a call is tried four times, not sixteen. What still fai
 (throttled, an internal error, unreachable) is raised as ``DynamoUnavailable``, which a handler
 answers 503 (``warble.dal.store_unavailable``); a refused condition, a cancelled transaction or a
 validation error stays the error it was.
+
+A BatchWriteItem that DynamoDB answers with ``UnprocessedItems`` (a partition throttled: the
+call succeeds, some writes were not made) is not a failed call, so botocore does not retry it.
+``batch_write`` gives a model pynamodb's batch writer with the resend AWS advises for it: the
+unprocessed items sent again after an exponential backoff with full jitter, within the request's
+deadline, and ``DynamoUnavailable`` when they are still unprocessed (pynamodb resent them at
+once, and gave up after three sends with a ``PutError``, a 500).
 """
 
 from __future__ import annotations
 
+import random
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import botocore.session
 from botocore.config import Config
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 from botocore.exceptions import HTTPClientError
 from pynamodb.connection import Connection
+from pynamodb.constants import DELETE_REQUEST, ITEM, KEY, PUT, PUT_REQUEST, UNPROCESSED_ITEMS
 from pynamodb.exceptions import TransactWriteError
-from pynamodb.models import Model
+from pynamodb.models import BatchWrite, Model
 
 from warble.deadline import time_left
 from warble.events import UnreadableRecord
@@ -128,6 +138,64 @@ def _deadline_bound(client: Any) -> Any:
     events.register("after-call.dynamodb", _unavailable_answer)
     events.register("after-call-error.dynamodb", _unreachable)
     return client
+
+
+# ---- batch writes: what DynamoDB leaves unprocessed --------------------------------------------
+BATCH_SENDS = 8  # sends of one batch at most: the first and seven resends
+BATCH_BACKOFF_BASE_SECONDS = 0.05
+BATCH_BACKOFF_CAP_SECONDS = 1.0
+_M = TypeVar("_M", bound=Model)
+Requests = list[dict[str, Any]]
+
+
+def resend_unprocessed(send: Callable[[Requests], Requests], requests: Requests) -> None:
+    """``send`` the write requests, then what it answers unprocessed again, after a backoff with
+    full jitter (base 2^n, capped), until none is left. DynamoUnavailable after ``BATCH_SENDS``
+    sends, or as soon as the next backoff and a short attempt would outlast the deadline."""
+    for sends in range(1, BATCH_SENDS + 1):
+        requests = send(requests)
+        if not requests:
+            return
+        delay = random.uniform(
+            0, min(BATCH_BACKOFF_CAP_SECONDS, BATCH_BACKOFF_BASE_SECONDS * 2**sends)
+        )
+        left = time_left()
+        if sends == BATCH_SENDS or (left is not None and left < delay + SHORTEST_ATTEMPT_SECONDS):
+            break
+        time.sleep(delay)
+    raise DynamoUnavailable("BatchWriteItem", "UnprocessedItems")
+
+
+class _BackingOffBatchWrite(BatchWrite[_M]):
+    """pynamodb's batch writer (25 requests a call), its resend of unprocessed items replaced by
+    ``resend_unprocessed``."""
+
+    def commit(self) -> None:
+        requests: Requests = [
+            {PUT_REQUEST: {ITEM: op["item"].serialize()}}
+            if op["action"] == PUT
+            else {DELETE_REQUEST: {KEY: op["item"]._get_keys()}}
+            for op in self.pending_operations
+        ]
+        self.pending_operations = []
+        if not requests:
+            return
+        connection = self.model._get_connection()
+        table = self.model.Meta.table_name
+
+        def send(batch: Requests) -> Requests:
+            data = connection.batch_write_item(
+                put_items=[r[PUT_REQUEST][ITEM] for r in batch if PUT_REQUEST in r],
+                delete_items=[r[DELETE_REQUEST][KEY] for r in batch if DELETE_REQUEST in r],
+            )
+            return list(((data or {}).get(UNPROCESSED_ITEMS) or {}).get(table) or [])
+
+        resend_unprocessed(send, requests)
+
+
+def batch_write(model: type[_M]) -> BatchWrite[_M]:
+    """``model.batch_write()``, with unprocessed items resent as ``resend_unprocessed`` does."""
+    return _BackingOffBatchWrite(model)
 
 
 class _Session(botocore.session.Session):

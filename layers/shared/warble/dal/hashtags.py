@@ -28,7 +28,7 @@ from pynamodb.exceptions import UpdateError
 from pynamodb.models import Model
 
 from warble import keys
-from warble.dal.dynamo import bind
+from warble.dal.dynamo import batch_write, bind
 from warble.dal.redis import UNAVAILABLE_ERRORS, ReadBatch, RedisClient, queued
 from warble.domain import shared
 from warble.domain.hashtags.ports import TagUse
@@ -154,12 +154,12 @@ class DynamoHashtagIndex:
         return self._held(tag, shards)
 
     def write(self, puts: list[tuple[TagUse, int]], deletes: list[tuple[TagUse, int]]) -> int:
-        """Puts and deletes in BatchWriteItem calls of 25 (pynamodb retries unprocessed items).
+        """Puts and deletes in BatchWriteItem calls of 25 (unprocessed items resent with backoff).
         Idempotent: a put writes the same item again, a delete of what is gone is a no-op."""
         if not puts and not deletes:
             return 0
         self._bind()
-        with HashtagItem.batch_write() as batch:
+        with batch_write(HashtagItem) as batch:
             for use, shard in puts:
                 batch.save(
                     HashtagItem(partition(use.tag, shard), use.tweet_id, author_id=use.author_id)

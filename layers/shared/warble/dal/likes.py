@@ -69,6 +69,7 @@ from warble.dal import erasing
 from warble.dal.dynamo import (
     CONDITION_FAILED,
     StreamItem,
+    batch_write,
     bind,
     cancellation_codes,
     client,
@@ -305,7 +306,7 @@ class LikeStore:
 
     def delete_likes(self, tweet_id: int, likes: list[Liker]) -> None:
         """Delete each like's three items (BatchWriteItem; deleting what is gone is a no-op)."""
-        with LikeItem.batch_write() as batch:
+        with batch_write(LikeItem) as batch:
             for seq, user_id, shards in likes:
                 batch.delete(LikeItem(user_pk(user_id), tweet_pk(tweet_id)))
                 batch.delete(LikeItem(user_pk(user_id), f"LT#{_id(seq)}"))

@@ -7,7 +7,19 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
+from botocore.config import Config
+
 from warble.dal.dynamo import _session
+
+# botocore's standard retries (its legacy mode's backoff could sleep 15 s of the function's 30),
+# one retry only: the caller is a queue's consumer, and the queue's redelivery is the retry that
+# outlasts an SES outage (retrying at two layers would multiply the attempts on a failing SES).
+SES_ATTEMPTS = 2
+SES_CONFIG = Config(
+    retries={"mode": "standard", "total_max_attempts": SES_ATTEMPTS},
+    connect_timeout=2,
+    read_timeout=10,
+)
 
 
 class SesMailer:
@@ -19,7 +31,7 @@ class SesMailer:
 
     @cached_property
     def _ses(self) -> Any:
-        return _session().create_client("sesv2", region_name=self._region)
+        return _session().create_client("sesv2", region_name=self._region, config=SES_CONFIG)
 
     def send(self, to: str, subject: str, text: str, html: str) -> None:
         self._ses.send_email(

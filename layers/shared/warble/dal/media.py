@@ -17,13 +17,14 @@ from pynamodb.exceptions import DoesNotExist, UpdateError
 from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
-from warble.dal.dynamo import CONDITION_FAILED, _session, bind
+from warble.dal.dynamo import CONDITION_FAILED, _session, batch_write, bind
 from warble.domain.media.ports import PENDING, READY, AttachedMedia, StoredMedia
 from warble.settings import Settings, get_settings
 
 # Immutable URLs: a file under a key never changes (API.md: a day at least; a year here).
 CACHE_CONTROL = "public, max-age=31536000, immutable"
 UNATTACHED = ("warble-media", "unattached")
+S3_ATTEMPTS = 2
 
 
 class _ByOwner(GlobalSecondaryIndex["MediaItem"]):
@@ -184,7 +185,7 @@ class MediaTable:
         return True
 
     def delete_many(self, media_ids: list[int]) -> None:
-        with MediaItem.batch_write() as batch:
+        with batch_write(MediaItem) as batch:
             for media_id in dict.fromkeys(media_ids):
                 batch.delete(MediaItem(media_id))
 
@@ -202,7 +203,13 @@ class MediaBucket:
         from botocore.config import Config
 
         # SigV4 forms (x-amz-credential ...): every region takes them, some take nothing else.
-        config = Config(signature_version="s3v4")
+        # Its callers are asynchronous (MediaFunction, the stream readers, the deletion chain),
+        # each retried by Lambda or its queue: botocore's standard mode with one retry, not the
+        # legacy mode's four, whose backoff could sleep 15 s on an S3 that is down.
+        config = Config(
+            signature_version="s3v4",
+            retries={"mode": "standard", "total_max_attempts": S3_ATTEMPTS},
+        )
         return _session().create_client("s3", region_name=self._settings.aws_region, config=config)
 
     def upload_form(

@@ -94,6 +94,15 @@ class PasswordRepository:
 
         return self._db.run(work)
 
+    def withdraw(self, token_hash: bytes) -> None:
+        def work(conn: psycopg.Connection[dict[str, Any]]) -> None:
+            conn.execute(
+                "DELETE FROM password_resets WHERE token_hash = %s AND used_at IS NULL",
+                (token_hash,),
+            )
+
+        self._db.run(work)
+
     def redeem(self, token_hash: bytes, now: datetime, password_hash: str) -> int | None:
         def work(conn: psycopg.Connection[dict[str, Any]]) -> int | None:
             with conn.transaction():

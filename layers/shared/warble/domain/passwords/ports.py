@@ -40,6 +40,11 @@ class ResetTokens(Protocol):
         one user are serialized, so they never pass the cap together."""
         ...
 
+    def withdraw(self, token_hash: bytes) -> None:
+        """Remove a token that was never mailed: it no longer counts towards the cap (the tokens
+        it voided stay voided)."""
+        ...
+
     def redeem(self, token_hash: bytes, now: datetime, password_hash: str) -> int | None:
         """Use a live token (not used, voided or expired at ``now``) and set its user's password
         hash, in one transaction; its user, or None for a token that does not work."""

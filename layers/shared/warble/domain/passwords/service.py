@@ -114,7 +114,15 @@ class PasswordService:
             user_id, digest, now, now + policy.token_ttl, policy.cap, now - policy.cap_window
         ):
             return False
-        self._mailer.send(address, *reset_email(reset_link(policy.reset_page, token), policy))
+        sent = False
+        try:
+            self._mailer.send(address, *reset_email(reset_link(policy.reset_page, token), policy))
+            sent = True
+        finally:
+            if not sent:
+                # SES failed (the queue delivers the request again): a token nobody received
+                # must not spend the cap, or three failed tries would leave nothing to send.
+                self._tokens.withdraw(digest)
         return True
 
     def confirm_reset(self, token: str, new: str) -> list[int]:

@@ -1,0 +1,1 @@
+REVOKE DELETE ON password_resets FROM warble_accounts;
