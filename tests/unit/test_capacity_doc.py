@@ -5,12 +5,7 @@ document is regenerated (`python -m bench.capacity --model-only`)."""
 
 from __future__ import annotations
 
-import pytest
-
 from bench import capacity
-
-# One worker builds the model (about 10 s, cached in its process) for both files.
-pytestmark = pytest.mark.xdist_group("capacity_model")
 
 
 def test_the_generated_section_is_the_committed_measurements_model() -> None:

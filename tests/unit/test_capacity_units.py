@@ -3,12 +3,7 @@ moto answers ReturnConsumedCapacity with constants."""
 
 from __future__ import annotations
 
-import pytest
-
 from bench.measuring import capacity_units, item_size
-
-# One worker builds the model (about 10 s, cached in its process) for both files.
-pytestmark = pytest.mark.xdist_group("capacity_model")
 
 
 def _item(bytes_of_text: int) -> dict:
