@@ -72,7 +72,7 @@ class ChaosStack:
         """The stack's settings (table names, moto), as bench.load.check reads its tables."""
         import argparse
 
-        from infra.local.seed import stack_environment
+        from infra.local.stack_environment import stack_environment
 
         return stack_environment(argparse.Namespace(
             template="template.yaml", stack_name=self.stack_name, region="us-east-1",

@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=30, help="authors and readers checked")
     args = parser.parse_args(argv)
 
-    from infra.local.seed import stack_environment
+    from infra.local.stack_environment import stack_environment
 
     env = stack_environment(argparse.Namespace(
         template="template.yaml", stack_name=args.stack_name, region="us-east-1",

@@ -217,7 +217,7 @@ def options(argv: list[str] | None) -> argparse.Namespace:
 
 def stack(args: argparse.Namespace) -> dict[str, str]:
     """The running stack's settings (its Redis and database), as its functions see them."""
-    from infra.local.seed import stack_environment
+    from infra.local.stack_environment import stack_environment
 
     return stack_environment(argparse.Namespace(
         template="template.yaml", stack_name=args.stack_name, region="us-east-1",

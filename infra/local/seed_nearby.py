@@ -91,7 +91,7 @@ def seed(
 def _local_environment(stack_name: str, endpoint_url: str, env_file: Path) -> None:
     """The settings the stack's functions run with (every table, moto, database, Redis), read
     from template.yaml as the population generator reads them: no hand list to fall behind."""
-    from infra.local.seed import stack_environment
+    from infra.local.stack_environment import stack_environment
 
     stack = argparse.Namespace(
         template=ROOT / "template.yaml",

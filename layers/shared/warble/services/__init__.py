@@ -13,7 +13,6 @@ nothing else holds a client, so nothing else needs resetting. Nothing runs at im
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,6 +22,7 @@ from warble.services import counters as _counters
 from warble.services import deletion as _deletion
 from warble.services import graph as _graph
 from warble.services import notifications as _notifications
+from warble.services import push as _push
 from warble.services import reports as _reports
 from warble.services import search as _search
 from warble.services import suspensions as _suspensions
@@ -32,7 +32,6 @@ from warble.services.deferred import Deferred, deferred
 from warble.services.stores import Stores
 
 if TYPE_CHECKING:
-    from warble.dal.connections import ConnectionRegistry
     from warble.dal.hot import HotCache
     from warble.dal.idempotency import IdempotencyStore
     from warble.dal.postgres import Database
@@ -125,32 +124,15 @@ class Container:
         return _accounts.rate_limits(self)
 
     # ---- WebSocket push ---------------------------------------------------------------------
-    @cached_property
-    def connections(self) -> ConnectionRegistry:
-        return self.stores.connections()
+    connections = cached_property(_push.connections)
+    _push_pool = cached_property(_push.pool)
 
     def sender(self, domain_name: str = "", stage: str = "") -> WebSocketSender:
-        """Posts to connections; API Gateway's documented endpoint for the event's domain and
-        stage unless WEBSOCKET_CALLBACK_URL names one."""
-        from warble.dal.websocket import WebSocketSender, callback_url
-
-        return WebSocketSender(
-            callback_url(self.settings, domain_name, stage), self.settings.aws_region
-        )
-
-    @cached_property
-    def _push_pool(self) -> ThreadPoolExecutor:
-        from warble.dal.websocket import POOL_CONNECTIONS
-
-        # Posts to a user's connections go out concurrently, not one after another; no more
-        # threads than the sender keeps connections, or the extra posts would each reconnect.
-        return ThreadPoolExecutor(max_workers=POOL_CONNECTIONS, thread_name_prefix="push")
+        return _push.sender(self, domain_name, stage)
 
     @cached_property
     def pusher(self) -> Pusher:
-        from warble.domain.push.service import Pusher
-
-        return Pusher(self.connections, self.sender(), self._push_pool)
+        return _push.pusher(self, self.connections, self._push_pool)
 
     # ---- each feature's builder -------------------------------------------------------------
     accounts = cached_property(_accounts.accounts)
