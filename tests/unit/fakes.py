@@ -484,6 +484,9 @@ class FakeTweetStore:
     def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]:
         return self._newest(lambda t: t.author_id == author_id, before_id)[:limit]
 
+    def newest_of(self, author_ids: list[int], limit: int) -> dict[int, list[StoredTweet]]:
+        return {author: self.by_author(author, None, limit) for author in author_ids}
+
     def recent_retweets(self, user_id: int, limit: int) -> tuple[dict[int, int], int]:
         newest = self.by_author(user_id, None, limit)
         retweets = {t.retweet_of: t.id for t in newest if t.retweet_of is not None}

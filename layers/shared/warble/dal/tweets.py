@@ -24,6 +24,7 @@ the tweet itself:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -42,7 +43,7 @@ from pynamodb.transactions import TransactWrite
 from warble.dal import erasing
 from warble.dal.dynamo import CONDITION_FAILED, StreamItem, bind, cancellation_codes, number
 from warble.dal.dynamo import required_number as _required
-from warble.dal.graph import GraphItem, check_not_blocked
+from warble.dal.graph import PARALLEL_QUERIES, GraphItem, check_not_blocked
 from warble.dal.media import MediaItem, claim
 from warble.domain.blocks.ports import BlockedByAuthor
 from warble.domain.deletion.ports import ErasedTweet
@@ -356,6 +357,16 @@ class TweetStore:
                 author_id, condition, scan_index_forward=False, limit=limit, consistent_read=True
             )
         ]
+
+    def newest_of(self, author_ids: list[int], limit: int) -> dict[int, list[StoredTweet]]:
+        """Each author's newest ``limit`` tweets: a Query each, ``PARALLEL_QUERIES`` side by
+        side."""
+        unique = list(dict.fromkeys(author_ids))
+        if len(unique) <= 1:
+            return {author: self.by_author(author, None, limit) for author in unique}
+        with ThreadPoolExecutor(min(len(unique), PARALLEL_QUERIES)) as pool:
+            read = pool.map(lambda author: self.by_author(author, None, limit), unique)
+            return dict(zip(unique, read, strict=True))
 
     def recent_retweets(self, user_id: int, limit: int) -> tuple[dict[int, int], int]:
         """Among the user's newest ``limit`` tweets, the retweets (original -> retweet id), and

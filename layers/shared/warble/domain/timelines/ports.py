@@ -54,10 +54,10 @@ class TimelineStore(Protocol):
 
 
 class Tweets(Protocol):
-    """What home timelines need of tweets (``TweetService``): an author's newest tweets (to fill
-    a recent set), and a page of them shown to its reader."""
+    """What home timelines need of tweets (``TweetService``): authors' newest tweets (to fill
+    their recent sets), and a page of them shown to its reader."""
 
-    def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]: ...
+    def newest_of(self, author_ids: list[int], limit: int) -> dict[int, list[StoredTweet]]: ...
     def show(self, pairs: list[tuple[int, int]], viewer: int) -> list[TweetAnswer]: ...
 
 

@@ -242,9 +242,12 @@ class TimelineService:
 
     def _ensure_recent(self, authors: list[int]) -> None:
         built = self._timelines.recent_built(authors) if authors else {}
-        for author in (a for a, ok in built.items() if not ok):
-            tweets = self._tweets.by_author(author, None, self._policy.recent_cap)
-            self._timelines.fill_recent(author, [entry(author, t.id) for t in tweets])
+        missing = [author for author, ok in built.items() if not ok]
+        # After a cache loss every followed author's set is missing: their Queries go side by
+        # side (issue 40: one after another, a rebuild outlived the request's deadline).
+        newest = self._tweets.newest_of(missing, self._policy.recent_cap) if missing else {}
+        for author in missing:
+            self._timelines.fill_recent(author, [entry(author, t.id) for t in newest[author]])
 
     def _recent(self, author: int, limit: int) -> list[str]:
         self._ensure_recent([author])

@@ -325,12 +325,13 @@ class TweetService:
         next_cursor = encode_cursor(kind, tweets[-1].id) if len(tweets) >= limit else None
         return TweetPage(items, next_cursor)
 
-    def by_author(self, author_id: int, before_id: int | None, limit: int) -> list[StoredTweet]:
-        """An author's tweets from the table, newest first, cached as they are read (the home
-        timelines' recent sets)."""
-        tweets = self._store.by_author(author_id, before_id, limit)
-        self.prime(tweets)
-        return tweets
+    def newest_of(self, author_ids: list[int], limit: int) -> dict[int, list[StoredTweet]]:
+        """Each author's newest ``limit`` tweets from the table, newest first, read side by side
+        and cached as they are read (the home timelines' recent sets, refilled after a cache
+        loss)."""
+        newest = self._store.newest_of(author_ids, limit)
+        self.prime([tweet for tweets in newest.values() for tweet in tweets])
+        return newest
 
     def replies(self, viewer: int, tweet_id: int, limit: int, cursor: str | None) -> TweetPage:
         if self.load_shown(tweet_id) is None:
