@@ -440,6 +440,9 @@ def _replies(conn: Any, client: redis.Redis, commands: Sequence[tuple[Any, ...]]
     as ``Connection.read_response`` names them (so the client's retries see the same errors),
     without its per-reply checks, which cost more than a reply's parse."""
     parser = conn._parser
+    # A CaseInsensitiveDict, whose keys are upper case: read as the dict it is (its own get is
+    # a Python call per reply).
+    callback_of = dict.get
     callbacks = client.response_callbacks
     answers: list[Any] = []
     try:
@@ -448,7 +451,7 @@ def _replies(conn: Any, client: redis.Redis, commands: Sequence[tuple[Any, ...]]
             if isinstance(reply, redis.ResponseError):
                 answers.append(reply)
                 continue
-            callback = callbacks.get(command[0])
+            callback = callback_of(callbacks, command[0].upper())
             answers.append(reply if callback is None else callback(reply))
     except TimeoutError:  # socket.timeout
         raise redis.TimeoutError(f"Timeout reading from {conn._host_error()}") from None

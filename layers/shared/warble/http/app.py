@@ -121,6 +121,8 @@ def check_body(event: dict[str, Any], limit: int) -> None:
     in UTF-8), before the resolver would fail to decode it, that nests too deeply, or that holds
     an integer too long for Python to convert."""
     raw = body_bytes(event)
+    if not raw:  # most requests: nothing to check
+        return
     if len(raw) > limit:
         raise PayloadTooLarge()
     if raw and not is_json(str((event.get("headers") or {}).get("content-type", ""))):
