@@ -125,3 +125,36 @@ def test_a_route_key_names_its_route_as_api_gateway_does(paths):
         "POST /v1/things",
     ]
     assert dispatcher.target(_event("GET", "$default", "/v1/nothing")) is None
+
+
+def test_repeated_parameters_are_validated_once_and_answered_alike():
+    # given a warm dispatcher that has seen every case once
+    app = build_resolver([router])
+    dispatcher = Dispatcher(app, error_response)
+    first = {case: dispatcher.target(_event(*case)) for case in CASES}
+    # when each case comes again, in another order
+    for case in reversed(CASES):
+        again = dispatcher.target(_event(*case))
+        # then a valid request of unchanging values reuses its validated arguments, an invalid
+        # one is validated anew, and each still answers as the resolver does
+        if isinstance(first[case], Target):
+            assert again is first[case]
+            answer = dispatcher.call(again)
+        else:
+            assert again is not first[case]
+            answer = again
+        assert answer == app.resolve(_event(*case), None)
+
+
+def test_validated_arguments_are_kept_per_query_and_path():
+    app = build_resolver([router])
+    dispatcher = Dispatcher(app, error_response)
+    route = "/v1/things/{thing_id}"
+    five = dispatcher.target(_event("GET", route, "/v1/things/12", "limit=5"))
+    six = dispatcher.target(_event("GET", route, "/v1/things/12", "limit=6"))
+    other = dispatcher.target(_event("GET", route, "/v1/things/13", "limit=5"))
+    assert isinstance(five, Target) and isinstance(six, Target) and isinstance(other, Target)
+    assert (five.args["limit"], six.args["limit"]) == (5, 6)
+    assert (five.args["thing_id"], other.args["thing_id"]) == ("12", "13")
+    bad = dispatcher.target(_event("GET", route, "/v1/things/12", "limit=0"))
+    assert isinstance(bad, dict) and bad["statusCode"] == 400

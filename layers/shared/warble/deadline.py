@@ -16,11 +16,10 @@ caller of ``answering_within``, see ``warble.http.app``).
 
 from __future__ import annotations
 
+import _signal  # getsignal without the signal module's enum conversion
 import signal
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["DeadlineExceeded", "answering_within", "margin_ms", "time_left"]
@@ -56,24 +55,32 @@ def margin_ms(remaining_ms: int) -> int:
     return min(1000, max(200, remaining_ms // 10))
 
 
-@contextmanager
-def answering_within(context: Any) -> Iterator[None]:
+class answering_within:  # a context manager, named as the function it was
     """Raise ``DeadlineExceeded`` inside the block once the context's remaining time, less
     ``margin_ms``, has passed. Off where no alarm can be set (not the main thread, a context
-    without ``get_remaining_time_in_millis``)."""
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    left = remaining() if callable(remaining) else None
-    if not isinstance(left, int) or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    if signal.getsignal(signal.SIGALRM) is not _ring:
-        signal.signal(signal.SIGALRM, _ring)
-    seconds = max(left - margin_ms(left), 1) / 1000
-    _Alarm.rings_at = time.monotonic() + seconds
-    _Alarm.armed = True
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        _Alarm.armed = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
+    without ``get_remaining_time_in_millis``). A class, not a generator: it wraps every
+    request, and ``contextlib``'s generator and ``signal.getsignal``'s enum lookup (a
+    ValueError caught inside for any handler that is a function) were most of its cost."""
+
+    __slots__ = ("_armed", "_context")
+
+    def __init__(self, context: Any) -> None:
+        self._context = context
+        self._armed = False
+
+    def __enter__(self) -> None:
+        remaining = getattr(self._context, "get_remaining_time_in_millis", None)
+        left = remaining() if callable(remaining) else None
+        if not isinstance(left, int) or threading.get_ident() != threading.main_thread().ident:
+            return
+        if _signal.getsignal(signal.SIGALRM) is not _ring:
+            signal.signal(signal.SIGALRM, _ring)
+        seconds = max(left - margin_ms(left), 1) / 1000
+        _Alarm.rings_at = time.monotonic() + seconds
+        _Alarm.armed = self._armed = True
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._armed:
+            _Alarm.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)

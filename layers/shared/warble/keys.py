@@ -85,35 +85,39 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from dataclasses import dataclass
+from typing import NamedTuple
 
 LEASE_MS = 10_000
 SEEN_THROTTLE_SECONDS = 60
 
 
-@dataclass(frozen=True)
-class CacheKey:
+class CacheKey(NamedTuple):
     """A cached value and the lease key that guards its fill (same hash tag)."""
 
     value: str
     lease: str
 
 
+# A page of 20 tweets makes some 45 keys on every read: built by tuple's own constructor (a
+# frozen dataclass's __init__, or a named tuple's generated __new__, is a Python call each).
+_made = tuple.__new__
+
+
 def profile(user_id: int) -> CacheKey:
     base = f"{{u:{user_id}}}:profile"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def counts(user_id: int) -> CacheKey:
     """followers_count / following_count / tweet_count; dropped by whoever changes one."""
     base = f"{{u:{user_id}}}:counts"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def first_page(user_id: int, which: str) -> CacheKey:
     """The first entries of a big account's "followers" or "following" list."""
     base = f"{{u:{user_id}}}:{which}:first"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def memberships(kind: str, user_id: int) -> CacheKey:
@@ -121,26 +125,26 @@ def memberships(kind: str, user_id: int) -> CacheKey:
     ``liked``, ``retweeted`` (warble.dal.memberships) or ``blocks`` (warble.dal.blocks), and
     the lease that guards its rebuild."""
     base = f"{{u:{user_id}}}:{kind}"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def muted_words(user_id: int) -> CacheKey:
     """A user's muted words (a JSON list, ``[]`` when none), beside the blocks hash: the home
     read's pipeline reads both (warble.domain.muted_words)."""
     base = f"{{u:{user_id}}}:muted_words"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def tweet(tweet_id: int) -> CacheKey:
     """A stored tweet, or a tombstone once deleted (so no late fill can bring it back)."""
     base = f"{{tw:{tweet_id}}}"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def tweet_counts(tweet_id: int) -> CacheKey:
     """like_count / retweet_count / reply_count; dropped by the counter consumer."""
     base = f"{{tw:{tweet_id}}}:counts"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def dm_unread(user_id: int) -> str:
@@ -183,7 +187,7 @@ def session(token_hash_hex: str, user_id: int | None = None) -> CacheKey:
         base = f"{{t:{token_hash_hex}}}:session"
     else:
         base = f"{{u:{user_id}}}:session:{token_hash_hex}"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def session_seen(token_hash_hex: str, user_id: int | None = None) -> str:
@@ -369,14 +373,14 @@ def friends(user_id: int) -> CacheKey:
     """A user's friends (mutual follows), cached from the graph table; dropped by every follow or
     unfollow between the user and another (the write path, then the graph stream)."""
     base = f"{{u:{user_id}}}:friends"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def degree2(user_id: int) -> CacheKey:
     """A user's second-degree set (seed 000), computed from the friends of the user's friends when
     read; dropped by the graph stream when a friendship that changes it begins or ends."""
     base = f"{{u:{user_id}}}:degree2"
-    return CacheKey(base, f"{base}:lease")
+    return _made(CacheKey, (base, f"{base}:lease"))
 
 
 def search_snapshot(user_id: int, token: str) -> str:

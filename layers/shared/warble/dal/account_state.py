@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from warble import keys
 from warble.dal.rate_limit import TAKE_FUNCTION
 from warble.dal.redis import ReadBatch, RedisClient, scripted
@@ -134,6 +136,11 @@ return {cached, due, taken[1], taken[2], taken[3]}
 )
 
 
+# The cached session, decoded on every request's gate: msgspec's decoder gives json.loads's
+# dict in a fraction of its time.
+_decode_record = msgspec.json.Decoder().decode
+
+
 class SessionLookups:
     """The session check's Redis part in one round trip (the cache fills and invalidations
     are the leased cache's, warble.dal.cache)."""
@@ -167,7 +174,7 @@ class SessionLookups:
             found = read()
             if not found:
                 return None
-            record = json.loads(found[0])
+            record = _decode_record(found[0])
             if len(found) == 1:
                 return GateAnswer(record)
             _, due, counted, used, ttl = found

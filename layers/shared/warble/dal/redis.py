@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 import redis
 from redis.cluster import ClusterNode, NodesManager, RedisCluster, cleanup_kwargs, get_node_name
 from redis.commands.core import Script
-from redis.connection import parse_url
+from redis.connection import HiredisRespSerializer, parse_url
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS
 from redis.credentials import CredentialProvider
 from redis.event import AfterSlotsCacheRefreshEvent
@@ -46,6 +46,14 @@ if TYPE_CHECKING:
     from warble.domain import shared
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
+
+_HIREDIS_PACK: Callable[..., bytes] | None
+try:  # what redis-py packs commands with when hiredis is installed (the layer has it)
+    from hiredis import pack_command as _hiredis_pack
+
+    _HIREDIS_PACK = _hiredis_pack
+except ImportError:  # pragma: no cover
+    _HIREDIS_PACK = None
 
 # Failures a handler turns into 503 unavailable: the cache unreachable or slow, and on a cluster
 # what a failover shows: no node reachable or the slots map unknown (RedisClusterException, which
@@ -305,6 +313,20 @@ class SlotMap(NodesManager):
             cache.close()
 
 
+# RedisCluster is a typing.Protocol's subclass: ``isinstance`` of a plain client against it goes
+# through the Protocol's slow check (1 µs), which every batch of a warm read paid twice.
+_CLUSTER_TYPES: dict[type, bool] = {}
+
+
+def is_cluster(client: RedisClient) -> bool:
+    """Whether ``client`` is a cluster client (decided once per client class)."""
+    kind = type(client)
+    known = _CLUSTER_TYPES.get(kind)
+    if known is None:
+        known = _CLUSTER_TYPES[kind] = isinstance(client, RedisCluster)
+    return known
+
+
 def mget(client: RedisClient, names: list[str]) -> list[str | None]:
     """MGET of keys that may live in different slots.
 
@@ -396,11 +418,58 @@ def _batch_connection(client: redis.Redis) -> Any:
     return conn
 
 
+def _packed(conn: Any, commands: Sequence[tuple[Any, ...]]) -> list[bytes]:
+    """The commands in the protocol, as the connection's packer writes them: hiredis's
+    ``pack_command`` called on each command directly, without redis-py's wrapper around it
+    (which copies every command twice to split a command name holding a space, as none of a
+    batch's does, and to turn views into bytes)."""
+    if _HIREDIS_PACK is None or not isinstance(conn._command_packer, HiredisRespSerializer):
+        return conn.pack_commands(commands)  # type: ignore[no-any-return]
+    pack = _HIREDIS_PACK
+    if any(" " in command[0] for command in commands):
+        return conn.pack_commands(commands)  # type: ignore[no-any-return]
+    try:
+        return [b"".join([pack(command) for command in commands])]  # one sendall
+    except TypeError:  # a bytearray (which redis-py turns into bytes), or a value it refuses
+        return conn.pack_commands(commands)  # type: ignore[no-any-return]
+
+
+def _replies(conn: Any, client: redis.Redis, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+    """Each command's reply, as ``client.parse_response`` gives it (the client's reply
+    callbacks), or the ResponseError it got; read from the connection's parser, failures named
+    as ``Connection.read_response`` names them (so the client's retries see the same errors),
+    without its per-reply checks, which cost more than a reply's parse."""
+    parser = conn._parser
+    # A CaseInsensitiveDict, whose keys are upper case: read as the dict it is (its own get is
+    # a Python call per reply).
+    callback_of = dict.get
+    callbacks = client.response_callbacks
+    answers: list[Any] = []
+    try:
+        for command in commands:
+            reply = parser.read_response()
+            if isinstance(reply, redis.ResponseError):
+                answers.append(reply)
+                continue
+            callback = callback_of(callbacks, command[0].upper())
+            answers.append(reply if callback is None else callback(reply))
+    except TimeoutError:  # socket.timeout
+        raise redis.TimeoutError(f"Timeout reading from {conn._host_error()}") from None
+    except OSError as exc:
+        raise redis.ConnectionError(
+            f"Error while reading from {conn._host_error()} : {exc.args}"
+        ) from exc
+    if conn.health_check_interval:
+        conn.next_health_check = time.monotonic() + conn.health_check_interval
+    return answers
+
+
 def send_pipelined(client: redis.Redis, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
     """``commands`` in one round trip on a single node, as a non-transactional redis-py pipeline
     sends them (the client's retries on a connection error, its reply parsing), without the
     pipeline's per-command bookkeeping and the pool's checks around every use, which together
-    cost a warm read more than its own code (a fifth of a profile read's handler). The
+    cost a warm read more than its own code (a fifth of a profile read's handler), nor the
+    connection's per-command packing and per-reply checks (``_packed``, ``_replies``). The
     connection is this thread's own, taken from the client's pool once and kept: nothing else
     uses it, so nothing else can leave a reply unread on it, and any failure disconnects it
     (the next batch reconnects). Each answer is the command's reply or the ResponseError it
@@ -408,14 +477,8 @@ def send_pipelined(client: redis.Redis, commands: Sequence[tuple[Any, ...]]) -> 
     conn = _batch_connection(client)
 
     def send() -> list[Any]:
-        conn.send_packed_command(conn.pack_commands(commands))
-        answers: list[Any] = []
-        for command in commands:
-            try:
-                answers.append(client.parse_response(conn, command[0]))
-            except redis.ResponseError as exc:
-                answers.append(exc)
-        return answers
+        conn.send_packed_command(_packed(conn, commands))
+        return _replies(conn, client, commands)
 
     try:
         answers: list[Any] = conn.retry.call_with_retry(send, lambda _: conn.disconnect())
@@ -436,7 +499,7 @@ class ReadBatch:
 
     def __init__(self, client: RedisClient) -> None:
         self._client = client
-        self._cluster = isinstance(client, RedisCluster)
+        self._cluster = is_cluster(client)
         self._commands: list[tuple[Any, ...]] = []
         self._answers: list[Any] | None = None
         self._error: Exception | None = None
@@ -463,7 +526,7 @@ class ReadBatch:
             self._answers = []
             return
         try:
-            if isinstance(self._client, RedisCluster):  # one pipeline per node, sent at once
+            if self._cluster:  # one pipeline per node, sent at once
                 pipe = self._client.pipeline(transaction=False)
                 for command in self._commands:
                     pipe.execute_command(*command)
@@ -472,7 +535,7 @@ class ReadBatch:
                 finally:
                     pipe.reset()
             else:
-                self._answers = send_pipelined(self._client, self._commands)
+                self._answers = send_pipelined(cast(redis.Redis, self._client), self._commands)
         except UNAVAILABLE_ERRORS as exc:
             self._error = exc
 

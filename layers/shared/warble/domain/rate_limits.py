@@ -10,6 +10,7 @@ costs one small key per subject and one round trip per request.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from dataclasses import dataclass
 from typing import Protocol
@@ -60,6 +61,9 @@ class Verdict:
         return max(1, -(-self.reset_ms // 1000))
 
 
+# A container sees the same few addresses again and again (its users'), and ipaddress's parse
+# cost more than the route of a cached read: each address is parsed once.
+@functools.lru_cache(maxsize=4096)
 def client_network(source_ip: str) -> str:
     """The subject of a per-address budget: an IPv4 address as it is, an IPv6 address by its
     /64, which one subscriber usually holds whole (one budget per address would hand them 2^64

@@ -121,6 +121,8 @@ def check_body(event: dict[str, Any], limit: int) -> None:
     in UTF-8), before the resolver would fail to decode it, that nests too deeply, or that holds
     an integer too long for Python to convert."""
     raw = body_bytes(event)
+    if not raw:  # most requests: nothing to check
+        return
     if len(raw) > limit:
         raise PayloadTooLarge()
     if raw and not is_json(str((event.get("headers") or {}).get("content-type", ""))):
@@ -270,7 +272,7 @@ class Admitted:
     target: Target | Answer | None
     first: tuple[FirstReads, int, Later[Any]] | None = None
     headers: dict[str, str] | None = None  # the request's (lower-cased names), set when routed
-    network: str = ""  # the client's address as the budgets count it, set when routed
+    source: str = ""  # the client's address as API Gateway saw it, set when routed
     repeat: RequestKey | None = None  # a POST's Idempotency-Key, set when routed
 
 
@@ -313,7 +315,9 @@ def client_network() -> str:
     """The client's address of the request being routed (API Gateway's ``sourceIp``, an IPv6
     one by its /64, as the request budgets count it); "" when unknown."""
     request = _request.get()
-    return "" if request is None else request.network
+    if request is None or not request.source:
+        return ""
+    return rate_limit_rules.client_network(request.source)
 
 
 def first_reads(queue: FirstReads, viewer: int, **args: Any) -> Any:
@@ -460,8 +464,7 @@ class HttpFunction:
         """The route's answer, with the budget's headers; a POST with an Idempotency-Key is
         answered at most once (``_idempotent``)."""
         admitted.headers = event.get("headers") or {}
-        source = rate_limits.source_ip(event)
-        admitted.network = rate_limit_rules.client_network(source) if source else ""
+        admitted.source = rate_limits.source_ip(event)  # its network: when a route asks
         request = _request.set(admitted)
         try:
             key = admitted.headers.get(IDEMPOTENCY_HEADER)

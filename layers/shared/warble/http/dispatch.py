@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
@@ -67,11 +68,39 @@ def route_key(route: Route) -> str:
     return f"{route.method} {path}"
 
 
+# Validated arguments kept per container: a request repeats the parameters of an earlier one
+# (the first page of a timeline, ``?limit=20``; a profile's id), and their validation (pydantic,
+# through Powertools' functions) cost more than the route of a cached read. Only what passed,
+# only for routes without a body, only values that cannot change (a list could be mutated by its
+# route); the table is emptied when full, so it holds the parameters seen most lately.
+_VALIDATED_MAX = 1024
+_UNCHANGING = (str, int, float, bool, type(None), Enum)
+ValidatedKey = tuple[str, str, str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
+
+
+def _validated_key(event: dict[str, Any]) -> ValidatedKey | None:
+    """What a body-less request's arguments are made of: its route, path and query (as raw and
+    as API Gateway split them) and its path parameters (None: a value no key can hold)."""
+    key = (
+        str(event.get("routeKey")),
+        str(event.get("rawPath") or ""),
+        str(event.get("rawQueryString") or ""),
+        tuple((event.get("queryStringParameters") or {}).items()),
+        tuple((event.get("pathParameters") or {}).items()),
+    )
+    try:
+        hash(key)
+    except TypeError:  # not API Gateway's strings (a hand-made event)
+        return None
+    return key
+
+
 class Dispatcher:
     def __init__(self, app: APIGatewayHttpResolver, on_error: ErrorMapper) -> None:
         self._app = app
         self._on_error = on_error
         self._routes: dict[str, Route] | None = None
+        self._validated: dict[ValidatedKey, Target] = {}
 
     def _index(self) -> dict[str, Route]:
         if self._routes is None:
@@ -90,13 +119,21 @@ class Dispatcher:
         route = self._index().get(str(event.get("routeKey")))
         if route is None:
             return None
+        key = None if route.dependant.body_params else _validated_key(event)
+        if key is not None and (known := self._validated.get(key)) is not None:
+            return known
         matched = route.rule.match(str(event.get("rawPath") or ""))
         if matched is None:
             return None
         try:
-            return Target(route, _validated(route, matched.groupdict(), event))
+            target = Target(route, _validated(route, matched.groupdict(), event))
         except RequestValidationError as exc:
             return self.answer_error(exc)
+        if key is not None and all(isinstance(v, _UNCHANGING) for v in target.args.values()):
+            if len(self._validated) >= _VALIDATED_MAX:
+                self._validated.clear()
+            self._validated[key] = target
+        return target
 
     def call(self, target: Target) -> Answer:
         try:

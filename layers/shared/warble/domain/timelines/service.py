@@ -314,7 +314,7 @@ class TimelineService:
             if celebrities:
                 extra = self._timelines.recent_pages(celebrities, before, fetch)
                 read = heapq.nlargest(fetch, set(entries).union(*extra.values()))
-            kept += [e for e in read if parse_entry(e)[0] not in hidden]
+            kept += [e for e in read if parse_entry(e)[0] not in hidden] if hidden else read
             if len(kept) >= limit or len(read) < fetch:
                 break
             before = parse_entry(read[-1])[1]  # all hidden so far: read on below them
