@@ -231,6 +231,8 @@ async def serve(args: argparse.Namespace) -> int:
     from infra.local.moto_server import start_moto
     from infra.local.queue_pollers import QueuePollers
     from infra.local.stream_pollers import StreamPollers
+    from infra.local.stream_wakeups import ENV as WAKEUPS_ENV
+    from infra.local.stream_wakeups import StreamWakeups
     from infra.local.support import check_template
 
     template = load_template(args.template)
@@ -242,7 +244,10 @@ async def serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
 
-    moto = await asyncio.to_thread(start_moto, args.moto_port)
+    wakeups = StreamWakeups()  # the moto server names each table a stream record lands in
+    moto = await asyncio.to_thread(
+        functools.partial(start_moto, args.moto_port, extra_env={WAKEUPS_ENV: wakeups.address})
+    )
     stack: Stack | None = None
     s3 = None
     cdns: list[Any] = []
@@ -277,7 +282,7 @@ async def serve(args: argparse.Namespace) -> int:
             runtime.update_env_overrides(
                 {"Parameters": {"WEBSOCKET_CALLBACK_URL": stack.ws.callback_url}}
             )
-        stack.pollers = StreamPollers(template, runtime, moto.url, context)
+        stack.pollers = StreamPollers(template, runtime, moto.url, context, wakeups=wakeups)
         await asyncio.to_thread(stack.pollers.start)
         stack.queues = QueuePollers(template, runtime, moto.url, context)
         await asyncio.to_thread(stack.queues.start)
@@ -328,6 +333,7 @@ async def serve(args: argparse.Namespace) -> int:
             if s3 is not None:
                 await s3.stop()
         await _shutdown(stack, moto)
+        wakeups.close()
     return 0
 
 

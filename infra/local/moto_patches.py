@@ -48,6 +48,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
@@ -420,6 +421,16 @@ def _serving_ses_messages(original: Any) -> Any:
     return call
 
 
+def _announcing_add(add: Callable[..., None], announce: Callable[[str], None]) -> Any:
+    """StreamShard.add, then its table named to the pollers (infra/local/stream_wakeups.py)."""
+
+    def adding(shard: Any, old: Any, new: Any) -> None:
+        add(shard, old, new)
+        announce(shard.table.name)
+
+    return adding
+
+
 def install() -> None:
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.responses import DynamoHandler
@@ -445,6 +456,13 @@ def install() -> None:
         DomainDispatcherApplication.__call__
     )
     from infra.local import faults  # the DynamoDB fault switch, off until a PUT turns it on
+    from infra.local.stream_wakeups import announcer
+
+    announce = announcer()
+    if announce is not None:  # the stream pollers listen: name each table a record lands in
+        from moto.dynamodb.models.table import StreamShard
+
+        StreamShard.add = _announcing_add(StreamShard.add, announce)  # type: ignore[method-assign]
 
     DomainDispatcherApplication.__call__ = faults.serving(  # type: ignore[method-assign]
         DomainDispatcherApplication.__call__

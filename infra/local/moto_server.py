@@ -120,7 +120,13 @@ def _answers_http(url: str) -> bool:
         return False
 
 
-def start_moto(port: int = 5005, host: str = "127.0.0.1", *, timeout: float = 30.0) -> MotoServer:
+def start_moto(
+    port: int = 5005,
+    host: str = "127.0.0.1",
+    *,
+    timeout: float = 30.0,
+    extra_env: dict[str, str] | None = None,
+) -> MotoServer:
     """Start `python -m moto.server` in a child process and wait until it answers.
 
     `port=0` picks a free port (tests use it so they never collide with a running `serve`).
@@ -138,6 +144,7 @@ def start_moto(port: int = 5005, host: str = "127.0.0.1", *, timeout: float = 30
     env.pop("WERKZEUG_RUN_MAIN", None)
     env["MOTO_PORT"] = str(port)
     env["WARBLE_REPO_ROOT"] = str(REPO_ROOT)
+    env.update(extra_env or {})
     process = subprocess.Popen(
         [sys.executable, "-c", _MOTO_BOOTSTRAP, str(os.getpid()), "-H", host, "-p", str(port)],
         stdin=subprocess.DEVNULL,

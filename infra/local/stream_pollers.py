@@ -35,7 +35,9 @@ Local limits (documented, deliberate):
   deletions do not appear in the stream. `SizeBytes` is moto's over-estimate.
 - moto keeps every shard iterator it hands out, so each GetRecords call costs it a little memory;
   idle pollers back off to `idle_poll_interval` (Lambda's own rate: 4 polls a second) to keep a
-  long `serve` session small.
+  long `serve` session small. With `wakeups` (what `serve` passes: the moto server names each
+  table a record lands in, infra/local/stream_wakeups.py) a lane reads as a record lands and
+  polls an idle shard every 2 s only as a safety net.
 
 Test hooks (for proving consumers idempotent under redelivery):
 - `StreamPollers.inject_crash(function_name=None, times=1)`: the next `times` invocations (of that
@@ -65,6 +67,7 @@ from infra.local.stream_mappings import StreamMapping, stream_mappings
 from infra.local.stream_records import sequence
 
 if TYPE_CHECKING:
+    from infra.local.stream_wakeups import StreamWakeups
     from infra.local.template import ResolveContext, Template
 
 __all__ = ["StreamPollers"]
@@ -76,6 +79,9 @@ log = logging.getLogger(__name__)
 LOCAL_INFINITE_RETRIES = 10_000
 # Lambda polls a shard four times a second when it is idle.
 IDLE_POLL_INTERVAL = 0.25
+# With the moto server's wake-ups (infra/local/stream_wakeups.py) a record is read as it lands;
+# an idle lane then polls only as a safety net for a lost datagram.
+WOKEN_IDLE_POLL_INTERVAL = 2.0
 
 
 class _Stopping(Exception):
@@ -196,6 +202,9 @@ class _ShardPoller:
             self._check_stop()
             got_records = False
             if len(self.buffer) < mapping.batch_size:
+                # A wake-up set from here on (a record landing while this read runs) is kept
+                # for the next wait, not cleared after it.
+                self.wake.clear()
                 got_records = self._read()
             if not self.buffer:
                 # Records the filters dropped are "processed" once nothing before them is pending.
@@ -217,7 +226,6 @@ class _ShardPoller:
 
     def _idle(self, delay: float) -> None:
         self.wake.wait(delay)
-        self.wake.clear()
 
     # ------------------------------------------------------------ delivering
 
@@ -364,13 +372,17 @@ class StreamPollers:
         infinite_retry_cap: int = LOCAL_INFINITE_RETRIES,
         redeliver_every_batch: bool = False,
         mappings: list[StreamMapping] | None = None,
+        wakeups: StreamWakeups | None = None,
     ) -> None:
         self.template = template
         self.runtime = runtime
         self.endpoint_url = endpoint_url
         self.context = context
         self.poll_interval = poll_interval
+        if wakeups is not None and idle_poll_interval == IDLE_POLL_INTERVAL:
+            idle_poll_interval = WOKEN_IDLE_POLL_INTERVAL
         self.idle_poll_interval = max(idle_poll_interval, poll_interval)
+        self._wakeups = wakeups
         self.retry_base_delay = retry_base_delay
         self.retry_max_delay = retry_max_delay
         self.infinite_retry_cap = infinite_retry_cap
@@ -405,6 +417,14 @@ class StreamPollers:
             self._pollers += self._open(mapping)
         for poller in self._pollers:
             poller.start()
+        if self._wakeups is not None:
+            self._wakeups.subscribe(self._wake_table)
+
+    def _wake_table(self, table: str) -> None:
+        """A record landed in ``table``'s stream: its lanes read now."""
+        for poller in self._pollers:
+            if poller.mapping.stream_arn.split("/")[1] == table:
+                poller.wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop polling; a batch being invoked finishes first (up to `timeout` per thread).
@@ -413,6 +433,8 @@ class StreamPollers:
         started again (checkpoints live in memory: build a new one, which starts afresh).
         """
         self._stopping.set()
+        if self._wakeups is not None:
+            self._wakeups.unsubscribe(self._wake_table)
         for poller in self._pollers:
             poller.wake.set()
         for poller in self._pollers:

@@ -26,6 +26,8 @@ from infra.local.lambdas import LambdaRuntime
 from infra.local.moto_server import aws_client, start_moto
 from infra.local.provisioning import provision
 from infra.local.stream_pollers import StreamPollers
+from infra.local.stream_wakeups import ENV as WAKEUPS_ENV
+from infra.local.stream_wakeups import StreamWakeups
 from infra.local.template import ResolveContext, Template, load_template
 
 pytestmark = pytest.mark.integration
@@ -41,8 +43,16 @@ SETTLE = 15.0  # seconds wait_idle may take before a test fails
 
 
 @pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    with start_moto(port=0) as server:
+def wakeups() -> Iterator[StreamWakeups]:
+    listening = StreamWakeups()
+    yield listening
+    listening.close()
+
+
+@pytest.fixture(scope="module")
+def moto_url(wakeups: StreamWakeups) -> Iterator[str]:
+    # A moto server that names each table a stream record lands in, as `serve` starts it.
+    with start_moto(port=0, extra_env={WAKEUPS_ENV: wakeups.address}) as server:
         yield server.url
 
 
@@ -160,6 +170,26 @@ def seqs_of(stack: Stack, table: str) -> list[str]:
     )["ShardIterator"]
     records = streams.get_records(ShardIterator=iterator)["Records"]
     return [record["dynamodb"]["SequenceNumber"] for record in records]
+
+
+# --------------------------------------------------------------------------------------------
+# wake-ups
+# --------------------------------------------------------------------------------------------
+
+
+def test_an_idle_lane_reads_a_record_as_it_lands_when_moto_names_its_table(stack, pollers, wakeups):
+    # given pollers whose idle lanes poll only every 60 s, caught up on empty streams
+    poller_set = pollers(poll_interval=60.0, idle_poll_interval=60.0, wakeups=wakeups)
+    assert poller_set.wait_idle(SETTLE)
+    # when a record lands in a stream
+    written = time.monotonic()
+    stack.put("PartialTable", "woken", payload="now")
+    # then it is delivered long before the next poll: moto's datagram woke its lanes
+    deadline = written + 20
+    while not stack.invocations() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stack.invocations() == [seqs_of(stack, "PartialTable")]
+    assert time.monotonic() - written < 20  # the next poll would have come 60 s on
 
 
 # --------------------------------------------------------------------------------------------
