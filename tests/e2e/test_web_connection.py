@@ -6,6 +6,7 @@ reconciled by its client_id once reconnected: shown once, as sent, stored once."
 from __future__ import annotations
 
 import re
+import time
 
 import httpx
 import pytest
@@ -34,10 +35,18 @@ def _friends_in_a_conversation(stack, new_user) -> tuple[dict, dict, str, str]:
     return a, b, conversation["id"], b_token
 
 
-def _stored_texts(stack, token: str, conversation: str) -> list[str]:
-    with stack.client(token) as client:
-        page = client.get(f"/v1/conversations/{conversation}/messages").json()
-    return [m["text"] for m in page["items"]]
+def _stored_texts(stack, token: str, conversation: str, expected: int = 1) -> list[str]:
+    """The conversation's texts as the other side reads them, once ``expected`` are there (or
+    after 10 s): the page shows a message as sent on its acknowledgement, and the other side's
+    read may come a moment before the history it reads has it."""
+    deadline = time.monotonic() + 10
+    while True:
+        with stack.client(token) as client:
+            page = client.get(f"/v1/conversations/{conversation}/messages").json()
+        texts = [m["text"] for m in page["items"]]
+        if len(texts) >= expected or time.monotonic() > deadline:
+            return texts
+        time.sleep(0.1)
 
 
 def test_offline_is_shown_at_once_and_a_message_written_offline_offers_retry(
