@@ -8,7 +8,6 @@ advises), so a failed delivery comes again at once."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,10 +16,11 @@ import pytest
 from warble.dal.mail import SES_ATTEMPTS
 from warble.dal.media import S3_ATTEMPTS
 
-from infra.local.faults import FAULTS_PATH, SERVED_PATH
+from infra.local.faults import SERVED_PATH
 from infra.local.moto_server import aws_client
 from tests.e2e.test_media_http import PROCESSED, photo, send, settled, start
 from tests.e2e.test_passwords_http import reset_mails, token_of
+from tests.support import waiting
 
 pytestmark = pytest.mark.e2e
 
@@ -28,27 +28,13 @@ WAIT = 30.0  # seconds a redelivery may take on a busy machine (never asserted a
 
 
 def eventually(check: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not within {timeout} s")
-        time.sleep(0.05)
+    return waiting.eventually(check, what, timeout)
 
 
 @pytest.fixture
 def faults(stack) -> Iterator[Callable[..., dict[str, Any]]]:
     """Sets the stack's fault switch; off after the test, whatever happened."""
-
-    def switch(**setting: Any) -> dict[str, Any]:
-        answer = httpx.put(f"{stack.moto}{FAULTS_PATH}", json=setting, timeout=10)
-        assert answer.status_code == 200, answer.text
-        return dict(answer.json())
-
-    yield switch
-    httpx.delete(f"{stack.moto}{FAULTS_PATH}", timeout=10).raise_for_status()
+    yield from waiting.fault_switch(stack.moto)
 
 
 def served(stack) -> dict[str, int]:

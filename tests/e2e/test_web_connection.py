@@ -35,6 +35,17 @@ def _friends_in_a_conversation(stack, new_user) -> tuple[dict, dict, str, str]:
     return a, b, conversation["id"], b_token
 
 
+def _live_in(who, username: str, conversation: str):
+    """``who`` logged in as ``username``, on the conversation's page, live: its message box."""
+    who.log_in(username)
+    who.page.get_by_role("heading", name="Home").wait_for()
+    who.go(f"messages/{conversation}")
+    box = who.page.get_by_test_id("message-box")
+    box.get_by_text("This is the start of your conversation.").wait_for()
+    who.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    return box
+
+
 def _stored_texts(stack, token: str, conversation: str, expected: int = 1) -> list[str]:
     """The conversation's texts as the other side reads them, once ``expected`` are there (or
     after 10 s): the page shows a message as sent on its acknowledgement, and the other side's
@@ -58,12 +69,7 @@ def test_offline_is_shown_at_once_and_a_message_written_offline_offers_retry(
     # given Amy live in a conversation
     a, _, conversation, b_token = _friends_in_a_conversation(stack, new_user)
     amy = person()
-    amy.log_in(a["username"])
-    amy.page.get_by_role("heading", name="Home").wait_for()
-    amy.go(f"messages/{conversation}")
-    box = amy.page.get_by_test_id("message-box")
-    box.get_by_text("This is the start of your conversation.").wait_for()
-    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    box = _live_in(amy, a["username"], conversation)
 
     # when the network goes away, then the page says so at once (not at the next heartbeat)
     amy.context.set_offline(True)
@@ -115,12 +121,7 @@ def test_a_message_whose_ack_a_drop_lost_is_reconciled_by_client_id(
 
     amy = person()
     amy.page.route_web_socket(re.compile(r"^ws://"), through)
-    amy.log_in(a["username"])
-    amy.page.get_by_role("heading", name="Home").wait_for()
-    amy.go(f"messages/{conversation}")
-    box = amy.page.get_by_test_id("message-box")
-    box.get_by_text("This is the start of your conversation.").wait_for()
-    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    box = _live_in(amy, a["username"], conversation)
 
     # when she sends a message and the connection drops before its acknowledgement arrives
     lose_ack.append(True)
@@ -213,12 +214,7 @@ def test_after_the_gateway_restarts_the_page_reconnects_and_shows_what_it_missed
     which no socket could be pushed, is shown."""
     a, _, conversation, b_token = _friends_in_a_conversation(stack, new_user)
     amy = person()
-    amy.log_in(a["username"])
-    amy.page.get_by_role("heading", name="Home").wait_for()
-    amy.go(f"messages/{conversation}")
-    box = amy.page.get_by_test_id("message-box")
-    box.get_by_text("This is the start of your conversation.").wait_for()
-    amy.live().filter(has_text="Live").wait_for(timeout=SETTLE_MS)
+    box = _live_in(amy, a["username"], conversation)
 
     # when the gateway restarts, down for 6 s (the page's retries come at about 0.5, 1.5, 3.5,
     # 7.5 s)

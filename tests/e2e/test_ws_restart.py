@@ -22,6 +22,7 @@ from tests.e2e.test_conversations_ws import (
     frames_until,
     registrations,
 )
+from tests.support import waiting
 
 pytestmark = pytest.mark.e2e
 
@@ -29,12 +30,7 @@ DOWN_SECONDS = 1.5
 
 
 def eventually(check: Any, what: str) -> Any:
-    deadline = time.monotonic() + WAIT
-    while not (found := check()):
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not within {WAIT} s")
-        time.sleep(0.1)
-    return found
+    return waiting.eventually(check, what, WAIT, every=0.1)
 
 
 def reconnect(stack, token: str) -> ClientConnection:

@@ -36,6 +36,7 @@ from tests.integration.test_redis_down import Caller, _function, _unavailable
 from tests.integration.test_sample_events import Context, _load_function
 from tests.support.streams import StreamTap
 from tests.support.tcp_proxy import TcpProxy
+from tests.support.waiting import fault_switch
 
 pytestmark = pytest.mark.integration
 
@@ -52,16 +53,9 @@ THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException"}
 
 
 @pytest.fixture
-def faults(moto) -> Iterator[Callable[..., dict[str, float]]]:
+def faults(moto) -> Iterator[Callable[..., dict[str, Any]]]:
     """Sets the moto server's fault switch; switched off after the test, whatever happened."""
-
-    def switch(**fractions: float) -> dict[str, float]:
-        answer = httpx.put(f"{moto.url}{FAULTS_PATH}", json=fractions, timeout=10)
-        assert answer.status_code == 200, answer.text
-        return dict(answer.json())
-
-    yield switch
-    httpx.delete(f"{moto.url}{FAULTS_PATH}", timeout=10).raise_for_status()
+    yield from fault_switch(moto.url)
 
 
 def _bare_client(moto: Any, service: str = "dynamodb") -> Any:
