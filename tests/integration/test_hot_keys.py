@@ -90,7 +90,7 @@ def test_hot_keys_are_read_once_a_window_and_answer_the_same(
         restore()
     assert (counts.home, counts.system) == (2, 1)
     assert [int(t.id) for t in page.items] == posted[::-1]
-    hot = [keys.system_notifications(), keys.author_recent(celebrity)]
+    hot = [keys.system_notifications(), keys.celebrity_recent(celebrity)]
     assert [calls[key] for key in hot] == [1, 1], calls  # 20 polls and 20 pages: one read each
 
     # This container's own writes drop its copies: a new tweet and notification count at once.
@@ -100,3 +100,55 @@ def test_hot_keys_are_read_once_a_window_and_answer_the_same(
     counts = notifications.counts(me)
     assert (counts.home, counts.system) == (3, 2)
     assert int(timelines.home(me, 20, None).items[0].id) == newer
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_held_celebrity_sets_follow_the_log_and_cost_one_command_while_quiet(redis):
+    """Two containers' stores over one Redis: what one writes to a celebrity's set, the other
+    sees once its window has passed, by the log (one pipeline of three reads), without reading
+    the sets that did not change."""
+    from warble.dal.hot import HotCache
+    from warble.dal.timelines import TimelineStore
+
+    clock = Clock()
+    writer = TimelineStore(redis, cap=800, recent_cap=100, ttl_seconds=60)
+    reader = TimelineStore(redis, cap=800, recent_cap=100, ttl_seconds=60,
+                           hot=HotCache(1.0, clock))  # fmt: skip
+    quiet, loud = 9_000_001, 9_000_002
+    for author in (quiet, loud):
+        writer.fill_recent(author, [f"{author * 10:019d}:{author}"], celebrity=True)
+    first = reader.recent_pages([quiet, loud], None, 10, celebrity=True)
+    assert first == {a: [f"{a * 10:019d}:{a}"] for a in (quiet, loud)}
+
+    newer = f"{loud * 10 + 1:019d}:{loud}"
+    writer.remember_recent(loud, newer, celebrity=True)
+    calls: Counter = Counter()
+    restore = _reads(redis, calls)
+    try:
+        held = reader.recent_pages([quiet, loud], None, 10, celebrity=True)
+        assert held[loud] == first[loud]  # within the window: the held copy
+        assert not calls
+        clock.now += 1.0
+        after = reader.recent_pages([quiet, loud], None, 10, celebrity=True)
+    finally:
+        restore()
+    assert after[loud][0] == newer and after[quiet] == first[quiet]
+    # The log's three reads, then the changed set only.
+    assert calls[keys.celebrity_seq()] == 1 and calls[keys.celebrity_recent(loud)] == 1
+    assert calls[keys.celebrity_recent(quiet)] == 0
+
+    # A gap (the log trimmed past this container's place) drops every held set.
+    redis.delete(keys.celebrity_log())
+    redis.incrby(keys.celebrity_seq(), 5)
+    redis.zadd(keys.celebrity_log(), {"999 x": 10**9})
+    writer_only = f"{quiet * 10 + 1:019d}:{quiet}"
+    redis.zadd(keys.celebrity_recent(quiet), {writer_only: 0})  # a change the log lost
+    clock.now += 1.0
+    assert reader.recent_pages([quiet], None, 10, celebrity=True)[quiet][0] == writer_only

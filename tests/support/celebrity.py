@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+from warble import keys
 
 from infra.local.lambdas import LambdaRuntime
 from infra.local.queue_pollers import QueuePollers, queue_mappings
@@ -91,7 +92,7 @@ def seed(
     built = random.Random(user_id).sample(who, min(homes, len(who)))
     pipe = redis.pipeline(transaction=False)
     for follower in built:
-        home = f"{{h:{follower}}}:home"
+        home = keys.home_timeline(follower)
         pipe.zadd(home, {"0": 0, **{f"{t:019d}:{user_id}": 0 for t in posted[-50:]}})
     pipe.execute()
     return Celebrity(user_id, who, posted, likers, built)

@@ -837,6 +837,7 @@ class FakeTimelineStore:
         self.recent_cap = recent_cap
         self.home: dict[int, set[str]] = {}
         self.recent: dict[int, set[str]] = {}
+        self.celebrity_sets: dict[int, set[str]] = {}  # the sets on the celebrities' tag
         self.celebrities: dict[int, list[int]] = {}
         self.marks: dict[int, bool] = {}
 
@@ -860,21 +861,24 @@ class FakeTimelineStore:
         for user_id in user_ids:
             self.home.get(user_id, set()).discard(entry)
 
-    def remember_recent(self, author_id: int, entry: str) -> None:
-        if author_id in self.recent:  # only a built set takes pushes
-            self.recent[author_id] = self._trimmed(
-                self.recent[author_id] | {entry}, self.recent_cap
-            )
+    def _sets(self, celebrity: bool) -> dict[int, set[str]]:
+        return self.celebrity_sets if celebrity else self.recent
+
+    def remember_recent(self, author_id: int, entry: str, celebrity: bool = False) -> None:
+        for sets in (self.recent, self.celebrity_sets) if celebrity else (self.recent,):
+            if author_id in sets:  # only a built set takes pushes
+                sets[author_id] = self._trimmed(sets[author_id] | {entry}, self.recent_cap)
 
     def forget_recent(self, author_id: int, entry: str) -> None:
         self.recent.get(author_id, set()).discard(entry)
+        self.celebrity_sets.get(author_id, set()).discard(entry)
 
-    def recent_built(self, author_ids: list[int]) -> dict[int, bool]:
-        return {a: a in self.recent for a in author_ids}
+    def recent_built(self, author_ids: list[int], celebrity: bool = False) -> dict[int, bool]:
+        return {a: a in self._sets(celebrity) for a in author_ids}
 
-    def fill_recent(self, author_id: int, entries: list[str]) -> None:
-        merged = self.recent.get(author_id, set()) | set(entries)
-        self.recent[author_id] = self._trimmed(merged, self.recent_cap)
+    def fill_recent(self, author_id: int, entries: list[str], celebrity: bool = False) -> None:
+        sets = self._sets(celebrity)
+        sets[author_id] = self._trimmed(sets.get(author_id, set()) | set(entries), self.recent_cap)
 
     def add(self, user_id: int, entries: list[str]) -> bool:
         if not entries:
@@ -894,11 +898,14 @@ class FakeTimelineStore:
         return self._newest(self.home[user_id], before_tweet_id, limit)
 
     def recent_pages(
-        self, author_ids: list[int], before_tweet_id: int | None, limit: int
+        self,
+        author_ids: list[int],
+        before_tweet_id: int | None,
+        limit: int,
+        celebrity: bool = False,
     ) -> dict[int, list[str]]:
-        return {
-            a: self._newest(self.recent.get(a, set()), before_tweet_id, limit) for a in author_ids
-        }
+        sets = self._sets(celebrity)
+        return {a: self._newest(sets.get(a, set()), before_tweet_id, limit) for a in author_ids}
 
     def start_rebuild(self, user_id: int) -> None:
         self.home.setdefault(user_id, set())
@@ -934,8 +941,10 @@ class FakeTimelineStore:
     def remove_later(self, writes: Any, user_ids: Iterable[int], entry: str) -> None:
         self.remove(user_ids, entry)
 
-    def remember_recent_later(self, writes: Any, author_id: int, entry: str) -> None:
-        self.remember_recent(author_id, entry)
+    def remember_recent_later(
+        self, writes: Any, author_id: int, entry: str, celebrity: bool
+    ) -> None:
+        self.remember_recent(author_id, entry, celebrity)
 
     def forget_recent_later(self, writes: Any, author_id: int, entry: str) -> None:
         self.forget_recent(author_id, entry)
@@ -951,6 +960,7 @@ class FakeTimelineStore:
 
     def mark_celebrity_later(self, writes: Any, author_id: int, big: bool) -> None:
         self.marks[author_id] = big
+        self.celebrity_sets.pop(author_id, None)
 
     def celebrity_marks_later(
         self, batch: Any, author_ids: list[int]

@@ -24,9 +24,12 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {tw:<tweet_id>}:lease            | string | LEASE_MS                  | fill lease            |
 | {tw:<tweet_id>}:counts           | string | COUNTS_CACHE_TTL_SECONDS  | like/retweet/reply    |
 | {tw:<tweet_id>}:counts:lease     | string | LEASE_MS                  | fill lease            |
-| {h:<user_id>}:home               | zset   | HOME_TIMELINE_TTL (30 d)  | home timeline         |
-| {h:<user_id>}:celebs             | string | 60 s                      | followed celebrities  |
+| {u:<user_id>}:home               | zset   | HOME_TIMELINE_TTL (30 d)  | home timeline         |
+| {u:<user_id>}:celebs             | string | a day                     | followed celebrities  |
 | {a:<author_id>}:recent           | zset   | none (capped)             | author's newest ids   |
+| {cel}:recent:<author_id>         | zset   | none (capped)             | a celebrity's, merged |
+| {cel}:log                        | zset   | none (trimmed)            | changes of those sets |
+| {cel}:seq                        | string | none                      | the log's last number |
 | {u:<user_id>}:session:<sha256>   | string | SESSION_CACHE_TTL_SECONDS | cached session (JSON) |
 | {u:<user_id>}:session:<sha>:lease| string | LEASE_MS                  | fill lease            |
 | {u:<user_id>}:session:<sha>:seen | string | 60 s                      | last_seen_at throttle |
@@ -53,7 +56,7 @@ part in braces, so they live in one slot of a Redis Cluster.
 | {u:<user_id>}:notif:rate:<win>   | string | 2 h                       | hot-recipient cap     |
 | {u:<user_id>}:dm_unread          | hash   | none                      | unread DMs per conv.  |
 | {u:<user_id>}:dm_unread:lease    | string | LEASE_MS                  | rebuild lease         |
-| {h:<user_id>}:home:read          | string | none                      | home read position    |
+| {u:<user_id>}:home:read          | string | none                      | home read position    |
 | {sys}:notifications              | zset   | none                      | system notif. ids     |
 | {geo:<cell>}:users               | geo    | none (rebuildable)        | located users of cell |
 | {u:<user_id>}:location           | string | LOCATION_CACHE_SECONDS    | my "lat,lon" (cache)  |
@@ -160,17 +163,40 @@ def dm_unread_lease(user_id: int) -> str:
 
 
 def home_timeline(user_id: int) -> str:
-    """Tweet ids of the people a user follows and their own (see warble.dal.timelines)."""
-    return f"{{h:{user_id}}}:home"
+    """Tweet ids of the people a user follows and their own (see warble.dal.timelines). Under
+    the user's own tag, with the session, blocks, mutes and likes that a home read and an
+    unread poll read beside it: the reader's part of either is one node (issue 41)."""
+    return f"{{u:{user_id}}}:home"
 
 
 def home_celebrities(user_id: int) -> str:
     """The big accounts a user follows, merged into the home timeline at read time."""
-    return f"{{h:{user_id}}}:celebs"
+    return f"{{u:{user_id}}}:celebs"
 
 
 def author_recent(author_id: int) -> str:
+    """An author's newest tweet entries (backfills on a follow, rebuilds of home timelines)."""
     return f"{{a:{author_id}}}:recent"
+
+
+CELEBRITY_TAG = "{cel}"
+
+
+def celebrity_recent(author_id: int) -> str:
+    """A celebrity's newest tweet entries, as read by every follower's home read and unread
+    poll: all celebrities' sets share one tag, so a reader following 200 of them reads them on
+    one node (issue 41), and ``celebrity_log`` tells the functions that hold them what changed."""
+    return f"{CELEBRITY_TAG}:recent:{author_id}"
+
+
+def celebrity_log() -> str:
+    """The changes of the celebrities' sets, numbered by ``celebrity_seq``: a function that holds
+    some of those sets reads here what changed since it last looked (warble.dal.hot)."""
+    return f"{CELEBRITY_TAG}:log"
+
+
+def celebrity_seq() -> str:
+    return f"{CELEBRITY_TAG}:seq"
 
 
 def celebrity_mark(author_id: int) -> str:
@@ -304,7 +330,7 @@ def notif_rate(user_id: int, window: int) -> str:
 
 def home_read(user_id: int) -> str:
     """The id below which the home timeline counts as read."""
-    return f"{{h:{user_id}}}:home:read"
+    return f"{{u:{user_id}}}:home:read"
 
 
 def system_notifications() -> str:
@@ -435,18 +461,19 @@ def user_keys(user_id: int) -> list[list[str]]:
         notif_lease(user_id),
         dm_unread(user_id), dm_unread_lease(user_id), location(user_id), seen_filter(user_id),
         seen_meta(user_id), swiped(user_id), feed(user_id), feed_meta(user_id),
+        home_timeline(user_id), home_celebrities(user_id), home_read(user_id),
     ]  # fmt: skip
     return [
         own,
-        [home_timeline(user_id), home_celebrities(user_id), home_read(user_id)],
         [author_recent(user_id)],
+        [celebrity_recent(user_id)],
         [login_failures(f"user:{user_id}")],
     ]
 
 
 def user_key_patterns(user_id: int) -> list[str]:
     """Every key under the user's own tags (for the families a parameter names)."""
-    return [f"{{u:{user_id}}}:*", f"{{h:{user_id}}}:*", f"{{a:{user_id}}}:*",
+    return [f"{{u:{user_id}}}:*", f"{{a:{user_id}}}:*",
             f"{{idem:{user_id}}}:*", f"{{login:user:{user_id}}}:*"]  # fmt: skip
 
 

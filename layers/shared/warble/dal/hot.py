@@ -8,6 +8,16 @@ a key sees at most one read a second from each warm container, whatever the traf
 costs: a system notification or a celebrity's new tweet counts and shows up to that long late in
 another container (seed 001 allows 5 s for a tweet to reach timelines). A container's own writes
 to a key drop its copy.
+
+The celebrities' sets (``keys.celebrity_recent``, all on one tag: one node serves every follower's
+read of them) are held another way, or that node would take a read of every held set from every
+container every second. Every change of one is numbered in ``keys.celebrity_log``; a container
+reads the log once a window (one command, answering only what changed since it last looked) and
+drops the sets it names, which its next read fills afresh. So a held set costs nothing while its
+celebrity is quiet, and a new tweet still counts and shows within the window. The log is trimmed
+to its newest ``LOG_KEPT`` changes: a container that finds a gap (it looked too long ago) drops
+every set, and every ``RESYNC_SECONDS`` it drops them anyway (a bound on what a missed entry could
+hold back).
 """
 
 from __future__ import annotations
@@ -17,10 +27,29 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from warble import keys
+
 _MISSING = object()
 # Past this many held keys, a put first drops the expired ones (a container that read many
 # celebrities' sets in the last second keeps them; the rest go).
 _PRUNE_AT = 4096
+# Past this many held celebrities' sets, a put drops them all (they are filled again as read).
+_LOGGED_AT = 20_000
+LOG_KEPT = 10_000
+RESYNC_SECONDS = 300.0
+
+# KEYS: the celebrities' log and its number; ARGV: the names of the sets just changed. One number
+# for the call; the log keeps its newest LOG_KEPT entries.
+LOG_CHANGES = f"""
+local n = redis.call('INCR', KEYS[2])
+for i = 1, #ARGV do redis.call('ZADD', KEYS[1], n, n .. ' ' .. ARGV[i]) end
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -{LOG_KEPT + 1})
+return n
+"""
+
+
+def _logged(key: str) -> bool:
+    return key.startswith(keys.CELEBRITY_TAG)
 
 
 class HotCache:
@@ -28,9 +57,46 @@ class HotCache:
         self._seconds = seconds
         self._clock = clock
         self._held: dict[str, tuple[float, Any]] = {}
+        # The celebrities' sets, kept until the log names them, and where this container is in
+        # the log (None: not yet looked), when it looks next, and when it drops them all.
+        self._sets: dict[str, Any] = {}
+        self._position: int | None = None
+        self._look_at = float("-inf")
+        self._resync_at = clock() + RESYNC_SECONDS
+
+    def follow_log(self, redis: Any) -> None:
+        """Once a window: drop the held celebrities' sets that changed since the last look (one
+        command: a pipeline of the log's number, its oldest entry and its entries since)."""
+        now = self._clock()
+        if now < self._look_at:
+            return
+        self._look_at = now + self._seconds
+        if now >= self._resync_at:
+            self._sets.clear()
+            self._resync_at = now + RESYNC_SECONDS
+        pipe = redis.pipeline(transaction=False)
+        pipe.get(keys.celebrity_seq())
+        pipe.zrange(keys.celebrity_log(), 0, 0, withscores=True)
+        since = "-inf" if self._position is None else f"({self._position}"
+        pipe.zrangebyscore(keys.celebrity_log(), since, "+inf")
+        number, oldest, changed = pipe.execute()
+        last = int(number or 0)
+        if (
+            self._position is None
+            or last < self._position
+            or (oldest and int(oldest[0][1]) > self._position + 1)
+        ):
+            self._sets.clear()  # first look, a log that was lost, or a gap
+        else:
+            for member in changed:
+                self._sets.pop(str(member).partition(" ")[2], None)
+        self._position = last
 
     def get(self, key: str) -> Any:
-        """The value held for ``key``, or ``MISSING`` (never read, or read too long ago)."""
+        """The value held for ``key``, or ``MISSING`` (never read, or read too long ago; for a
+        celebrity's set, named by the log since it was read)."""
+        if _logged(key):
+            return self._sets.get(key, _MISSING)
         found = self._held.get(key)
         if found is None:
             return _MISSING
@@ -40,6 +106,11 @@ class HotCache:
         return found[1]
 
     def put(self, key: str, value: Any) -> None:
+        if _logged(key):
+            if len(self._sets) >= _LOGGED_AT:
+                self._sets.clear()
+            self._sets[key] = value
+            return
         now = self._clock()
         if len(self._held) >= _PRUNE_AT:
             self._held = {k: v for k, v in self._held.items() if v[0] > now}
@@ -47,6 +118,7 @@ class HotCache:
 
     def drop(self, key: str) -> None:
         self._held.pop(key, None)
+        self._sets.pop(key, None)
 
 
 MISSING = _MISSING
@@ -60,6 +132,8 @@ def hot_cache(milliseconds: int) -> HotCache | None:
 def held_sets(redis: Any, hot: HotCache, names: list[str]) -> dict[str, list[str]]:
     """Whole sorted sets of score 0 (members in string order; empty: the key is missing), from
     ``hot`` or, for the rest, one pipeline of ZRANGE whose answers ``hot`` then holds."""
+    if any(_logged(name) for name in names):
+        hot.follow_log(redis)
     out: dict[str, list[str]] = {}
     missing = []
     for name in names:

@@ -13,6 +13,7 @@ from typing import Any
 from warble import clock, keys
 from warble.dal.counter_marks import RedisCounterMarks
 from warble.dal.hashtags import RedisTrends
+from warble.dal.hot import LOG_CHANGES
 from warble.dal.redis import RedisClient
 from warble.dal.unread import padded
 from warble.domain.counters.ports import tweet_counter, user_counter
@@ -26,6 +27,7 @@ class RedisErasure:
     def __init__(self, redis: RedisClient, trends: RedisTrends) -> None:
         self._redis = redis
         self._trends = trends
+        self._log_changes = redis.register_script(LOG_CHANGES)
 
     def _pipeline(self) -> Any:
         return self._redis.pipeline(transaction=False)
@@ -46,8 +48,14 @@ class RedisErasure:
         for tweet_id in tweet_ids:
             cached, counted = keys.tweet(tweet_id), keys.tweet_counts(tweet_id)
             pipe.delete(cached.value, cached.lease, counted.value, counted.lease)
-        pipe.zrem(keys.author_recent(author_id), *[f"{t:019d}:{author_id}" for t in tweet_ids])
+        entries = [f"{t:019d}:{author_id}" for t in tweet_ids]
+        pipe.zrem(keys.author_recent(author_id), *entries)
+        pipe.zrem(keys.celebrity_recent(author_id), *entries)
         pipe.execute()
+        self._log_changes(
+            keys=[keys.celebrity_log(), keys.celebrity_seq()],
+            args=[keys.celebrity_recent(author_id)],
+        )
 
     def flags_changed(self, users: Sequence[int]) -> None:
         if not users:

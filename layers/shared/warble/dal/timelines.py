@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from warble import keys
-from warble.dal.hot import HotCache, held_sets
+from warble.dal.hot import LOG_CHANGES, HotCache, held_sets
 from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined, queued, written
 
 if TYPE_CHECKING:
@@ -73,6 +73,22 @@ class TimelineStore:
         self._chunk = chunk
         self._push = redis.register_script(_PUSH_IF_BUILT)
         self._remove_author = redis.register_script(_REMOVE_AUTHOR)
+        self._log_changes = redis.register_script(LOG_CHANGES)
+
+    def _changed_later(self, writes: shared.Writes, author_id: int) -> None:
+        """Number the change of a celebrity's set in the log (warble.dal.hot), after it."""
+        written(writes).script(
+            self._log_changes,
+            [keys.celebrity_log(), keys.celebrity_seq()],
+            [keys.celebrity_recent(author_id)],
+        )
+
+    def _changed(self, author_id: int) -> None:
+        self._log_changes(
+            keys=[keys.celebrity_log(), keys.celebrity_seq()],
+            args=[keys.celebrity_recent(author_id)],
+        )
+        self._drop_recent(author_id)
 
     # ---- a stream batch's writes, queued in stream order (WriteBatch) ------------------------
     def push_later(self, writes: shared.Writes, user_ids: Iterable[int], entry: str) -> None:
@@ -84,13 +100,22 @@ class TimelineStore:
         for user_id in user_ids:
             written(writes).add("ZREM", keys.home_timeline(user_id), entry)
 
-    def remember_recent_later(self, writes: shared.Writes, author_id: int, entry: str) -> None:
-        written(writes).script(
-            self._push, [keys.author_recent(author_id)], [entry, self._recent_cap]
-        )
+    def remember_recent_later(
+        self, writes: shared.Writes, author_id: int, entry: str, celebrity: bool
+    ) -> None:
+        """The author's recent set, and a celebrity's set on the celebrities' tag too (each only
+        if built: a set made from one new tweet would look complete)."""
+        for key in (keys.author_recent(author_id),) + (
+            (keys.celebrity_recent(author_id),) if celebrity else ()
+        ):
+            written(writes).script(self._push, [key], [entry, self._recent_cap])
+        if celebrity:
+            self._changed_later(writes, author_id)
 
     def forget_recent_later(self, writes: shared.Writes, author_id: int, entry: str) -> None:
         written(writes).add("ZREM", keys.author_recent(author_id), entry)
+        written(writes).add("ZREM", keys.celebrity_recent(author_id), entry)
+        self._changed_later(writes, author_id)
 
     def add_later(self, writes: shared.Writes, user_id: int, entries: list[str]) -> None:
         """``add``: a backfill into a built timeline."""
@@ -107,7 +132,11 @@ class TimelineStore:
         written(writes).add("DEL", keys.home_celebrities(user_id))
 
     def mark_celebrity_later(self, writes: shared.Writes, author_id: int, big: bool) -> None:
+        """The author's tweets are now treated the other way: its set on the celebrities' tag
+        goes (pushes skipped it while the author was small; a read fills it afresh)."""
         written(writes).add("SET", keys.celebrity_mark(author_id), "1" if big else "0")
+        written(writes).add("DEL", keys.celebrity_recent(author_id))
+        self._changed_later(writes, author_id)
 
     def celebrity_marks_later(
         self, batch: shared.ReadBatch, author_ids: list[int]
@@ -174,41 +203,48 @@ class TimelineStore:
             pipe.zrem(keys.home_timeline(user_id), entry)
         pipe.execute()
 
-    def remember_recent(self, author_id: int, entry: str) -> None:
+    def remember_recent(self, author_id: int, entry: str, celebrity: bool = False) -> None:
         """The author's newest tweets (read for celebrities, backfills and rebuilds). Only a
         built set takes pushes: one made from a single new tweet would look complete."""
         self._push(keys=[keys.author_recent(author_id)], args=[entry, self._recent_cap])
-        self._drop_recent(author_id)
+        if celebrity:
+            self._push(keys=[keys.celebrity_recent(author_id)], args=[entry, self._recent_cap])
+            self._changed(author_id)
 
     def forget_recent(self, author_id: int, entry: str) -> None:
         self._redis.zrem(keys.author_recent(author_id), entry)
-        self._drop_recent(author_id)
+        self._redis.zrem(keys.celebrity_recent(author_id), entry)
+        self._changed(author_id)
 
     def _drop_recent(self, author_id: int) -> None:
         if self._hot is not None:
-            self._hot.drop(keys.author_recent(author_id))
+            self._hot.drop(keys.celebrity_recent(author_id))
 
     def _held_recent(self, hot: HotCache, author_ids: list[int]) -> dict[int, list[str]]:
-        names = {author: keys.author_recent(author) for author in author_ids}
+        names = {author: keys.celebrity_recent(author) for author in author_ids}
         held = held_sets(self._redis, hot, list(names.values()))
         return {author: held[name] for author, name in names.items()}
 
-    def recent_built(self, author_ids: list[int]) -> dict[int, bool]:
-        if self._hot is not None:
+    def recent_built(self, author_ids: list[int], celebrity: bool = False) -> dict[int, bool]:
+        """Which of these authors' sets are built: their recent sets, or with ``celebrity``
+        their sets on the celebrities' tag (held a moment in the function where it holds)."""
+        if celebrity and self._hot is not None:
             held = self._held_recent(self._hot, author_ids)
             return {author: bool(members) for author, members in held.items()}
+        name = keys.celebrity_recent if celebrity else keys.author_recent
         pipe = self._redis.pipeline(transaction=False)
         for author_id in author_ids:
-            pipe.exists(keys.author_recent(author_id))
+            pipe.exists(name(author_id))
         return {a: bool(found) for a, found in zip(author_ids, pipe.execute(), strict=True)}
 
-    def fill_recent(self, author_id: int, entries: list[str]) -> None:
-        key = keys.author_recent(author_id)
+    def fill_recent(self, author_id: int, entries: list[str], celebrity: bool = False) -> None:
+        key = (keys.celebrity_recent if celebrity else keys.author_recent)(author_id)
         pipe = self._redis.pipeline(transaction=True)
         pipe.zadd(key, {SENTINEL: 0, **dict.fromkeys(entries, 0)})
         pipe.zremrangebyrank(key, 1, -(self._recent_cap + 1))
         pipe.execute()
-        self._drop_recent(author_id)
+        if celebrity:
+            self._changed(author_id)
 
     # ---- follow / unfollow -----------------------------------------------------------------
     def add(self, user_id: int, entries: list[str]) -> bool:
@@ -248,7 +284,7 @@ class TimelineStore:
     def home_page_later(
         self, batch: shared.ReadBatch, user_id: int, before_tweet_id: int | None, limit: int
     ) -> Callable[[], tuple[list[str] | None, list[int] | None]]:
-        """``page`` and ``followed_celebrities`` queued in ``batch`` (one slot: the home tag),
+        """``page`` and ``followed_celebrities`` queued in ``batch`` (one slot: the reader's tag),
         which the home read shares with the gate and the reader's blocks and mutes."""
         key = keys.home_timeline(user_id)
         queue = queued(batch)
@@ -265,9 +301,15 @@ class TimelineStore:
         return page
 
     def recent_pages(
-        self, author_ids: list[int], before_tweet_id: int | None, limit: int
+        self,
+        author_ids: list[int],
+        before_tweet_id: int | None,
+        limit: int,
+        celebrity: bool = False,
     ) -> dict[int, list[str]]:
-        if self._hot is not None:
+        """Each author's newest entries below the bound: from their recent sets, or with
+        ``celebrity`` from their sets on the celebrities' tag."""
+        if celebrity and self._hot is not None:
             upper = None if before_tweet_id is None else f"{before_tweet_id:019d}"
             return {
                 author: [
@@ -275,10 +317,11 @@ class TimelineStore:
                 ][:limit]
                 for author, members in self._held_recent(self._hot, author_ids).items()
             }
+        name = keys.celebrity_recent if celebrity else keys.author_recent
         pipe = self._redis.pipeline(transaction=False)
         for author_id in author_ids:
             pipe.zrevrangebylex(
-                keys.author_recent(author_id),
+                name(author_id),
                 _upper_bound(before_tweet_id),
                 f"({SENTINEL}",
                 0,

@@ -4,9 +4,10 @@ and not the table's, so a cold container does not import pynamodb and botocore t
 
 Redis (``warble.keys``): per user, a hash of read positions (and the ``built`` marker), one
 sorted set of unread ids per type, and a rebuild lease, all under the user's tag ``{u:<id>}``,
-the DM feature's ``dm_unread`` hash too; the home read position under ``{h:<id>}``; the shared
-system list ``{sys}:notifications``. Ids are 19-digit zero-padded strings in Redis, so string
-order is id order (a double score cannot hold a 63-bit id).
+the DM feature's ``dm_unread`` hash too, and the home timeline and its read position; the
+shared system list ``{sys}:notifications``; the celebrities' sets under ``{cel}``. Ids are
+19-digit zero-padded strings in Redis, so string order is id order (a double score cannot hold
+a 63-bit id).
 """
 
 from __future__ import annotations
@@ -322,9 +323,9 @@ class RedisUnread:
         pipe.exists(keys.system_notifications())
         pipe.zlexcount(keys.system_notifications(), f"({padded(system_from)}", "+")
         for celebrity in celebrities:
-            pipe.exists(keys.author_recent(celebrity))
+            pipe.exists(keys.celebrity_recent(celebrity))
             pipe.zlexcount(
-                keys.author_recent(celebrity), f"({padded(snap.home_position or 0)};", "+"
+                keys.celebrity_recent(celebrity), f"({padded(snap.home_position or 0)};", "+"
             )
         snap.celebrities_unbuilt = celebrities  # the checked ones, until _settle
         return 2 + 2 * len(celebrities)
@@ -346,7 +347,7 @@ class RedisUnread:
         for those not held): the system list above the user's position, each celebrity's
         tweets above the home position."""
         system = keys.system_notifications()
-        recent = {c: keys.author_recent(c) for c in celebrities}
+        recent = {c: keys.celebrity_recent(c) for c in celebrities}
         held = held_sets(self._redis, hot, [system, *recent.values()])
         snap.system = count_above(held[system], system_from) if held[system] else None
         home_from = f"{padded(snap.home_position or 0)};"

@@ -154,7 +154,9 @@ class TimelineService:
                 item = entry(event.author_id, event.tweet_id)
                 reached = [event.author_id, *audience[event.author_id]]
                 if isinstance(event, TweetPosted):
-                    self._timelines.remember_recent_later(writes, event.author_id, item)
+                    self._timelines.remember_recent_later(
+                        writes, event.author_id, item, event.author_id in big
+                    )
                     self._timelines.push_later(writes, reached, item)
                 else:
                     self._timelines.forget_recent_later(writes, event.author_id, item)
@@ -214,9 +216,10 @@ class TimelineService:
     # ---- stream: tweets -------------------------------------------------------------------
     def tweet_created(self, author_id: int, tweet_id: int) -> None:
         new = entry(author_id, tweet_id)
-        self._timelines.remember_recent(author_id, new)
+        big = self._is_celebrity(author_id)
+        self._timelines.remember_recent(author_id, new, celebrity=big)
         self._timelines.push([author_id], new)
-        if not self._is_celebrity(author_id):
+        if not big:
             self._timelines.push(self._graph.all_ids(author_id, "followers"), new)
 
     def tweet_deleted(self, author_id: int, tweet_id: int) -> None:
@@ -236,18 +239,21 @@ class TimelineService:
 
     # ---- authors' recent tweets ----------------------------------------------------------
     def ensure_recent(self, authors: list[int]) -> None:
-        """Build the recent sets of these authors that are missing (the home count reads
-        followed celebrities' sets)."""
-        self._ensure_recent(authors)
+        """Build the sets of these celebrities that are missing on the celebrities' tag (the
+        home count reads followed celebrities' sets)."""
+        self._ensure_recent(authors, celebrity=True)
 
-    def _ensure_recent(self, authors: list[int]) -> None:
-        built = self._timelines.recent_built(authors) if authors else {}
+    def _ensure_recent(self, authors: list[int], celebrity: bool = False) -> None:
+        """Fill the missing recent sets of these authors (with ``celebrity``, their sets on the
+        celebrities' tag, which every follower's home read merges) from the tweets table."""
+        built = self._timelines.recent_built(authors, celebrity) if authors else {}
         missing = [author for author, ok in built.items() if not ok]
         # After a cache loss every followed author's set is missing: their Queries go side by
         # side (issue 40: one after another, a rebuild outlived the request's deadline).
         newest = self._tweets.newest_of(missing, self._policy.recent_cap) if missing else {}
         for author in missing:
-            self._timelines.fill_recent(author, [entry(author, t.id) for t in newest[author]])
+            entries = [entry(author, t.id) for t in newest[author]]
+            self._timelines.fill_recent(author, entries, celebrity)
 
     def _recent(self, author: int, limit: int) -> list[str]:
         self._ensure_recent([author])
@@ -307,12 +313,12 @@ class TimelineService:
             celebrities = self._celebrities_followed(viewer)
         celebrities = [c for c in celebrities if c not in hidden]
         if celebrities:
-            self._ensure_recent(celebrities)
+            self._ensure_recent(celebrities, celebrity=True)
         kept: list[str] = []
         while True:
             read = entries
             if celebrities:
-                extra = self._timelines.recent_pages(celebrities, before, fetch)
+                extra = self._timelines.recent_pages(celebrities, before, fetch, celebrity=True)
                 read = heapq.nlargest(fetch, set(entries).union(*extra.values()))
             kept += [e for e in read if parse_entry(e)[0] not in hidden] if hidden else read
             if len(kept) >= limit or len(read) < fetch:
