@@ -110,45 +110,53 @@ class Clock:
         return self.now
 
 
-def test_held_celebrity_sets_follow_the_log_and_cost_one_command_while_quiet(redis):
+def test_held_celebrity_sets_follow_the_log_and_cost_one_pipeline_a_window(redis):
     """Two containers' stores over one Redis: what one writes to a celebrity's set, the other
-    sees once its window has passed, by the log (one pipeline of three reads), without reading
-    the sets that did not change."""
+    sees once its window has passed, from the log (one pipeline of three reads), without
+    reading the set again; a set filled afresh is read again; a gap drops every held set."""
     from warble.dal.hot import HotCache
     from warble.dal.timelines import TimelineStore
 
     clock = Clock()
-    writer = TimelineStore(redis, cap=800, recent_cap=100, ttl_seconds=60)
-    reader = TimelineStore(redis, cap=800, recent_cap=100, ttl_seconds=60,
+    writer = TimelineStore(redis, cap=800, recent_cap=2, ttl_seconds=60)
+    reader = TimelineStore(redis, cap=800, recent_cap=2, ttl_seconds=60,
                            hot=HotCache(1.0, clock))  # fmt: skip
     quiet, loud = 9_000_001, 9_000_002
-    for author in (quiet, loud):
-        writer.fill_recent(author, [f"{author * 10:019d}:{author}"], celebrity=True)
-    first = reader.recent_pages([quiet, loud], None, 10, celebrity=True)
-    assert first == {a: [f"{a * 10:019d}:{a}"] for a in (quiet, loud)}
 
-    newer = f"{loud * 10 + 1:019d}:{loud}"
-    writer.remember_recent(loud, newer, celebrity=True)
+    def at(author: int, n: int) -> str:
+        return f"{author * 10 + n:019d}:{author}"
+
+    for author in (quiet, loud):
+        writer.fill_recent(author, [at(author, 0), at(author, 1)], celebrity=True)
+    first = reader.recent_pages([quiet, loud], None, 10, celebrity=True)
+    assert first == {a: [at(a, 1), at(a, 0)] for a in (quiet, loud)}
+
+    writer.remember_recent(loud, at(loud, 2), celebrity=True)  # the cap of 2 drops at(loud, 0)
+    writer.forget_recent(loud, at(loud, 1))
     calls: Counter = Counter()
     restore = _reads(redis, calls)
     try:
-        held = reader.recent_pages([quiet, loud], None, 10, celebrity=True)
-        assert held[loud] == first[loud]  # within the window: the held copy
-        assert not calls
+        assert reader.recent_pages([quiet, loud], None, 10, celebrity=True) == first
+        assert not calls  # within the window: the held copies, no command
         clock.now += 1.0
         after = reader.recent_pages([quiet, loud], None, 10, celebrity=True)
     finally:
         restore()
-    assert after[loud][0] == newer and after[quiet] == first[quiet]
-    # The log's three reads, then the changed set only.
-    assert calls[keys.celebrity_seq()] == 1 and calls[keys.celebrity_recent(loud)] == 1
-    assert calls[keys.celebrity_recent(quiet)] == 0
+    assert after == {quiet: first[quiet], loud: [at(loud, 2)]}
+    assert after[loud] == writer.recent_pages([loud], None, 10, celebrity=True)[loud]
+    # The log's pipeline only: neither set read again.
+    assert calls[keys.celebrity_seq()] == 1 and calls[keys.celebrity_log()] == 2
+    assert calls[keys.celebrity_recent(loud)] == calls[keys.celebrity_recent(quiet)] == 0
+
+    # A set filled afresh (after its celebrity crossed the threshold): read again.
+    writer.fill_recent(quiet, [at(quiet, 5)], celebrity=True)
+    clock.now += 1.0
+    assert reader.recent_pages([quiet], None, 10, celebrity=True)[quiet][0] == at(quiet, 5)
 
     # A gap (the log trimmed past this container's place) drops every held set.
     redis.delete(keys.celebrity_log())
     redis.incrby(keys.celebrity_seq(), 5)
-    redis.zadd(keys.celebrity_log(), {"999 x": 10**9})
-    writer_only = f"{quiet * 10 + 1:019d}:{quiet}"
-    redis.zadd(keys.celebrity_recent(quiet), {writer_only: 0})  # a change the log lost
+    redis.zadd(keys.celebrity_log(), {"999999 drop x": 10**9})
+    redis.zadd(keys.celebrity_recent(quiet), {at(quiet, 6): 0})  # a change the log lost
     clock.now += 1.0
-    assert reader.recent_pages([quiet], None, 10, celebrity=True)[quiet][0] == writer_only
+    assert reader.recent_pages([quiet], None, 10, celebrity=True)[quiet][0] == at(quiet, 6)

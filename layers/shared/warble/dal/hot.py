@@ -11,13 +11,15 @@ to a key drop its copy.
 
 The celebrities' sets (``keys.celebrity_recent``, all on one tag: one node serves every follower's
 read of them) are held another way, or that node would take a read of every held set from every
-container every second. Every change of one is numbered in ``keys.celebrity_log``; a container
-reads the log once a window (one command, answering only what changed since it last looked) and
-drops the sets it names, which its next read fills afresh. So a held set costs nothing while its
-celebrity is quiet, and a new tweet still counts and shows within the window. The log is trimmed
-to its newest ``LOG_KEPT`` changes: a container that finds a gap (it looked too long ago) drops
-every set, and every ``RESYNC_SECONDS`` it drops them anyway (a bound on what a missed entry could
-hold back).
+container every second. Every change of one is written, numbered, to ``keys.celebrity_log``
+(``log_change``: an entry added, one removed, or the set dropped); a container reads the log once
+a window (one pipeline, answering only the changes since it last looked: a few dozen a second at
+the event) and applies them to the sets it holds. So a held set is never read again while the
+log holds, and a celebrity's new tweet still counts and shows within the window. The changes are
+idempotent, so applying one that a set's read already had changes nothing. The log keeps its
+newest ``LOG_KEPT`` changes: a container that finds a gap (it looked too long ago) drops every
+set, and every ``RESYNC_SECONDS`` it drops them anyway (a bound on what a change written outside
+the log could hold back).
 """
 
 from __future__ import annotations
@@ -33,19 +35,55 @@ _MISSING = object()
 # Past this many held keys, a put first drops the expired ones (a container that read many
 # celebrities' sets in the last second keeps them; the rest go).
 _PRUNE_AT = 4096
-# Past this many held celebrities' sets, a put drops them all (they are filled again as read).
+# Past this many held celebrities' sets, a put drops the tenth held longest.
 _LOGGED_AT = 20_000
 LOG_KEPT = 10_000
 RESYNC_SECONDS = 300.0
 
-# KEYS: the celebrities' log and its number; ARGV: the names of the sets just changed. One number
-# for the call; the log keeps its newest LOG_KEPT entries.
-LOG_CHANGES = f"""
+# KEYS: the celebrities' log and its number; ARGV[1]: the change ("add <cap> <set> <entry>",
+# "rem <set> <entry>" or "drop <set>"). The log keeps its newest LOG_KEPT changes.
+LOG_CHANGE = f"""
 local n = redis.call('INCR', KEYS[2])
-for i = 1, #ARGV do redis.call('ZADD', KEYS[1], n, n .. ' ' .. ARGV[i]) end
+redis.call('ZADD', KEYS[1], n, n .. ' ' .. ARGV[1])
 redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -{LOG_KEPT + 1})
 return n
 """
+
+
+def added(name: str, entry: str, cap: int) -> str:
+    """The change ``entry`` into the built set ``name``, which keeps its newest ``cap``."""
+    return f"add {cap} {name} {entry}"
+
+
+def removed(name: str, entry: str) -> str:
+    return f"rem {name} {entry}"
+
+
+def dropped(name: str) -> str:
+    """The set was deleted or filled afresh: holders read it again."""
+    return f"drop {name}"
+
+
+def _apply(sets: dict[str, Any], change: str) -> None:
+    """One change of the log to the held sets (members in string order, the sentinel first)."""
+    op, _, rest = change.partition(" ")
+    if op == "add":
+        cap, name, entry = rest.split(" ")
+        members = sets.get(name)
+        if members:  # built: a set made from one new tweet would look complete
+            at = bisect.bisect_left(members, entry)
+            if at == len(members) or members[at] != entry:
+                members.insert(at, entry)
+                del members[1 : max(1, len(members) - int(cap))]
+    elif op == "rem":
+        name, entry = rest.split(" ")
+        members = sets.get(name)
+        if members:
+            at = bisect.bisect_left(members, entry)
+            if at < len(members) and members[at] == entry:
+                del members[at]
+    else:
+        sets.pop(rest, None)
 
 
 def _logged(key: str) -> bool:
@@ -57,16 +95,16 @@ class HotCache:
         self._seconds = seconds
         self._clock = clock
         self._held: dict[str, tuple[float, Any]] = {}
-        # The celebrities' sets, kept until the log names them, and where this container is in
-        # the log (None: not yet looked), when it looks next, and when it drops them all.
+        # The celebrities' sets, kept by the log, and where this container is in it (None: not
+        # yet looked), when it looks next, and when it drops them all.
         self._sets: dict[str, Any] = {}
         self._position: int | None = None
         self._look_at = float("-inf")
         self._resync_at = clock() + RESYNC_SECONDS
 
     def follow_log(self, redis: Any) -> None:
-        """Once a window: drop the held celebrities' sets that changed since the last look (one
-        command: a pipeline of the log's number, its oldest entry and its entries since)."""
+        """Once a window: apply the changes of the celebrities' sets since the last look to the
+        held ones (one pipeline: the log's number, its oldest change and the changes since)."""
         now = self._clock()
         if now < self._look_at:
             return
@@ -89,12 +127,12 @@ class HotCache:
             self._sets.clear()  # first look, a log that was lost, or a gap
         else:
             for member in changed:
-                self._sets.pop(str(member).partition(" ")[2], None)
+                _apply(self._sets, str(member).partition(" ")[2])
         self._position = last
 
     def get(self, key: str) -> Any:
         """The value held for ``key``, or ``MISSING`` (never read, or read too long ago; for a
-        celebrity's set, named by the log since it was read)."""
+        celebrity's set, dropped by the log since it was read)."""
         if _logged(key):
             return self._sets.get(key, _MISSING)
         found = self._held.get(key)
@@ -108,7 +146,8 @@ class HotCache:
     def put(self, key: str, value: Any) -> None:
         if _logged(key):
             if len(self._sets) >= _LOGGED_AT:
-                self._sets.clear()
+                for name in list(self._sets)[: _LOGGED_AT // 10]:
+                    del self._sets[name]
             self._sets[key] = value
             return
         now = self._clock()

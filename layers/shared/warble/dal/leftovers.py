@@ -13,7 +13,7 @@ from typing import Any
 from warble import clock, keys
 from warble.dal.counter_marks import RedisCounterMarks
 from warble.dal.hashtags import RedisTrends
-from warble.dal.hot import LOG_CHANGES
+from warble.dal.hot import LOG_CHANGE, dropped
 from warble.dal.redis import RedisClient
 from warble.dal.unread import padded
 from warble.domain.counters.ports import tweet_counter, user_counter
@@ -27,7 +27,7 @@ class RedisErasure:
     def __init__(self, redis: RedisClient, trends: RedisTrends) -> None:
         self._redis = redis
         self._trends = trends
-        self._log_changes = redis.register_script(LOG_CHANGES)
+        self._log_change = redis.register_script(LOG_CHANGE)
 
     def _pipeline(self) -> Any:
         return self._redis.pipeline(transaction=False)
@@ -52,9 +52,9 @@ class RedisErasure:
         pipe.zrem(keys.author_recent(author_id), *entries)
         pipe.zrem(keys.celebrity_recent(author_id), *entries)
         pipe.execute()
-        self._log_changes(
+        self._log_change(
             keys=[keys.celebrity_log(), keys.celebrity_seq()],
-            args=[keys.celebrity_recent(author_id)],
+            args=[dropped(keys.celebrity_recent(author_id))],
         )
 
     def flags_changed(self, users: Sequence[int]) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from warble import keys
-from warble.dal.hot import LOG_CHANGES, HotCache, held_sets
+from warble.dal.hot import LOG_CHANGE, HotCache, added, dropped, held_sets, removed
 from warble.dal.redis import ReadBatch, RedisClient, eval_pipelined, queued, written
 
 if TYPE_CHECKING:
@@ -73,21 +73,16 @@ class TimelineStore:
         self._chunk = chunk
         self._push = redis.register_script(_PUSH_IF_BUILT)
         self._remove_author = redis.register_script(_REMOVE_AUTHOR)
-        self._log_changes = redis.register_script(LOG_CHANGES)
+        self._log_change = redis.register_script(LOG_CHANGE)
 
-    def _changed_later(self, writes: shared.Writes, author_id: int) -> None:
-        """Number the change of a celebrity's set in the log (warble.dal.hot), after it."""
+    def _changed_later(self, writes: shared.Writes, change: str) -> None:
+        """A change of a celebrity's set, written to the log after it (warble.dal.hot)."""
         written(writes).script(
-            self._log_changes,
-            [keys.celebrity_log(), keys.celebrity_seq()],
-            [keys.celebrity_recent(author_id)],
+            self._log_change, [keys.celebrity_log(), keys.celebrity_seq()], [change]
         )
 
-    def _changed(self, author_id: int) -> None:
-        self._log_changes(
-            keys=[keys.celebrity_log(), keys.celebrity_seq()],
-            args=[keys.celebrity_recent(author_id)],
-        )
+    def _changed(self, author_id: int, change: str) -> None:
+        self._log_change(keys=[keys.celebrity_log(), keys.celebrity_seq()], args=[change])
         self._drop_recent(author_id)
 
     # ---- a stream batch's writes, queued in stream order (WriteBatch) ------------------------
@@ -110,12 +105,13 @@ class TimelineStore:
         ):
             written(writes).script(self._push, [key], [entry, self._recent_cap])
         if celebrity:
-            self._changed_later(writes, author_id)
+            name = keys.celebrity_recent(author_id)
+            self._changed_later(writes, added(name, entry, self._recent_cap))
 
     def forget_recent_later(self, writes: shared.Writes, author_id: int, entry: str) -> None:
         written(writes).add("ZREM", keys.author_recent(author_id), entry)
         written(writes).add("ZREM", keys.celebrity_recent(author_id), entry)
-        self._changed_later(writes, author_id)
+        self._changed_later(writes, removed(keys.celebrity_recent(author_id), entry))
 
     def add_later(self, writes: shared.Writes, user_id: int, entries: list[str]) -> None:
         """``add``: a backfill into a built timeline."""
@@ -136,7 +132,7 @@ class TimelineStore:
         goes (pushes skipped it while the author was small; a read fills it afresh)."""
         written(writes).add("SET", keys.celebrity_mark(author_id), "1" if big else "0")
         written(writes).add("DEL", keys.celebrity_recent(author_id))
-        self._changed_later(writes, author_id)
+        self._changed_later(writes, dropped(keys.celebrity_recent(author_id)))
 
     def celebrity_marks_later(
         self, batch: shared.ReadBatch, author_ids: list[int]
@@ -208,13 +204,14 @@ class TimelineStore:
         built set takes pushes: one made from a single new tweet would look complete."""
         self._push(keys=[keys.author_recent(author_id)], args=[entry, self._recent_cap])
         if celebrity:
-            self._push(keys=[keys.celebrity_recent(author_id)], args=[entry, self._recent_cap])
-            self._changed(author_id)
+            name = keys.celebrity_recent(author_id)
+            self._push(keys=[name], args=[entry, self._recent_cap])
+            self._changed(author_id, added(name, entry, self._recent_cap))
 
     def forget_recent(self, author_id: int, entry: str) -> None:
         self._redis.zrem(keys.author_recent(author_id), entry)
         self._redis.zrem(keys.celebrity_recent(author_id), entry)
-        self._changed(author_id)
+        self._changed(author_id, removed(keys.celebrity_recent(author_id), entry))
 
     def _drop_recent(self, author_id: int) -> None:
         if self._hot is not None:
@@ -244,7 +241,7 @@ class TimelineStore:
         pipe.zremrangebyrank(key, 1, -(self._recent_cap + 1))
         pipe.execute()
         if celebrity:
-            self._changed(author_id)
+            self._changed(author_id, dropped(key))
 
     # ---- follow / unfollow -----------------------------------------------------------------
     def add(self, user_id: int, entries: list[str]) -> bool:
