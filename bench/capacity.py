@@ -432,7 +432,7 @@ def generated(
     lines += _sweep_section(inputs) + _throughput_section(inputs) + _load_section(inputs)
     lines += _needs_section(all_needs)
     costs, clones, money_lines = _money_sections(inputs, all_needs)
-    lines += money_lines + _hot_section(inputs, all_needs[-1])
+    lines += money_lines + _hot_section(inputs, all_needs[-1]) + _nodes_section(inputs, all_needs)
     lines += _beside_section(all_needs, costs)
     lines += _checks_section(inputs, all_needs)
     lines += _reading_figures(inputs, all_needs, costs)
@@ -958,6 +958,47 @@ def _hot_section(inputs: Any, n: Any) -> list[str]:
     for what, load, limit, then in cm.hot_partitions(cm.SCALES[-1]):
         flag = " **over**" if load > limit else ""
         lines.append(f"| {what} | {_si(load)}{flag} | {_si(limit)} | {then} |")
+    return lines
+
+
+def _nodes_section(inputs: Any, all_needs: list[Any]) -> list[str]:
+    """The cache nodes a request touches and the connections, per profile (issue 41)."""
+    from bench import capacity_model as cm
+
+    made = [cm.connections(inputs, n, inputs.profiles.get(cm.PROFILES[n.dau], {}))
+            for n in all_needs]  # fmt: skip
+    head = "| item | " + " | ".join(f"{n.dau // 1_000_000}M DAU" for n in all_needs) + " |"
+    rows = [
+        ("cache primaries a client connects to (a serverless cache: one endpoint)",
+         [f"{c.primaries:,}" for c in made]),
+        (f"nodes a warm unread poll touches (its reader's tag, `{{cel}}`, `{{sys}}`: at most"
+         f" {cm.READER_SLOTS}, whatever it follows)", [f"{c.unread_nodes}" for c in made]),
+        (f"nodes a warm home read touches: those {cm.READER_SLOTS}, and the page's render"
+         f" ({cm.PAGE_TWEETS} tweets' tags and about {cm.PAGE_RENDER_KEYS - cm.PAGE_TWEETS}"
+         " authors' profiles, on random slots; expected)", [f"{c.home_nodes:.1f}" for c in made]),
+        (f"connections one function environment holds (Lambda: {cm.LAMBDA_FILE_DESCRIPTORS:,}"
+         " file descriptors)", [f"{c.per_environment:,}" for c in made]),
+        (f"clients of one node at the event (every warm environment; {cm.NODE_MAX_CLIENTS:,} a"
+         " node)", [_si(c.per_node_event) if c.per_node_event else "n/a" for c in made]),
+        ("the celebrities' slot `{cel}` at the event, commands/s (share of one node)",
+         [f"{_si(c.celebrity_slot_event)} ({c.celebrity_slot_event / c.slot_capacity:.0%})"
+          for c in made]),
+    ]  # fmt: skip
+    lines = ["", "#### The cache nodes a request touches, and the connections (issue 41)", "",
+             "A reader's own keys (its home timeline, read position and celebrity list beside its"
+             " session, blocks and mutes) share its tag, and every celebrity's recent set shares"
+             " the tag `{cel}`, so the part of a home read or an unread poll that depends on whom"
+             " the reader follows is three slots whatever it follows (counted from a server's"
+             " own view in tests/integration/test_read_nodes.py, for 0 and 200 celebrities)."
+             " Functions hold the celebrities' sets and keep them by the sets' log (one pipeline"
+             " a second a container; a set is read again only when missing, or after an hour)."
+             " The page's render reads each tweet's tag and its author's profile: bounded by the"
+             " page, not by the follows. Every environment keeps one connection to each primary"
+             " it has used, and a render reaches random primaries, so over its life an"
+             " environment connects to every primary, and every node serves every warm"
+             " environment: the checks below hold those two counts under half of their fixed"
+             " limits.", "", head, "|---|" + "---:|" * len(all_needs)]  # fmt: skip
+    lines += [f"| {what} | " + " | ".join(values) + " |" for what, values in rows]
     return lines
 
 

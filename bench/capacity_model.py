@@ -602,14 +602,19 @@ SWEPT_METRICS = ("redis_commands", "cluster_commands", "redis_round_trips", "red
 
 
 def route_cost(
-    inputs: Inputs, route: str, held_miss: float | None = None, fol: Following | None = None
+    inputs: Inputs,
+    route: str,
+    held_miss: float | None = None,
+    fol: Following | None = None,
+    log_commands: float = 0.0,
 ) -> dict[str, Any]:
     """A route's measured cost per call; for the routes whose cost depends on the celebrities a
     reader follows, the sweep's formula at the population's mean (when the sweep was run), the
     Redis server time scaled with the commands. The load test's measured Redis commands per
     request, when present, scale every route's (the in-process figures' shape, the stack's
     total). ``held_miss``: the celebrities' recent sets are held in the function
-    (HOT_KEY_CACHE_MS), and this share of their reads misses it (``held_celebrity_costs``)."""
+    (HOT_KEY_CACHE_MS), and this share of their reads misses it (``held_celebrity_costs``);
+    ``log_commands``: the celebrities' log's commands each request carries."""
     cost = dict(inputs.m["routes"][route])
     formula = _formula(inputs, SWEPT.get(route, ""))
     if formula:
@@ -621,6 +626,8 @@ def route_cost(
             value = _at_population(formula, metric, inputs, fol)
             if value is not None:
                 cost[metric] = max(0.0, value + held.get(metric, 0.0))
+                if metric in ("redis_commands", "cluster_commands"):
+                    cost[metric] += log_commands
         scale = float(cost["redis_commands"]) / measured
         cost["redis_server"] = {
             k: [calls * scale, usec * scale] for k, (calls, usec) in cost["redis_server"].items()
@@ -630,9 +637,13 @@ def route_cost(
 
 
 # ---- the celebrities' recent sets held in the function (warble.dal.hot) ------------------------
-# From the 1M profile up (HotKeyCacheMs) a container holds each celebrity set it read for a
-# second: a read of a held set costs no command, a miss costs one ZRANGE of the whole set (in
-# place of the EXISTS and the ranged read of the unheld path: the sweep's two per celebrity).
+# From the 1M profile up (HotKeyCacheMs) a container holds each celebrity set it read, kept by
+# the celebrities' log (read once a window: one pipeline of LOG_COMMANDS commands) until the
+# resync drops them all (RESYNC_SECONDS): a read of a held set costs no command, a miss costs one
+# ZRANGE of the whole set (in place of the EXISTS and the ranged read of the unheld path: the
+# sweep's two per celebrity).
+LOG_COMMANDS = 3  # the log's number, its oldest change, the changes since (warble.dal.hot)
+RESYNC_SECONDS = 3600.0  # warble.dal.hot.RESYNC_SECONDS
 HELD_PATH_METRICS = ("redis_commands", "cluster_commands", "redis_server_us", "redis_net_bytes")
 
 
@@ -717,6 +728,13 @@ def held_celebrity_costs(
     return out
 
 
+def log_reads_per_request(inputs: Inputs, route: str, hold_s: float) -> float:
+    """The celebrities' log's commands a request of ``route`` carries: one pipeline a window per
+    busy container, shared by the requests it serves in that window."""
+    rate = container_rates(inputs).get(route, 0.0)
+    return LOG_COMMANDS / (hold_s * rate) if rate > 0 and hold_s > 0 else 0.0
+
+
 def held_miss_rates(
     inputs: Inputs, dau: int, fol: Following | None = None
 ) -> dict[str, float] | None:
@@ -728,8 +746,10 @@ def held_miss_rates(
     if hold_s <= 0 or not inputs.celebrities:
         return None
     odds = list(fol.odds) if fol else celebrity_read_odds(inputs)
+    # A held set is kept until the resync (the log applies its changes in place).
     return {
-        route: held_miss_rate(odds, rate, hold_s) for route, rate in container_rates(inputs).items()
+        route: held_miss_rate(odds, rate, RESYNC_SECONDS)
+        for route, rate in container_rates(inputs).items()
     }
 
 
@@ -1281,11 +1301,13 @@ def needs(inputs: Inputs, dau: int, *, last_seen_in_redis: bool = True) -> Needs
     n.fanout_memory_mb = memory.get(FANOUT_FUNCTION, n.fanout_memory_mb)
     held = held_miss_rates(inputs, dau, fol)
     n.held_miss = held or {}
+    hold_s = float(inputs.profiles.get(PROFILES.get(dau, ""), {}).get("HotKeyCacheMs", 0) or 0)
     profile_pg_event = 0.0
     for route, mix in ROUTE_MIX.items():
         if route not in m["routes"]:
             continue
-        cost = route_cost(inputs, route, (held or {}).get(route), fol)
+        log = log_reads_per_request(inputs, route, hold_s / 1000) if held else 0.0
+        cost = route_cost(inputs, route, (held or {}).get(route), fol, log)
         function = m["route_functions"][route]
         add(function, per_day[mix], cost, per_day[mix])
         if mix == "post":  # the burst: posts above the daily peak's, each held this long
@@ -1763,8 +1785,10 @@ def hot_keys(inputs: Inputs, dau: int, n: Needs) -> list[dict[str, Any]]:
                 continue
             reach = 1.0 if who == "everyone" else share
             before += rates[path] * reach * t
-            # held: one whole-set read (ZRANGE) a window per warm container that reads it
-            held = concurrency.get(readers[path], 0.0) / HOT_KEY_CACHE_SECONDS
+            # held: one whole-set read (ZRANGE) a window per warm container that reads it; a
+            # celebrity's set, once per resync (the log keeps it in between)
+            window = RESYNC_SECONDS if key in LOGGED else HOT_KEY_CACHE_SECONDS
+            held = concurrency.get(readers[path], 0.0) / window
             after += (
                 min(rates[path] * reach * t, held)
                 if key in HELD_IN_FUNCTION
@@ -1785,7 +1809,11 @@ def hot_keys(inputs: Inputs, dau: int, n: Needs) -> list[dict[str, Any]]:
                 "capacity": capacity,
                 "share_before": before / capacity,
                 "share_after": after / held_capacity,
-                "fix": "held 1 s in the function (warble.dal.hot)"
+                "fix": (
+                    "held in the function, kept by the celebrities' log (warble.dal.hot)"
+                    if key in LOGGED
+                    else "held 1 s in the function (warble.dal.hot)"
+                )
                 if key in HELD_IN_FUNCTION
                 else "none needed: under half a shard as it is",
             }
@@ -1796,20 +1824,21 @@ def hot_keys(inputs: Inputs, dau: int, n: Needs) -> list[dict[str, Any]]:
 # Shared keys a request touches, by class: whose readers, and the command that reads them.
 HOT_KEY_CLASSES = {
     "{sys}:notifications": ("everyone", "zlexcount"),
-    "{a:<top celebrity>}:recent": ("followers of the top account", "zrevrangebylex"),
+    "{cel}:recent:<top celebrity>": ("followers of the top account", "zrevrangebylex"),
     "{tw:<its newest tweet>}": ("followers of the top account", "get"),
     "{tw:<its newest tweet>}:counts": ("followers of the top account", "get"),
     "{u:<top celebrity>}:profile": ("followers of the top account", "get"),
     "{u:<top celebrity>}:counts": ("followers of the top account", "get"),
 }
 # The keys warble.dal.hot holds in the function (HOT_KEY_CACHE_MS); the others are read as before.
-HELD_IN_FUNCTION = {"{sys}:notifications", "{a:<top celebrity>}:recent"}
+HELD_IN_FUNCTION = {"{sys}:notifications", "{cel}:recent:<top celebrity>"}
+LOGGED = {"{cel}:recent:<top celebrity>"}  # held until the resync, their changes from the log
 # Read from the code when the sweep has not been run: the unread count reads the system list
 # twice (EXISTS, ZLEXCOUNT) and each followed celebrity's recent set twice; a home read reads
 # each followed celebrity's set twice (EXISTS, ZREVRANGEBYLEX) and renders its newest tweet.
 DEFAULT_TOUCHES = {
-    "unread warm": {"{sys}:notifications": 2.0, "{a:<top celebrity>}:recent": 2.0},
-    "home warm": {"{a:<top celebrity>}:recent": 2.0, "{tw:<its newest tweet>}": 1.0,
+    "unread warm": {"{sys}:notifications": 2.0, "{cel}:recent:<top celebrity>": 2.0},
+    "home warm": {"{cel}:recent:<top celebrity>": 2.0, "{tw:<its newest tweet>}": 1.0,
                   "{tw:<its newest tweet>}:counts": 1.0, "{u:<top celebrity>}:profile": 1.0,
                   "{u:<top celebrity>}:counts": 1.0},
 }  # fmt: skip
@@ -1872,6 +1901,7 @@ def checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
         + _id_checks(inputs, n)
         + _store_checks(n, profile)
         + _cache_checks(inputs, n, profile)
+        + _connection_checks(inputs, n, profile)
         + _setting_checks(n, profile)
     )
 
@@ -2123,6 +2153,106 @@ def _cache_checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Che
                 f"raise to {nodes:,}",
             )
         )
+    return out
+
+
+# ---- the cache nodes a request touches, and the connections (issue 41) ------------------------
+LAMBDA_FILE_DESCRIPTORS = 1024  # a Lambda environment's open files and sockets (fixed)
+NODE_MAX_CLIENTS = 65_000  # an ElastiCache node's client connections (maxclients, fixed)
+# A home read's or an unread poll's own part, whatever the reader follows: its tag (timeline,
+# read position, celebrity list, session, blocks, mutes, likes), the celebrities' tag and the
+# system list (tests/integration/test_read_nodes.py counts them).
+READER_SLOTS = 3
+PAGE_TWEETS = 20
+# A page's render: each tweet's tag (its copy and counts) and its author's profile; authors
+# repeat on a page (the load test's pages: about 15 authors for 20 tweets).
+PAGE_RENDER_KEYS = PAGE_TWEETS + 15
+
+
+def distinct_nodes(primaries: int, keys_: float) -> float:
+    """The expected primaries that ``keys_`` keys of random slots land on."""
+    if primaries <= 1:
+        return float(min(primaries, 1))
+    return primaries * (1 - (1 - 1 / primaries) ** keys_)
+
+
+@dataclass(frozen=True)
+class Connections:
+    """What the profile's cache is to its clients at one size: the primaries a client connects
+    to, the nodes a warm home read and an unread poll touch, the connections one function
+    environment holds and one node serves at the event, and the celebrities' slot's load."""
+
+    primaries: int  # a serverless cache: its one endpoint (its proxies spread the clients)
+    home_nodes: float
+    unread_nodes: int
+    per_environment: int
+    per_node_event: float
+    celebrity_slot_event: float
+    slot_capacity: float
+
+
+def connections(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> Connections:
+    """Every environment keeps one connection to each primary it has used (redis-py's cluster
+    client: a pool per node, one connection while a request runs); a page's render lands on
+    random slots, so over its life an environment uses every primary, and every node has a
+    client from every warm environment. The celebrities' slot takes, from every warm reading
+    container, the log's pipeline once a window, the sets it misses (held until the resync) and
+    the celebrities' tweets (a push and its log entry each)."""
+    deployed = cache_deployment(n.dau, {PROFILES.get(n.dau, ""): profile})
+    primaries = deployed.all_shards if deployed.kind == "nodes" else 1
+    spike = EVENT_PEAK / PEAK
+    environments = n.peak_concurrency * spike + n.post_burst_environments
+    hold_s = float(profile.get("HotKeyCacheMs", 0) or 0) / 1000
+    readers = {"GET /v1/timeline/home": "TweetsFunction",
+               "GET /v1/notifications/unread-counts": "NotificationsFunction"}  # fmt: skip
+    fol = n.following
+    odds = list(fol.odds) if fol else []
+    slot = 0.0
+    for route, rate in container_rates(inputs).items():
+        busy = n.concurrency_by_function.get(readers.get(route, ""), 0.0) * spike
+        if hold_s > 0:
+            misses = rate * sum(odds) * held_miss_rate(odds, rate, RESYNC_SECONDS)
+            slot += busy * (LOG_COMMANDS / hold_s + misses)
+        else:  # unheld: every read of a followed celebrity's set, two commands
+            slot += busy * rate * 2 * sum(odds)
+    celebrity_posts = len(odds) * TRAFFIC["post"] / DAY * EVENT_PEAK
+    slot += 2 * celebrity_posts
+    reader_nodes = min(primaries, READER_SLOTS)
+    return Connections(
+        primaries=primaries,
+        home_nodes=min(
+            float(primaries), reader_nodes + distinct_nodes(primaries, PAGE_RENDER_KEYS)
+        ),
+        unread_nodes=reader_nodes,
+        per_environment=primaries,
+        per_node_event=environments if deployed.kind == "nodes" else 0.0,
+        celebrity_slot_event=slot,
+        slot_capacity=shard_ops(inputs) * VALKEY_IO_THREADS_GAIN,
+    )
+
+
+def _connection_checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
+    """The connections an environment holds (Lambda's file descriptors, fixed), the clients of a
+    node at the event (ElastiCache's maxclients, fixed; half of it, for a failover's reconnects),
+    and the celebrities' slot's commands against one node."""
+    c = connections(inputs, n, profile)
+    out = [
+        Check("cache node", "cache connections one function environment holds (one per"
+              f" primary; Lambda's {LAMBDA_FILE_DESCRIPTORS:,} file descriptors, half of them)",
+              LAMBDA_FILE_DESCRIPTORS / 2, c.per_environment, c.per_environment,
+              "fewer, larger shards (or a connection cap that closes the least used)"),
+        Check("cache node", "the celebrities' slot `{cel}`: commands/s (every reading container's"
+              " log pipeline a window, its missed sets, the celebrities' tweets) against one"
+              " node, 90% busy", c.slot_capacity * SHARD_EVENT_TARGET,
+              c.celebrity_slot_event / (EVENT_PEAK / PEAK), c.celebrity_slot_event,
+              "read the log and the sets from the shard's replicas (READONLY)"),
+    ]  # fmt: skip
+    if c.per_node_event:
+        out.append(Check("cache node", "clients of one cache node (every warm function"
+                         f" environment; {NODE_MAX_CLIENTS:,} a node, half of them)",
+                         NODE_MAX_CLIENTS / 2, c.per_node_event / (EVENT_PEAK / PEAK),
+                         c.per_node_event, "reads from replicas (READONLY) halve a primary's"
+                         " readers"))  # fmt: skip
     return out
 
 

@@ -211,7 +211,7 @@ def _classify(key: str, reader: Reader, top_id: int, top_tweet: int) -> str | No
     if key == "{sys}:notifications":
         return "{sys}:notifications"
     names = {
-        f"{{a:{top_id}}}:recent": "{a:<top celebrity>}:recent",
+        f"{{cel}}:recent:{top_id}": "{cel}:recent:<top celebrity>",  # keys.celebrity_recent
         f"{{tw:{top_tweet}}}": "{tw:<its newest tweet>}",
         f"{{tw:{top_tweet}}}:counts": "{tw:<its newest tweet>}:counts",
         f"{{u:{top_id}}}:profile": "{u:<top celebrity>}:profile",

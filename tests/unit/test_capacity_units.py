@@ -437,3 +437,31 @@ def test_the_sockets_rates_are_the_web_clients_own() -> None:
     assert cm.TRAFFIC["ws_ping"] == cm.CONNECTIONS_PER_DAY == 3
     assert cm.TRAFFIC["ws_heartbeat"] == 30 / 5 + 3
     assert cm.TRAFFIC["unread"] == 3 + 3 + 30 / 10
+
+
+def test_a_requests_nodes_and_an_environments_connections_follow_the_deployed_primaries() -> None:
+    from bench import capacity_model as cm
+
+    assert cm.distinct_nodes(1, 35) == 1.0
+    assert cm.distinct_nodes(3, 35) > 2.99  # a small cluster: every node
+    big = cm.distinct_nodes(3500, cm.PAGE_RENDER_KEYS)
+    assert cm.PAGE_RENDER_KEYS - 1 < big < cm.PAGE_RENDER_KEYS  # few keys share a node
+
+    def checks(shards: int, hold_ms: int) -> tuple[cm.Connections, list[cm.Check]]:
+        profile = {"CacheKind": "nodes", "CacheShards": shards, "CacheClusters": 1,
+                   "CacheNodeType": "cache.r7g.4xlarge", "HotKeyCacheMs": hold_ms}  # fmt: skip
+        inputs = cm.Inputs(m=_measurement(), celebrities=_sweep(2.0), profiles={"100M": profile})
+        n = cm.needs(inputs, 100_000_000)
+        return cm.connections(inputs, n, profile), cm.checks(inputs, n, profile)
+
+    many, many_checks = checks(3500, 1000)
+    few, few_checks = checks(400, 1000)
+    assert (many.per_environment, few.per_environment) == (3500, 400)
+    assert many.unread_nodes == few.unread_nodes == cm.READER_SLOTS
+    held = "cache connections one function environment holds"
+    assert not _check(many_checks, held).holds and _check(few_checks, held).holds
+    # every warm environment is a client of every node, however many nodes there are
+    assert many.per_node_event == few.per_node_event > 0
+    # the celebrities' slot: the held sets' misses and the log, far below every read of a set
+    unheld, _ = checks(400, 0)
+    assert 0 < few.celebrity_slot_event < unheld.celebrity_slot_event / 10

@@ -38,7 +38,7 @@ _PRUNE_AT = 4096
 # Past this many held celebrities' sets, a put drops the tenth held longest.
 _LOGGED_AT = 20_000
 LOG_KEPT = 10_000
-RESYNC_SECONDS = 300.0
+RESYNC_SECONDS = 3600.0  # an hour: a bound on a change written outside the log
 
 # KEYS: the celebrities' log and its number; ARGV[1]: the change ("add <cap> <set> <entry>",
 # "rem <set> <entry>" or "drop <set>"). The log keeps its newest LOG_KEPT changes.
