@@ -171,7 +171,11 @@ PG_ROW_UPDATES_PER_ACU = 4_000  # rows per second per ACU when updated 1,000 to 
 AURORA_MAX_ACU = 256  # Aurora Serverless v2's maximum per instance
 AURORA_IO_PER_WRITE = 2.0  # Aurora storage I/Os per written row (log records, index pages)
 AURORA_IO_PER_READ = 0.05  # per read query (almost all from the buffer cache)
-AURORA_GB = 0.002  # PostgreSQL GB per daily user (users, sessions)
+# PostgreSQL's bytes per account, measured: `python -m bench.postgres_bytes` (2,000 accounts of
+# three sessions each; heap, indexes and TOAST of every table, migrations at head): 2,699.
+AURORA_BYTES_PER_ACCOUNT = 2_700
+ACCOUNTS_PER_DAU = 5.0  # accounts kept per daily user (assumption: most accounts are not daily)
+AURORA_GB = AURORA_BYTES_PER_ACCOUNT * ACCOUNTS_PER_DAU / 1e9  # PostgreSQL GB per daily user
 # Each item's attributes, plus DynamoDB's 100 bytes of overhead an item (storage and backups:
 # the DynamoDB developer guide, "Item sizes"): a tweet is one item, a like three, a follow four
 # (and its counters), a notification two.
