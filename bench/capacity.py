@@ -396,8 +396,8 @@ LOWER = {
     "Aurora Serverless v2 (ACU)": "last_seen_at kept in Redis and flushed in batches (item 5)",
     "Aurora I/O and storage": "Aurora I/O-Optimized once I/O passes a quarter of the bill",
     "RDS Proxy": "fewer ACUs (above)",
-    "NAT gateway": "fewer pushes (pings); one NAT gateway per AZ removes the single point of"
-    " failure for $33 a month each",
+    "NAT gateway": "fewer pushes (pings): the gateways' hours and addresses are a few dollars;"
+    " what grows is the pushes' bytes",
     "Images: S3 storage (12 months of images)": "S3 Intelligent-Tiering (images a month old are"
     " rarely opened: the infrequent tier is 45% cheaper) and originals capped at 2,048 px a side"
     " (a 12 MP phone photo kept whole is most of the bytes)",
@@ -708,9 +708,11 @@ def _unpriced_figures(
         f" ({overhead:.0%}). **KMS**: {each(lambda n: f'{_si(cm.kms_requests(n))} requests')}"
         f" a month, {_money(cost_big.get(cm.KMS_ITEM, 0.0))} at {sizes[-1]}. **The WebSocket"
         f" access log**: {each(lambda n: f'{n.ws_access_log_gb:,.0f} GB')} a month.",
-        f"- **The NAT gateway at the event** (one, in one zone): connections to the"
-        f" @connections endpoint {each(lambda n: _si(cm.nat_connections(n) * spike))} against"
-        f" {cm.NAT_CONNECTIONS_PER_DESTINATION * cm.NAT_IPS:,} a destination and IP; packets/s"
+        f"- **The NAT gateways at the event** ({cm.NAT_GATEWAYS}, one in each zone): connections"
+        f" to the @connections endpoint {each(lambda n: _si(cm.nat_connections(n) * spike))}"
+        f" against {cm.NAT_CONNECTIONS_PER_DESTINATION:,} a destination and address, with"
+        f" {each(lambda n: str(cm.nat_ips(inputs.profiles.get(cm.PROFILES[n.dau], {}))))}"
+        " addresses on each gateway (the profiles' NatGatewayIps); packets/s"
         f" {each(lambda n: _si(n.pushes_peak_s * cm.PACKETS_PER_POST * spike))} against"
         f" {_si(cm.NAT_PACKETS_S)}.",
     ]

@@ -211,7 +211,7 @@ LOG_COMPRESSION = 0.15  # CloudWatch stores logs compressed: ~0.15 of the ingest
 XRAY_SAMPLED = 0.05  # Lambda's active tracing: 1 request a second and 5% of the rest
 TRACED_SHARE = 1.0  # every function has Tracing: Active (template.yaml Globals)
 AZ_CROSS_SHARE = 0.5  # Lambda in two subnets: half the calls reach the cache in the other AZ
-NAT_GATEWAYS = 1  # the template's one NAT gateway (EnableNatGateway)
+NAT_GATEWAYS = 2  # the template's NAT gateway in each zone (EnableNatGateway)
 REDIS_OPS_PER_SHARD = 150_000  # assumed when bench/redis_throughput.py has not been run
 REDIS_CMD_OVERHEAD_US = 8.0  # a command's I/O and parsing on one core, when not measured
 # Node types the ScaleProfiles may name (CacheNodeType): memory (75% of it for data) and the
@@ -285,6 +285,7 @@ PRICES = {
     "xray_trace_per_m": 5.00,
     "nat_hour": 0.045,
     "nat_gb": 0.045,
+    "public_ipv4_hour": 0.005,  # each public IPv4 address, in use or not (from 1 February 2024)
     "egress_gb": (0.09, 0.085, 0.07, 0.05),  # first 10 TB, next 40, next 100, over 150
     "cross_az_gb": 0.02,  # $0.01 out of one AZ and $0.01 into the other
     "kms_key_month": 1.00,  # a customer managed key
@@ -318,6 +319,8 @@ PRICE_SOURCES = {
     "X-Ray $5.00 per million traces recorded": "aws.amazon.com/xray/pricing (memory, 2025)",
     "NAT gateway $0.045/hour and $0.045/GB; internet egress; cross-AZ $0.01/GB each way":
         "aws.amazon.com/vpc/pricing, aws.amazon.com/ec2/pricing/on-demand (memory, 2025)",
+    "public IPv4 address $0.005/hour": "aws.amazon.com/vpc/pricing, 'Public IPv4 address' (from"
+        " 1 February 2024; memory, 2025)",
     "KMS $1 a key-month, $0.03 per 10,000 requests": "aws.amazon.com/kms/pricing (memory, 2025)",
     "WAF $5 a web ACL-month, $1 a rule-month, $0.60 per million requests; CloudFront $0.01 per"
     " 10,000 HTTPS requests and its egress tiers": "aws.amazon.com/waf/pricing,"
@@ -976,7 +979,14 @@ WS_ACCESS_LOG_BYTES = len(
 # kept connection: its request and answer and their acknowledgements, about 4 packets.
 NAT_PACKETS_S = 10_000_000
 NAT_CONNECTIONS_PER_DESTINATION = 55_000
-NAT_IPS = 1  # the template's one Elastic IP (NatGatewayEip)
+NAT_IPS = 1  # addresses on each NAT gateway where a profile does not say (NatGatewayIps)
+
+
+def nat_ips(profile: dict[str, Any]) -> int:
+    """The addresses on each zone's NAT gateway (the profile's NatGatewayIps)."""
+    return int(profile.get("NatGatewayIps", NAT_IPS))
+
+
 WS_POOL_CONNECTIONS = 16
 PACKETS_PER_POST = 4.0
 PUSHING_FUNCTIONS = ("WebSocketFunction", "ReactionsConsumerFunction", "FanoutConsumerFunction",
@@ -1606,7 +1616,12 @@ def cost(n: Needs, profiles: dict[str, dict[str, Any]] | None = None) -> dict[st
         "Aurora I/O and storage": n.aurora_io_month / 1e6 * p["aurora_io_per_m"]
         + n.dau * AURORA_GB * p["aurora_storage_gb_month"],
         "RDS Proxy": max(8.0, monthly_acu * instances) * HOURS * p["rds_proxy_acu_hour"],
-        "NAT gateway": NAT_GATEWAYS * HOURS * p["nat_hour"] + n.nat_gb * p["nat_gb"],
+        "NAT gateway": NAT_GATEWAYS * HOURS * p["nat_hour"]
+        + n.nat_gb * p["nat_gb"]
+        + NAT_GATEWAYS
+        * nat_ips(profiles.get(PROFILES.get(n.dau, ""), {}))
+        * HOURS
+        * p["public_ipv4_hour"],
         "Internet egress": _tiered(
             n.egress_gb,
             [
@@ -2064,7 +2079,8 @@ def _store_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
     out.append(
         Check(
             "store",
-            f"NAT gateway, Gbps ({NAT_GATEWAYS} gateway in one zone: the @connections pushes)",
+            f"NAT gateway, Gbps ({NAT_GATEWAYS} gateways, one in each zone: the @connections"
+            " pushes)",
             NAT_GATEWAY_GBPS * NAT_GATEWAYS,
             nat_gbps,
             nat_gbps * spike,
@@ -2080,13 +2096,14 @@ def _store_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
         Check(
             "store",
             f"NAT gateway, simultaneous connections to the @connections endpoint"
-            f" ({NAT_CONNECTIONS_PER_DESTINATION:,} per destination and IP, {NAT_IPS} IP; each"
+            f" ({NAT_CONNECTIONS_PER_DESTINATION:,} per destination and address,"
+            f" {nat_ips(profile)} on each of {NAT_GATEWAYS} gateways; each"
             f" pushing environment's pool, up to {WS_POOL_CONNECTIONS})",
-            NAT_CONNECTIONS_PER_DESTINATION * NAT_IPS * NAT_GATEWAYS,
+            NAT_CONNECTIONS_PER_DESTINATION * nat_ips(profile) * NAT_GATEWAYS,
             connections,
             connections * spike,
-            "more IPs on the gateway (secondary addresses, up to 8) and a gateway per zone, or"
-            " the pushes out of the VPC (a queue drained by a function without one)",
+            "more addresses on the gateways (the profile's NatGatewayIps: secondary addresses),"
+            " or the pushes out of the VPC (a queue drained by a function without one)",
         )
     )
     return out
