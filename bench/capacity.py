@@ -741,7 +741,8 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
     per_follower = cm.arm_cpu_s(cm.FANOUT_S_PER_FOLLOWER, fanout_mb)
     at_1024 = cm.arm_cpu_s(cm.FANOUT_S_PER_FOLLOWER, 1024)
     absorbed = cm.QUOTAS["lambda_scaling_per_10s"] / max(big.post_duration_s, 1e-9)
-    admitted = absorbed + big.post_burst_rps / cm.EVENT_BURST * cm.EVENT_PEAK
+    admitted = cm.post_admitted(inputs.profiles.get(cm.PROFILES[big.dau], {}))
+    most = absorbed + big.post_burst_rps / cm.EVENT_BURST * cm.EVENT_PEAK
     likers, read, follows = cm.hot_partitions(big.dau)
     cross_az = costs[-1].get("Cross-AZ (Lambda <-> cache)", 0.0)
     lines = [
@@ -781,13 +782,15 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
         + f"; the HTTP requests alone at the daily peak: {each(lambda n: _si(n.peak_rps))}.",
         f"- **Lambda's scaling rate** ({cm.QUOTAS['lambda_scaling_per_10s']:,} new"
         f" environments per function per 10 s, fixed): the TweetsFunction environments the"
-        f" posts' burst adds (a post holds one {big.post_duration_s * 1000:.0f} ms):"
+        f" posts' burst would add unthrottled (a post holds one {big.post_duration_s * 1000:.0f} ms):"
         f" {each(lambda n: f'{n.post_burst_environments:,.0f}')}. At {sizes[-1]} the"
         f" {cm.QUOTAS['lambda_scaling_per_10s']:,} new environments take {_si(absorbed)}"
-        f" posts/s more than the event's: a route throttle on POST /v1/tweets at"
-        f" {_si(admitted)}/s would answer the rest 429 with Retry-After, and the clients'"
-        f" retries would drain the burst's {_si(big.post_burst_rps)} posts in"
-        f" {max(1.0, big.post_burst_rps / max(admitted, 1.0)):.0f} s.",
+        f" posts/s more than the event's, {_si(most)}/s in all: POST /v1/tweets' own throttle"
+        f" (the profile's PostThrottleRate and PostThrottleBurst) admits {_si(admitted)}/s"
+        " and API Gateway answers the rest 429; the web client sends a 429 or 503 post again"
+        " with the same Idempotency-Key (web/src/api.js), so the burst's"
+        f" {_si(big.post_burst_rps)} posts are taken in"
+        f" {max(1.0, big.post_burst_rps / max(admitted, 1.0)):.0f} s and none twice.",
         f"- **The fan-out's time** at its CPU share: {cm.FANOUT_S_PER_FOLLOWER * 1e6:.0f} µs of"
         f" a full x86 vCPU a follower"
         f" ({cm.FANOUT_S_PER_FOLLOWER * cm.GRAVITON_CPU_FACTOR * 1e6:.1f} µs on arm64) is"

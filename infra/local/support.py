@@ -170,12 +170,14 @@ _EVENT_PROPERTIES = {
 }
 _GLOBALS = frozenset({"Function", "HttpApi"})
 # An HTTP API's properties (its own, and Globals.HttpApi's) that the gateway emulates (CORS) or that
-# have no local meaning (throttling, access logs). Not Auth: no authorizer is emulated, since the
-# handlers check the session themselves (warble.http.app) and an authorizer would answer 401 and
-# 403 in its own shape (tests/unit/test_template_auth.py); nor StageName or StageVariables.
+# have no local meaning (throttling, the default's and a route's own; access logs). Not Auth: no
+# authorizer is emulated, since the handlers check the session themselves (warble.http.app) and an
+# authorizer would answer 401 and 403 in its own shape (tests/unit/test_template_auth.py); nor
+# StageName or StageVariables.
 _HTTP_API_PROPERTIES = frozenset(
-    {"AccessLogSettings", "CorsConfiguration", "DefaultRouteSettings", "Description"}
-)
+    {"AccessLogSettings", "CorsConfiguration", "DefaultRouteSettings", "Description",
+     "RouteSettings"}
+)  # fmt: skip
 
 
 def _intrinsics(value: Any, path: str) -> list[tuple[str, str]]:

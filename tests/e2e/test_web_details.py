@@ -180,3 +180,44 @@ def test_every_profile_section_is_in_view_at_phone_size(
         box = link.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], link.inner_text()
     assert sections.get_by_role("link", name="Mutual").is_visible()
+
+
+def test_a_post_the_gateway_throttles_is_sent_again_with_its_key_and_made_once(
+    stack,
+    new_user,
+    person,  # noqa: F811
+) -> None:
+    # given Tia signed in, and API Gateway's route throttle on POST /v1/tweets answering her
+    # first two tries with its own bare 429 (no Retry-After, not API.md's body)
+    tia_user, tia_token = api_user(stack, new_user, "tia", "Tia Throttled")
+    tia = person()
+    tia.log_in(tia_user["username"])
+    tia.page.get_by_role("heading", name="Home").wait_for()
+    keys: list[str | None] = []
+
+    def throttle(route) -> None:
+        if route.request.method != "POST":
+            route.continue_()
+            return
+        keys.append(route.request.headers.get("idempotency-key"))
+        if len(keys) <= 2:
+            route.fulfill(status=429, body='{"message":"Too Many Requests"}',
+                          headers={"Access-Control-Allow-Origin": "*",
+                                   "Content-Type": "application/json"})  # fmt: skip
+        else:
+            route.continue_()
+
+    tia.page.route("**/v1/tweets", throttle)
+
+    # when she posts, then the page sends it again by itself, with the same key, and shows it
+    text = "Third time lucky."
+    tia.page.get_by_label("Tweet text").fill(text)
+    tia.page.get_by_role("button", name="Post").click()
+    tia.page.locator("article.tweet", has_text=text).wait_for()
+    assert len(keys) == 3 and keys[0] and len(set(keys)) == 1
+    assert tia.page.get_by_role("alert").count() == 0
+    # and the tweet was made once
+    with stack.client(tia_token) as client:
+        mine = client.get(f"/v1/users/{tia_user['id']}/tweets").json()["items"]
+    assert [t["text"] for t in mine] == [text]
+    assert tia.errors == []

@@ -270,9 +270,16 @@ def test_the_posts_burst_is_checked_against_lambdas_fixed_scaling_rate() -> None
     inputs = cm.Inputs(m=measured)
     n = cm.needs(inputs, 100_000_000)
     burst = _check(cm.checks(inputs, n, {}), "new TweetsFunction environments in the posts'")
-    extra = 4 * 100_000_000 / cm.DAY * (cm.EVENT_BURST - cm.PEAK)
+    extra = 4 * 100_000_000 / cm.DAY * (cm.EVENT_BURST - cm.EVENT_PEAK)  # on the event's posts
     assert abs(burst.event - extra * n.post_duration_s) < 1e-6
-    assert burst.limit == 1_000 and not burst.holds and "429" in burst.then
+    assert burst.limit == 1_000 and not burst.holds and "lower the route" in burst.then
+    # POST /v1/tweets' own throttle at what 1,000 new environments take: the rest is a 429
+    most = 4 * 100_000_000 / cm.DAY * cm.EVENT_PEAK + 1_000 / n.post_duration_s
+    throttled = {"PostThrottleRate": most * 0.8, "PostThrottleBurst": most * 0.15}
+    burst = _check(cm.checks(inputs, n, throttled), "new TweetsFunction environments in the")
+    assert burst.holds and "429" in burst.then and "Idempotency-Key" in burst.then
+    setting = _check(cm.checks(inputs, n, throttled), "POST /v1/tweets' route rate + burst")
+    assert setting.holds and abs(setting.limit - most) < 1e-6
 
 
 def test_the_fanouts_budget_is_checked_at_its_share_of_a_vcpu() -> None:

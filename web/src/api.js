@@ -25,6 +25,24 @@ const fieldName = (field) => (field === "body" ? "The request" : (field.charAt(0
 
 const TOKEN_KEY = "warble.token";
 
+// A busy service answers 429 (API Gateway's route throttle, which has no Retry-After, or a
+// short rate limit) or 503 (a failing store, with Retry-After). A request that is safe to send
+// again (a read, a PUT or DELETE, a POST with its Idempotency-Key: the same key, so it is done
+// once) is sent again up to RETRIES times, after Retry-After or a jittered backoff, while that
+// wait is short; a longer one is the person's to see.
+const RETRIES = 3;
+const RETRY_MAX_WAIT_S = 5;
+const RETRIED = new Set([429, 503]);
+const SAFE = new Set(["GET", "PUT", "DELETE"]);
+
+function retryWait(response, attempt) {
+  const header = Number(response.headers.get("Retry-After"));
+  if (header > 0) return header;
+  return Math.random() * 0.5 * 2 ** attempt; // full jitter: up to 0.5, 1, 2 s
+}
+
+const sleep = (seconds) => new Promise((done) => setTimeout(done, seconds * 1000));
+
 export class Api {
   constructor(baseUrl) {
     this.base = baseUrl.replace(/\/$/, "");
@@ -50,15 +68,22 @@ export class Api {
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
+    const again = idempotent || SAFE.has(method);
     let response;
-    try {
-      response = await fetch(url, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch {
-      throw new ApiError(0, "network", "Warble cannot be reached. Check your connection and try again.");
+    for (let attempt = 0; ; attempt++) {
+      try {
+        response = await fetch(url, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      } catch {
+        throw new ApiError(0, "network", "Warble cannot be reached. Check your connection and try again.");
+      }
+      if (!again || !RETRIED.has(response.status) || attempt >= RETRIES) break;
+      const wait = retryWait(response, attempt);
+      if (wait > RETRY_MAX_WAIT_S) break;
+      await sleep(wait);
     }
     if (response.status === 204) return null;
     let data = null;
