@@ -782,7 +782,8 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
         + f"; the HTTP requests alone at the daily peak: {each(lambda n: _si(n.peak_rps))}.",
         f"- **Lambda's scaling rate** ({cm.QUOTAS['lambda_scaling_per_10s']:,} new"
         f" environments per function per 10 s, fixed): the TweetsFunction environments the"
-        f" posts' burst would add unthrottled (a post holds one {big.post_duration_s * 1000:.0f} ms):"
+        f" posts' burst would add unthrottled (a post holds one"
+        f" {big.post_duration_s * 1000:.0f} ms):"
         f" {each(lambda n: f'{n.post_burst_environments:,.0f}')}. At {sizes[-1]} the"
         f" {cm.QUOTAS['lambda_scaling_per_10s']:,} new environments take {_si(absorbed)}"
         f" posts/s more than the event's, {_si(most)}/s in all: POST /v1/tweets' own throttle"
