@@ -24,7 +24,9 @@ Every command within the request's deadline (``command_window``): a command, its
 a cluster, the re-reading of the slots map after a failure take at most half of what is left of
 the deadline (``warble.deadline.time_left``), so a cache that is down or paused fails as a Redis
 error while the caller still has time for what it does then (a miss read from the source of
-truth, or 503 with Retry-After), instead of running the request into its deadline.
+truth, or 503 with Retry-After), instead of running the request into its deadline. A command
+that spent its whole window leaves the request's later commands none: a stalled cache is waited
+on once per request.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from redis.event import AfterSlotsCacheRefreshEvent
 from redis.exceptions import NoScriptError, RedisClusterException
 from redis.retry import Retry
 
-from warble.deadline import time_left
+from warble.deadline import rings_at, time_left
 from warble.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -145,6 +147,7 @@ SHORTEST_ATTEMPT_SECONDS = 0.01
 
 class _Window(threading.local):
     ends: float | None = None  # time.monotonic() by which the running command gives up
+    stalled: float | None = None  # the deadline (``rings_at``) of a request the cache stalled
 
 
 _window = _Window()
@@ -154,19 +157,29 @@ class command_window:  # a context manager, named as a function
     """The command run inside ends by ``DEADLINE_SHARE`` of what is left of the deadline (at
     most ``COMMAND_SECONDS``): its connections wait no longer, its retries stop. Nested
     windows are the outermost's; none where no deadline is armed (a stream consumer, a
-    schedule), where the clients' own timeouts hold."""
+    schedule), where the clients' own timeouts hold.
+
+    A command that fails with its whole window spent (the cache took the connection and did
+    not answer: paused, overloaded, a black hole) leaves the request's later commands no time:
+    they fail at once, unsent, so a request whose every store call falls back to its source of
+    truth pays the stalled cache once, not once per call."""
 
     __slots__ = ("_opened",)
 
     def __enter__(self) -> None:
         self._opened = False
         if _window.ends is None and (left := time_left()) is not None:
-            _window.ends = time.monotonic() + min(COMMAND_SECONDS, left * DEADLINE_SHARE)
+            now = time.monotonic()
+            stalled = _window.stalled is not None and _window.stalled == rings_at()
+            _window.ends = now if stalled else now + min(COMMAND_SECONDS, left * DEADLINE_SHARE)
             self._opened = True
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
         if self._opened:
-            _window.ends = None
+            ends, _window.ends = _window.ends, None
+            spent = ends is not None and time.monotonic() >= ends
+            if spent and kind is not None and issubclass(kind, UNAVAILABLE_ERRORS):
+                _window.stalled = rings_at()
 
 
 def window_left() -> float | None:
