@@ -23,6 +23,7 @@ from pynamodb.exceptions import PutError
 from warble import services
 from warble.dal import store_unavailable
 from warble.dal.dynamo import BATCH_SENDS, DynamoUnavailable
+from warble.dal.erasing import Items, key
 from warble.dal.graph import GraphItem
 from warble.dal.media import MediaTable
 from warble.deadline import answering_within
@@ -320,3 +321,27 @@ def test_unprocessed_batch_writes_are_resent_with_backoff_then_unavailable(moto,
 
     faults()
     media.delete_many(list(range(1, 30)))  # two calls, each answered in full
+
+
+def test_an_erasure_resends_unprocessed_deletes_with_backoff_then_unavailable(moto, faults):
+    """The account deletion's batch deletes (warble.dal.erasing) resend what DynamoDB leaves
+    unprocessed as a model's batch writes do: with backoff, ``BATCH_SENDS`` sends, then
+    DynamoUnavailable (the step fails and SQS delivers it again); with a deadline, before it."""
+    served = f"{moto.url}{FAULTS_PATH}/served"
+    settings = get_settings()
+    items = Items(settings)
+    doomed = [(settings.graph_table, key(f"U#{n}", "F#1")) for n in range(1, 4)]
+    faults(unprocessed=1.0)
+    with pytest.raises(DynamoUnavailable):
+        items.delete(doomed)
+    assert httpx.get(served, timeout=10).json()["unprocessed"] == BATCH_SENDS
+
+    faults(unprocessed=1.0)
+    started = time.monotonic()
+    with pytest.raises(DynamoUnavailable), answering_within(ShortContext(1500)):
+        items.delete(doomed)
+    assert time.monotonic() - started < 1.25  # the deadline's alarm would ring at 1.3 s
+
+    faults()
+    many = [(settings.graph_table, key(f"U#{n}", "F#1")) for n in range(1, 30)]
+    assert items.delete(many) == 29  # two calls, each answered in full

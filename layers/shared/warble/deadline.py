@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["DeadlineExceeded", "answering_within", "margin_ms", "time_left"]
+__all__ = ["DeadlineExceeded", "answering_within", "margin_ms", "rings_at", "time_left"]
 
 
 class DeadlineExceeded(BaseException):
@@ -48,6 +48,12 @@ def time_left() -> float | None:
     if not _Alarm.armed:
         return None
     return max(0.0, _Alarm.rings_at - time.monotonic())
+
+
+def rings_at() -> float | None:
+    """When the running request's deadline rings (``time.monotonic()``), which names the request
+    (``warble.dal.redis`` remembers a cache that stalled for it); None where none is armed."""
+    return _Alarm.rings_at if _Alarm.armed else None
 
 
 def margin_ms(remaining_ms: int) -> int:

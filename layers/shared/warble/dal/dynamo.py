@@ -145,13 +145,16 @@ BATCH_SENDS = 8  # sends of one batch at most: the first and seven resends
 BATCH_BACKOFF_BASE_SECONDS = 0.05
 BATCH_BACKOFF_CAP_SECONDS = 1.0
 _M = TypeVar("_M", bound=Model)
+_R = TypeVar("_R")
 Requests = list[dict[str, Any]]
 
 
-def resend_unprocessed(send: Callable[[Requests], Requests], requests: Requests) -> None:
+def resend_unprocessed(send: Callable[[list[_R]], list[_R]], requests: list[_R]) -> None:
     """``send`` the write requests, then what it answers unprocessed again, after a backoff with
     full jitter (base 2^n, capped), until none is left. DynamoUnavailable after ``BATCH_SENDS``
-    sends, or as soon as the next backoff and a short attempt would outlast the deadline."""
+    sends, or as soon as the next backoff and a short attempt would outlast the deadline. A
+    request is whatever ``send`` makes its call of (one table's requests, or (table, request)
+    pairs for a call over several tables: ``warble.dal.erasing``)."""
     for sends in range(1, BATCH_SENDS + 1):
         requests = send(requests)
         if not requests:

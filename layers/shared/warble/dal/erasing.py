@@ -1,6 +1,6 @@
 """The raw DynamoDB operations every store's erase methods share (the account deletion,
 ``warble.dal.erasure``): a strongly consistent Query of a partition, BatchWriteItem deletes with
-their retries, one TransactWriteItems, BatchGetItem reads. The keys are each store's own: its
+their resends, one TransactWriteItems, BatchGetItem reads. The keys are each store's own: its
 erase methods (``GraphErasure`` in ``warble.dal.graph``, ...) spell them, nothing here does."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ BATCH_WRITE_LIMIT = 25
 BATCH_GET_LIMIT = 100
 
 Doomed = tuple[str, dict[str, Any]]  # (table, key): an item to delete
+Deletion = tuple[str, dict[str, Any]]  # (table, DeleteRequest): one request of a batch
 
 
 def key(pk: str, sk: str) -> dict[str, Any]:
@@ -98,24 +99,25 @@ class Items:
 
     def delete(self, requests: Iterable[Doomed]) -> int:
         """BatchWriteItem deletes of (table, key), 25 to a call; what DynamoDB leaves
-        unprocessed (throttling) is sent again with a back-off."""
+        unprocessed (throttling) is sent again as a model's batch writes are
+        (``dynamo.resend_unprocessed``: backoff with jitter, within the deadline, then
+        DynamoUnavailable)."""
         pending = list(dict.fromkeys((table, _frozen(key)) for table, key in requests))
-        done = 0
+
+        def send(batch: list[Deletion]) -> list[Deletion]:
+            items: dict[str, list[Any]] = {}
+            for table, request in batch:
+                items.setdefault(table, []).append(request)
+            answer = self.client.batch_write_item(RequestItems=items)
+            unprocessed = answer.get("UnprocessedItems") or {}
+            return [(table, request) for table, left in unprocessed.items() for request in left]
+
         for start in range(0, len(pending), BATCH_WRITE_LIMIT):
             chunk = pending[start : start + BATCH_WRITE_LIMIT]
-            items: dict[str, list[Any]] = {}
-            for table, frozen in chunk:
-                items.setdefault(table, []).append({"DeleteRequest": {"Key": _thawed(frozen)}})
-            for attempt in range(8):
-                answer = self.client.batch_write_item(RequestItems=items)
-                items = answer.get("UnprocessedItems") or {}
-                if not items:
-                    break
-                time.sleep(min(0.05 * 2**attempt, 1.0))
-            else:
-                raise Raced()
-            done += len(chunk)
-        return done
+            dynamo.resend_unprocessed(
+                send, [(table, {"DeleteRequest": {"Key": _thawed(key)}}) for table, key in chunk]
+            )
+        return len(pending)
 
     def transact(self, actions: list[dict[str, Any]]) -> bool:
         """One TransactWriteItems; False when its conditions cancelled it (a race with the

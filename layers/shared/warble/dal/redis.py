@@ -19,6 +19,14 @@ empty.
 Changing N changes which cache owns most slots: their keys are not moved, they are left behind
 (unread until they expire) while the new owner starts empty and fills from the sources of truth,
 as after a flush. With N = 1 the client is the plain cluster client.
+
+Every command within the request's deadline (``command_window``): a command, its retries and, on
+a cluster, the re-reading of the slots map after a failure take at most half of what is left of
+the deadline (``warble.deadline.time_left``), so a cache that is down or paused fails as a Redis
+error while the caller still has time for what it does then (a miss read from the source of
+truth, or 503 with Retry-After), instead of running the request into its deadline. A command
+that spent its whole window leaves the request's later commands none: a stalled cache is waited
+on once per request.
 """
 
 from __future__ import annotations
@@ -32,14 +40,24 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import redis
-from redis.cluster import ClusterNode, NodesManager, RedisCluster, cleanup_kwargs, get_node_name
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.cluster import (
+    ClusterNode,
+    ClusterPipeline,
+    NodesManager,
+    RedisCluster,
+    cleanup_kwargs,
+    get_node_name,
+)
 from redis.commands.core import Script
-from redis.connection import HiredisRespSerializer, parse_url
+from redis.connection import Connection, HiredisRespSerializer, SSLConnection, parse_url
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS
 from redis.credentials import CredentialProvider
 from redis.event import AfterSlotsCacheRefreshEvent
 from redis.exceptions import NoScriptError, RedisClusterException
+from redis.retry import Retry
 
+from warble.deadline import rings_at, time_left
 from warble.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -110,11 +128,184 @@ def caches(settings: Settings) -> list[tuple[str, str]]:
     return [(settings.redis_url, settings.redis_cache_name), *more]
 
 
+# ---- every command within the request's deadline ----------------------------------------------
+SOCKET_TIMEOUT_SECONDS = 2.0  # connect, and each read or write: a cache answers in milliseconds
+# A command (its attempts, the backoffs between them, a cluster's re-reading of its slots map)
+# takes at most this share of what is left of the request's deadline, and at most
+# COMMAND_SECONDS: the rest stays for the caller's answer to a failed cache. Each command may
+# take half of what is left, so no sequence of them reaches the deadline.
+DEADLINE_SHARE = 0.5
+COMMAND_SECONDS = 2.0
+# A single node's client retries a connection refused or reset (a stale pooled connection, a
+# node restarting) three times, after a backoff with full jitter (10 ms doubling), while the
+# command's window can hold the backoff and a short attempt. A timeout is not retried: the
+# cache is slow, and a read that timed out may have run. redis-py's default (10 retries, up
+# to 1 s apart) is not what ``Redis.from_url`` gives: it gave no retry at all.
+RETRIES = 3
+SHORTEST_ATTEMPT_SECONDS = 0.01
+
+
+class _Window(threading.local):
+    ends: float | None = None  # time.monotonic() by which the running command gives up
+    stalled: float | None = None  # the deadline (``rings_at``) of a request the cache stalled
+
+
+_window = _Window()
+
+
+class command_window:  # a context manager, named as a function
+    """The command run inside ends by ``DEADLINE_SHARE`` of what is left of the deadline (at
+    most ``COMMAND_SECONDS``): its connections wait no longer, its retries stop. Nested
+    windows are the outermost's; none where no deadline is armed (a stream consumer, a
+    schedule), where the clients' own timeouts hold.
+
+    A command that fails with its whole window spent (the cache took the connection and did
+    not answer: paused, overloaded, a black hole) leaves the request's later commands no time:
+    they fail at once, unsent, so a request whose every store call falls back to its source of
+    truth pays the stalled cache once, not once per call."""
+
+    __slots__ = ("_opened",)
+
+    def __enter__(self) -> None:
+        self._opened = False
+        if _window.ends is None and (left := time_left()) is not None:
+            now = time.monotonic()
+            stalled = _window.stalled is not None and _window.stalled == rings_at()
+            _window.ends = now if stalled else now + min(COMMAND_SECONDS, left * DEADLINE_SHARE)
+            self._opened = True
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if self._opened:
+            ends, _window.ends = _window.ends, None
+            spent = ends is not None and time.monotonic() >= ends
+            if spent and kind is not None and issubclass(kind, UNAVAILABLE_ERRORS):
+                _window.stalled = rings_at()
+
+
+def window_left() -> float | None:
+    """Seconds left to the running command's window; None outside one."""
+    ends = _window.ends
+    return None if ends is None else ends - time.monotonic()
+
+
+class DeadlineRetry(Retry):
+    """redis-py's retry loop (``Retry.call_with_retry`` as of 8.1.0) run in a command window,
+    with no retry once the window cannot hold the backoff and a short attempt. A single node's
+    client runs every command, pipeline, connect and health check through it."""
+
+    def call_with_retry(
+        self,
+        do: Callable[[], Any],
+        fail: Callable[..., Any],
+        is_retryable: Callable[[Exception], bool] | None = None,
+        with_failure_count: bool = False,
+    ) -> Any:
+        with command_window():
+            self._backoff.reset()
+            failures = 0
+            while True:
+                try:
+                    return do()
+                except self._supported_errors as error:
+                    if is_retryable and not is_retryable(error):
+                        raise
+                    failures += 1
+                    if with_failure_count:
+                        fail(error, failures)
+                    else:
+                        fail(error)
+                    backoff = self._backoff.compute(failures)
+                    left = window_left()
+                    if failures > self._retries or (
+                        left is not None and left < backoff + SHORTEST_ATTEMPT_SECONDS
+                    ):
+                        raise error
+                    if backoff > 0:
+                        time.sleep(backoff)
+
+
+class _WithinWindow(Connection):
+    """A connection that waits no longer than the running command's window: its connect
+    timeout, and its socket's timeout for each command sent (and the replies read after it).
+    A command sent when the window has closed fails at once, unsent. Outside a window the
+    configured timeouts hold. (A TLS handshake keeps the configured read timeout.)"""
+
+    _tightened = False
+
+    @property  # type: ignore[override]
+    def socket_connect_timeout(self) -> float | None:
+        left = window_left()
+        configured: float | None = self._socket_connect_timeout
+        if left is None:
+            return configured
+        left = max(left, 0.001)  # a timeout of zero would make the socket non-blocking
+        return left if configured is None else min(configured, left)
+
+    @socket_connect_timeout.setter
+    def socket_connect_timeout(self, value: float | None) -> None:
+        self._socket_connect_timeout = value
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if not self._sock:
+            self.connect_check_health(check_health=False)
+        sock = cast(Any, self._sock)
+        left = window_left()
+        if left is not None:
+            if left <= 0:
+                raise redis.TimeoutError("the request's deadline leaves the cache no more time")
+            configured = self._socket_timeout
+            sock.settimeout(left if configured is None else min(configured, left))
+            self._tightened = True
+        elif self._tightened:
+            sock.settimeout(self._socket_timeout)
+            self._tightened = False
+        super().send_packed_command(command, check_health)
+
+
+class _SSLWithinWindow(_WithinWindow, SSLConnection):
+    """The same over TLS (``rediss://``)."""
+
+
+def _connection_class(url: str) -> type[Connection]:
+    return _SSLWithinWindow if url.startswith("rediss://") else _WithinWindow
+
+
+class _WindowedPipeline(ClusterPipeline):
+    def execute(self, raise_on_error: bool = True) -> list[Any]:
+        with command_window():
+            return super().execute(raise_on_error)
+
+
+class DeadlineCluster(RedisCluster):
+    """The cluster client with each command and pipeline in a command window. Its own retries
+    (10, made at once, each after re-reading the slots map) stop there: in a closed window an
+    attempt fails unsent, and the re-reading with it (``RedisClusterException``)."""
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        with command_window():
+            return super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
+        pipe = super().pipeline(transaction, shard_hint)
+        pipe.__class__ = _WindowedPipeline  # the pipeline redis-py built, its execute windowed
+        return pipe
+
+
+def url_options(url: str) -> dict[str, Any]:
+    """``parse_url``'s options but its connection class (``rediss://`` would name redis-py's
+    SSLConnection, which the cluster client lets override ours)."""
+    options = cleanup_kwargs(**parse_url(url))
+    options.pop("connection_class", None)
+    return options
+
+
 def connect(settings: Settings) -> RedisClient:
+    url = settings.redis_url
     options: dict[str, Any] = {
         "decode_responses": True,
-        "socket_timeout": 2.0,
-        "socket_connect_timeout": 2.0,
+        "socket_timeout": SOCKET_TIMEOUT_SECONDS,
+        "socket_connect_timeout": SOCKET_TIMEOUT_SECONDS,
+        "connection_class": _connection_class(url),
     }
     if settings.redis_iam_user:
         options["credential_provider"] = IamCredentials(settings)
@@ -124,12 +315,18 @@ def connect(settings: Settings) -> RedisClient:
     if len(several) > 1 and not settings.redis_cluster:
         raise SettingsError("REDIS_MORE_URLS: several caches are cluster-mode caches")
     if settings.redis_cluster:
-        client = RedisCluster.from_url(settings.redis_url, **options)
-        client.commands_parser = cast(Any, KeysAskedLocally(client))  # the parser, wrapped
-        if len(several) > 1:
-            client.nodes_manager = SlotMap.of(client.nodes_manager, several[1:], settings)
+        # The cluster client reads its slots map as it is made: within the deadline too. Its
+        # URL's TLS is named by the connection class (a ``rediss://`` URL would replace it).
+        with command_window():
+            plain = "redis://" + url.removeprefix("rediss://").removeprefix("redis://")
+            client = DeadlineCluster.from_url(plain, **options)
+            client.commands_parser = cast(Any, KeysAskedLocally(client))  # the parser, wrapped
+            if len(several) > 1:
+                client.nodes_manager = SlotMap.of(client.nodes_manager, several[1:], settings)
         return client
-    return redis.Redis.from_url(settings.redis_url, health_check_interval=30, **options)
+    backoff = ExponentialWithJitterBackoff(base=0.01, cap=1.0)
+    retry = DeadlineRetry(backoff, RETRIES, supported_errors=(redis.ConnectionError,))
+    return redis.Redis.from_url(url, health_check_interval=30, retry=retry, **options)
 
 
 class KeysAskedLocally:
@@ -197,7 +394,7 @@ class SlotMap(NodesManager):
         own IAM credentials."""
         managers = [first]
         for url, name in more:
-            options = {**first.connection_kwargs, **cleanup_kwargs(**parse_url(url))}
+            options = {**first.connection_kwargs, **url_options(url)}
             if settings.redis_iam_user:
                 options["credential_provider"] = IamCredentials(settings, name)
             address = parse_url(url)
