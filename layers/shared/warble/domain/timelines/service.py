@@ -138,6 +138,7 @@ class TimelineService:
         posting = list(dict.fromkeys(e.author_id for e in tweets if isinstance(e, TweetPosted)))
         marks = self._timelines.celebrity_marks_later(reads, posting)
         reads.run()
+        self._graph.followers_counted(counts())
         threshold = self._policy.celebrity_followers
         big = {u for u, followers in counts().items() if followers > threshold}
         deleting = {e.author_id for e in tweets if isinstance(e, TweetDeleted)}
