@@ -1,16 +1,37 @@
 """The follow graph in DynamoDB (pynamodb): edges, time-ordered lists, friend flags, counts.
 
-One table, partition key ``pk = U#<user_id>``, every item of a user under it. For "A follows B"
+One table, partition key ``pk = U#<user_id>``, every item of a user under it (but a big
+account's followers, spread over shards ``U#<user_id>#<k>``: below). For "A follows B"
 (ids zero-padded to 19 digits, so string order is numeric order) a follow writes, in ONE
 TransactWriteItems:
 
-| pk    | sk               | attributes           | answers                                      |
-|-------|------------------|----------------------|----------------------------------------------|
-| U#A   | O#<B>            | uid=B, seq, friend   | "does A follow B?" in one GetItem; friends   |
-| U#B   | I#<A>            | uid=A, seq, friend   | "does A follow B?" seen from B (statuses)    |
-| U#A   | OT#<seq>         | uid=B                | A's following list, newest first             |
-| U#B   | IT#<seq>         | uid=A                | B's followers list, newest first             |
-| U#A   | META             | following_count      | the limit of 1000, checked in the same write |
+| pk      | sk         | attributes                | answers                                        |
+|---------|------------|---------------------------|------------------------------------------------|
+| U#A     | O#<B>      | uid=B, seq, friend, shard | "does A follow B?" in one GetItem; friends     |
+| U#B[#k] | I#<A>      | uid=A, seq, friend        | "does A follow B?" seen from B; the stream     |
+| U#A     | OT#<seq>   | uid=B                     | A's following list, newest first               |
+| U#B[#k] | IT#<seq>   | uid=A                     | B's followers list, newest first               |
+| U#A     | META       | following_count           | the limit of 1000, checked in the same write   |
+| U#B     | META       | follower_shards           | over how many partitions B's followers go (N)  |
+
+**A big account's followers are spread over N partitions** ``U#B`` (shard 0, the account's
+own) and ``U#B#1`` .. ``U#B#<N-1>``: A's ``I#A`` and ``IT#<seq>`` go to shard
+``k = crc32(A) % N`` (``follower_shard``; a hash, since a Snowflake's low bits are mostly 0),
+and A's ``O#B`` records ``k`` (``shard``, absent for 0). N is on B's META (absent: 1) and only
+grows: the stream's fan-out reads every followee's followers count anyway, and an account past
+the next step of ``GraphPolicy.follower_shards`` (1 below 100,000 followers, then a power of two
+with at most 4M a shard, 16 at most) is spread further by one conditional write (``spread``).
+Nothing moves: an edge written at any earlier N is in a shard below the current N, and whoever
+needs one edge reads the shard off the follower's ``O#B`` (unfollow, block, follow back, the
+erasure). Reads that need no particular edge take every shard below N: the followers page
+Queries each shard's newest ``limit + 1`` below the cursor side by side and merges them by seq
+(the cursor is still the last seq shown, so it pins a position); the fan-out and the followers
+hash walk the shards a Query page at a time (``follower_pages``: everyone, in no overall
+order); ``count_followers`` sums the shards' COUNTs. "Does A follow B?" is answered from
+either side by the ``O#`` edges, which are never spread: ``pair``, ``statuses`` and
+``followers_among`` read ``O#B`` under ``U#A`` and ``O#A`` under ``U#B`` (the same keys a call
+as reading ``I#`` did). A follow reads B's N first (one eventually consistent GetItem: any N
+it may see is one the shards have had); a list reads it strongly consistent.
 
 Blocks and mutes live in the same partitions (``R#`` for the records, ``RT#`` for the lists),
 so one Query of ``R#`` rebuilds a user's blocks hash in Redis (warble.dal.blocks):
@@ -37,7 +58,7 @@ follows A, A's follow also flips B's ``O#A`` and A's ``I#B`` in the same transac
 
 Why this shape, and what it costs:
 - No index at all, so no item-collection limit: a celebrity's followers are millions of items
-  under one partition key, which DynamoDB splits by sort key as it grows. An LSI would cap that
+  under a few partition keys, which DynamoDB splits by sort key as it grows. An LSI would cap that
   partition key at 10 GB; a GSI would make the lists eventually consistent and cost a second
   write anyway. Here the lists are in the base table, written in the same transaction as the
   edges, and read with strongly consistent Queries: a user sees their own follow at once.
@@ -45,10 +66,14 @@ Why this shape, and what it costs:
   design; reads of every access pattern are one GetItem, one BatchGetItem or one Query.
 - Unfollow must know ``seq`` to delete the list items; it reads the edge first and makes the
   delete conditional on the edge being unchanged (seq and friend flag), retrying on a race.
-- A celebrity's partition is hot on writes when many follow at once; DynamoDB's split-for-heat
-  spreads the sort-key range, and the first page of a big account's lists is served from Redis
-  (warble.domain.graph). Sharding the followers partition (``U#B#<n>``) is the next step if one
-  account ever needs more than ~1000 follows per second.
+- Why spread, not split for heat: a follow is a transaction, so its two items on B's side cost
+  four write units, and ``IT#<seq>`` only grows at the end of the sort key (the newest follow is
+  always in the last split), so DynamoDB's split for heat cannot spread it: one partition takes
+  250 follows a second. At 100M daily users the top account takes ~254 follows a second at the
+  event (docs/capacity.md): 1,015 write units on one partition, 127 on each of its 8 shards.
+  What it costs: a followers page is N Queries (side by side; the first page of a big account
+  is served from Redis, warble.domain.graph), a follow one GetItem more, and an unsharded
+  account (N = 1) pays nothing but that GetItem.
 - ``following_count`` lives on the follower's META item and is changed only inside the follow
   and unfollow transactions, with the condition ``following_count < limit``: exact under any
   concurrency. ``followers_count`` is derived from the stream (warble.domain.counters), so a
