@@ -49,3 +49,17 @@ def test_a_followee_past_a_step_is_spread_once_a_container(world: World):
     # and a later step is asked again
     world.graph.followers_counted({star: 9_000_000})
     assert world.graph_store.spreads == {star: 4} and calls[-1] == (star, 4)
+
+
+def test_the_capacity_model_and_the_load_check_lay_the_shards_out_as_the_stores_do():
+    from warble.dal import graph, likes
+
+    from bench import capacity_model
+    from bench.load import check
+
+    policy = GraphPolicy()
+    assert capacity_model.LIKERS_SHARDS == check.LIKERS_SHARDS == likes.LIKERS_SHARDS
+    assert all(n < likes.LIKERS_SHARDS for n in likes.EARLIER_LIKERS_SHARDS)
+    assert policy.max_follower_shards == graph.MAX_FOLLOWER_SHARDS
+    for followers in (0, 99_999, 100_000, 3_000_000, 8_000_001, 30_000_000, 10**9):
+        assert capacity_model.follower_shards(followers) == policy.follower_shards(followers)
