@@ -5,14 +5,14 @@ account's followers, spread over shards ``U#<user_id>#<k>``: below). For "A foll
 (ids zero-padded to 19 digits, so string order is numeric order) a follow writes, in ONE
 TransactWriteItems:
 
-| pk      | sk         | attributes                | answers                                        |
-|---------|------------|---------------------------|------------------------------------------------|
-| U#A     | O#<B>      | uid=B, seq, friend, shard | "does A follow B?" in one GetItem; friends     |
-| U#B[#k] | I#<A>      | uid=A, seq, friend        | "does A follow B?" seen from B; the stream     |
-| U#A     | OT#<seq>   | uid=B                     | A's following list, newest first               |
-| U#B[#k] | IT#<seq>   | uid=A                     | B's followers list, newest first               |
-| U#A     | META       | following_count           | the limit of 1000, checked in the same write   |
-| U#B     | META       | follower_shards           | over how many partitions B's followers go (N)  |
+| pk      | sk         | attributes                | answers                                       |
+|---------|------------|---------------------------|-----------------------------------------------|
+| U#A     | O#<B>      | uid=B, seq, friend, shard | "does A follow B?" in one GetItem; friends    |
+| U#B[#k] | I#<A>      | uid=A, seq, friend        | "does A follow B?" seen from B; the stream    |
+| U#A     | OT#<seq>   | uid=B                     | A's following list, newest first              |
+| U#B[#k] | IT#<seq>   | uid=A                     | B's followers list, newest first              |
+| U#A     | META       | following_count           | the limit of 1000, checked in the same write  |
+| U#B     | META       | follower_shards           | over how many partitions B's followers go (N) |
 
 **A big account's followers are spread over N partitions** ``U#B`` (shard 0, the account's
 own) and ``U#B#1`` .. ``U#B#<N-1>``: A's ``I#A`` and ``IT#<seq>`` go to shard
@@ -327,7 +327,15 @@ class DynamoGraphStore:
         """{other: (viewer follows other, other follows viewer)}: the two ``O#`` edges of each
         pair, 2 keys per id, so 100 ids are 200 keys in two BatchGetItem calls."""
         me = user_pk(viewer)
-        keys = [k for o in others for k in ((me, f"O#{_id(o)}"), (user_pk(o), f"O#{_id(viewer)}"))]
+        # One key once (DynamoDB refuses a repeated key): the viewer among others, or twice.
+        keys = list(
+            dict.fromkeys(
+                key
+                for o in others
+                if o != viewer
+                for key in ((me, f"O#{_id(o)}"), (user_pk(o), f"O#{_id(viewer)}"))
+            )
+        )
         if not keys:
             return {}
         self.reads += -(-len(keys) // BATCH_GET_LIMIT)
