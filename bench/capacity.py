@@ -743,7 +743,7 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
     absorbed = cm.QUOTAS["lambda_scaling_per_10s"] / max(big.post_duration_s, 1e-9)
     admitted = cm.post_admitted(inputs.profiles.get(cm.PROFILES[big.dau], {}))
     most = absorbed + big.post_burst_rps / cm.EVENT_BURST * cm.EVENT_PEAK
-    likers, read, follows = cm.hot_partitions(big.dau)
+    likers, read, follows, _follow_reads = cm.hot_partitions(big.dau)
     cross_az = costs[-1].get("Cross-AZ (Lambda <-> cache)", 0.0)
     lines = [
         "",
@@ -820,7 +820,7 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
         f"- **Hot partitions at {sizes[-1]}** (daily peak / event): a viral tweet's likers"
         f" partition {_si(likers[1])} / {_si(likers[1] * spike)} write units/s of"
         f" {_si(likers[2])}, its tweet-index item {_si(read[1])} / {_si(read[1] * spike)} read"
-        f" units/s of {_si(read[2])}, the top account's followers partition"
+        f" units/s of {_si(read[2])}, each of the top account's followers partitions"
         f" {_si(follows[1])} / {_si(follows[1] * spike)} of {_si(follows[2])}.",
         f"- **Login** at bcrypt cost {m.get('password_hash_rounds', 4)}: {login:.0f} ms of CPU"
         f" here. **Cross-AZ** traffic between Lambda and the cache at {sizes[-1]}:"

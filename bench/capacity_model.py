@@ -1736,35 +1736,61 @@ TOP_ACCOUNT_FOLLOWERS_SHARE = 0.3  # the most followed account: a third of the d
 HOT_TWEET_LIKE_SHARE = 0.01  # a viral tweet: 1% of all likes in its peak hour
 TOP_ACCOUNT_FOLLOW_SHARE = 0.05  # share of all new follows going to the top account
 HOT_KEY_LIMIT = 50_000  # ops/s: a key above it is listed (issue 30)
-LIKERS_SHARDS = 4  # warble.dal.likes.LIKERS_SHARDS: a tweet's likers partitions
+LIKERS_SHARDS = 8  # warble.dal.likes.LIKERS_SHARDS: a tweet's likers partitions
+# warble.domain.graph.service.GraphPolicy: a big account's followers partitions (a unit test ties
+# these to the code's).
+FOLLOWERS_SPREAD_FROM = 100_000
+FOLLOWERS_PER_SHARD = 4_000_000
+MAX_FOLLOWER_SHARDS = 16
+# Read units a follow takes on the followee's own partition: its O#<follower> edge read strongly
+# consistent (the pair), its META's follower_shards eventually consistent (the follow).
+FOLLOW_READ_UNITS = 1.0 + 0.5
+
+
+def follower_shards(followers: float) -> int:
+    """``GraphPolicy.follower_shards``: the partitions an account's followers go to."""
+    if followers < FOLLOWERS_SPREAD_FROM:
+        return 1
+    wanted = max(2, math.ceil(followers / FOLLOWERS_PER_SHARD))
+    return min(MAX_FOLLOWER_SHARDS, 1 << (wanted - 1).bit_length())
 
 
 def hot_partitions(dau: int) -> list[tuple[str, float, float, str]]:
     """DynamoDB partitions and items one key receives everything of (what, units/s at the daily
-    peak, limit, the change past it or the one made). Every like is a TransactWriteItems: its
-    items cost twice, and a likers partition's sort key only grows (the newest like is always the
-    last split), so splitting for heat does not spread it: the likers are spread over
-    LIKERS_SHARDS partitions, and the tweet's id item is read before the transaction instead of
-    checked in it (warble.dal.likes)."""
+    peak, limit, the change past it or the one made). Every like and follow is a
+    TransactWriteItems: its items cost twice, and a list partition's sort key only grows (the
+    newest item is always the last split), so splitting for heat does not spread it: a tweet's
+    likers are spread over LIKERS_SHARDS partitions and the tweet's id item is read before the
+    transaction instead of checked in it (warble.dal.likes); a big account's followers over
+    ``follower_shards`` partitions by its followers count (warble.dal.graph)."""
     peak = {k: v * dau / DAY * PEAK for k, v in TRAFFIC.items()}
     likes = peak["like"] * HOT_TWEET_LIKE_SHARE
     follows = peak["follow"] * TOP_ACCOUNT_FOLLOW_SHARE
+    top = TOP_ACCOUNT_FOLLOWERS_SHARE * dau
+    spread = follower_shards(top)
     return [
         (f"likes of one viral tweet: each of its {LIKERS_SHARDS} likers partitions"
          " T#<tweet>#<k> (one LU#<seq> item a like, in a transaction, k a hash of the seq),"
          " write units/s", likes * 2 / LIKERS_SHARDS, QUOTAS["ddb_partition_wcu"],
-         f"done (dal/likes.py): {_units(likes * 2)} units/s on one partition before; the"
-         f" likers page merges the {LIKERS_SHARDS} shards' Queries and the unsharded T#<tweet>"
-         " of older likes"),
+         f"done (dal/likes.py): {_units(likes * 2)} units/s on one partition before, 4 shards"
+         f" until issue 41; the likers page merges the {LIKERS_SHARDS} shards' Queries and the"
+         " unsharded T#<tweet> of older likes"),
         ("likes of one viral tweet: the strongly consistent read of its tweet-index item"
          " T#<tweet> before each like's transaction (one item: it cannot split), read units/s",
          likes * 1, QUOTAS["ddb_partition_rcu"],
          f"done (dal/likes.py): the ConditionCheck's {_units(likes * 2)} write units/s"
          " before; a like that lands after the delete's purge is unliked by the likes stream's"
          " cleanup"),
-        ("follows of the top account: its followers partition U#<id> (I# and IT# items, in a"
-         " transaction), write units/s", follows * 2 * 2, QUOTAS["ddb_partition_wcu"],
-         "shard the followers partition (U#<id>#<n>, as dal/graph.py plans)"),
+        (f"follows of the top account ({_units(top)} followers): each of its {spread} followers"
+         " partitions U#<id>[#<k>] (I# and IT# items, in a transaction, k a hash of the"
+         " follower), write units/s", follows * 2 * 2 / spread, QUOTAS["ddb_partition_wcu"],
+         f"done (dal/graph.py): {_units(follows * 4)} units/s on one partition before; the"
+         f" followers page merges the {spread} shards' Queries, the fan-out walks them"),
+        ("follows of the top account: reads of its own partition U#<id> before each follow's"
+         " transaction (its O#<follower> edge, strongly consistent, and META's follower_shards),"
+         " read units/s", follows * FOLLOW_READ_UNITS, QUOTAS["ddb_partition_rcu"],
+         "done (dal/graph.py): the spread's cost; its items and their sort keys are the"
+         " followers', so split for heat spreads them"),
     ]  # fmt: skip
 
 

@@ -151,10 +151,10 @@ def people_benchmark(w: SearchWorld, q: str, rows: int) -> Benchmark:
     ranked = services.search().ranked(viewer_id, q)
     page = [uid for uid, _ in ranked[:20]]
     table = w.bench_stack.tables["GraphTable"]
-    # Users whose following sets are not in Redis (nobody of them reads): the path asks the
-    # viewer's edges whether they follow the viewer, in one BatchGetItem.
+    # Users whose following sets are not in Redis (nobody of them reads): the path asks their
+    # edges whether they follow the viewer, in one BatchGetItem.
     cold = [u for u in page if not raw.exists(keys.memberships("following", u).value)]
-    edge_keys = [{"pk": {"S": f"U#{viewer_id}"}, "sk": {"S": f"I#{u:019d}"}} for u in cold]
+    edge_keys = [{"pk": {"S": f"U#{u}"}, "sk": {"S": f"O#{viewer_id:019d}"}} for u in cold]
 
     def raw_rest() -> Any:
         # After the statement: the candidates' friends and counts; the page's profiles,

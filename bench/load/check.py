@@ -38,7 +38,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 # warble.dal.likes.LIKERS_SHARDS: this check reads the tables as the stack lays them out, with
 # boto3 alone (it runs outside the stack's code).
-LIKERS_SHARDS = 4
+LIKERS_SHARDS = 8
 
 
 def route_table(csv_prefix: Path) -> tuple[list[dict[str, str]], dict[str, int]]:
@@ -109,12 +109,18 @@ class Tables:
 
     def likes_of(self, tweet: str) -> int:
         """The tweet's ``LU#`` items in each of its likers partitions (warble.dal.likes:
-        ``T#<tweet>#<k>`` for its four shards, and ``T#<tweet>`` for likes stored before them)."""
+        ``T#<tweet>#<k>`` for its eight shards, and ``T#<tweet>`` for likes stored before them)."""
         partitions = [f"T#{tweet}#{k}" for k in range(LIKERS_SHARDS)] + [f"T#{tweet}"]
         return sum(self._count("LIKES_TABLE", "pk", {"S": p}, "LU#") for p in partitions)
 
     def followers_of(self, user: str) -> int:
-        return self._count("GRAPH_TABLE", "pk", {"S": f"U#{user}"}, "IT#")
+        """The user's ``IT#`` items in each of its followers shards (warble.dal.graph:
+        ``U#<user>`` and ``U#<user>#<k>`` below its META's ``follower_shards``)."""
+        meta = self.db.get_item(TableName=self.env["GRAPH_TABLE"], ConsistentRead=True,
+                                Key={"pk": {"S": f"U#{user}"}, "sk": {"S": "META"}})  # fmt: skip
+        shards = int(meta.get("Item", {}).get("follower_shards", {}).get("N", "1"))
+        partitions = [f"U#{user}"] + [f"U#{user}#{k}" for k in range(1, shards)]
+        return sum(self._count("GRAPH_TABLE", "pk", {"S": p}, "IT#") for p in partitions)
 
     def following_of(self, user: str) -> int:
         return self._count("GRAPH_TABLE", "pk", {"S": f"U#{user}"}, "OT#")

@@ -474,12 +474,13 @@ def write_population(
     items come from its own bulk import (``warble.dal.<store>.import_*``): only the store
     spells its keys."""
     from warble.dal.counters import import_counter
-    from warble.dal.graph import import_follow, import_following_count
+    from warble.dal.graph import import_follow, import_meta
     from warble.dal.hashtags import RedisTrends, import_use
     from warble.dal.likes import import_like
     from warble.dal.notifications import import_notification
     from warble.dal.search import PostgresPeopleIndex
     from warble.dal.tweets import import_tweet
+    from warble.domain.graph.service import GraphPolicy
     from warble.domain.hashtags.ports import TagUse
     from warble.domain.hashtags.service import WINDOW_MS
     from warble.domain.text import hashtags
@@ -515,21 +516,23 @@ def write_population(
     container.database.run(copy)
     advance(plan.users)
 
-    # ---- follows: edges, lists, friend flags, following_count -------------------------------
+    # ---- follows: edges, lists, friend flags, following_count, followers' spread ------------
     edges = set(plan.follows)
     advance = progress.phase("follows", len(plan.follows))
     events: list[Any] = []
     out_degree: Counter[int] = Counter()
+    in_degree = Counter(user_ids[b] for _, b in plan.follows)
+    spread = {uid: GraphPolicy().follower_shards(n) for uid, n in in_degree.items()}
     for a, b in plan.follows:
         seq = mint()
         ua, ub = user_ids[a], user_ids[b]
-        for table, item in import_follow(s, ua, ub, seq, friend=(b, a) in edges):
+        for table, item in import_follow(s, ua, ub, seq, (b, a) in edges, spread[ub]):
             writer.put(table, item)
         out_degree[ua] += 1
         events.append(Followed(ua, ub, seq))
         advance()
-    for uid, count in out_degree.items():
-        writer.put(*import_following_count(s, uid, count))
+    for uid in out_degree.keys() | {uid for uid, n in spread.items() if n > 1}:
+        writer.put(*import_meta(s, uid, out_degree[uid], spread.get(uid, 1)))
     writer.flush()
     advance(0)  # the phase's time includes its last writes
 

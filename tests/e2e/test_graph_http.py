@@ -140,3 +140,53 @@ def test_bad_input_is_a_4xx_and_writes_nothing(trio):
         assert anonymous.put(f"/v1/users/me/following/{b}").status_code == 401
     assert _ok(as_a.get("/v1/users/me/following"))["items"] == []
     assert _ok(as_b.get("/v1/users/me/followers"))["items"] == []
+
+
+def test_a_spread_accounts_followers_page_and_count_across_its_shards(stack, new_user):
+    import boto3
+
+    # given a star whose followers go to 4 partitions (its META's follower_shards, as the
+    # fan-out sets it past 100,000 followers), then followed by six users
+    star = new_user("s")[0]["user"]["id"]
+    aws = {"endpoint_url": stack.moto, "region_name": "us-east-1",
+           "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}  # fmt: skip
+    graph, table = boto3.client("dynamodb", **aws), f"{stack.stack_name}-graph"
+    graph.update_item(
+        TableName=table,
+        Key={"pk": {"S": f"U#{star}"}, "sk": {"S": "META"}},
+        UpdateExpression="SET follower_shards = :n",
+        ExpressionAttributeValues={":n": {"N": "4"}},
+    )
+    fans = [new_user("f") for _ in range(6)]
+    clients = [stack.client(token) for _, token in fans]
+    ids = [body["user"]["id"] for body, _ in fans]
+    try:
+        for client in clients:
+            _ok(client.put(f"/v1/users/me/following/{star}"))
+        as_fan = clients[0]
+        in_shards = sum(
+            graph.query(TableName=table, KeyConditionExpression="pk = :p", Select="COUNT",
+                        ExpressionAttributeValues={":p": {"S": f"U#{star}#{k}"}})["Count"]
+            for k in (1, 2, 3)
+        )  # fmt: skip
+        assert in_shards > 0  # (all six in shard 0: one chance in 4,096)
+
+        # then the list pages newest first across the shards with its cursor
+        listed, cursor = [], None
+        while True:
+            params = {"limit": 4, **({"cursor": cursor} if cursor else {})}
+            page = _ok(as_fan.get(f"/v1/users/{star}/followers", params=params))
+            listed += [u["id"] for u in page["items"]]
+            if not (cursor := page["next_cursor"]):
+                break
+        assert listed == ids[::-1]
+        # and the count comes through the stream from every shard's edges, an unfollow too
+        count = lambda: _ok(as_fan.get(f"/v1/users/{star}"))["followers_count"]  # noqa: E731
+        assert _eventually(count, 6) == 6
+        assert _ok(clients[-1].delete(f"/v1/users/me/following/{star}"))["relationship"] == "none"
+        assert _eventually(count, 5) == 5
+        page = _ok(as_fan.get(f"/v1/users/{star}/followers", params={"limit": 10}))
+        assert [u["id"] for u in page["items"]] == ids[-2::-1]
+    finally:
+        for client in clients:
+            client.close()

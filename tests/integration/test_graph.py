@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from warble import keys, services
 from warble.dal import counters as dal_counters
-from warble.dal.graph import GraphItem, user_pk
+from warble.dal.erasure import DynamoErasure
+from warble.dal.graph import GraphItem, follower_shard, followers_partitions, user_pk
 from warble.domain.counters.ports import ClaimsTaken, TransactionRetry
 from warble.domain.graph.service import GraphService
 from warble.errors import (
@@ -280,6 +281,132 @@ def test_big_accounts_first_page_is_cached_and_invalidated(graph, make_users, re
     assert [int(u.id) for u in rest.items] == [fans[0]]
 
 
+# ---- a big account's followers spread over shards ----------------------------------------
+def _spread_items(user_id: int, shards: int) -> dict[str, GraphItem]:
+    """Every item of the user's followers shards (shard 0 is its own partition)."""
+    return {
+        f"{pk}/{item.sk}": item
+        for pk in followers_partitions(user_id, shards)
+        for item in GraphItem.query(pk, consistent_read=True)
+    }
+
+
+def _followers_listed(graph: GraphService, viewer: int, star: int, limit: int) -> list[int]:
+    ids: list[int] = []
+    cursor = None
+    while True:
+        page = graph.followers(viewer, star, limit, cursor)
+        ids += [int(u.id) for u in page.items]
+        if page.next_cursor is None:
+            return ids
+        cursor = page.next_cursor
+
+
+def test_followers_spread_over_more_shards_stay_one_newest_first_list(graph, make_users):
+    # Given a star followed by three fans, then spread over 4 shards, then followed by nine
+    # more (their items in the shard of their id), then over 8 and followed by three more
+    star, viewer, *fans = make_users(17)
+    store = graph._store
+    for fan in fans[:3]:
+        graph.follow(fan, star)
+    store.spread(star, 4)
+    store.spread(star, 2)  # never fewer
+    for fan in fans[3:12]:
+        graph.follow(fan, star)
+    graph.followers_counted({star: 100_000})  # the policy's first step: 2, below the 4 held
+    assert store.follower_shards(star) == 4
+    store.spread(star, 8)
+    for fan in fans[12:]:
+        graph.follow(fan, star)
+    assert {follower_shard(f, 4) for f in fans[3:12]} != {0}
+
+    # Then each follower's O#<star> names the shard its I# and IT# items are in
+    items = _spread_items(star, 8)
+    for index, fan in enumerate(fans):
+        edge = _items(fan)[f"O#{star:019d}"]
+        spread = 1 if index < 3 else 4 if index < 12 else 8
+        assert int(edge.shard or 0) == follower_shard(fan, spread)
+        pk = followers_partitions(star, 8)[int(edge.shard or 0)]
+        assert f"{pk}/I#{fan:019d}" in items and f"{pk}/IT#{int(edge.seq):019d}" in items
+    # and the list pages newest first across the shards, 3 a page, none twice
+    assert _followers_listed(graph, viewer, star, 3) == fans[::-1]
+    # and a cursor pins its position: a follow between two pages shifts nothing
+    first = graph.followers(viewer, star, 5, None)
+    (late,) = make_users(1)
+    graph.follow(late, star)
+    second = graph.followers(viewer, star, 5, first.next_cursor)
+    assert [int(u.id) for u in second.items] == fans[::-1][5:10]
+    # and the fan-out's reads, the followers hash and the count see every shard
+    everyone = {*fans, late}
+    assert set(graph.all_ids(star, "followers")) == everyone
+    assert set(graph.followers_versions(star)) == everyone
+    assert store.count_followers(star) == len(everyone)
+    assert dict(graph.relationships(star, fans[:2] + fans[-2:])) == dict.fromkeys(
+        fans[:2] + fans[-2:], "followed_by"
+    )
+    assert store.followers_among(star, [fans[0], fans[-1], viewer]) == {fans[0], fans[-1]}
+
+
+def test_unfollow_follow_back_and_block_find_the_shard_of_each_edge(graph, make_users):
+    # Given a star spread over 4 shards after its first fan, and a fan of each shard after
+    star, *fans = make_users(12)
+    graph.follow(fans[0], star)
+    graph._store.spread(star, 4)
+    for fan in fans[1:]:
+        graph.follow(fan, star)
+    sharded = [f for f in fans[1:] if follower_shard(f, 4)]
+    assert sharded
+    leaving, friend, blocked = fans[0], sharded[0], sharded[-1]
+
+    # When the first fan (shard 0) unfollows, the star follows one back and blocks another
+    graph.unfollow(leaving, star)
+    graph.follow(star, friend)
+    assert graph.relationships(star, [friend]) == [(friend, "friends")]
+    services.blocks().block(star, blocked)
+
+    # Then the items are consistent in every shard, friend flags on both sides of both edges
+    items = _spread_items(star, 4)
+    inbound = {int(i.uid) for key, i in items.items() if "/I#" in key}
+    listed = {int(i.uid) for key, i in items.items() if "/IT#" in key}
+    assert inbound == listed == set(fans[1:]) - {blocked}
+    shard = follower_shard(friend, 4)
+    mirror = items[f"{followers_partitions(star, 4)[shard]}/I#{friend:019d}"]
+    assert mirror.friend is True and _items(friend)[f"O#{star:019d}"].friend is True
+    assert _items(star)[f"O#{friend:019d}"].friend is True
+    assert f"O#{star:019d}" not in _items(blocked) and f"O#{star:019d}" not in _items(leaving)
+    # and an unfollow of the friend clears the flag in its shard
+    graph.unfollow(friend, star)
+    assert _items(star)[f"O#{friend:019d}"].friend is False
+    assert not any(f"I#{friend:019d}" in key for key in _spread_items(star, 4))
+
+
+def test_an_account_erasure_reaches_every_followers_shard(graph, make_users):
+    # Given a star spread over 4 shards with followers in several of them, following one fan
+    star, *fans = make_users(10)
+    graph.follow(fans[0], star)
+    graph._store.spread(star, 4)
+    for fan in fans[1:]:
+        graph.follow(fan, star)
+    graph.follow(star, fans[1])
+    assert len({follower_shard(f, 4) for f in fans[1:]}) > 1
+
+    # When its graph items are erased, slice by slice, as the deletion workflow does
+    erasure = DynamoErasure()
+    while erasure.followers(star, 4):
+        pass
+    while erasure.following(star, 4):
+        pass
+    while erasure.partitions(star, 100):
+        pass
+
+    # Then nothing is left in any shard, and every follower's side is gone with its count
+    assert _spread_items(star, 16) == {}
+    for fan in fans:
+        mine = _items(fan)
+        assert f"O#{star:019d}" not in mine and f"I#{star:019d}" not in mine
+        assert int(mine["META"].following_count) == 0
+
+
 # ---- stream counters -----------------------------------------------------------------------
 def _stream_records(users: set[int]) -> list[dict[str, Any]]:
     """This test's records from the graph table's real stream, in Lambda's event shape."""
@@ -287,7 +414,7 @@ def _stream_records(users: set[int]) -> list[dict[str, Any]]:
         record
         for record in all_records(get_settings().graph_table)
         if record["dynamodb"]["Keys"]["pk"]["S"].startswith("U#")
-        and int(record["dynamodb"]["Keys"]["pk"]["S"][2:]) in users
+        and int(record["dynamodb"]["Keys"]["pk"]["S"][2:].split("#")[0]) in users
     ]
 
 

@@ -689,6 +689,7 @@ class FakeGraphStore:
 
     def __init__(self) -> None:
         self.edges: dict[tuple[int, int], int] = {}  # (follower, followee) -> seq
+        self.spreads: dict[int, int] = {}  # user -> followers shards (``spread``)
         self.reads = 0
 
     def _edge(self, a: int, b: int) -> FakeEdge | None:
@@ -761,6 +762,14 @@ class FakeGraphStore:
 
     def count_followers(self, user_id: int) -> int:
         return sum(1 for _, b in self.edges if b == user_id)
+
+    def follower_pages(self, user_id: int, size: int) -> Iterator[list[tuple[int, int]]]:
+        rows = [(a, seq) for (a, b), seq in self.edges.items() if b == user_id]
+        for start in range(0, len(rows), size):
+            yield rows[start : start + size]
+
+    def spread(self, user_id: int, shards: int) -> None:
+        self.spreads[user_id] = max(shards, self.spreads.get(user_id, 1))
 
 
 # ---- muted words ------------------------------------------------------------------------------

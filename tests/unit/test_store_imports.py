@@ -34,9 +34,24 @@ def test_an_imported_follow_decodes_as_the_follow():
     assert decoded(graph.decode_record, items, SETTINGS.graph_table) == [
         Followed(follower=11, followee=22, seq=333)
     ]
-    table, meta = graph.import_following_count(SETTINGS, 11, 5)
+    table, meta = graph.import_meta(SETTINGS, 11, 5)
     assert table == SETTINGS.graph_table
     assert graph.decode_record(inserted(meta)) == [] and meta["following_count"] == {"N": "5"}
+    assert "follower_shards" not in meta
+
+
+def test_an_imported_follow_of_a_spread_account_lands_in_the_followers_shard():
+    follower = next(a for a in range(100, 200) if graph.follower_shard(a, 4))
+    items = graph.import_follow(SETTINGS, follower, 22, seq=333, friend=False, shards=4)
+    shard = graph.follower_shard(follower, 4)
+    by_sk = {item["sk"]["S"][:2]: item for _, item in items}
+    assert by_sk["O#"]["shard"] == {"N": str(shard)}
+    assert by_sk["I#"]["pk"] == by_sk["IT"]["pk"] == {"S": f"U#22#{shard}"}
+    assert decoded(graph.decode_record, items, SETTINGS.graph_table) == [
+        Followed(follower=follower, followee=22, seq=333)
+    ]
+    _table, meta = graph.import_meta(SETTINGS, 22, 0, follower_shards=4)
+    assert meta["follower_shards"] == {"N": "4"}
 
 
 def test_an_imported_like_decodes_as_the_like():

@@ -1,16 +1,37 @@
 """The follow graph in DynamoDB (pynamodb): edges, time-ordered lists, friend flags, counts.
 
-One table, partition key ``pk = U#<user_id>``, every item of a user under it. For "A follows B"
+One table, partition key ``pk = U#<user_id>``, every item of a user under it (but a big
+account's followers, spread over shards ``U#<user_id>#<k>``: below). For "A follows B"
 (ids zero-padded to 19 digits, so string order is numeric order) a follow writes, in ONE
 TransactWriteItems:
 
-| pk    | sk               | attributes           | answers                                      |
-|-------|------------------|----------------------|----------------------------------------------|
-| U#A   | O#<B>            | uid=B, seq, friend   | "does A follow B?" in one GetItem; friends   |
-| U#B   | I#<A>            | uid=A, seq, friend   | "does A follow B?" seen from B (statuses)    |
-| U#A   | OT#<seq>         | uid=B                | A's following list, newest first             |
-| U#B   | IT#<seq>         | uid=A                | B's followers list, newest first             |
-| U#A   | META             | following_count      | the limit of 1000, checked in the same write |
+| pk      | sk         | attributes                | answers                                       |
+|---------|------------|---------------------------|-----------------------------------------------|
+| U#A     | O#<B>      | uid=B, seq, friend, shard | "does A follow B?" in one GetItem; friends    |
+| U#B[#k] | I#<A>      | uid=A, seq, friend        | "does A follow B?" seen from B; the stream    |
+| U#A     | OT#<seq>   | uid=B                     | A's following list, newest first              |
+| U#B[#k] | IT#<seq>   | uid=A                     | B's followers list, newest first              |
+| U#A     | META       | following_count           | the limit of 1000, checked in the same write  |
+| U#B     | META       | follower_shards           | over how many partitions B's followers go (N) |
+
+**A big account's followers are spread over N partitions** ``U#B`` (shard 0, the account's
+own) and ``U#B#1`` .. ``U#B#<N-1>``: A's ``I#A`` and ``IT#<seq>`` go to shard
+``k = crc32(A) % N`` (``follower_shard``; a hash, since a Snowflake's low bits are mostly 0),
+and A's ``O#B`` records ``k`` (``shard``, absent for 0). N is on B's META (absent: 1) and only
+grows: the stream's fan-out reads every followee's followers count anyway, and an account past
+the next step of ``GraphPolicy.follower_shards`` (1 below 100,000 followers, then a power of two
+with at most 4M a shard, 16 at most) is spread further by one conditional write (``spread``).
+Nothing moves: an edge written at any earlier N is in a shard below the current N, and whoever
+needs one edge reads the shard off the follower's ``O#B`` (unfollow, block, follow back, the
+erasure). Reads that need no particular edge take every shard below N: the followers page
+Queries each shard's newest ``limit + 1`` below the cursor side by side and merges them by seq
+(the cursor is still the last seq shown, so it pins a position); the fan-out and the followers
+hash walk the shards a Query page at a time (``follower_pages``: everyone, in no overall
+order); ``count_followers`` sums the shards' COUNTs. "Does A follow B?" is answered from
+either side by the ``O#`` edges, which are never spread: ``pair``, ``statuses`` and
+``followers_among`` read ``O#B`` under ``U#A`` and ``O#A`` under ``U#B`` (the same keys a call
+as reading ``I#`` did). A follow reads B's N first (one eventually consistent GetItem: any N
+it may see is one the shards have had); a list reads it strongly consistent.
 
 Blocks and mutes live in the same partitions (``R#`` for the records, ``RT#`` for the lists),
 so one Query of ``R#`` rebuilds a user's blocks hash in Redis (warble.dal.blocks):
@@ -37,7 +58,7 @@ follows A, A's follow also flips B's ``O#A`` and A's ``I#B`` in the same transac
 
 Why this shape, and what it costs:
 - No index at all, so no item-collection limit: a celebrity's followers are millions of items
-  under one partition key, which DynamoDB splits by sort key as it grows. An LSI would cap that
+  under a few partition keys, which DynamoDB splits by sort key as it grows. An LSI would cap that
   partition key at 10 GB; a GSI would make the lists eventually consistent and cost a second
   write anyway. Here the lists are in the base table, written in the same transaction as the
   edges, and read with strongly consistent Queries: a user sees their own follow at once.
@@ -45,10 +66,14 @@ Why this shape, and what it costs:
   design; reads of every access pattern are one GetItem, one BatchGetItem or one Query.
 - Unfollow must know ``seq`` to delete the list items; it reads the edge first and makes the
   delete conditional on the edge being unchanged (seq and friend flag), retrying on a race.
-- A celebrity's partition is hot on writes when many follow at once; DynamoDB's split-for-heat
-  spreads the sort-key range, and the first page of a big account's lists is served from Redis
-  (warble.domain.graph). Sharding the followers partition (``U#B#<n>``) is the next step if one
-  account ever needs more than ~1000 follows per second.
+- Why spread, not split for heat: a follow is a transaction, so its two items on B's side cost
+  four write units, and ``IT#<seq>`` only grows at the end of the sort key (the newest follow is
+  always in the last split), so DynamoDB's split for heat cannot spread it: one partition takes
+  250 follows a second. At 100M daily users the top account takes ~254 follows a second at the
+  event (docs/capacity.md): 1,015 write units on one partition, 127 on each of its 8 shards.
+  What it costs: a followers page is N Queries (side by side; the first page of a big account
+  is served from Redis, warble.domain.graph), a follow one GetItem more, and an unsharded
+  account (N = 1) pays nothing but that GetItem.
 - ``following_count`` lives on the follower's META item and is changed only inside the follow
   and unfollow transactions, with the condition ``following_count < limit``: exact under any
   concurrency. ``followers_count`` is derived from the stream (warble.domain.counters), so a
@@ -57,6 +82,8 @@ Why this shape, and what it costs:
 
 from __future__ import annotations
 
+import heapq
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -68,7 +95,7 @@ from pynamodb.attributes import (
     UnicodeAttribute,
 )
 from pynamodb.connection import Connection
-from pynamodb.exceptions import TransactWriteError
+from pynamodb.exceptions import TransactWriteError, UpdateError
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
@@ -88,6 +115,9 @@ from warble.events import Blocked, Event, Followed, Muted, Unblocked, Unfollowed
 from warble.settings import Settings, get_settings
 
 BATCH_GET_LIMIT = 100  # keys per BatchGetItem call (DynamoDB's limit)
+# The most partitions an account's followers are spread over (``spread`` clamps to it): the
+# erasure reads this many when the account's META is gone.
+MAX_FOLLOWER_SHARDS = 16
 # Friend lists read side by side for one second-degree set (each a Query of a partition).
 PARALLEL_QUERIES = 8
 
@@ -98,6 +128,27 @@ def _id(value: int) -> str:
 
 def user_pk(user_id: int) -> str:
     return f"U#{user_id}"
+
+
+def followers_pk(user_id: int, shard: int) -> str:
+    """The partition of the user's followers shard ``shard``: shard 0 is the user's own
+    partition (every follower edge written before the account was spread is there)."""
+    return user_pk(user_id) if not shard else f"U#{user_id}#{shard}"
+
+
+def follower_shard(follower: int, shards: int) -> int:
+    """The shard of a followee's partitions that ``follower``'s items go to when the followee
+    is spread over ``shards``: a hash of the follower's id (its low bits are a Snowflake's
+    per-millisecond sequence, mostly 0, so not the id mod n)."""
+    if shards <= 1:
+        return 0
+    return zlib.crc32(_id(follower).encode()) % shards
+
+
+def followers_partitions(user_id: int, shards: int) -> list[str]:
+    """Every partition that may hold the user's follower items, spread over ``shards``
+    (shards only grow, so an edge written at any earlier count is in one of them)."""
+    return [followers_pk(user_id, k) for k in range(max(1, shards))]
 
 
 # Block and mute records: (kind letter in Redis, sort-key prefix). A block is written on both
@@ -122,6 +173,13 @@ def check_not_blocked(tx: TransactWrite, blocker: int, other: int) -> None:
     )
 
 
+def _below(prefix: str, before_seq: int | None) -> Any:
+    """The sort-key condition of a time list: every ``<prefix><seq>`` below the cursor."""
+    if before_seq is None:
+        return GraphItem.sk.startswith(prefix)
+    return GraphItem.sk.between(prefix, f"{prefix}{_id(before_seq - 1)}")
+
+
 class GraphItem(Model):
     class Meta:
         table_name = "graph"  # replaced from settings on first use
@@ -132,15 +190,25 @@ class GraphItem(Model):
     uid = NumberAttribute(null=True)
     seq = NumberAttribute(null=True)
     friend = BooleanAttribute(null=True)
+    shard = NumberAttribute(null=True)  # on O#<B>: B's followers shard of the I#/IT# items
     following_count = NumberAttribute(null=True)
+    follower_shards = NumberAttribute(null=True)  # on META: the followers' partitions (1)
 
 
 @dataclass(frozen=True)
 class Edge:
-    """A -> B as stored on A's ``O#B`` item."""
+    """A -> B as stored on A's ``O#B`` item: ``shard`` is the shard of B's followers
+    partitions that holds A's ``I#A`` and ``IT#<seq>`` items (``followers_pk``)."""
 
     seq: int
     friend: bool
+    shard: int = 0
+
+
+def _edge(item: GraphItem | None) -> Edge | None:
+    if item is None:
+        return None
+    return Edge(int(item.seq), bool(item.friend), int(item.shard or 0))
 
 
 class _Tx:
@@ -200,10 +268,11 @@ def _end_follow(
     """Queue the end of follower -> followee as read (``edge``, on ``condition``, tagged ``tag``):
     both edge items, both list items and the follower's following count (an unfollow, and each
     follow a block ends). A changed edge or list fails as RACED."""
+    into = followers_pk(followee, edge.shard)
     tx.add("delete", tag, GraphItem(user_pk(follower), f"O#{_id(followee)}"), condition=condition)
-    tx.add("delete", "raced", GraphItem(user_pk(followee), f"I#{_id(follower)}"))
+    tx.add("delete", "raced", GraphItem(into, f"I#{_id(follower)}"))
     tx.add("delete", "raced", GraphItem(user_pk(follower), f"OT#{_id(edge.seq)}"))
-    tx.add("delete", "raced", GraphItem(user_pk(followee), f"IT#{_id(edge.seq)}"))
+    tx.add("delete", "raced", GraphItem(into, f"IT#{_id(edge.seq)}"))
     tx.add(
         "update",
         "raced",
@@ -211,6 +280,19 @@ def _end_follow(
         actions=[GraphItem.following_count.add(-1)],
         condition=GraphItem.following_count > 0,
     )
+
+
+def _set_friend(tx: _Tx, a: int, b: int, reverse: Edge, friend: bool) -> None:
+    """Queue B -> A's friend flag (``reverse``, as read) set to ``friend`` on both its edge
+    items: B's ``O#A`` and ``I#B`` in A's followers shard the edge names."""
+    for pk, sk in ((user_pk(b), f"O#{_id(a)}"), (followers_pk(a, reverse.shard), f"I#{_id(b)}")):
+        tx.add(
+            "update",
+            "reverse",
+            GraphItem(pk, sk),
+            actions=[GraphItem.friend.set(friend)],
+            condition=GraphItem.seq == reverse.seq,
+        )
 
 
 class DynamoGraphStore:
@@ -227,46 +309,86 @@ class DynamoGraphStore:
 
     # ---- single edges and statuses --------------------------------------------------------
     def pair(self, a: int, b: int) -> tuple[Edge | None, Edge | None]:
-        """(A -> B, B -> A), both read strongly consistently from A's partition in one call."""
+        """(A -> B, B -> A), both read strongly consistently from their ``O#`` edge items in one
+        call: those are never spread, and carry the shard of the other side's items."""
         found = {
-            item.sk: item
+            (item.pk, item.sk): item
             for item in GraphItem.batch_get(
-                [(user_pk(a), f"O#{_id(b)}"), (user_pk(a), f"I#{_id(b)}")], consistent_read=True
+                [(user_pk(a), f"O#{_id(b)}"), (user_pk(b), f"O#{_id(a)}")], consistent_read=True
             )
         }
         self.reads += 1
-        out, into = found.get(f"O#{_id(b)}"), found.get(f"I#{_id(b)}")
         return (
-            None if out is None else Edge(int(out.seq), bool(out.friend)),
-            None if into is None else Edge(int(into.seq), bool(into.friend)),
+            _edge(found.get((user_pk(a), f"O#{_id(b)}"))),
+            _edge(found.get((user_pk(b), f"O#{_id(a)}"))),
         )
 
     def statuses(self, viewer: int, others: list[int]) -> dict[int, tuple[bool, bool]]:
-        """{other: (viewer follows other, other follows viewer)}: 2 keys per id, so 100 ids
-        are 200 keys in two BatchGetItem calls."""
-        keys = [(user_pk(viewer), f"{kind}#{_id(o)}") for o in others for kind in ("O", "I")]
+        """{other: (viewer follows other, other follows viewer)}: the two ``O#`` edges of each
+        pair, 2 keys per id, so 100 ids are 200 keys in two BatchGetItem calls."""
+        me = user_pk(viewer)
+        # One key once (DynamoDB refuses a repeated key): the viewer among others, or twice.
+        keys = list(
+            dict.fromkeys(
+                key
+                for o in others
+                if o != viewer
+                for key in ((me, f"O#{_id(o)}"), (user_pk(o), f"O#{_id(viewer)}"))
+            )
+        )
         if not keys:
             return {}
         self.reads += -(-len(keys) // BATCH_GET_LIMIT)
         answer = {o: (False, False) for o in others}
         for item in GraphItem.batch_get(keys, consistent_read=True, attributes_to_get=["pk", "sk"]):
-            kind, _, raw = item.sk.partition("#")
-            other = int(raw)
-            out, into = answer[other]
-            answer[other] = (True, into) if kind == "O" else (out, True)
+            if item.pk == me:
+                other = int(item.sk[2:])
+                answer[other] = (True, answer[other][1])
+            else:
+                other = int(item.pk[2:])
+                answer[other] = (answer[other][0], True)
         return answer
 
     def followers_among(self, user_id: int, others: list[int]) -> set[int]:
-        """Which of ``others`` follow the user: their ``I#`` edges in the user's partition,
-        100 keys per BatchGetItem call."""
+        """Which of ``others`` follow the user: their ``O#<user>`` edges (in their own
+        partitions, never spread), 100 keys per BatchGetItem call."""
         if not others:
             return set()
-        keys = [(user_pk(user_id), f"I#{_id(o)}") for o in dict.fromkeys(others)]
+        keys = [(user_pk(o), f"O#{_id(user_id)}") for o in dict.fromkeys(others)]
         self.reads += -(-len(keys) // BATCH_GET_LIMIT)
         return {
-            int(item.sk[2:])
-            for item in GraphItem.batch_get(keys, consistent_read=True, attributes_to_get=["sk"])
+            int(item.pk[2:])
+            for item in GraphItem.batch_get(keys, consistent_read=True, attributes_to_get=["pk"])
         }
+
+    def follower_shards(self, user_id: int, consistent: bool = False) -> int:
+        """Over how many partitions the user's followers are spread (1 until ``spread``): one
+        GetItem of META. Eventually consistent will do for a write (any count it may read is
+        one the shards have had, and an edge in any of them is found); a list reads it
+        strongly consistent, so it sees a follow written just after a spread."""
+        self.reads += 1
+        found = list(
+            GraphItem.batch_get(
+                [(user_pk(user_id), "META")],
+                consistent_read=consistent,
+                attributes_to_get=["pk", "sk", "follower_shards"],
+            )
+        )
+        return max(1, int(found[0].follower_shards or 1)) if found else 1
+
+    def spread(self, user_id: int, shards: int) -> None:
+        """Spread the user's followers over ``shards`` partitions from now on (never fewer: a
+        lower count is a no-op). Edges already written stay where they are."""
+        shards = min(shards, MAX_FOLLOWER_SHARDS)
+        try:
+            GraphItem(user_pk(user_id), "META").update(
+                actions=[GraphItem.follower_shards.set(shards)],
+                condition=GraphItem.follower_shards.does_not_exist()
+                | (GraphItem.follower_shards < shards),
+            )
+        except UpdateError as exc:
+            if exc.cause_response_code != "ConditionalCheckFailedException":
+                raise
 
     def following_counts(self, user_ids: list[int]) -> dict[int, int]:
         if not user_ids:
@@ -281,23 +403,28 @@ class DynamoGraphStore:
 
     # ---- follow / unfollow ----------------------------------------------------------------
     def follow(self, a: int, b: int, seq: int, reverse: Edge | None, limit: int) -> bool:
-        """Write A -> B; returns the new friend flag. Raises FollowRejected."""
+        """Write A -> B; returns the new friend flag. Raises FollowRejected. B's items go to
+        the shard of A among B's followers partitions, which A's ``O#B`` records."""
         friend = reverse is not None
+        shard = follower_shard(a, self.follower_shards(b))
+        into = followers_pk(b, shard)
         tx = _Tx(self._connection)
         tx.add(
             "save",
             "edge",
-            GraphItem(user_pk(a), f"O#{_id(b)}", uid=b, seq=seq, friend=friend),
+            GraphItem(
+                user_pk(a), f"O#{_id(b)}", uid=b, seq=seq, friend=friend, shard=shard or None
+            ),
             condition=GraphItem.pk.does_not_exist(),
         )
         tx.add(
             "save",
             "edge-in",
-            GraphItem(user_pk(b), f"I#{_id(a)}", uid=a, seq=seq, friend=friend),
+            GraphItem(into, f"I#{_id(a)}", uid=a, seq=seq, friend=friend),
             condition=GraphItem.pk.does_not_exist(),
         )
         tx.add("save", "list-out", GraphItem(user_pk(a), f"OT#{_id(seq)}", uid=b))
-        tx.add("save", "list-in", GraphItem(user_pk(b), f"IT#{_id(seq)}", uid=a))
+        tx.add("save", "list-in", GraphItem(into, f"IT#{_id(seq)}", uid=a))
         tx.add(
             "update",
             "limit",
@@ -324,14 +451,7 @@ class DynamoGraphStore:
                 condition=GraphItem.pk.does_not_exist(),
             )
         else:
-            for pk, sk in ((user_pk(b), f"O#{_id(a)}"), (user_pk(a), f"I#{_id(b)}")):
-                tx.add(
-                    "update",
-                    "reverse",
-                    GraphItem(pk, sk),
-                    actions=[GraphItem.friend.set(True)],
-                    condition=GraphItem.seq == reverse.seq,
-                )
+            _set_friend(tx, a, b, reverse, True)
         tx.commit()
         return friend
 
@@ -341,14 +461,7 @@ class DynamoGraphStore:
         condition = (GraphItem.seq == edge.seq) & (GraphItem.friend == edge.friend)
         _end_follow(tx, a, b, edge, "edge", condition)
         if edge.friend and reverse is not None:
-            for pk, sk in ((user_pk(b), f"O#{_id(a)}"), (user_pk(a), f"I#{_id(b)}")):
-                tx.add(
-                    "update",
-                    "reverse",
-                    GraphItem(pk, sk),
-                    actions=[GraphItem.friend.set(False)],
-                    condition=GraphItem.seq == reverse.seq,
-                )
+            _set_friend(tx, a, b, reverse, False)
         tx.commit()
 
     # ---- blocks and mutes -------------------------------------------------------------------
@@ -461,23 +574,55 @@ class DynamoGraphStore:
         self, user_id: int, which: str, limit: int, before_seq: int | None
     ) -> tuple[list[tuple[int, int]], bool]:
         """Newest-first ``(uid, seq)`` of "following", "followers", "blocks" or "mutes", and
-        whether more exist."""
+        whether more exist. Followers spread over shards: each shard's newest ``limit + 1``
+        below the cursor, side by side, merged by seq (the page is among them; seqs are
+        unique), so the cursor is still the last seq shown and pins a position."""
         prefix = LIST_PREFIXES[which]
-        start = None
-        if before_seq is not None:
-            start = {"pk": {"S": user_pk(user_id)}, "sk": {"S": f"{prefix}{_id(before_seq)}"}}
-        items = self._query(
-            GraphItem,
-            limit + 1,
-            hash_key=user_pk(user_id),
-            range_key_condition=GraphItem.sk.startswith(prefix),
-            scan_index_forward=False,
-            consistent_read=True,
-            page_size=limit + 1,
-            last_evaluated_key=start,
-        )
-        rows = [(int(item.uid), int(item.sk[len(prefix) :])) for item in items]
+        shards = self.follower_shards(user_id, consistent=True) if which == "followers" else 1
+        partitions = followers_partitions(user_id, shards)
+
+        def newest(pk: str) -> list[tuple[int, int]]:
+            items = self._query(
+                GraphItem,
+                limit + 1,
+                hash_key=pk,
+                range_key_condition=_below(prefix, before_seq),
+                scan_index_forward=False,
+                consistent_read=True,
+                page_size=limit + 1,
+                attributes_to_get=["sk", "uid"],
+            )
+            return [(int(item.uid), int(item.sk[len(prefix) :])) for item in items]
+
+        if len(partitions) == 1:
+            rows = newest(partitions[0])
+        else:
+            with ThreadPoolExecutor(min(len(partitions), PARALLEL_QUERIES)) as pool:
+                found = [row for part in pool.map(newest, partitions) for row in part]
+            rows = heapq.nlargest(limit + 1, found, key=lambda row: row[1])
         return rows[:limit], len(rows) > limit
+
+    def follower_pages(self, user_id: int, size: int) -> Iterator[list[tuple[int, int]]]:
+        """Every follower ``(uid, seq)`` of the user, a Query page of up to ``size`` at a
+        time, shard after shard (newest first within a shard, not across them): the fan-out's
+        and the followers hash's read, which need everyone and no order."""
+        for pk in followers_partitions(user_id, self.follower_shards(user_id, consistent=True)):
+            results = GraphItem.query(
+                pk,
+                GraphItem.sk.startswith("IT#"),
+                scan_index_forward=False,
+                consistent_read=True,
+                page_size=size,
+                attributes_to_get=["sk", "uid"],
+            )
+            for page in results.page_iter:
+                self.reads += 1
+                rows = [
+                    (int(item.uid), int(item.sk[3:]))
+                    for item in map(GraphItem.from_raw_data, page.get("Items", []))
+                ]
+                if rows:
+                    yield rows
 
     def friends_page(
         self, user_id: int, limit: int, after_id: int | None
@@ -538,9 +683,11 @@ class DynamoGraphStore:
             yield int(item.pk[2:]), int(item.uid)
 
     def count_followers(self, user_id: int) -> int:
-        """How many follow the user now (a COUNT query of the ``I#`` edge items)."""
-        return int(
-            GraphItem.count(user_pk(user_id), GraphItem.sk.startswith("I#"), consistent_read=True)
+        """How many follow the user now (a COUNT query of the ``I#`` edge items a shard)."""
+        shards = self.follower_shards(user_id, consistent=True)
+        return sum(
+            int(GraphItem.count(pk, GraphItem.sk.startswith("I#"), consistent_read=True))
+            for pk in followers_partitions(user_id, shards)
         )
 
 
@@ -555,31 +702,50 @@ class GraphErasure:
         self._table = items.settings.graph_table
 
     def erase_own(self, user_id: int, limit: int) -> int:
-        """A slice of what is left under the account's own key (its META, ...)."""
-        return erasing.erase_partition(self._items, self._table, user_pk(user_id), limit)
+        """A slice of what is left under the account's own key (its META, ...), then under its
+        followers shards (empty once ``followers`` is done; kept here so nothing outlives it)."""
+        for pk in self._partitions(user_id):
+            gone = erasing.erase_partition(self._items, self._table, pk, limit)
+            if gone:
+                return gone
+        return 0
 
     def erase_degrees(self, user_id: int, limit: int) -> int:
         """A slice of the account's second-degree set (the degrees table)."""
         table = self._items.settings.degrees_table
         return erasing.erase_partition(self._items, table, f"D2#{user_id}", limit)
 
+    def _partitions(self, user_id: int) -> list[str]:
+        """The account's own partition and its followers shards: as many as its META says,
+        or every one the store may have written once META is gone (an interrupted run)."""
+        meta = self._items.batch_get(
+            self._table, [erasing.key(user_pk(user_id), "META")], "pk, follower_shards"
+        )
+        shards = (erasing.num(meta[0], "follower_shards") or 1) if meta else MAX_FOLLOWER_SHARDS
+        return followers_partitions(user_id, shards)
+
     def followers(self, user_id: int, limit: int) -> list[int]:
-        """Per follower F: the four items of F -> X and F's following_count lowered, one
-        transaction for 20 followers, on the condition that each edge is still there."""
-        graph, me, items = self._table, user_pk(user_id), self._items
-        found, _more = items.query(graph, me, "I#", limit, "sk, seq")
+        """Per follower F: the four items of F -> X (X's two in the shard they are in) and F's
+        following_count lowered, one transaction for 20 followers, on the condition that each
+        edge is still there. Shard by shard, up to ``limit`` followers a slice."""
+        graph, items = self._table, self._items
+        found: list[tuple[str, int, int]] = []  # (X's partition, follower, seq)
+        for pk in self._partitions(user_id):
+            if len(found) >= limit:
+                break
+            page, _more = items.query(graph, pk, "I#", limit - len(found), "sk, seq")
+            found += [
+                (pk, int(erasing.text(i, "sk")[2:]), erasing.num(i, "seq") or 0) for i in page
+            ]
         done: list[int] = []
         for start in range(0, len(found), 20):
-            edges = [
-                (int(erasing.text(i, "sk")[2:]), erasing.num(i, "seq") or 0)
-                for i in found[start : start + 20]
-            ]
+            edges = found[start : start + 20]
             actions: list[dict[str, Any]] = []
-            for follower, seq in edges:
+            for mine, follower, seq in edges:
                 them = user_pk(follower)
                 actions += [
-                    erasing.conditional_delete(graph, me, f"I#{_id(follower)}"),
-                    erasing.plain_delete(graph, me, f"IT#{_id(seq)}"),
+                    erasing.conditional_delete(graph, mine, f"I#{_id(follower)}"),
+                    erasing.plain_delete(graph, mine, f"IT#{_id(seq)}"),
                     erasing.plain_delete(graph, them, f"O#{_id(user_id)}"),
                     erasing.plain_delete(graph, them, f"OT#{_id(seq)}"),
                     {
@@ -592,33 +758,38 @@ class GraphErasure:
                     },
                 ]
             if items.transact(actions):
-                done += [follower for follower, _ in edges]
+                done += [follower for _, follower, _ in edges]
         if found and not done:
             raise Raced()  # every transaction lost its race with an unfollow: run again
         return done
 
     def following(self, user_id: int, limit: int) -> list[int]:
-        """Per followed B: the four items of X -> B (X's own following_count goes with its
-        META item, in ``erase_own``), 25 to a transaction."""
+        """Per followed B: the four items of X -> B (B's two in the shard X's ``O#B`` names;
+        X's own following_count goes with its META item, in ``erase_own``), 25 to a
+        transaction."""
         graph, me, items = self._table, user_pk(user_id), self._items
-        found, _more = items.query(graph, me, "O#", limit, "sk, seq")
+        found, _more = items.query(graph, me, "O#", limit, "sk, seq, #shard")
         done: list[int] = []
         for start in range(0, len(found), 25):
             edges = [
-                (int(erasing.text(i, "sk")[2:]), erasing.num(i, "seq") or 0)
+                (
+                    int(erasing.text(i, "sk")[2:]),
+                    erasing.num(i, "seq") or 0,
+                    erasing.num(i, "shard") or 0,
+                )
                 for i in found[start : start + 25]
             ]
             actions: list[dict[str, Any]] = []
-            for followed, seq in edges:
-                them = user_pk(followed)
+            for followed, seq, shard in edges:
+                theirs = followers_pk(followed, shard)
                 actions += [
                     erasing.conditional_delete(graph, me, f"O#{_id(followed)}"),
                     erasing.plain_delete(graph, me, f"OT#{_id(seq)}"),
-                    erasing.plain_delete(graph, them, f"I#{_id(user_id)}"),
-                    erasing.plain_delete(graph, them, f"IT#{_id(seq)}"),
+                    erasing.plain_delete(graph, theirs, f"I#{_id(user_id)}"),
+                    erasing.plain_delete(graph, theirs, f"IT#{_id(seq)}"),
                 ]
             if items.transact(actions):
-                done += [followed for followed, _ in edges]
+                done += [followed for followed, _, _ in edges]
         if found and not done:
             raise Raced()  # every transaction lost its race with an unfollow: run again
         return done
@@ -654,23 +825,39 @@ Imported = tuple[str, dict[str, Any]]  # (table, serialized item)
 
 
 def import_follow(
-    settings: Settings, follower: int, followee: int, seq: int, friend: bool
+    settings: Settings, follower: int, followee: int, seq: int, friend: bool, shards: int = 1
 ) -> list[Imported]:
-    """The four items of a follow, as ``DynamoGraphStore.follow`` writes them."""
+    """The four items of a follow, as ``DynamoGraphStore.follow`` writes them to a followee
+    spread over ``shards`` (its META's, ``import_meta``)."""
     a, b, table = follower, followee, settings.graph_table
+    shard = follower_shard(a, min(shards, MAX_FOLLOWER_SHARDS))
+    into = followers_pk(b, shard)
     items = (
-        GraphItem(user_pk(a), f"O#{_id(b)}", uid=b, seq=seq, friend=friend),
-        GraphItem(user_pk(b), f"I#{_id(a)}", uid=a, seq=seq, friend=friend),
+        GraphItem(user_pk(a), f"O#{_id(b)}", uid=b, seq=seq, friend=friend, shard=shard or None),
+        GraphItem(into, f"I#{_id(a)}", uid=a, seq=seq, friend=friend),
         GraphItem(user_pk(a), f"OT#{_id(seq)}", uid=b),
-        GraphItem(user_pk(b), f"IT#{_id(seq)}", uid=a),
+        GraphItem(into, f"IT#{_id(seq)}", uid=a),
     )
     return [(table, item.serialize()) for item in items]
 
 
-def import_following_count(settings: Settings, user_id: int, count: int) -> Imported:
+def import_meta(
+    settings: Settings, user_id: int, following_count: int, follower_shards: int = 1
+) -> Imported:
+    """The user's META: its following count, and its followers' spread when above one."""
+    spread = min(follower_shards, MAX_FOLLOWER_SHARDS)
     return settings.graph_table, GraphItem(
-        user_pk(user_id), "META", following_count=count
+        user_pk(user_id),
+        "META",
+        following_count=following_count,
+        follower_shards=spread if spread > 1 else None,
     ).serialize()
+
+
+def _followee(pk: str) -> int:
+    """The followee of a followers partition: ``U#<id>`` or its shard ``U#<id>#<k>``."""
+    base, _, shard = pk.rpartition("#") if pk.count("#") == 2 else (pk, "", "")
+    return prefixed_id(base if shard.isdigit() else pk, "U#")
 
 
 def decode_record(record: dict[str, Any]) -> list[Event]:
@@ -693,7 +880,7 @@ def decode_record(record: dict[str, Any]) -> list[Event]:
         return [(Muted if added else Unmuted)(muter=owner, muted=other, seq=seq)]
     if not sk.startswith("I#"):
         return []
-    followee = prefixed_id(item.string_key("pk"), "U#")
+    followee = _followee(item.string_key("pk"))
     follower = prefixed_id(sk, "I#")
     kind = Followed if item.name == "INSERT" else Unfollowed
     image = item.image()

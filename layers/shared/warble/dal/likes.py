@@ -11,19 +11,23 @@ TransactWriteItems writes three items:
 | U#<U>     | LT#<seq>   | tid, author_id         | the tweets U liked, newest like first (Query) |
 | T#<T>#<k> | LU#<seq>   | uid                    | who liked T, newest first (a Query per shard) |
 
-**T's likers are spread over ``LIKERS_SHARDS`` partitions** ``T#<T>#0`` .. ``T#<T>#3``, the
+**T's likers are spread over ``LIKERS_SHARDS`` partitions** ``T#<T>#0`` .. ``T#<T>#7``, the
 like's shard ``k`` a hash of its seq (``likers_pk``). A like is a transaction, so its items cost
 two write units each; one partition takes 1,000 a second, and a likers partition's sort key only
 grows (the newest like is always in the last split), so DynamoDB's split for heat cannot spread
 it. At 100M daily users a viral tweet takes 694 likes a second at the daily peak (1% of the
-hour's likes, docs/capacity.md): 1,389 write units on one partition; 347 on each of four. Four
-is fixed (not a setting): the shards a like was written to must be the shards it is read and
-deleted from, so changing it is a migration; the edge records the count its like was spread
-over (``shards``). A list read costs a Query per shard instead of one: the likers page reads
-each shard's newest ``limit`` below the cursor and merges them by seq (the same cursor: the
-last seq shown), a count sums the shards' COUNT queries. Likes stored before the shards have
-their ``LU#`` item under the tweet's own ``T#<T>`` and no ``shards`` on their edge: every read,
-count and cleanup takes that partition as one more shard, so nothing is migrated.
+hour's likes, docs/capacity.md) and 1,015 at the sustained event: 2,030 write units on one
+partition; 254 on each of eight (507 on each of the four there were until issue 41, and 1,157 on
+the 10x-the-mean event basis the issue was written against: 579 on eight). The count is a
+constant, not a setting, and only grows: the edge records the count its like was spread over
+(``shards``), so an unlike and the account's erasure find its item, and every count there has
+been (``EARLIER_LIKERS_SHARDS``) is below the current one, so reading ``T#<T>#0`` ..
+``T#<T>#<LIKERS_SHARDS - 1>`` reads them all and nothing moves. A list read costs a Query per
+shard instead of one: the likers page reads each shard's newest ``limit`` below the cursor and
+merges them by seq (the same cursor: the last seq shown), a count sums the shards' COUNT
+queries. Likes stored before the shards have their ``LU#`` item under the tweet's own
+``T#<T>`` and no ``shards`` on their edge: every read, count and cleanup takes that partition as
+one more shard.
 
 **No ConditionCheck on the tweet.** The transaction used to check T's id item, which put two
 write units of every like on that one item (1,389 a second: over). The read before the
@@ -57,6 +61,7 @@ from __future__ import annotations
 import heapq
 import zlib
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from typing import Any
 
@@ -86,7 +91,9 @@ from warble.tracing import instrument
 
 BATCH_GET_LIMIT = 100
 BATCH_WRITE_LIMIT = 25
-LIKERS_SHARDS = 4  # a tweet's likers partitions (the module's docstring: fixed, and why 4)
+LIKERS_SHARDS = 8  # a tweet's likers partitions (the module's docstring: fixed, and why 8)
+# The counts likes were spread over before (each below LIKERS_SHARDS; newest first).
+EARLIER_LIKERS_SHARDS = (4,)
 
 
 def _id(value: int) -> str:
@@ -111,12 +118,19 @@ def likers_pk(tweet_id: int, seq: int, shards: int) -> str:
     return f"T#{tweet_id}#{zlib.crc32(_id(seq).encode()) % shards}"
 
 
-def likers_partitions(tweet_id: int) -> list[tuple[str, int]]:
-    """Every partition that may hold T's likers, with the ``shards`` of the likes in it: the
-    shards, then the tweet's own (likes stored before the shards)."""
-    return [(f"T#{tweet_id}#{k}", LIKERS_SHARDS) for k in range(LIKERS_SHARDS)] + [
-        (tweet_pk(tweet_id), 0)
-    ]
+def likers_partitions(tweet_id: int) -> list[str]:
+    """Every partition that may hold T's likers: the shards (those of every earlier count are
+    among them), then the tweet's own (likes stored before the shards)."""
+    return [f"T#{tweet_id}#{k}" for k in range(LIKERS_SHARDS)] + [tweet_pk(tweet_id)]
+
+
+def spread_of(tweet_id: int, seq: int, partition: str) -> int:
+    """The ``shards`` a likers item found in ``partition`` was written with: the count, current
+    or earlier, whose ``likers_pk`` is that partition (0: the tweet's own)."""
+    for shards in (LIKERS_SHARDS, *EARLIER_LIKERS_SHARDS):
+        if likers_pk(tweet_id, seq, shards) == partition:
+            return shards
+    return 0
 
 
 class LikeItem(Model):
@@ -274,18 +288,24 @@ class LikeStore:
         self, tweet_id: int, before_seq: int | None, limit: int
     ) -> list[tuple[int, int]]:
         """``(seq, user_id)`` of T's likers, newest first: each partition's newest ``limit``
-        below the cursor, merged (the page's likes are among them; seqs are unique)."""
-        rows = [
-            (int(item.sk[3:]), int(item.uid))
-            for partition, _shards in likers_partitions(tweet_id)
-            for item in LikeItem.query(
-                partition,
-                _below("LU#", before_seq),
-                scan_index_forward=False,
-                limit=limit,
-                consistent_read=True,
-            )
-        ]
+        below the cursor, side by side, merged (the page's likes are among them; seqs are
+        unique)."""
+
+        def newest(partition: str) -> list[tuple[int, int]]:
+            return [
+                (int(item.sk[3:]), int(item.uid))
+                for item in LikeItem.query(
+                    partition,
+                    _below("LU#", before_seq),
+                    scan_index_forward=False,
+                    limit=limit,
+                    consistent_read=True,
+                )
+            ]
+
+        partitions = likers_partitions(tweet_id)
+        with ThreadPoolExecutor(len(partitions)) as pool:
+            rows = [row for part in pool.map(newest, partitions) for row in part]
         return heapq.nlargest(limit, rows)
 
     def count_likers(self, tweet_id: int) -> int:
@@ -293,16 +313,17 @@ class LikeStore:
         items)."""
         return sum(
             int(LikeItem.count(partition, LikeItem.sk.startswith("LU#"), consistent_read=True))
-            for partition, _shards in likers_partitions(tweet_id)
+            for partition in likers_partitions(tweet_id)
         )
 
     def all_likers(self, tweet_id: int) -> Iterator[Liker]:
         """Every liker of T, partition by partition, for the cleanup of a deleted tweet."""
-        for partition, shards in likers_partitions(tweet_id):
+        for partition in likers_partitions(tweet_id):
             for item in LikeItem.query(
                 partition, LikeItem.sk.startswith("LU#"), consistent_read=True
             ):
-                yield Liker(int(item.sk[3:]), int(item.uid), shards)
+                seq = int(item.sk[3:])
+                yield Liker(seq, int(item.uid), spread_of(tweet_id, seq, partition))
 
     def delete_likes(self, tweet_id: int, likes: list[Liker]) -> None:
         """Delete each like's three items (BatchWriteItem; deleting what is gone is a no-op)."""
@@ -392,7 +413,7 @@ class LikeErasure:
     def likers(self, tweet_id: int, wanted: int) -> list[int]:
         """Up to about ``wanted`` of the users who liked ``tweet_id``, shard by shard."""
         users: list[int] = []
-        for partition, _shards in likers_partitions(tweet_id):
+        for partition in likers_partitions(tweet_id):
             found, _more = self._items.query(self._table, partition, "LU#", wanted, "uid")
             users += [erasing.num(i, "uid") or 0 for i in found]
             wanted -= len(found)

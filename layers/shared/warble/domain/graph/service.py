@@ -18,6 +18,7 @@ rebuilds every set).
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Iterator
@@ -70,6 +71,21 @@ def status_of(follows: bool, followed_by: bool) -> Relationship:
 class GraphPolicy:
     follow_limit: int = 1000
     big_account_followers: int = 10_000
+    # A big account's followers are spread over more partitions as it grows (warble.dal.graph,
+    # docs/graph.md): from ``spread_from`` followers on, a power of two of shards with at most
+    # ``followers_per_shard`` each, up to ``max_follower_shards`` (the store's ceiling).
+    spread_from: int = 100_000
+    followers_per_shard: int = 4_000_000
+    max_follower_shards: int = 16
+
+    def follower_shards(self, followers: int) -> int:
+        """The partitions an account's followers go to at ``followers`` followers. Steps are
+        powers of two so an account crosses few of them in its life; the count only ever
+        grows (a shrinking account keeps its shards: its edges are where they were written)."""
+        if followers < self.spread_from:
+            return 1
+        wanted = max(2, math.ceil(followers / self.followers_per_shard))
+        return min(self.max_follower_shards, 1 << (wanted - 1).bit_length())
 
 
 LABELS: dict[int | None, Literal["1st", "2nd", "3rd", "3rd+"]] = {
@@ -128,6 +144,9 @@ class GraphService:
         self._pages = page_cache
         self._ids = ids
         self._policy = policy
+        # The followers shards this container has asked the store for, per account: each step
+        # is one conditional write a container, not one a stream batch.
+        self._spread: dict[int, int] = {}
 
     # ---- writes ------------------------------------------------------------------------
     def follow(self, viewer: int, target: int) -> RelationshipNow:
@@ -235,8 +254,14 @@ class GraphService:
         return rows[:limit], len(rows) > limit or bool(cached["more"])
 
     def all_ids(self, user_id: int, which: str) -> Iterator[int]:
-        """Every id of a user's ``followers`` or ``following`` list, newest first, a Query per
-        ``FOLLOWER_PAGE`` (the home timelines' fan-out and rebuild)."""
+        """Every id of a user's ``followers`` or ``following`` list (the home timelines'
+        fan-out and rebuild): followers a Query page of ``FOLLOWER_PAGE`` at a time, shard
+        after shard (in no overall order: a fan-out needs everyone, not an order); following
+        newest first."""
+        if which == "followers":
+            for rows in self._store.follower_pages(user_id, FOLLOWER_PAGE):
+                yield from (uid for uid, _ in rows)
+            return
         before = None
         while True:
             rows, more = self._store.page(user_id, which, FOLLOWER_PAGE, before)
@@ -247,15 +272,24 @@ class GraphService:
 
     def followers_versions(self, user_id: int) -> dict[int, int]:
         """Every follower of a user with the follow's ``seq`` (its version in the fan-out's
-        followers hash), a Query per ``FOLLOWER_PAGE``."""
+        followers hash), a Query page of ``FOLLOWER_PAGE`` at a time, shard after shard."""
         found: dict[int, int] = {}
-        before = None
-        while True:
-            rows, more = self._store.page(user_id, "followers", FOLLOWER_PAGE, before)
+        for rows in self._store.follower_pages(user_id, FOLLOWER_PAGE):
             found.update(rows)
-            if not more or not rows:
-                return found
-            before = rows[-1][1]
+        return found
+
+    def followers_counted(self, counts: dict[int, int]) -> None:
+        """Followers counts as a stream batch read them (the fan-out's): an account past its
+        next step (``GraphPolicy.follower_shards``) has its followers spread over more
+        partitions from now on. Rare, and idempotent (the store never lowers the count)."""
+        for user_id, followers in counts.items():
+            shards = self._policy.follower_shards(followers)
+            if shards <= self._spread.get(user_id, 1):
+                continue
+            self._store.spread(user_id, shards)
+            if len(self._spread) >= 10_000:
+                self._spread.clear()  # bounded: forgetting costs one more no-op write
+            self._spread[user_id] = shards
 
     def friends(self, viewer: int, user_id: int, limit: int, cursor: str | None) -> UserPage:
         after = decode_cursor("f", cursor)

@@ -83,6 +83,11 @@ class Follows(Protocol):
         """Every follower with the follow's ``seq`` (the fan-out's followers hash)."""
         ...
 
+    def followers_counted(self, counts: dict[int, int]) -> None:
+        """Followers counts as a stream batch read them (a big account's followers are spread
+        over more partitions as it grows)."""
+        ...
+
 
 class ShieldReader(Protocol):
     """A reader's blocks and mutes (``Shields.later``), read with the page they filter."""

@@ -138,8 +138,10 @@ class TimelineService:
         posting = list(dict.fromkeys(e.author_id for e in tweets if isinstance(e, TweetPosted)))
         marks = self._timelines.celebrity_marks_later(reads, posting)
         reads.run()
+        followers_now = counts()
+        self._graph.followers_counted(followers_now)
         threshold = self._policy.celebrity_followers
-        big = {u for u, followers in counts().items() if followers > threshold}
+        big = {u for u, followers in followers_now.items() if followers > threshold}
         deleting = {e.author_id for e in tweets if isinstance(e, TweetDeleted)}
         audience = {a: self._audience(a, followers[a](), a in big, a in deleting) for a in authors}
         for author, marked in marks().items():
