@@ -385,11 +385,12 @@ LOWER = {
     "DynamoDB storage": "TTL or Standard-IA for history older than a few months",
     "DynamoDB point-in-time backups": "PITR on the tables that are the source of truth only"
     " (not counters, notifications or degrees: rebuildable)",
-    "ElastiCache for Valkey (the profile's cache)": "the nodes are held by the memory (30-day"
-    " users' home timelines: most of the GB), not the commands: fewer bytes a timeline entry or"
-    " a shorter timeline for users away a week, or data tiering (r6gd: the cold timelines on"
-    " SSD; not priced here); the one-year reservation is bought for the profile's nodes (a"
-    " three-year one is up to 55% below on-demand)",
+    "ElastiCache for Valkey (the profile's cache)": "the memory (30-day users' home timelines:"
+    " most of the GB) and the daily peak's commands hold about as many r7g.2xlarge shards at"
+    " 100M, so both must fall: fewer bytes a timeline entry or a shorter timeline for users away"
+    " a week, or data tiering (r6gd: the cold timelines on SSD; not priced here), and fewer"
+    " commands a home read (its render: one GET a key on the cluster); a three-year reservation"
+    " is up to 55% below on-demand, the one-year one priced here about a third",
     "Aurora Serverless v2 (ACU)": "last_seen_at kept in Redis and flushed in batches (item 5)",
     "Aurora I/O and storage": "Aurora I/O-Optimized once I/O passes a quarter of the bill",
     "RDS Proxy": "fewer ACUs (above)",
@@ -1001,17 +1002,21 @@ def _throughput_section(inputs: Any) -> list[str]:
                      f" {wall_cell} |")  # fmt: skip
     from bench import capacity_model as cm
 
-    mix, note = cm.mix_ops(inputs.m, cm.pipelined(t), cm.command_overhead_us(inputs))
+    io = cm.pipelined_io_us(inputs)
+    overhead = cm.command_overhead_us(inputs) if io is None else io
+    mix, note = cm.mix_ops(inputs.m, cm.pipelined(t), overhead)
     lines += ["", f"The measured mix (the routes' commands as the client sends them, weighted by"
-              f" the traffic, each at its benchmarked time or its measured execution plus the"
-              f" per-command I/O): {mix:,.0f} commands/s on one core ({note}). A command's I/O"
-              f" and parsing: {t['command_overhead_us']:.1f} µs; the mix's I/O share (a pipelined"
-              f" GET's time less its execution, over the mix's time a command):"
+              f" the traffic, each at its benchmarked time at 4 a round trip, or its measured"
+              f" execution plus a command's I/O at the routes' {cm.mix_depth(inputs.m):.1f}"
+              f" commands a round trip, {overhead:.1f} µs, solved from GET alone and 4 a round"
+              f" trip): {mix:,.0f} commands/s on one core ({note}). A GET alone costs"
+              f" {t['command_overhead_us']:.1f} µs of I/O and parsing. The mix's I/O share:"
               f" {cm.io_share(inputs):.0%}, the part Valkey's I/O threads take off the main"
               f" thread; the scripts and range reads stay on it."]  # fmt: skip
     engines = t.get("engines") or []
     if engines:
-        lines += ["", "| server | I/O threads | the mix, commands/s a core (least-most) | GET,"
+        lines += ["", "| server | I/O threads | the mix, commands/s a core, from the medians"
+                  " (each round's: least-most) | GET,"
                   " no pipelining: per CPU second / per wall-clock second (least-most) | where |",
                   "|---|---:|---:|---:|---|"]  # fmt: skip
         for e in engines:

@@ -504,11 +504,49 @@ def mix_ops(m: dict[str, Any], single: dict[str, float], overhead_us: float) -> 
 
 
 # ---- per-call costs ----------------------------------------------------------------------------
+def mix_depth(m: dict[str, Any]) -> float:
+    """Commands a round trip in the measured routes, weighted by the traffic (a ReadBatch sends
+    several; a write path often one)."""
+    commands = trips = 0.0
+    for route, mix in ROUTE_MIX.items():
+        cost = m["routes"].get(route)
+        if cost:
+            commands += TRAFFIC[mix] * float(cost["redis_commands"])
+            trips += TRAFFIC[mix] * float(cost["redis_round_trips"])
+    return commands / trips if trips else 4.0
+
+
+def mix_io_us(m: dict[str, Any], get_p1: float, get_p4: float, get_usec: float) -> float:
+    """A command's I/O and parsing at the mix's depth: a round trip's share and a command's own,
+    solved from a GET's time alone and 4 a round trip (commands per CPU second, less its
+    execution), as a + b / depth."""
+    one, four = 1e6 / get_p1 - get_usec, 1e6 / get_p4 - get_usec
+    per_trip = max(0.0, (one - four) * 4 / 3)
+    return max(0.0, one - per_trip) + per_trip / mix_depth(m)
+
+
+def pipelined_io_us(inputs: Inputs) -> float | None:
+    """mix_io_us from the throughput measurement's GET runs (random keys), or None."""
+    runs = (inputs.throughput or {}).get("runs") or []
+    gets = {r["pipeline"]: float(r["ops_per_s"]) for r in runs
+            if r["name"].startswith("GET") and r["keys"] == "random"}  # fmt: skip
+    if 1 not in gets or 4 not in gets:
+        return None
+    # a GET's execution: INFO commandstats counts wall time, which a busy machine inflates, so
+    # the least of the benchmark's and the capacity run's
+    get_usec = min(float((inputs.throughput or {}).get("get_usec", 0.3)),
+                   float(inputs.m.get("redis_get_usec", 0.3)))  # fmt: skip
+    return mix_io_us(inputs.m, gets[1], gets[4], get_usec)
+
+
 def shard_ops(inputs: Inputs) -> float:
     """Commands/s one Redis shard (one core) serves with Warble's real mix: measured by
-    bench/redis_throughput.py (the replay), else the assumption."""
+    bench/redis_throughput.py (the replay: a command not benchmarked takes its execution and
+    the I/O at the mix's depth), else the assumption."""
     if inputs.throughput and inputs.throughput.get("runs"):
-        ops, _ = mix_ops(inputs.m, pipelined(inputs.throughput), command_overhead_us(inputs))
+        io = pipelined_io_us(inputs)
+        overhead = command_overhead_us(inputs) if io is None else io
+        ops, _ = mix_ops(inputs.m, pipelined(inputs.throughput), overhead)
         if ops:
             return ops
     return float(REDIS_OPS_PER_SHARD)
@@ -524,19 +562,11 @@ def command_overhead_us(inputs: Inputs) -> float:
 
 def io_share(inputs: Inputs) -> float:
     """The share of the one-core mix's time that is I/O and parsing (what I/O threads take off
-    the main thread): each command's I/O as a pipelined GET measures it (its time less its
-    execution), over the mix's time a command."""
-    runs = (inputs.throughput or {}).get("runs") or []
-    get = next((r["ops_per_s"] for r in runs
-                if r["name"].startswith("GET") and r["pipeline"] == 4
-                and r["keys"] == "random"), None)  # fmt: skip
-    if not get:
+    the main thread): a command's I/O at the mix's depth (pipelined_io_us), over the mix's time
+    a command."""
+    io_us = pipelined_io_us(inputs)
+    if io_us is None:
         return 0.5  # assumed without a measurement
-    # a GET's execution: INFO commandstats counts wall time, which a busy machine inflates, so
-    # the least of the benchmark's and the capacity run's
-    get_usec = min(float((inputs.throughput or {}).get("get_usec", 0.3)),
-                   float(inputs.m.get("redis_get_usec", 0.3)))  # fmt: skip
-    io_us = max(0.0, 1e6 / float(get) - get_usec)
     return min(1.0, io_us * shard_ops(inputs) / 1e6)
 
 
