@@ -908,8 +908,9 @@ def _cache_section(inputs: Any, all_needs: list[Any], head: str, rule: str) -> l
              f" {cm.SHARD_TARGET:.0%} busy, the event {cm.SHARD_EVENT_TARGET:.0%} busy and the"
              f" memory (75% of a node's), a replica each; serverless caches (at most"
              f" {cm.ELASTICACHE_MAX_GB:,} GB and {cm.ELASTICACHE_MAX_ECPU_S / 1e6:g}M ECPU/s each,"
-             f" 100 MB billed at least) by use, and with a minimum ECPU/s at the daily peak (by"
-             f" use alone, a cache grows behind a surge). Cell: the month (shards, what sets"
+             f" 100 MB billed at least) by use, and with a minimum ECPU/s at the daily peak and"
+             f" at the event (below its minimum a cache grows behind a surge, doubling in"
+             f" minutes where an event peaks in one). Cell: the month (shards, what sets"
              f" them; nodes in clusters of {cm.CLUSTER_MAX_NODES} at most). The winner: the"
              f" cheapest that holds the event from its first second, the fewest nodes among"
              f" those within {cm.TIE_SHARE:.0%} of it.", "",
