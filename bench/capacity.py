@@ -385,14 +385,12 @@ LOWER = {
     "DynamoDB storage": "TTL or Standard-IA for history older than a few months",
     "DynamoDB point-in-time backups": "PITR on the tables that are the source of truth only"
     " (not counters, notifications or degrees: rebuildable)",
-    "ElastiCache for Valkey (the profile's cache)": "serverless caches behind the same slot map"
-    " (the 'serverless at the same use' row below: a fraction of the nodes' bill, once each"
-    " cache's minimum ECPU/s is set near its share of the event, since a serverless cache grows"
-    " by doubling every ten minutes or so); else reserved nodes (a year's term, about a"
-    " third less); the home read's render is now most of the commands (a page's tweets, counts"
-    " and authors: one GET a key on the cluster, 68 a page): the hottest of them held in the"
-    " function as the celebrities' sets are; the shard's real throughput measured on Valkey 8"
-    " with its I/O threads (sized here at 3x one core: an assumption)",
+    "ElastiCache for Valkey (the profile's cache)": "the memory (30-day users' home timelines:"
+    " most of the GB) and the daily peak's commands hold about as many r7g.2xlarge shards at"
+    " 100M, so both must fall: fewer bytes a timeline entry or a shorter timeline for users away"
+    " a week, or data tiering (r6gd: the cold timelines on SSD; not priced here), and fewer"
+    " commands a home read (its render: one GET a key on the cluster); a three-year reservation"
+    " is up to 55% below on-demand, the one-year one priced here about a third",
     "Aurora Serverless v2 (ACU)": "last_seen_at kept in Redis and flushed in batches (item 5)",
     "Aurora I/O and storage": "Aurora I/O-Optimized once I/O passes a quarter of the bill",
     "RDS Proxy": "fewer ACUs (above)",
@@ -539,9 +537,9 @@ def _needs_section(all_needs: list[Any]) -> list[str]:
          lambda n: f"{n.redis_gb:,.0f}"),
         ("serverless caches holding the event peak (5,000 GB and 15M ECPU/s each)",
          lambda n: f"{n.caches}"),
-        ("or: r7g.4xlarge shards, half busy at the daily peak / 90% busy at the event (1 replica"
-         " each; 3x the one-core mix a node)", lambda n: f"{n.redis_shards_daily:,} /"
-         f" {n.redis_shards_event:,}"),
+        ("or: r7g.4xlarge shards, half busy at the daily peak / 90% busy at the event, and the"
+         " memory's (1 replica each; Valkey's I/O threads: the cache options below)",
+         lambda n: f"{n.redis_shards_daily:,} / {n.redis_shards_event:,}"),
         ("... clusters of 250 such shards (500 nodes: ElastiCache's most), daily peak / event",
          lambda n: f"{_clusters(n.redis_shards_daily)} / {_clusters(n.redis_shards_event)}"),
         ("PostgreSQL queries/s at peak (writes)", lambda n: f"{n.pg_peak_qps:,.0f}"
@@ -572,7 +570,7 @@ def _money_sections(
         {**cm.cost(n, inputs.profiles), **{f"Images: {k}": v for k, v in cm.media_cost(d).items()}}
         for n, d in zip(all_needs, cm.SCALES, strict=True)
     ]
-    clones = [cm.clone_cost(d) for d in cm.SCALES]
+    clones = [cm.clone_cost(d, inputs) for d in cm.SCALES]
     money_head = "| item | " + " | ".join(f"{d / 1e6:,.0f}M DAU" for d in cm.SCALES) + " |"
     lines += ["", "#### Monthly cost (us-east-1; the profile's deployment; prices below)", "",
               money_head, rule]  # fmt: skip
@@ -597,14 +595,67 @@ def _money_sections(
     for option in options[0]:
         lines.append(f"| {option} | " + " | ".join(_money(o[option]) for o in options) + " |")
     lines += _cache_section(inputs, all_needs, money_head, rule)
-    lines += ["", "#### The same traffic on appsyncmasterclass-backend's design", "",
-              money_head, rule]  # fmt: skip
+    lines += _clone_section(inputs, costs, clones, money_head, rule)
+    return costs, clones, lines
+
+
+def _clone_section(
+    inputs: Any, costs: list[dict[str, float]], clones: list[dict[str, float]], head: str,
+    rule: str,
+) -> list[str]:  # fmt: skip
+    """The clone's month like for like (the same traffic, graph, fan-out and images), what it
+    leaves out, and Warble against it."""
+    from bench import capacity_model as cm
+
+    followers = cm.clone_followers_per_tweet(inputs)
+    warble = [cm.following(inputs, d) for d in cm.SCALES]
+    fanned = ", ".join(f"{f.per_tweet:,.0f}" if f else f"{cm.FOLLOWERS_PER_TWEET:g}"
+                       for f in warble)  # fmt: skip
+    lines = ["", "#### The same traffic on appsyncmasterclass-backend's design", "",
+             f"Like for like: Warble's operations a daily user (the rates above), the same graph"
+             f" (a tweet written to all its author's followers, {followers:,.0f} on the mean of"
+             f" the celebrity sweep's graph, where Warble fans out to {fanned} at 1M, 10M and"
+             f" 100M and merges the celebrities' on read), a new follower's backfill of"
+             f" {cm.CLONE_BACKFILL} tweets, timelines kept {cm.RETENTION_MONTHS} months, the same"
+             f" pushes and connected minutes on AppSync's real-time, and the same images. The"
+             f" event adds requests, not capacity (both bill by request there). Left out, each"
+             f" in the clone's favour: its Cognito user pool (billed by monthly active user),"
+             f" resolver logs and tracing, point-in-time backups, unread counts (priced as one"
+             f" Query a poll), search, rate limits and moderation.", "", head, rule]  # fmt: skip
     for item in clones[0]:
         lines.append(f"| {item} | " + " | ".join(_money(c[item]) for c in clones) + " |")
     lines.append(
         "| **clone total** | " + " | ".join(f"**{_money(sum(c.values()))}**" for c in clones) + " |"
     )
-    return costs, clones, lines
+    lines.append(
+        "| per daily user a month | "
+        + " | ".join(f"${sum(c.values()) / d:,.4f}" for c, d in zip(clones, cm.SCALES, strict=True))
+        + " |"
+    )
+    lines.append(
+        "| Warble over the clone | "
+        + " | ".join(
+            f"{sum(w.values()) / sum(c.values()):.2f}x" for w, c in zip(costs, clones, strict=True)
+        )
+        + " |"
+    )
+    images = "Images (as Warble's: S3, CloudFront, the resizing function)"
+    lines.append(
+        "| without the images: Warble / the clone | "
+        + " | ".join(
+            f"{_money(sum(v for k, v in w.items() if not k.startswith('Images')))} /"
+            f" {_money(sum(c.values()) - c[images])}"
+            for w, c in zip(costs, clones, strict=True)
+        )
+        + " |"
+    )
+    top = max(clones[-1].items(), key=lambda kv: kv[1])
+    lines += ["", f"The clone's largest item at 100M is {top[0]} ({_money(top[1])},"
+              f" {top[1] / sum(clones[-1].values()):.0%}): AppSync's"
+              f" ${cm.PRICES['appsync_request_per_m']:g} a million requests against API Gateway's"
+              f" ${cm.PRICES['http_api_per_m']:g} plus Lambda; its DynamoDB reads replace Warble's"
+              " cache."]  # fmt: skip
+    return lines
 
 
 def _checks_section(inputs: Any, all_needs: list[Any]) -> list[str]:
@@ -718,6 +769,15 @@ def _unpriced_figures(
     ]
 
 
+def _best(n: Any) -> str:
+    from bench import capacity_model as cm
+
+    o = cm.best_cache(n)
+    if o.kind == "serverless":
+        return f"{o.name} ({_money(o.month)})"
+    return f"{o.shards:,} {o.node_type} shards, {o.pricing} ({_money(o.month)}, {o.bound}-bound)"
+
+
 def _largest_fanout(n: Any) -> str:
     followers, seconds = n.largest_fanout
     return f"{followers:,.0f} followers in {seconds:.2f} s"
@@ -762,9 +822,12 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
         f" {cm.MAU_PER_DAU:g} users a daily user; {cm.PG_QPS_PER_ACU} queries/s an Aurora ACU;"
         f" {cm.AURORA_IO_PER_WRITE:g} Aurora I/Os a written row; X-Ray sampling"
         f" {cm.XRAY_SAMPLED:.0%}; {cm.AZ_CROSS_SHARE:.0%} of the Lambda-to-cache bytes crossing"
-        f" an AZ; {cm.RETENTION_MONTHS} months of table history; a node-based shard"
-        f" {cm.VALKEY_IO_THREADS_GAIN:g}x the one-core mix, at most {cm.SHARD_TARGET:.0%} busy at"
-        f" the daily peak and {cm.SHARD_EVENT_TARGET:.0%} at the event; round trips of"
+        f" an AZ; {cm.RETENTION_MONTHS} months of table history; a node the one-core mix with"
+        f" its I/O share ({cm.io_share(inputs):.0%}) sped up by Valkey's published I/O-thread"
+        f" gain ({', '.join(f'{g:g}x at {v} vCPUs' for v, g in cm.IO_THREADS_GAIN.items())}),"
+        f" at most {cm.SHARD_TARGET:.0%} busy at the daily peak and"
+        f" {cm.SHARD_EVENT_TARGET:.0%} at the event; a one-year reservation"
+        f" {1 - cm.RESERVED_1Y_FACTOR:.0%} below on-demand; round trips of"
         f" {cm.RTT_MS['redis']:g} ms (Redis), {cm.RTT_MS['dynamodb']:g} ms (DynamoDB) and"
         f" {cm.RTT_MS['postgres']:g} ms (PostgreSQL); one vCPU at"
         f" {cm.LAMBDA_FULL_VCPU_MB:,} MB.",
@@ -815,8 +878,9 @@ def _reading_figures(inputs: Any, all_needs: list[Any], costs: list[dict[str, fl
         f" {each(lambda n: f'{n.aurora_acu:,.1f} / {n.aurora_acu_event:,.1f} ACU')} (daily"
         f" peak / event).",
         f"- **Redis** commands/s at the daily peak: {each(lambda n: _si(n.redis_peak_ops))};"
-        f" r7g.4xlarge shards needed at the daily peak / the event:"
-        f" {each(lambda n: f'{n.redis_shards_daily:,} / {n.redis_shards_event:,}')}.",
+        f" r7g.4xlarge shards needed at the daily peak / the event (with the memory's):"
+        f" {each(lambda n: f'{n.redis_shards_daily:,} / {n.redis_shards_event:,}')}; the"
+        f" cheapest cache that holds both: {each(lambda n: _best(n))}.",
         f"- **Hot partitions at {sizes[-1]}** (daily peak / event): a viral tweet's likers"
         f" partition {_si(likers[1])} / {_si(likers[1] * spike)} write units/s of"
         f" {_si(likers[2])}, its tweet-index item {_si(read[1])} / {_si(read[1] * spike)} read"
@@ -836,24 +900,51 @@ def _clusters(shards: int) -> int:
 
 
 def _cache_section(inputs: Any, all_needs: list[Any], head: str, rule: str) -> list[str]:
-    """What each profile deploys as its cache and its month, beside the two ways of holding the
-    event peak: serverless caches (billed by use, however many) and node-based shards."""
+    """What each profile deploys as its cache and its month, beside every option that holds
+    both peaks: each node type on-demand and reserved, and serverless caches."""
     from bench import capacity_model as cm
 
     deployed = [cm.cache_deployment(n.dau, inputs.profiles) for n in all_needs]
-    return ["", "#### ElastiCache: what each ScaleProfile deploys, and what holds the event peak",
-            "", head, rule,
-            "| the profile's cache (template.yaml) | "
-            + " | ".join(d.describe() for d in deployed) + " |",
-            "| its month (on-demand; priced in the cost table) | "
-            + " | ".join(_money(cm.deployed_cache(n, inputs.profiles)) for n in all_needs) + " |",
-            "| serverless at the same use: GB-hours + ECPUs (caches holding the event peak) | "
-            + " | ".join(f"{_money(cm.serverless_cache(n))} ({n.caches})" for n in all_needs)
-            + " |",
-            "| r7g.4xlarge shards holding both peaks (half busy daily, 90% at the event), 1"
-            " replica (shards; clusters) | "
-            + " | ".join(f"{_money(cm.node_cache(n))} ({n.redis_shards:,};"
-                         f" {_clusters(n.redis_shards)})" for n in all_needs) + " |"]  # fmt: skip
+    options = [cm.cache_options(n) for n in all_needs]
+    best = [cm.best_cache(n) for n in all_needs]
+    lines = ["", "#### ElastiCache: the options that hold both peaks, and what each ScaleProfile"
+             " deploys", "",
+             f"Each node type at the measured mix (the one-core figure, its I/O share sped up by"
+             f" the published I/O-thread gain), with as many shards as hold the daily peak"
+             f" {cm.SHARD_TARGET:.0%} busy, the event {cm.SHARD_EVENT_TARGET:.0%} busy and the"
+             f" memory (75% of a node's), a replica each; serverless caches (at most"
+             f" {cm.ELASTICACHE_MAX_GB:,} GB and {cm.ELASTICACHE_MAX_ECPU_S / 1e6:g}M ECPU/s each,"
+             f" 100 MB billed at least) by use, and with a minimum ECPU/s at the daily peak and"
+             f" at the event (below its minimum a cache grows behind a surge, doubling in"
+             f" minutes where an event peaks in one). Cell: the month (shards, what sets"
+             f" them; nodes in clusters of {cm.CLUSTER_MAX_NODES} at most). The winner: the"
+             f" cheapest that holds the event from its first second, the fewest nodes among"
+             f" those within {cm.TIE_SHARE:.0%} of it.", "",
+             head.replace("| item |", "| option (commands/s a node) |"), rule]  # fmt: skip
+    for i, option in enumerate(options[0]):
+        if option.kind == "nodes":
+            label = f"{option.name} ({_si(cm.node_ops(inputs, option.node_type))})"
+        else:
+            label = option.name
+        cells = []
+        for row in options:
+            o = row[i]
+            where = (f"{o.shards:,}, {o.bound}; {o.clusters}" if o.kind == "nodes"
+                     else f"{o.caches} cache{'s' if o.caches > 1 else ''}")  # fmt: skip
+            cells.append(f"{_money(o.month)} ({where})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += [
+        "| **the cheapest that holds the event** | "
+        + " | ".join(f"**{b.name}**" for b in best)
+        + " |",
+        "| the profile's cache (template.yaml) | "
+        + " | ".join(d.describe() for d in deployed)
+        + " |",
+        "| its month (priced in the cost table) | "
+        + " | ".join(_money(cm.deployed_cache(n, inputs.profiles)) for n in all_needs)
+        + " |",
+    ]
+    return lines
 
 
 def _sweep_section(inputs: Any) -> list[str]:
@@ -896,22 +987,59 @@ def _throughput_section(inputs: Any) -> list[str]:
     if not t:
         return ["", "(No Redis throughput measurement: run `python -m bench.redis_throughput`;"
                 " the model assumes 150,000 commands/s a shard.)"]  # fmt: skip
+    server = t.get("server", "Redis 7.0")
+    repeat = int(t.get("repeat", 1))
+    spread = repeat > 1 and "least" in t["runs"][0]
     lines = ["", f"#### Redis throughput on one core (bench/redis_throughput.py,"
-             f" {t['measured_at']}; {t['machine']})", "",
+             f" {t['measured_at']}; {server}; {t['machine']})", "",
+             (f"Each figure the median of {repeat} rounds of the whole table, with its least and"
+              f" most (a shared machine: the spread is other engineers' load as much as the"
+              f" server's)." if spread else "One round."), "",
              "| command | keys | pipeline | per second of the server's CPU | per wall-clock"
              " second |", "|---|---|---:|---:|---:|"]  # fmt: skip
     for row in t["runs"]:
         wall = row.get("wall_ops_per_s", 0)
-        lines.append(f"| {row['name']} | {row['keys']} | {row['pipeline']} |"
-                     f" {row['ops_per_s']:,.0f} | {wall:,.0f} |")  # fmt: skip
+        cpu = f"{row['ops_per_s']:,.0f}"
+        if spread:
+            cpu += f" ({row['least']:,.0f}-{row['most']:,.0f})"
+            wall_cell = f"{wall:,.0f} ({row['wall_least']:,.0f}-{row['wall_most']:,.0f})"
+        else:
+            wall_cell = f"{wall:,.0f}"
+        lines.append(f"| {row['name']} | {row['keys']} | {row['pipeline']} | {cpu} |"
+                     f" {wall_cell} |")  # fmt: skip
     from bench import capacity_model as cm
 
-    mix, note = cm.mix_ops(inputs.m, cm.pipelined(t), cm.command_overhead_us(inputs))
+    io = cm.pipelined_io_us(inputs)
+    overhead = cm.command_overhead_us(inputs) if io is None else io
+    mix, note = cm.mix_ops(inputs.m, cm.pipelined(t), overhead)
     lines += ["", f"The measured mix (the routes' commands as the client sends them, weighted by"
-              f" the traffic, each at its benchmarked time or its measured execution plus the"
-              f" per-command I/O): {mix:,.0f} commands/s on one core ({note}). A command's I/O"
-              f" and parsing: {t['command_overhead_us']:.1f} µs. Redis 7.0 on one core; Valkey 8"
-              f" on ElastiCache adds I/O threads, so these are a floor."]  # fmt: skip
+              f" the traffic, each at its benchmarked time at 4 a round trip, or its measured"
+              f" execution plus a command's I/O at the routes' {cm.mix_depth(inputs.m):.1f}"
+              f" commands a round trip, {overhead:.1f} µs, solved from GET alone and 4 a round"
+              f" trip): {mix:,.0f} commands/s on one core ({note}). A GET alone costs"
+              f" {t['command_overhead_us']:.1f} µs of I/O and parsing. The mix's I/O share:"
+              f" {cm.io_share(inputs):.0%}, the part Valkey's I/O threads take off the main"
+              f" thread; the scripts and range reads stay on it."]  # fmt: skip
+    engines = t.get("engines") or []
+    if engines:
+        lines += ["", "| server | I/O threads | the mix, commands/s a core, from the medians"
+                  " (each round's: least-most) | GET,"
+                  " no pipelining: per CPU second / per wall-clock second (least-most) | where |",
+                  "|---|---:|---:|---:|---|"]  # fmt: skip
+        for e in engines:
+            lines.append(
+                f"| {e['server']} | {e['io_threads']} | {e['mix_ops_per_s']:,.0f}"
+                f" ({e['mix_least']:,.0f}-{e['mix_most']:,.0f}) | {e['get_p1_cpu']:,.0f} /"
+                f" {e['get_p1_wall']:,.0f} ({e['get_p1_wall_least']:,.0f}-"
+                f"{e['get_p1_wall_most']:,.0f}) | {e['machine']} |"
+            )
+        lines += ["", "With I/O threads the server's CPU time counts the threads' polling, so"
+                  " only the wall clock compares, and on 2 shared cores the I/O thread, the main"
+                  " thread and the benchmark's client take turns on the same two cores: what"
+                  " these rows can show is that the threads serve Warble's scripts and"
+                  " pipelines, not how they scale. Larger nodes' gain is taken from published"
+                  " figures (Prices used: IO_THREADS_GAIN), applied to the mix's I/O share"
+                  " only."]  # fmt: skip
     return lines
 
 

@@ -214,14 +214,36 @@ AZ_CROSS_SHARE = 0.5  # Lambda in two subnets: half the calls reach the cache in
 NAT_GATEWAYS = 2  # the template's NAT gateway in each zone (EnableNatGateway)
 REDIS_OPS_PER_SHARD = 150_000  # assumed when bench/redis_throughput.py has not been run
 REDIS_CMD_OVERHEAD_US = 8.0  # a command's I/O and parsing on one core, when not measured
-# Node types the ScaleProfiles may name (CacheNodeType): memory (75% of it for data) and the
-# on-demand price of Valkey on it (PRICES).
-NODE_GB = {"cache.r7g.4xlarge": 105.8 * 0.75}
+# Node types the ScaleProfiles may name (CacheNodeType): vCPUs, memory (GiB; 75% of it for data)
+# and the on-demand price of Valkey on it, $/hour in us-east-1 (Valkey's nodes are 20% below
+# Redis OSS's: aws.amazon.com/elasticache/pricing, memory 2025; r7g.4xlarge's $1.3984 as before).
+NODE_TYPES = {
+    "cache.r7g.large": (2, 13.07, 0.1752),
+    "cache.r7g.xlarge": (4, 26.32, 0.3496),
+    "cache.r7g.2xlarge": (8, 52.82, 0.6992),
+    "cache.r7g.4xlarge": (16, 105.81, 1.3984),
+    "cache.r7g.8xlarge": (32, 209.55, 2.7968),
+    "cache.r7g.16xlarge": (64, 419.09, 5.5936),
+    "cache.m7g.xlarge": (4, 12.93, 0.2528),
+    "cache.m7g.2xlarge": (8, 26.04, 0.5056),
+    "cache.m7g.4xlarge": (16, 52.26, 1.0112),
+    "cache.m7g.8xlarge": (32, 103.68, 2.0224),
+    "cache.m7g.16xlarge": (64, 209.55, 4.0448),
+}
+NODE_GB = {name: gib * 0.75 for name, (_, gib, _) in NODE_TYPES.items()}
 REDIS_NODE_GB = NODE_GB["cache.r7g.4xlarge"]
-# Valkey 8's I/O threads on a 16-vCPU node serve several times one core's commands (AWS cites up
-# to 230% more throughput than Valkey 7.2 on large nodes): node-based shards are sized at this
-# many times the one-core mix measured here.
-VALKEY_IO_THREADS_GAIN = 3.0
+# A one-year reservation (no upfront) over on-demand: about a third less (memory of the 2025
+# price page; AWS: "up to 55%" for three years all upfront; reservations are size-flexible within
+# a family, so a resize keeps them).
+RESERVED_1Y_FACTOR = 0.65
+# Valkey 8's I/O threads: the gain on simple commands (GET/SET, all I/O) by a node's vCPUs,
+# published, not measured here (2 shared cores cannot show it: bench/redis_throughput.py):
+# valkey.io "Unlock 1 Million RPS" (Aug 2024) and "Valkey 8.0" (1.19M against 380K requests/s
+# on r7g: 3.1x, no further gain past 8 I/O threads, devhands.io's runs agree); valkey.io "Scaling
+# a Valkey Cluster to 1 Billion RPS" (Oct 2025: 1,000 r7g.2xlarge primaries, ~1M SET/s each:
+# 2.6x); AWS "ElastiCache for Redis 7.1" ("up to double" from 8 physical cores). 4 vCPUs: 2x is
+# an interpolation (assumption); 2 vCPUs: no core to spare.
+IO_THREADS_GAIN = {2: 1.0, 4: 2.0, 8: 2.6, 16: 3.1}
 SHARD_TARGET = 0.5  # a node-based shard at most half busy at the daily peak (an AZ's loss,
 # a reshard's copy and the day's growth fit in the other half)
 SHARD_EVENT_TARGET = 0.9  # and at most 90% busy at the sustained event (minutes)
@@ -273,7 +295,7 @@ PRICES = {
     "ddb_reserved_rcu100_hour_1y": 0.0025,
     "valkey_serverless_gb_hour": 0.084,
     "valkey_serverless_ecpu_per_m": 0.0023,
-    "valkey_r7g_4xlarge_hour": 1.3984,  # node-based (the 1M profile and up)
+    # node-based: valkey_<type>_hour for each of NODE_TYPES (added below the table)
     "aurora_acu_hour": 0.12,
     "aurora_io_per_m": 0.20,
     "aurora_storage_gb_month": 0.10,
@@ -299,6 +321,9 @@ PRICES = {
     "appsync_realtime_message_per_m": 2.00,
     "appsync_connection_minute_per_m": 0.08,
 }
+PRICES.update({f"valkey_{name.removeprefix('cache.').replace('.', '_')}_hour": hour
+               for name, (_, _, hour) in NODE_TYPES.items()})  # fmt: skip
+PRICES["valkey_serverless_min_gb"] = 0.1  # a Valkey serverless cache bills 100 MB at least
 PRICE_SOURCES = {
     "Lambda requests and arm64 GB-s (tiers)": "aws.amazon.com/lambda/pricing (memory, 2025)",
     "HTTP API, WebSocket API": "aws.amazon.com/api-gateway/pricing (memory, 2025)",
@@ -308,7 +333,14 @@ PRICE_SOURCES = {
     " KB transferred, more for vCPU-heavy commands":
         "usage.ai 'ElastiCache Serverless pricing' (June 2026, citing the AWS Database Blog) and"
         " the AWS price page's stored copy (aws.eu/elasticache/pricing), read 2026-11-26",
-    "cache.r7g.4xlarge for Valkey": "aws.amazon.com/elasticache/pricing (memory, 2025)",
+    "Valkey nodes (r7g, m7g: Redis OSS's price less 20%), reserved 1 year no upfront ~35% off;"
+    " serverless Valkey's 100 MB minimum": "aws.amazon.com/elasticache/pricing (memory, 2025);"
+    " aws.amazon.com/elasticache/faqs (the 100 MB minimum, stored copy read 2026-12-03); AWS"
+    " Database Blog 'Size flexibility for ElastiCache reserved nodes' ('up to 55%')",
+    "Valkey I/O threads' gain on simple commands (IO_THREADS_GAIN)": "valkey.io/blog/unlock-one-"
+    "million-rps (Aug 2024), valkey.io/blog/valkey-8-0-0-rc1, valkey.io 'Scaling a Valkey Cluster"
+    " to 1 Billion RPS' (Oct 2025), AWS Database Blog 'ElastiCache for Redis 7.1' (stored copies"
+    " read 2026-12-03); published figures, not measured here",
     "Aurora Serverless v2 ACU-hour, I/O, storage; RDS Proxy":
         "aws.amazon.com/rds/aurora/pricing, aws.amazon.com/rds/proxy/pricing (memory, 2025)",
     "Lambda log tiers $0.50/0.25/0.10/0.05 per GB at 10/30/50 TB (from 1 May 2025)":
@@ -479,11 +511,49 @@ def mix_ops(m: dict[str, Any], single: dict[str, float], overhead_us: float) -> 
 
 
 # ---- per-call costs ----------------------------------------------------------------------------
+def mix_depth(m: dict[str, Any]) -> float:
+    """Commands a round trip in the measured routes, weighted by the traffic (a ReadBatch sends
+    several; a write path often one)."""
+    commands = trips = 0.0
+    for route, mix in ROUTE_MIX.items():
+        cost = m["routes"].get(route)
+        if cost:
+            commands += TRAFFIC[mix] * float(cost["redis_commands"])
+            trips += TRAFFIC[mix] * float(cost["redis_round_trips"])
+    return commands / trips if trips else 4.0
+
+
+def mix_io_us(m: dict[str, Any], get_p1: float, get_p4: float, get_usec: float) -> float:
+    """A command's I/O and parsing at the mix's depth: a round trip's share and a command's own,
+    solved from a GET's time alone and 4 a round trip (commands per CPU second, less its
+    execution), as a + b / depth."""
+    one, four = 1e6 / get_p1 - get_usec, 1e6 / get_p4 - get_usec
+    per_trip = max(0.0, (one - four) * 4 / 3)
+    return max(0.0, one - per_trip) + per_trip / mix_depth(m)
+
+
+def pipelined_io_us(inputs: Inputs) -> float | None:
+    """mix_io_us from the throughput measurement's GET runs (random keys), or None."""
+    runs = (inputs.throughput or {}).get("runs") or []
+    gets = {r["pipeline"]: float(r["ops_per_s"]) for r in runs
+            if r["name"].startswith("GET") and r["keys"] == "random"}  # fmt: skip
+    if 1 not in gets or 4 not in gets:
+        return None
+    # a GET's execution: INFO commandstats counts wall time, which a busy machine inflates, so
+    # the least of the benchmark's and the capacity run's
+    get_usec = min(float((inputs.throughput or {}).get("get_usec", 0.3)),
+                   float(inputs.m.get("redis_get_usec", 0.3)))  # fmt: skip
+    return mix_io_us(inputs.m, gets[1], gets[4], get_usec)
+
+
 def shard_ops(inputs: Inputs) -> float:
     """Commands/s one Redis shard (one core) serves with Warble's real mix: measured by
-    bench/redis_throughput.py (the replay), else the assumption."""
+    bench/redis_throughput.py (the replay: a command not benchmarked takes its execution and
+    the I/O at the mix's depth), else the assumption."""
     if inputs.throughput and inputs.throughput.get("runs"):
-        ops, _ = mix_ops(inputs.m, pipelined(inputs.throughput), command_overhead_us(inputs))
+        io = pipelined_io_us(inputs)
+        overhead = command_overhead_us(inputs) if io is None else io
+        ops, _ = mix_ops(inputs.m, pipelined(inputs.throughput), overhead)
         if ops:
             return ops
     return float(REDIS_OPS_PER_SHARD)
@@ -495,6 +565,30 @@ def command_overhead_us(inputs: Inputs) -> float:
     if inputs.throughput and inputs.throughput.get("command_overhead_us"):
         return float(inputs.throughput["command_overhead_us"])
     return REDIS_CMD_OVERHEAD_US
+
+
+def io_share(inputs: Inputs) -> float:
+    """The share of the one-core mix's time that is I/O and parsing (what I/O threads take off
+    the main thread): a command's I/O at the mix's depth (pipelined_io_us), over the mix's time
+    a command."""
+    io_us = pipelined_io_us(inputs)
+    if io_us is None:
+        return 0.5  # assumed without a measurement
+    return min(1.0, io_us * shard_ops(inputs) / 1e6)
+
+
+def io_threads_gain(node_type: str) -> float:
+    """IO_THREADS_GAIN at the node's vCPUs (16 and more: the 16-vCPU figure)."""
+    vcpus = NODE_TYPES[node_type][0]
+    return IO_THREADS_GAIN[min(vcpus, 16)]
+
+
+def node_ops(inputs: Inputs, node_type: str) -> float:
+    """Commands/s one node of ``node_type`` serves of Warble's mix: the measured one-core mix,
+    its I/O share sped up by the published I/O-thread gain, its execution (scripts, range reads)
+    still on the one main thread."""
+    share = io_share(inputs)
+    return shard_ops(inputs) / ((1 - share) + share / io_threads_gain(node_type))
 
 
 def client_commands(cost: dict[str, Any]) -> dict[str, tuple[float, float]]:
@@ -1025,6 +1119,8 @@ class Needs:
     redis_bytes_month: float = 0.0
     caches: int = 1  # serverless caches that hold the event peak
     redis_shards: int = 1  # r7g.4xlarge shards that hold both peaks (the larger of the two below)
+    # each node type's shards at the daily peak, at the event, for the memory (NODE_TYPES)
+    node_shards: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     redis_shards_event: int = 1  # ... the sustained event at SHARD_EVENT_TARGET busy
     redis_shards_daily: int = 1  # ... the daily peak
     pg_peak_qps: float = 0.0
@@ -1384,14 +1480,16 @@ def _size_redis(
     spike = EVENT_PEAK / PEAK
     n.caches = max(1, math.ceil(max(n.redis_gb / ELASTICACHE_MAX_GB,
                                     ecpu_s * spike / ELASTICACHE_MAX_ECPU_S)))  # fmt: skip
-    per_node = shard_ops(inputs) * VALKEY_IO_THREADS_GAIN
-    memory_shards = n.redis_gb / REDIS_NODE_GB
-    n.redis_shards_daily = max(
-        1, math.ceil(max(redis_cmds_s / (per_node * SHARD_TARGET), memory_shards))
-    )
-    n.redis_shards_event = max(
-        1, math.ceil(max(redis_cmds_s * spike / (per_node * SHARD_EVENT_TARGET), memory_shards))
-    )
+    for node_type in NODE_TYPES:
+        per_node = node_ops(inputs, node_type)
+        n.node_shards[node_type] = (
+            max(1, math.ceil(redis_cmds_s / (per_node * SHARD_TARGET))),
+            max(1, math.ceil(redis_cmds_s * spike / (per_node * SHARD_EVENT_TARGET))),
+            max(1, math.ceil(n.redis_gb / NODE_GB[node_type])),
+        )
+    daily, event, memory = n.node_shards["cache.r7g.4xlarge"]
+    n.redis_shards_daily = max(daily, memory)
+    n.redis_shards_event = max(event, memory)
     n.redis_shards = max(n.redis_shards_daily, n.redis_shards_event)
 
 
@@ -1504,29 +1602,115 @@ def _lambda_compute(gb_s: float) -> float:
                           (math.inf, p["lambda_gb_s_arm_tier3"])])  # fmt: skip
 
 
-def serverless_cache(n: Needs) -> float:
+def serverless_cache(n: Needs, minimum_ecpu_s: float = 0.0) -> float:
+    """Serverless caches' month: the GB-hours stored (100 MB a cache at least) and the ECPUs,
+    each hour at least ``minimum_ecpu_s`` (the caches' minimum, billed whether used or not)."""
     p = PRICES
+    gb = max(n.redis_gb, n.caches * p["valkey_serverless_min_gb"])
+    ecpus = n.redis_ecpu_month
+    if minimum_ecpu_s:
+        mean = n.redis_ecpu_month / (MONTH_DAYS * DAY)
+        ecpus = sum(max(mean * load, minimum_ecpu_s) * 3600 * MONTH_DAYS for load in DAILY_CURVE)
     return (
-        n.redis_gb * HOURS * p["valkey_serverless_gb_hour"]
-        + n.redis_ecpu_month / 1e6 * p["valkey_serverless_ecpu_per_m"]
+        gb * HOURS * p["valkey_serverless_gb_hour"]
+        + ecpus / 1e6 * p["valkey_serverless_ecpu_per_m"]
     )
 
 
-def _node_hour(node_type: str) -> float:
-    return PRICES[f"valkey_{node_type.removeprefix('cache.').replace('.', '_')}_hour"]
+CACHE_PRICING = ("on-demand", "reserved-1y")  # a ScaleProfile's CachePricing
 
 
-def node_cache(n: Needs, shards: int | None = None, node_type: str = "cache.r7g.4xlarge") -> float:
-    """Node-based shards, one replica each (on-demand): ``shards`` of them, or as many as hold
-    the event peak with each at most SHARD_TARGET busy."""
+def node_hour(node_type: str, pricing: str = "on-demand") -> float:
+    """A node's hour: on-demand, or a one-year reservation's effective hour."""
+    hour = PRICES[f"valkey_{node_type.removeprefix('cache.').replace('.', '_')}_hour"]
+    return hour * (RESERVED_1Y_FACTOR if pricing == "reserved-1y" else 1.0)
+
+
+def node_cache(
+    n: Needs, shards: int | None = None, node_type: str = "cache.r7g.4xlarge",
+    pricing: str = "on-demand",
+) -> float:  # fmt: skip
+    """Node-based shards, one replica each: ``shards`` of them, or as many r7g.4xlarge as hold
+    both peaks (n.redis_shards)."""
     count = n.redis_shards if shards is None else shards
-    return count * (1 + REPLICAS_PER_SHARD) * _node_hour(node_type) * HOURS
+    return count * (1 + REPLICAS_PER_SHARD) * node_hour(node_type, pricing) * HOURS
+
+
+def shards_needed(n: Needs, node_type: str) -> int:
+    """``node_type`` shards holding both peaks and the memory (n.redis_shards when the needs
+    were not sized per node type)."""
+    if node_type in n.node_shards:
+        return max(n.node_shards[node_type])
+    return n.redis_shards
+
+
+@dataclass(frozen=True)
+class CacheOption:
+    """One way of holding the cache at a size, and its month."""
+
+    name: str
+    kind: str  # "nodes" or "serverless"
+    month: float
+    node_type: str = ""
+    pricing: str = ""
+    shards: int = 0  # all clusters' shards
+    bound: str = ""  # what sets the shards: "memory", "daily peak" or "event"
+    caches: int = 0  # serverless caches
+
+    @property
+    def nodes(self) -> int:
+        return self.shards * (1 + REPLICAS_PER_SHARD)
+
+    @property
+    def clusters(self) -> int:
+        return -(-self.nodes // CLUSTER_MAX_NODES)
+
+
+def cache_options(n: Needs) -> list[CacheOption]:
+    """Every node type on-demand and reserved for a year (shards holding the daily peak half
+    busy, the event 90% busy, and the memory), and serverless caches by use, with a minimum
+    ECPU/s at the daily peak (the event's rise then one doubling away) and at the event (held
+    from its first second)."""
+    out = []
+    for node_type in NODE_TYPES:
+        daily, event, memory = n.node_shards.get(node_type, (n.redis_shards,) * 3)
+        shards = max(daily, event, memory)
+        bound = "memory" if shards == memory else "daily peak" if shards == daily else "event"
+        for pricing in CACHE_PRICING:
+            out.append(CacheOption(f"{node_type.removeprefix('cache.')} {pricing}", "nodes",
+                                   node_cache(n, shards, node_type, pricing), node_type,
+                                   pricing, shards, bound))  # fmt: skip
+    out.append(CacheOption("serverless, by use", "serverless", serverless_cache(n),
+                           caches=n.caches))  # fmt: skip
+    out.append(CacheOption("serverless, minimum ECPU/s at the daily peak", "serverless",
+                           serverless_cache(n, n.redis_peak_ecpu_s), caches=n.caches))  # fmt: skip
+    event = n.redis_peak_ecpu_s * EVENT_PEAK / PEAK
+    out.append(CacheOption(EVENT_READY, "serverless", serverless_cache(n, event),
+                           caches=n.caches))  # fmt: skip
+    return out
+
+
+EVENT_READY = "serverless, minimum ECPU/s at the event"
+
+
+TIE_SHARE = 0.02  # options within 2% of the cheapest: the one with the fewest nodes wins
+
+
+def best_cache(n: Needs) -> CacheOption:
+    """The cheapest way that holds both peaks at once from its first second (a serverless cache
+    with a lower minimum grows behind a surge: left out), node count breaking near-ties (fewer
+    connections, fewer nodes a request touches)."""
+    able = [o for o in cache_options(n) if o.kind == "nodes" or o.name == EVENT_READY]
+    cheapest = min(o.month for o in able)
+    near = [o for o in able if o.month <= cheapest * (1 + TIE_SHARE)]
+    return min(near, key=lambda o: (o.nodes if o.kind == "nodes" else 0, o.month))
 
 
 @dataclass(frozen=True)
 class CacheDeployment:
     """The cache a ScaleProfile deploys (template.yaml: CacheKind and its settings): nodes are
-    ``clusters`` replication groups (CacheClusters) of ``shards`` shards each, one keyspace."""
+    ``clusters`` replication groups (CacheClusters) of ``shards`` shards each, one keyspace,
+    billed on-demand or under one-year reservations (CachePricing: bought, not deployed)."""
 
     kind: str  # "serverless" or "nodes"
     shards: int = 0
@@ -1534,6 +1718,7 @@ class CacheDeployment:
     max_gb: float = ELASTICACHE_MAX_GB
     max_ecpu_s: float = ELASTICACHE_MAX_ECPU_S
     clusters: int = 1
+    pricing: str = "on-demand"
 
     @property
     def all_shards(self) -> int:
@@ -1544,7 +1729,8 @@ class CacheDeployment:
             per_shard = 1 + REPLICAS_PER_SHARD
             nodes = self.all_shards * per_shard
             groups = f"{self.clusters} clusters x " if self.clusters > 1 else ""
-            return f"{groups}{self.shards} shards x {per_shard} {self.node_type} ({nodes} nodes)"
+            return (f"{groups}{self.shards} shards x {per_shard} {self.node_type} ({nodes} nodes,"
+                    f" {self.pricing})")  # fmt: skip
         return f"serverless (at most {self.max_gb:,.0f} GB, {self.max_ecpu_s / 1e6:g}M ECPU/s)"
 
 
@@ -1557,6 +1743,7 @@ def cache_deployment(dau: int, profiles: dict[str, dict[str, Any]]) -> CacheDepl
             int(profile["CacheShards"]),
             str(profile["CacheNodeType"]),
             clusters=int(profile.get("CacheClusters", 1)),
+            pricing=str(profile.get("CachePricing", "on-demand")),
         )
     return CacheDeployment(
         "serverless",
@@ -1567,10 +1754,11 @@ def cache_deployment(dau: int, profiles: dict[str, dict[str, Any]]) -> CacheDepl
 
 def deployed_cache(n: Needs, profiles: dict[str, dict[str, Any]]) -> float:
     """The month of the cache the profile deploys: a serverless cache bills the GB stored and
-    the ECPUs used; nodes bill their hours, whatever the load."""
+    the ECPUs used; nodes bill their hours, whatever the load (reserved: the year's effective
+    hour)."""
     deployed = cache_deployment(n.dau, profiles)
     if deployed.kind == "nodes":
-        return node_cache(n, deployed.all_shards, deployed.node_type)
+        return node_cache(n, deployed.all_shards, deployed.node_type, deployed.pricing)
     return serverless_cache(n)
 
 
@@ -1699,21 +1887,33 @@ CLONE_BACKFILL = 100  # MAX_TWEETS copied into a new follower's timeline (distri
 CLONE_TIMELINE_ITEM = 120  # bytes of a timeline item
 
 
-def clone_cost(dau: int) -> dict[str, float]:
+def clone_followers_per_tweet(inputs: Inputs | None = None) -> float:
+    """Followers a tweet is written to in the clone's design: all of them (it merges nothing on
+    read), on the same graph as Warble's (the sweep's mean following: every follow is a
+    follower); FOLLOWERS_PER_TWEET without the sweep."""
+    graph = _graph(inputs) if inputs else None
+    return float(graph["mean_following"]) if graph else float(FOLLOWERS_PER_TWEET)
+
+
+def clone_cost(dau: int, inputs: Inputs | None = None) -> dict[str, float]:
+    """The clone's month at Warble's traffic, graph and images: every operation a GraphQL
+    request, a tweet written to each follower's timeline, the same pushes and connection
+    minutes on AppSync's real-time, the same images (media_cost). Per request, so the event
+    adds requests, not capacity (DynamoDB on-demand and AppSync scale with them)."""
     p = PRICES
+    followers = clone_followers_per_tweet(inputs)
     per_day = {k: v * dau for k, v in TRAFFIC.items() if k in CLONE_RRU}
     month = {k: v * MONTH_DAYS for k, v in per_day.items()}
     operations = sum(month.values())
     rru = sum(month[k] * CLONE_RRU[k] for k in month)
-    fanout_writes = month["post"] * FOLLOWERS_PER_TWEET + month["follow"] * CLONE_BACKFILL
+    fanout_writes = month["post"] * followers + month["follow"] * CLONE_BACKFILL
     wru = sum(month[k] * CLONE_WRU.get(k, 0.0) for k in month) + fanout_writes
     timeline_gb = (
-        per_day["post"] * FOLLOWERS_PER_TWEET * CLONE_TIMELINE_ITEM * MONTH_DAYS * RETENTION_MONTHS
-        / 1e9
-    )  # fmt: skip
+        per_day["post"] * followers * CLONE_TIMELINE_ITEM * MONTH_DAYS * RETENTION_MONTHS / 1e9
+    )
     other_gb = sum(per_day[k] * BYTES_PER_ITEM[k] for k in ("like", "follow")) * 360 / 1e9
     stream_lambda = (month["post"] + month["follow"]) / 10  # batches of ~10 records
-    lambda_gb_s = stream_lambda * (FOLLOWERS_PER_TWEET / 25 * 0.008 + 0.02) * 1.0  # 1 GB
+    lambda_gb_s = stream_lambda * (followers / 25 * 0.008 + 0.02) * 1.0  # 1 GB
     return {
         "AppSync requests": operations / 1e6 * p["appsync_request_per_m"],
         "AppSync real-time": dau
@@ -1725,9 +1925,12 @@ def clone_cost(dau: int) -> dict[str, float]:
         "Lambda (stream functions)": stream_lambda / 1e6 * p["lambda_request_per_m"]
         + lambda_gb_s * p["lambda_gb_s_arm"],
         "DynamoDB reads": rru / 1e6 * p["ddb_read_per_m"],
-        "DynamoDB writes": wru / 1e6 * p["ddb_write_per_m"],
+        "DynamoDB writes (with the fan-out's timeline items)": wru / 1e6 * p["ddb_write_per_m"],
         "DynamoDB storage": (timeline_gb + other_gb) * p["ddb_storage_gb_month"],
         "CloudWatch Logs ingestion": _lambda_logs(stream_lambda * PLATFORM_LOG_BYTES / 1e9),
+        "Images (as Warble's: S3, CloudFront, the resizing function)": sum(
+            media_cost(dau).values()
+        ),
     }
 
 
@@ -2182,7 +2385,7 @@ def _cache_checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Che
         )
     deployed = cache_deployment(n.dau, {PROFILES.get(n.dau, ""): profile})
     if deployed.kind == "nodes":
-        per_node = shard_ops(inputs) * VALKEY_IO_THREADS_GAIN
+        per_node = node_ops(inputs, deployed.node_type)
         out.append(Check("cache node", f"cache commands/s ({deployed.all_shards:,} shards of"
                          f" {deployed.node_type}: half busy daily, 90% at the event)",
                          float(deployed.all_shards), n.redis_peak_ops / (per_node * SHARD_TARGET),
@@ -2217,6 +2420,9 @@ def _cache_checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Che
 
 # ---- the cache nodes a request touches, and the connections (issue 41) ------------------------
 LAMBDA_FILE_DESCRIPTORS = 1024  # a Lambda environment's open files and sockets (fixed)
+# Kept for the rest: the runtime's own, the DynamoDB, PostgreSQL and S3 connections, the
+# @connections pool (up to 16), the files a request opens.
+LAMBDA_FDS_KEPT = 100
 NODE_MAX_CLIENTS = 65_000  # an ElastiCache node's client connections (maxclients, fixed)
 # A home read's or an unread poll's own part, whatever the reader follows: its tag (timeline,
 # read position, celebrity list, session, blocks, mutes, likes), the celebrities' tag and the
@@ -2286,7 +2492,7 @@ def connections(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> Connection
         per_environment=primaries,
         per_node_event=environments if deployed.kind == "nodes" else 0.0,
         celebrity_slot_event=slot,
-        slot_capacity=shard_ops(inputs) * VALKEY_IO_THREADS_GAIN,
+        slot_capacity=node_ops(inputs, deployed.node_type or "cache.r7g.4xlarge"),
     )
 
 
@@ -2297,8 +2503,9 @@ def _connection_checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> lis
     c = connections(inputs, n, profile)
     out = [
         Check("cache node", "cache connections one function environment holds (one per"
-              f" primary; Lambda's {LAMBDA_FILE_DESCRIPTORS:,} file descriptors, half of them)",
-              LAMBDA_FILE_DESCRIPTORS / 2, c.per_environment, c.per_environment,
+              f" primary; Lambda's {LAMBDA_FILE_DESCRIPTORS:,} file descriptors,"
+              f" {LAMBDA_FDS_KEPT} kept for the rest)",
+              LAMBDA_FILE_DESCRIPTORS - LAMBDA_FDS_KEPT, c.per_environment, c.per_environment,
               "fewer, larger shards (or a connection cap that closes the least used)"),
         Check("cache node", "the celebrities' slot `{cel}`: commands/s (every reading container's"
               " log pipeline a window, its missed sets, the celebrities' tweets) against one"
@@ -2389,9 +2596,10 @@ def profile_check(n: Needs, profile: dict[str, Any]) -> list[tuple[str, float, f
         rows.append((name, most, value, value <= most))
     deployed = cache_deployment(n.dau, {PROFILES.get(n.dau, ""): profile})
     if deployed.kind == "nodes":
+        need = shards_needed(n, deployed.node_type)
         rows.append((f"cache shards ({deployed.node_type}; half busy daily, 90% at the event)",
-                     float(n.redis_shards), float(deployed.all_shards),
-                     deployed.all_shards >= n.redis_shards))  # fmt: skip
+                     float(need), float(deployed.all_shards),
+                     deployed.all_shards >= need))  # fmt: skip
         memory = deployed.all_shards * NODE_GB[deployed.node_type]
         rows.append(("cache GB (75% of the primaries' memory)", n.redis_gb, memory,
                      memory >= n.redis_gb))  # fmt: skip

