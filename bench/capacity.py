@@ -1114,7 +1114,8 @@ def _nodes_section(inputs: Any, all_needs: list[Any]) -> list[str]:
          " file descriptors)", [f"{c.per_environment:,}" for c in made]),
         (f"clients of one node at the event (every warm environment; {cm.NODE_MAX_CLIENTS:,} a"
          " node)", [_si(c.per_node_event) if c.per_node_event else "n/a" for c in made]),
-        ("the celebrities' slot `{cel}` at the event, commands/s (share of one node)",
+        ("the celebrities' slot `{cel}` at the event, commands/s on its shard's replica (share of"
+         " one node)",
          [f"{_si(c.celebrity_slot_event)} ({c.celebrity_slot_event / c.slot_capacity:.0%})"
           for c in made]),
     ]  # fmt: skip
@@ -1125,7 +1126,9 @@ def _nodes_section(inputs: Any, all_needs: list[Any]) -> list[str]:
              " the reader follows is three slots whatever it follows (counted from a server's"
              " own view in tests/integration/test_read_nodes.py, for 0 and 200 celebrities)."
              " Functions hold the celebrities' sets and keep them by the sets' log (one pipeline"
-             " a second a container; a set is read again only when missing, or after an hour)."
+             " a second a container; a set is read again only when missing, or after an hour),"
+             " through a client that reads from the shards' replicas (READONLY), so every"
+             " container's copies cost the primaries nothing."
              " The page's render reads each tweet's tag and its author's profile: bounded by the"
              " page, not by the follows. Every environment keeps one connection to each primary"
              " it has used, and a render reaches random primaries, so over its life an"

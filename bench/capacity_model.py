@@ -2460,9 +2460,11 @@ def connections(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> Connection
     """Every environment keeps one connection to each primary it has used (redis-py's cluster
     client: a pool per node, one connection while a request runs); a page's render lands on
     random slots, so over its life an environment uses every primary, and every node has a
-    client from every warm environment. The celebrities' slot takes, from every warm reading
-    container, the log's pipeline once a window, the sets it misses (held until the resync) and
-    the celebrities' tweets (a push and its log entry each)."""
+    client from every warm environment; the held keys' reader (warble.dal.hot, READONLY) adds
+    one to each of the two replicas it reads (the celebrities' and the system list's). The
+    celebrities' slot takes, on its shard's replica, from every warm reading container, the log's
+    pipeline once a window and the sets it misses (held until the resync); on its primary, the
+    celebrities' tweets (a push and its log entry each), beside the shard's share of the rest."""
     deployed = cache_deployment(n.dau, {PROFILES.get(n.dau, ""): profile})
     primaries = deployed.all_shards if deployed.kind == "nodes" else 1
     spike = EVENT_PEAK / PEAK
@@ -2480,8 +2482,7 @@ def connections(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> Connection
             slot += busy * (LOG_COMMANDS / hold_s + misses)
         else:  # unheld: every read of a followed celebrity's set, two commands
             slot += busy * rate * 2 * sum(odds)
-    celebrity_posts = len(odds) * TRAFFIC["post"] / DAY * EVENT_PEAK
-    slot += 2 * celebrity_posts
+    # (the celebrities' tweets, a push and a log entry each, are the primary's: a few a second)
     reader_nodes = min(primaries, READER_SLOTS)
     return Connections(
         primaries=primaries,
@@ -2489,7 +2490,7 @@ def connections(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> Connection
             float(primaries), reader_nodes + distinct_nodes(primaries, PAGE_RENDER_KEYS)
         ),
         unread_nodes=reader_nodes,
-        per_environment=primaries,
+        per_environment=primaries + (2 if hold_s > 0 and deployed.kind == "nodes" else 0),
         per_node_event=environments if deployed.kind == "nodes" else 0.0,
         celebrity_slot_event=slot,
         slot_capacity=node_ops(inputs, deployed.node_type or "cache.r7g.4xlarge"),
@@ -2507,11 +2508,11 @@ def _connection_checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> lis
               f" {LAMBDA_FDS_KEPT} kept for the rest)",
               LAMBDA_FILE_DESCRIPTORS - LAMBDA_FDS_KEPT, c.per_environment, c.per_environment,
               "fewer, larger shards (or a connection cap that closes the least used)"),
-        Check("cache node", "the celebrities' slot `{cel}`: commands/s (every reading container's"
-              " log pipeline a window, its missed sets, the celebrities' tweets) against one"
-              " node, 90% busy", c.slot_capacity * SHARD_EVENT_TARGET,
+        Check("cache node", "the celebrities' slot `{cel}`: commands/s on its shard's replica"
+              " (every reading container's log pipeline a window, its missed sets: READONLY)"
+              " against one node, 90% busy", c.slot_capacity * SHARD_EVENT_TARGET,
               c.celebrity_slot_event / (EVENT_PEAK / PEAK), c.celebrity_slot_event,
-              "read the log and the sets from the shard's replicas (READONLY)"),
+              "a second replica for the shard, or a longer HotKeyCacheMs"),
     ]  # fmt: skip
     if c.per_node_event:
         out.append(Check("cache node", "clients of one cache node (every warm function"

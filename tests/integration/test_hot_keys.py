@@ -23,35 +23,42 @@ def tap(accounts, moto):
     return StreamTap([s.graph_table, s.tweets_table, s.likes_table])
 
 
-def _reads(client, calls: Counter):
-    """Count each key the container's pipelines and batches name (single node and cluster)."""
-    original, original_send = client.pipeline, redis_dal.send_pipelined
+def _reads(client, calls: Counter, *others):
+    """Count each key the container's pipelines and batches name (single node and cluster), on
+    ``client`` and on ``others`` (the held keys' reader of the shards' replicas)."""
+    originals = [(c, c.pipeline) for c in (client, *others)]
+    original_send = redis_dal.send_pipelined
 
-    def pipeline(*args, **kwargs):
-        pipe = original(*args, **kwargs)
-        execute = pipe.execute
+    def counting(original):
+        def pipeline(*args, **kwargs):
+            pipe = original(*args, **kwargs)
+            execute = pipe.execute
 
-        def counted(*a, **k):
-            # a cluster pipeline (redis-py 8) queues PipelineCommands in its strategy
-            strategy = getattr(pipe, "_execution_strategy", None)
-            for command in pipe.command_stack or getattr(strategy, "command_queue", []):
-                args = command.args if hasattr(command, "args") else command[0]
-                calls[str(args[1])] += 1
-            return execute(*a, **k)
+            def counted(*a, **k):
+                # a cluster pipeline (redis-py 8) queues PipelineCommands in its strategy
+                strategy = getattr(pipe, "_execution_strategy", None)
+                for command in pipe.command_stack or getattr(strategy, "command_queue", []):
+                    args = command.args if hasattr(command, "args") else command[0]
+                    calls[str(args[1])] += 1
+                return execute(*a, **k)
 
-        pipe.execute = counted
-        return pipe
+            pipe.execute = counted
+            return pipe
+
+        return pipeline
 
     def sent(target, commands):
         for command in commands:
             calls[str(command[1])] += 1
         return original_send(target, commands)
 
-    client.pipeline = pipeline
+    for c, original in originals:
+        c.pipeline = counting(original)
     redis_dal.send_pipelined = sent
 
     def restore() -> None:
-        client.pipeline = original
+        for c, original in originals:
+            c.pipeline = original
         redis_dal.send_pipelined = original_send
 
     return restore
@@ -81,7 +88,9 @@ def test_hot_keys_are_read_once_a_window_and_answer_the_same(
     notifications.post_system(admin, "Hello", "Welcome")
 
     calls: Counter = Counter()
-    restore = _reads(services.container().redis, calls)
+    container = services.container()
+    held_reader = [container.hot.reader] if container.hot and container.hot.reader else []
+    restore = _reads(container.redis, calls, *held_reader)
     try:
         for _ in range(20):
             counts = notifications.counts(me)

@@ -91,9 +91,18 @@ def _logged(key: str) -> bool:
 
 
 class HotCache:
-    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+        reader: Any = None,
+    ) -> None:
         self._seconds = seconds
         self._clock = clock
+        # The client its reads go through (the log, the sets it fills): one that reads from the
+        # shards' replicas (warble.dal.redis.connect), so that every container's copies cost the
+        # primaries nothing; None: the caller's client.
+        self.reader = reader
         self._held: dict[str, tuple[float, Any]] = {}
         # The celebrities' sets, kept by the log, and where this container is in it (None: not
         # yet looked), when it looks next, and when it drops them all.
@@ -163,14 +172,16 @@ class HotCache:
 MISSING = _MISSING
 
 
-def hot_cache(milliseconds: int) -> HotCache | None:
+def hot_cache(milliseconds: int, reader: Any = None) -> HotCache | None:
     """The container's hot-key cache, or None when HOT_KEY_CACHE_MS is 0."""
-    return HotCache(milliseconds / 1000) if milliseconds > 0 else None
+    return HotCache(milliseconds / 1000, reader=reader) if milliseconds > 0 else None
 
 
 def held_sets(redis: Any, hot: HotCache, names: list[str]) -> dict[str, list[str]]:
     """Whole sorted sets of score 0 (members in string order; empty: the key is missing), from
-    ``hot`` or, for the rest, one pipeline of ZRANGE whose answers ``hot`` then holds."""
+    ``hot`` or, for the rest, one pipeline of ZRANGE whose answers ``hot`` then holds (read
+    through ``hot``'s reader where it has one)."""
+    redis = hot.reader or redis
     if any(_logged(name) for name in names):
         hot.follow_log(redis)
     out: dict[str, list[str]] = {}

@@ -44,6 +44,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import (
     ClusterNode,
     ClusterPipeline,
+    LoadBalancingStrategy,
     NodesManager,
     RedisCluster,
     cleanup_kwargs,
@@ -299,7 +300,11 @@ def url_options(url: str) -> dict[str, Any]:
     return options
 
 
-def connect(settings: Settings) -> RedisClient:
+def connect(settings: Settings, replica_reads: bool = False) -> RedisClient:
+    """The client of the caches. ``replica_reads``: a cluster client whose reads go to a replica
+    of their shard where it has one (READONLY connections; the primary where it has none), for
+    the keys every container holds a copy of (warble.dal.hot): their reads leave the primaries
+    to the rest. A single node is its own replica."""
     url = settings.redis_url
     options: dict[str, Any] = {
         "decode_responses": True,
@@ -307,6 +312,8 @@ def connect(settings: Settings) -> RedisClient:
         "socket_connect_timeout": SOCKET_TIMEOUT_SECONDS,
         "connection_class": _connection_class(url),
     }
+    if replica_reads and settings.redis_cluster:
+        options["load_balancing_strategy"] = LoadBalancingStrategy.RANDOM_REPLICA
     if settings.redis_iam_user:
         options["credential_provider"] = IamCredentials(settings)
     if settings.redis_ca_certs:

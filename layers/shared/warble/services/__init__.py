@@ -82,10 +82,13 @@ class Container:
     @cached_property
     def hot(self) -> HotCache | None:
         """Hot keys held in this container (HOT_KEY_CACHE_MS), shared by the stores that read
-        them, so one store's write drops what another holds."""
+        them, so one store's write drops what another holds; read from the shards' replicas."""
         from warble.dal.hot import hot_cache
+        from warble.dal.redis import connect
 
-        return hot_cache(self.settings.hot_key_cache_ms)
+        s = self.settings
+        reader = connect(s, replica_reads=True) if s.redis_cluster and s.hot_key_cache_ms else None
+        return hot_cache(s.hot_key_cache_ms, reader=reader)
 
     @cached_property
     def database(self) -> Database:
@@ -101,6 +104,8 @@ class Container:
             self.database.close()
         if "redis" in self.__dict__:
             self.redis.close()
+        if "hot" in self.__dict__ and self.hot is not None and self.hot.reader is not None:
+            self.hot.reader.close()
 
     # ---- shared pieces ----------------------------------------------------------------------
     @cached_property
