@@ -40,6 +40,9 @@ def counted() -> Iterator[Counter[str]]:
     patched = [
         (botocore.client.BaseClient, "_make_api_call", "dynamodb"),
         (redis.Redis, "execute_command", "redis"),
+        # a script a node had lost (a fresh or failed-over server): loaded, then its calls sent
+        # again together: two round trips more for the batch, counted apart
+        (redis.commands.core.ScriptCommands, "script_load", "script_loads"),
         (redis.client.Pipeline, "execute", "redis"),
         (URLLib3Session, "send", "posts"),
     ]
@@ -99,7 +102,7 @@ def test_reactions_notify_a_batch_in_constant_round_trips_and_once(accounts, mot
     # recipients' connections are one read; three Redis round trips; every notification is
     # pushed to its recipient's connection (API.md), ten each
     assert calls["dynamodb"] <= 3, calls
-    assert calls["redis"] <= 3, calls
+    assert calls["redis"] - 2 * calls["script_loads"] <= 3, calls
     assert calls["posts"] == 30
     for author in authors:
         assert notifications.counts(author).like == 10
@@ -108,7 +111,7 @@ def test_reactions_notify_a_batch_in_constant_round_trips_and_once(accounts, mot
     # and delivered again, it makes, counts and pushes nothing more
     with counted() as again:
         assert reactions(batch, Context()) == {"batchItemFailures": []}
-    assert again["posts"] == 0
+    assert again["posts"] == 0 and again["redis"] <= 3, again
     assert [notifications.counts(a).like for a in authors] == [10, 10, 10]
     assert all(len(notifications.page(a, ["like"], 50, None).items) == 10 for a in authors)
 
@@ -138,7 +141,7 @@ def test_fanout_applies_a_batch_in_constant_round_trips(accounts, moto, redis):
     # then: the reads in one round trip, the writes in one, the counters' cache in one, the
     # counters' marks for reconciliation in one; the counters in one transaction (and the
     # counts they replace, read once)
-    assert calls["redis"] <= 4, calls
+    assert calls["redis"] - 2 * calls["script_loads"] <= 4, calls
     assert calls["dynamodb"] <= 4, calls
     for reader in readers:
         home = redis.zrange(keys.home_timeline(reader), 0, -1)

@@ -594,9 +594,9 @@ def scripted(
     batch: shared.ReadBatch, script: Script, keys: Sequence[str], args: Sequence[Any]
 ) -> Callable[[], Any]:
     """``script`` queued in ``batch`` as an EVALSHA; its reader gives the script's answer. A
-    node that finds the script gone (flushed, restarted, failed over) did not run it: the reader
-    then runs it once more on its own, loading it."""
-    read = queued(batch).add("EVALSHA", script.sha, len(keys), *keys, *args)
+    node that finds the script gone (flushed, restarted, failed over) did not run it: the batch
+    loads it and sends those calls again together; one lost again the reader runs on its own."""
+    read = queued(batch).add_script(script, keys, args)
 
     def answer() -> Any:
         try:
@@ -706,6 +706,7 @@ class ReadBatch:
         self._cluster = is_cluster(client)
         self._commands: list[tuple[Any, ...]] = []
         self._answers: list[Any] | None = None
+        self._scripts: dict[str, Script] = {}  # by SHA: the EVALSHAs queued (``scripted``)
         self._error: Exception | None = None
 
     def add(self, *command: Any) -> Callable[[], Any]:
@@ -713,6 +714,13 @@ class ReadBatch:
         index = len(self._commands)
         self._commands.append(command)
         return lambda: self._answer(index)
+
+    def add_script(
+        self, script: Script, keys: Sequence[str], args: Sequence[Any]
+    ) -> Callable[[], Any]:
+        """``script`` as an EVALSHA, which ``run`` sends again where a node lost the script."""
+        self._scripts[script.sha] = script
+        return self.add("EVALSHA", script.sha, len(keys), *keys, *args)
 
     def mget(self, names: list[str]) -> Callable[[], list[str | None]]:
         """Values of keys in any slots: one MGET on a single node, one GET per key on a
@@ -730,18 +738,38 @@ class ReadBatch:
             self._answers = []
             return
         try:
-            if self._cluster:  # one pipeline per node, sent at once
-                pipe = self._client.pipeline(transaction=False)
-                for command in self._commands:
-                    pipe.execute_command(*command)
-                try:
-                    self._answers = pipe.execute(raise_on_error=False)
-                finally:
-                    pipe.reset()
-            else:
-                self._answers = send_pipelined(cast(redis.Redis, self._client), self._commands)
+            self._answers = self._send(self._commands)
+            self._reload_lost_scripts()
         except UNAVAILABLE_ERRORS as exc:
             self._error = exc
+
+    def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        if self._cluster:  # one pipeline per node, sent at once
+            pipe = self._client.pipeline(transaction=False)
+            for command in commands:
+                pipe.execute_command(*command)
+            try:
+                return cast(list[Any], pipe.execute(raise_on_error=False))
+            finally:
+                pipe.reset()
+        return send_pipelined(cast(redis.Redis, self._client), commands)
+
+    def _reload_lost_scripts(self) -> None:
+        """The EVALSHAs a node answered NOSCRIPT (flushed, restarted, failed over: they did not
+        run) sent again together after their scripts are loaded: one round trip more for the
+        batch, not one for each call (a batch of 30 reactions made 35 after a SCRIPT FLUSH)."""
+        assert self._answers is not None
+        lost = [
+            index
+            for index, answer in enumerate(self._answers)
+            if isinstance(answer, NoScriptError) and self._commands[index][1] in self._scripts
+        ]
+        if not lost:
+            return
+        for sha in dict.fromkeys(self._commands[index][1] for index in lost):
+            self._client.script_load(self._scripts[sha].script)  # on a cluster: every primary
+        for index, answer in zip(lost, self._send([self._commands[i] for i in lost]), strict=True):
+            self._answers[index] = answer
 
     def _answer(self, index: int) -> Any:
         if self._error is not None:
