@@ -162,10 +162,21 @@ def test_held_celebrity_sets_follow_the_log_and_cost_one_pipeline_a_window(redis
     clock.now += 1.0
     assert reader.recent_pages([quiet], None, 10, celebrity=True)[quiet][0] == at(quiet, 5)
 
+    # The log keeps no change longer than LOG_KEPT_MS, and goes with its last change's age.
+    from warble.dal.hot import LOG_KEPT_MS
+
+    assert 0 < redis.pttl(keys.celebrity_log()) <= LOG_KEPT_MS
+    # Its changes expired unseen (a container idle past them): every held set is read again.
+    redis.delete(keys.celebrity_log())
+    redis.incrby(keys.celebrity_seq(), 1)
+    redis.zadd(keys.celebrity_recent(quiet), {at(quiet, 7): 0})  # a change it did not see
+    clock.now += 1.0
+    assert reader.recent_pages([quiet], None, 10, celebrity=True)[quiet][0] == at(quiet, 7)
+
     # A gap (the log trimmed past this container's place) drops every held set.
     redis.delete(keys.celebrity_log())
     redis.incrby(keys.celebrity_seq(), 5)
     redis.zadd(keys.celebrity_log(), {"999999 drop x": 10**9})
-    redis.zadd(keys.celebrity_recent(quiet), {at(quiet, 6): 0})  # a change the log lost
+    redis.zadd(keys.celebrity_recent(quiet), {at(quiet, 8): 0})  # a change the log lost
     clock.now += 1.0
-    assert reader.recent_pages([quiet], None, 10, celebrity=True)[quiet][0] == at(quiet, 6)
+    assert reader.recent_pages([quiet], None, 10, celebrity=True)[quiet][0] == at(quiet, 8)

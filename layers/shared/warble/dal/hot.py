@@ -17,9 +17,10 @@ a window (one pipeline, answering only the changes since it last looked: a few d
 the event) and applies them to the sets it holds. So a held set is never read again while the
 log holds, and a celebrity's new tweet still counts and shows within the window. The changes are
 idempotent, so applying one that a set's read already had changes nothing. The log keeps its
-newest ``LOG_KEPT`` changes: a container that finds a gap (it looked too long ago) drops every
-set, and every ``RESYNC_SECONDS`` it drops them anyway (a bound on what a change written outside
-the log could hold back).
+newest ``LOG_KEPT`` changes of the last ``LOG_KEPT_MS`` (so the ids it names, a deleted
+account's too, are gone from it within 10 s): a container that finds a gap (it looked too long
+ago) drops every set, and every ``RESYNC_SECONDS`` it drops them anyway (a bound on what a change
+written outside the log could hold back).
 """
 
 from __future__ import annotations
@@ -38,14 +39,24 @@ _PRUNE_AT = 4096
 # Past this many held celebrities' sets, a put drops the tenth held longest.
 _LOGGED_AT = 20_000
 LOG_KEPT = 10_000
+# A change stays in the log this long, and the log itself no longer than that after its last
+# change: the ids it names (a deleted account's included) are gone from it within 10 s.
+LOG_KEPT_MS = 10_000
+# Changes are read from this long before the newest seen (a new primary's clock may lag).
+_CLOCK_SLACK_MS = 1_000
 RESYNC_SECONDS = 3600.0  # an hour: a bound on a change written outside the log
 
 # KEYS: the celebrities' log and its number; ARGV[1]: the change ("add <cap> <set> <entry>",
-# "rem <set> <entry>" or "drop <set>"). The log keeps its newest LOG_KEPT changes.
+# "rem <set> <entry>" or "drop <set>"), written "<number> <change>" at the server's time in ms.
+# The log keeps its newest LOG_KEPT changes of the last LOG_KEPT_MS.
 LOG_CHANGE = f"""
 local n = redis.call('INCR', KEYS[2])
-redis.call('ZADD', KEYS[1], n, n .. ' ' .. ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now, n .. ' ' .. ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - {LOG_KEPT_MS}))
 redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -{LOG_KEPT + 1})
+redis.call('PEXPIRE', KEYS[1], {LOG_KEPT_MS})
 return n
 """
 
@@ -108,6 +119,7 @@ class HotCache:
         # yet looked), when it looks next, and when it drops them all.
         self._sets: dict[str, Any] = {}
         self._position: int | None = None
+        self._since: float | None = None  # the newest change's time seen (ms, the server's)
         self._look_at = float("-inf")
         self._resync_at = clock() + RESYNC_SECONDS
 
@@ -123,20 +135,30 @@ class HotCache:
             self._resync_at = now + RESYNC_SECONDS
         pipe = redis.pipeline(transaction=False)
         pipe.get(keys.celebrity_seq())
-        pipe.zrange(keys.celebrity_log(), 0, 0, withscores=True)
-        since = "-inf" if self._position is None else f"({self._position}"
-        pipe.zrangebyscore(keys.celebrity_log(), since, "+inf")
+        pipe.zrange(keys.celebrity_log(), 0, 0)
+        since = "-inf" if self._since is None else self._since - _CLOCK_SLACK_MS
+        pipe.zrangebyscore(keys.celebrity_log(), since, "+inf", withscores=True)
         number, oldest, changed = pipe.execute()
-        last = int(number or 0)
+        last, position = int(number or 0), self._position
+        first = int(str(oldest[0]).partition(" ")[0]) if oldest else None
         if (
-            self._position is None
-            or last < self._position
-            or (oldest and int(oldest[0][1]) > self._position + 1)
+            position is None
+            or last < position  # the number was lost
+            or (first is None and last > position)  # changes it has not seen expired
+            or (first is not None and first > position + 1)  # a gap: it looked too long ago
         ):
-            self._sets.clear()  # first look, a log that was lost, or a gap
+            self._sets.clear()
         else:
-            for member in changed:
-                _apply(self._sets, str(member).partition(" ")[2])
+            numbered = sorted(
+                (int(n), change)
+                for member, _ in changed
+                for n, _, change in [str(member).partition(" ")]
+            )
+            for n, change in numbered:
+                if n > position:
+                    _apply(self._sets, change)
+        if changed:
+            self._since = max(float(score) for _, score in changed)
         self._position = last
 
     def get(self, key: str) -> Any:
