@@ -400,3 +400,49 @@ def test_in_a_brownout_a_request_is_a_503_with_retry_after_before_its_timeout(ac
     headers = {k.lower(): v for k, v in answer.get("headers", {}).items()}
     assert _unavailable(answer["statusCode"], json.loads(answer["body"]), headers), answer
     assert took < 3.0, took
+
+
+def test_in_a_brownout_a_socket_send_is_told_unavailable_before_its_timeout(
+    accounts, faults, monkeypatch
+):
+    """A message sent over the WebSocket API while every DynamoDB call takes 2 s, with 3 s of
+    the function's time: the sender gets API.md's ``unavailable`` error frame (its client_id:
+    it sends again) before the timeout, not an ack it waits for in vain after the timeout."""
+    from warble.entrypoints import websocket
+
+    from tests.integration.test_sample_events import _authorized, _event, _on
+
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    bob = accounts.signup("bob", "bob@example.com", "password1", None, "phone")
+    services.graph().follow(alice.user["id"], bob.user["id"])
+    services.graph().follow(bob.user["id"], alice.user["id"])
+    conversation, _ = services.conversations().open(alice.user["id"], bob.user["id"])
+    ws = _load_function("websocket").handler
+    authorizer = _authorized(alice)
+    assert ws(_on(_event("websocket/connect.json"), authorizer), Context())["statusCode"] == 200
+    frames: list[dict[str, Any]] = []
+    monkeypatch.setattr(websocket, "_reply", lambda event, frame: frames.append(frame))
+    send = _on(_event("websocket/send-message.json"), authorizer)
+    body = {**json.loads(send["body"]), "conversation_id": str(conversation.id)}
+    send["body"] = json.dumps(body)
+
+    # when every DynamoDB call is slow and the send has 3 s left (its deadline rings at 2.7 s)
+    faults(latency_ms=2000)
+    started = time.monotonic()
+    answer = ws(send, ShortContext(3000))
+    took = time.monotonic() - started
+    faults()
+
+    # then the sender is told unavailable, with its client_id, inside the function's time
+    assert answer["statusCode"] == 200
+    assert frames == [
+        {
+            "type": "error",
+            "data": {
+                "code": "unavailable",
+                "message": frames[0]["data"]["message"] if frames else None,
+                "client_id": body["client_id"],
+            },
+        }
+    ], frames
+    assert took < 3.0, took
