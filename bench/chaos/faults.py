@@ -225,7 +225,32 @@ def _kills(stack: ChaosStack) -> dict[str, Any]:
     by_reader: dict[str, int] = {}
     for kill in killer.kills:
         by_reader[kill["reader"]] = by_reader.get(kill["reader"], 0) + 1
-    return {"kills": by_reader, "lost": given_up, "duplicates": []}
+    return {
+        "kills": by_reader,
+        "mid_invocation": _unreported(log),
+        "lost": given_up,
+        "duplicates": [],
+    }
+
+
+def _unreported(log: list[str]) -> dict[str, int]:
+    """The readers' invocations that ended without a REPORT in the runtime's log: those whose
+    worker died under them (a kill that met an idle worker only costs the next one a cold
+    start)."""
+    ended: dict[str, str] = {}
+    reported: set[str] = set()
+    for line in log:
+        for reader, function in (("fanout", "FanoutConsumer"), ("reactions", "ReactionsConsumer")):
+            prefix = f"[{function}Function] "
+            if line.startswith(f"{prefix}END RequestId: "):
+                ended[line.split("RequestId: ", 1)[1].split()[0]] = reader
+            elif line.startswith(f"{prefix}REPORT RequestId: "):
+                reported.add(line.split("RequestId: ", 1)[1].split()[0])
+    counts: dict[str, int] = {}
+    for request, reader in ended.items():
+        if request not in reported:
+            counts[reader] = counts.get(reader, 0) + 1
+    return counts
 
 
 # ---- fault 7: the WebSocket gateway restarts -------------------------------------------------
