@@ -137,6 +137,12 @@ def scenario(stack: ChaosStack, fault: Fault, args: argparse.Namespace) -> dict[
             counters_wrong=checked["counters_wrong"], timelines_wrong=checked["timelines_wrong"],
             duplicates=checked["duplicates"],
         )  # fmt: skip
+    if fault.check is not None:
+        own = fault.check(stack)
+        figures["own"] = own
+        if "unchecked" not in figures:
+            figures["lost"] = [*figures["lost"], *own.get("lost", [])]
+            figures["duplicates"] += len(own.get("duplicates", []))
     PICTURES.mkdir(parents=True, exist_ok=True)
     picture = measure.svg(fault.name, fault.what, answers, window)
     (PICTURES / f"{fault.name}.svg").write_text(picture)

@@ -63,6 +63,15 @@ def recovery(answers: list[dict[str, Any]], back: float) -> float | None:
     return round(max(failed) - back, 1) if failed else 0.0
 
 
+def ws_recovery(answers: list[dict[str, Any]], back: float) -> float | None:
+    """``recovery`` for the WebSocket sends (whose users connect again once theirs closed)."""
+    after = [a for a in answers if a["t"] >= back and a["route"].startswith("WS")]
+    if not any(ok(a["status"]) for a in after):
+        return None
+    failed = [a["t"] + a["ms"] / 1000 for a in after if not ok(a["status"])]
+    return round(max(failed) - back, 1) if failed else 0.0
+
+
 def row(answers: list[dict[str, Any]], window: Window) -> dict[str, Any]:
     """The answers' part of the row: those that started during the fault."""
     during = [a for a in answers if window.fault <= a["t"] < window.until]
@@ -79,6 +88,10 @@ def row(answers: list[dict[str, Any]], window: Window) -> dict[str, Any]:
         ),
         "p99_ms": round(percentile([a["ms"] for a in during], 0.99)),
         "recovery_s": recovery(answers, window.back),
+        "ws_recovery_s": ws_recovery(answers, window.back),
+        "wrong_by_route": dict(
+            Counter(a["route"] for a in during if not ok(a["status"]) and a["status"] != 503)
+        ),
         "wrong_after": sum(1 for a in after if not ok(a["status"])),
     }
 

@@ -41,6 +41,7 @@ class ChaosStack:
     redis: RedisServer | None = None
     cluster: LocalCluster | None = None
     manifest: Path = field(default_factory=Path)
+    scratch: dict[str, Any] = field(default_factory=dict)  # a fault's own state, inject to check
 
     @property
     def http(self) -> str:

@@ -1,16 +1,26 @@
-"""A fault switch for the local AWS services (issue 40, faults 5 and 8): off by default, served by
-the moto server child at ``/_warble/faults``, so a test or ``make chaos`` can make a share of
+"""A fault switch for the local AWS services (issue 40, faults 5, 8 and 9): off by default, served
+by the moto server child at ``/_warble/faults``, so a test or ``make chaos`` can make a share of
 DynamoDB's data-plane calls, of S3's requests or of SES's calls fail as those services fail them,
-and see the retries, the 503s and the redeliveries that follow.
+or every DynamoDB call slow (a brownout), and see the retries, the 503s and the redeliveries that
+follow.
 
     PUT    /_warble/faults  {"throttle": 0.1, "internal_error": 0.01}   the setting now in force
     PUT    /_warble/faults  {"s3": 1, "s3_methods": ["GET"], "ses": 1, "unprocessed": 0.5}
+    PUT    /_warble/faults  {"latency_ms": 3000}                        a brownout
     GET    /_warble/faults                                              the setting now in force
     DELETE /_warble/faults                                              off (every fraction 0)
     GET    /_warble/faults/served      the faults answered since the last PUT or DELETE, by kind
+                                       (``latency``: the calls slowed)
 
-Each of the first four answers 200 with the setting; a PUT names any of its fields (one left out
-is off), each fraction from 0 to 1, ``throttle + internal_error`` at most 1, else 400.
+Each but the last answers 200 with the setting; a PUT names any of its fields (one left out
+is off), each fraction from 0 to 1, ``throttle + internal_error`` at most 1, ``latency_ms`` a whole
+number from 0 to 60,000, else 400.
+
+- **Latency** (a brownout): every DynamoDB data-plane call waits ``latency_ms`` in the server's
+  thread before it is drawn for a fault and answered (moto serves each request on a thread of
+  its own, so calls wait side by side, as on a slow service, not one after another). A client
+  whose read timeout is shorter gives up on it; what the call does still happens once the wait is
+  over, as on DynamoDB, where a request that timed out on the client may still be applied.
 
 - **DynamoDB**: every call with ``X-Amz-Target: DynamoDB_20120810.<operation>`` for a data-plane
   operation (reads, writes, batches, transactions, PartiQL) draws once: a fraction ``throttle``
@@ -43,6 +53,7 @@ import re
 import secrets
 import string
 import threading
+import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -98,6 +109,7 @@ _REASONS = {200: "200 OK", 400: "400 Bad Request", 405: "405 Method Not Allowed"
 # The service a SigV4 request was signed for: its credential scope's third part.
 _SCOPE = re.compile(r"Credential=[^/,\s]+/\d{8}/[^/]+/([^/]+)/aws4_request")
 _FRACTIONS = ("throttle", "internal_error", "unprocessed", "s3", "ses")
+LATENCY_LIMIT_MS = 60_000
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,7 @@ class Setting:
     s3: float = 0.0
     s3_methods: tuple[str, ...] = tuple(sorted(S3_METHODS))
     ses: float = 0.0
+    latency_ms: int = 0  # every DynamoDB data-plane call waits this long (a brownout)
 
     @classmethod
     def parse(cls, body: bytes) -> Setting:
@@ -122,7 +135,7 @@ class Setting:
             raise ValueError(
                 'the body must be an object: {"throttle": 0.1, "internal_error": 0.01}'
             )
-        unknown = sorted(set(given) - {*_FRACTIONS, "s3_methods"})
+        unknown = sorted(set(given) - {*_FRACTIONS, "s3_methods", "latency_ms"})
         if unknown:
             raise ValueError(f"unknown fields: {', '.join(unknown)}")
         values = {}
@@ -140,7 +153,16 @@ class Setting:
             or not all(isinstance(m, str) and m.upper() in S3_METHODS for m in methods)
         ):
             raise ValueError(f"s3_methods must be a list of {', '.join(sorted(S3_METHODS))}")
-        return cls(**values, s3_methods=tuple(sorted({m.upper() for m in methods})))
+        latency = given.get("latency_ms", 0)
+        if isinstance(latency, bool) or not isinstance(latency, int):
+            raise ValueError(f"latency_ms must be a whole number from 0 to {LATENCY_LIMIT_MS}")
+        if not 0 <= latency <= LATENCY_LIMIT_MS:
+            raise ValueError(f"latency_ms must be a whole number from 0 to {LATENCY_LIMIT_MS}")
+        return cls(
+            **values,
+            s3_methods=tuple(sorted({m.upper() for m in methods})),
+            latency_ms=latency,
+        )
 
     def draw(self, roll: float) -> tuple[int, str, str] | None:
         """The error a call with ``roll`` (uniform in [0, 1)) gets, or None."""
@@ -265,6 +287,9 @@ def _fault(setting: Setting, environ: dict[str, Any], roll: float, start_respons
     """The faulted answer this call draws, or None to pass it on to moto."""
     operation = _operation(environ)
     if operation in DATA_PLANE:
+        if setting.latency_ms:
+            _count("latency")
+            time.sleep(setting.latency_ms / 1000)
         error = setting.draw(roll)
         if error is not None:
             _count("throttle" if error[0] == 400 else "internal_error")
@@ -307,7 +332,7 @@ def _control(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         if environ.get("PATH_INFO") == SERVED_PATH:
             if method != "GET":
                 return _answer(start_response, 405, b"", [("Allow", "GET")])
-            served = {kind: _Switch.served[kind] for kind in _FRACTIONS}
+            served = {kind: _Switch.served[kind] for kind in (*_FRACTIONS, "latency")}
             return _answer(start_response, 200, json.dumps(served).encode(), json_type)
         if method == "PUT":
             try:

@@ -4,11 +4,13 @@ DynamoDB does; a route whose table always throttles answers ``503 unavailable`` 
 and stores nothing; at a moderate rate botocore's retries carry the writes through; a retry never
 sleeps past the request's deadline; an unreachable DynamoDB is a 503 too; a stream reader fails
 the batch (Lambda delivers it again) and the redelivery applies it once; a refused condition
-stays what it was.
+stays what it was; in a brownout (every call slow, fault 9) a request is a 503 with Retry-After
+before its function's timeout.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -48,6 +50,7 @@ OFF = {
     "s3": 0.0,
     "s3_methods": ["DELETE", "GET", "HEAD", "POST", "PUT"],
     "ses": 0.0,
+    "latency_ms": 0,
 }
 POST = "POST /v1/tweets", "/v1/tweets"
 THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException"}
@@ -290,7 +293,7 @@ def test_the_switch_fails_s3_and_ses_as_they_fail_and_counts_what_it_served(moto
     assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
     assert raised.value.response["Error"]["Code"] == "ServiceUnavailable"
     assert httpx.get(served, timeout=10).json() == {
-        "throttle": 0, "internal_error": 0, "unprocessed": 0, "s3": 0, "ses": 1
+        "throttle": 0, "internal_error": 0, "unprocessed": 0, "s3": 0, "ses": 1, "latency": 0
     }  # fmt: skip
     listed = httpx.get(f"{moto.url}/_aws/ses", timeout=10).raise_for_status().json()
     assert not [
@@ -345,3 +348,101 @@ def test_an_erasure_resends_unprocessed_deletes_with_backoff_then_unavailable(mo
     faults()
     many = [(settings.graph_table, key(f"U#{n}", "F#1")) for n in range(1, 30)]
     assert items.delete(many) == 29  # two calls, each answered in full
+
+
+def test_the_latency_switch_slows_every_data_plane_call_and_nothing_else(moto, faults):
+    """Fault 9's switch: ``latency_ms`` makes each DynamoDB data-plane call wait, then answers
+    it as usual; the control plane and the streams are not slowed; wrong values are refused."""
+    url, served = f"{moto.url}{FAULTS_PATH}", f"{moto.url}{FAULTS_PATH}/served"
+    for wrong in ({"latency_ms": -1}, {"latency_ms": 60_001}, {"latency_ms": 0.5}):
+        assert httpx.put(url, json=wrong, timeout=10).status_code == 400, wrong
+    table = get_settings().graph_table
+    client = _bare_client(moto)
+    key = {"pk": {"S": "U#1"}, "sk": {"S": "F#3"}}
+
+    assert faults(latency_ms=700) == {**OFF, "latency_ms": 700}
+    started = time.monotonic()
+    client.put_item(TableName=table, Item=key)
+    assert time.monotonic() - started >= 0.7
+    client.describe_table(TableName=table)
+    _bare_client(moto, "dynamodbstreams").list_streams()
+    # one call slowed: the put (the control plane and the streams were not)
+    assert httpx.get(served, timeout=10).json()["latency"] == 1
+
+    faults()
+    # the slowed put was applied, as DynamoDB applies a slow call
+    assert "Item" in client.get_item(TableName=table, Key=key, ConsistentRead=True)
+    assert httpx.get(served, timeout=10).json()["latency"] == 0
+
+
+def test_in_a_brownout_a_request_is_a_503_with_retry_after_before_its_timeout(accounts, faults):
+    """Every DynamoDB call takes 2 s, and the request has 3 s of its function's time: it is
+    answered 503 with Retry-After before the function's timeout, not after the calls (each of
+    them 2 s) nor by the platform's timeout (API Gateway's bare 500)."""
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    handler = Caller().functions["tweets"].handler
+    request = HttpRequest(
+        "POST",
+        "/v1/tweets",
+        headers=[("content-type", "application/json"), ("authorization", f"Bearer {alice.token}")],
+        body=b'{"text": "in the brownout"}',
+    )
+    event = http_api_event(request, route_key=POST[0], api_id="api")
+
+    # when every DynamoDB call is slow and a post has 3 s left (its deadline rings at 2.7 s)
+    faults(latency_ms=2000)
+    started = time.monotonic()
+    answer = handler(event, ShortContext(3000))
+    took = time.monotonic() - started
+    faults()
+
+    # then it is API.md's 503 with Retry-After, inside the function's time
+    headers = {k.lower(): v for k, v in answer.get("headers", {}).items()}
+    assert _unavailable(answer["statusCode"], json.loads(answer["body"]), headers), answer
+    assert took < 3.0, took
+
+
+def test_in_a_brownout_a_socket_send_is_told_unavailable_before_its_timeout(
+    accounts, faults, monkeypatch
+):
+    """A message sent over the WebSocket API while every DynamoDB call takes 2 s, with 3 s of
+    the function's time: the sender gets API.md's ``unavailable`` error frame (its client_id:
+    it sends again) before the timeout, not an ack it waits for in vain after the timeout."""
+    from warble.entrypoints import websocket
+
+    from tests.integration.test_sample_events import _authorized, _event, _on
+
+    alice = accounts.signup("alice", "alice@example.com", "password1", None, "laptop")
+    bob = accounts.signup("bob", "bob@example.com", "password1", None, "phone")
+    services.graph().follow(alice.user["id"], bob.user["id"])
+    services.graph().follow(bob.user["id"], alice.user["id"])
+    conversation, _ = services.conversations().open(alice.user["id"], bob.user["id"])
+    ws = _load_function("websocket").handler
+    authorizer = _authorized(alice)
+    assert ws(_on(_event("websocket/connect.json"), authorizer), Context())["statusCode"] == 200
+    frames: list[dict[str, Any]] = []
+    monkeypatch.setattr(websocket, "_reply", lambda event, frame: frames.append(frame))
+    send = _on(_event("websocket/send-message.json"), authorizer)
+    body = {**json.loads(send["body"]), "conversation_id": str(conversation.id)}
+    send["body"] = json.dumps(body)
+
+    # when every DynamoDB call is slow and the send has 3 s left (its deadline rings at 2.7 s)
+    faults(latency_ms=2000)
+    started = time.monotonic()
+    answer = ws(send, ShortContext(3000))
+    took = time.monotonic() - started
+    faults()
+
+    # then the sender is told unavailable, with its client_id, inside the function's time
+    assert answer["statusCode"] == 200
+    assert frames == [
+        {
+            "type": "error",
+            "data": {
+                "code": "unavailable",
+                "message": frames[0]["data"]["message"] if frames else None,
+                "client_id": body["client_id"],
+            },
+        }
+    ], frames
+    assert took < 3.0, took

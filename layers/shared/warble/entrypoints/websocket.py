@@ -23,6 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import clock, jsonbody, services
 from warble.dal import store_unavailable
+from warble.deadline import DeadlineExceeded, answering_within
 from warble.domain import rate_limits as rate_limit_rules
 from warble.domain.push.ports import ConnectionGone, PushFailed
 from warble.errors import RateLimited, Unauthorized, Unavailable, ValidationFailed, WarbleError
@@ -335,9 +336,31 @@ ROUTES = {
 }
 
 
+def _client_id(event: dict[str, Any]) -> Any:
+    try:
+        raw = jsonbody.loads(event.get("body") or "")
+    except ValidationFailed:
+        return None
+    return raw.get("client_id") if isinstance(raw, dict) else None
+
+
 @entry_point("requestContext.requestId")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event.get("type") == "REQUEST" and "methodArn" in event:
         return authorize(event)
     route = event.get("requestContext", {}).get("routeKey", "$default")
-    return ROUTES.get(route, on_default)(event)
+    try:
+        with answering_within(context):
+            return ROUTES.get(route, on_default)(event)
+    except DeadlineExceeded:
+        # A store hung rather than failed (a brownout): the sender is told `unavailable`, as
+        # for a store that fails, before the timeout leaves it waiting for an ack that never
+        # comes (it sends again with the same client_id: nothing is stored twice). A refused
+        # $connect is a 503; the database connection may be mid-query: the next one is new.
+        logger.warning("deadline: answered unavailable before the function's timeout")
+        services.container().database.close()
+        if route == "$connect":
+            return {"statusCode": 503}
+        if route == "sendMessage":
+            _reply(event, _error_frame(Unavailable(), _client_id(event)))
+        return {"statusCode": 200}
