@@ -10,8 +10,9 @@ runtime's worker) runs the handler; elsewhere (a handler called from a test's th
 
 ``DeadlineExceeded`` is a ``BaseException``, as ``KeyboardInterrupt`` is: no ``except
 Exception`` on the way swallows it, and the clients it interrupts drop the connection they were
-reading (redis-py disconnects on any exception; the PostgreSQL connection is closed by the
-caller of ``answering_within``, see ``warble.http.app``).
+reading (the PostgreSQL connection is closed by the caller of ``answering_within``, see
+``warble.http.app``). Where an exception would leave shared state half made (an import, redis-py
+between a command and its reply) the ring waits for that code to return (``_DEFER_IN``).
 """
 
 from __future__ import annotations
@@ -34,9 +35,32 @@ class _Alarm:
     rings_at = 0.0  # time.monotonic() when it rings, while armed
 
 
+# A ring that finds the interrupted code in one of these waits for it to return: an exception
+# there leaves shared state half made. An import half run leaves its module broken for every
+# later request of the container ("module 'redis' has no attribute 'exceptions'"); redis-py
+# between sending a command and reading its reply, where it catches nothing, hands the
+# connection back to its pool with the reply unread, so the next command reads it (a blocks
+# hash answered with another command's list). Both end within the request's window (a Redis
+# command's socket timeout is bounded by it: warble.dal.redis), then the alarm rings again.
+_DEFER_IN = ("<frozen importlib.", "/redis/")
+_DEFER_SECONDS = 0.005
+
+
+def _deferred(frame: Any) -> bool:
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_DEFER_IN[0]) or _DEFER_IN[1] in name.replace("\\", "/"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _ring(signum: int, frame: Any) -> None:
     # A ring that arrives as the block ends (after ``armed`` went False) is ignored.
     if _Alarm.armed:
+        if _deferred(frame):
+            signal.setitimer(signal.ITIMER_REAL, _DEFER_SECONDS)
+            return
         _Alarm.armed = False
         raise DeadlineExceeded()
 
