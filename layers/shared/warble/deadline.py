@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import _signal  # getsignal without the signal module's enum conversion
 import signal
-import sys
 import threading
 import time
 from typing import Any
@@ -34,8 +33,6 @@ class DeadlineExceeded(BaseException):
 class _Alarm:
     armed = False
     rings_at = 0.0  # time.monotonic() when it rings, while armed
-    waits_until = 0.0  # the latest a ring waits for an import or a Redis call (half the margin)
-    interrupted_imports: list[str] = []  # one alarm a process
 
 
 # A ring that finds the interrupted code in one of these waits for it to return: an exception
@@ -44,8 +41,7 @@ class _Alarm:
 # between sending a command and reading its reply, where it catches nothing, hands the
 # connection back to its pool with the reply unread, so the next command reads it (a blocks
 # hash answered with another command's list). Both end within the request's window (a Redis
-# command's socket timeout is bounded by it: warble.dal.redis), then the alarm rings again; a
-# ring waits at most half the margin, so the answer still comes before the function's timeout.
+# command's socket timeout is bounded by it: warble.dal.redis), then the alarm rings again.
 _DEFER_IN = ("<frozen importlib.", "/redis/")
 _DEFER_SECONDS = 0.005
 
@@ -59,33 +55,13 @@ def _deferred(frame: Any) -> bool:
     return False
 
 
-def _importing(frame: Any) -> list[str]:
-    """The modules whose imports ``frame`` is inside (importlib's ``_find_and_load`` frames)."""
-    names = []
-    while frame is not None:
-        if frame.f_code.co_name == "_find_and_load" and "name" in frame.f_locals:
-            names.append(str(frame.f_locals["name"]))
-        frame = frame.f_back
-    return names
-
-
-def _forget(names: list[str]) -> None:
-    """Imports a ring interrupted after all (past half the margin): the modules and every
-    submodule of theirs leave ``sys.modules``, so the next import runs them whole (a submodule
-    left there would not be set again on its parent made anew)."""
-    for name in names:
-        for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
-            sys.modules.pop(loaded, None)
-
-
 def _ring(signum: int, frame: Any) -> None:
     # A ring that arrives as the block ends (after ``armed`` went False) is ignored.
     if _Alarm.armed:
-        if time.monotonic() < _Alarm.waits_until and _deferred(frame):
+        if _deferred(frame):
             signal.setitimer(signal.ITIMER_REAL, _DEFER_SECONDS)
             return
         _Alarm.armed = False
-        _Alarm.interrupted_imports = _importing(frame)
         raise DeadlineExceeded()
 
 
@@ -131,7 +107,6 @@ class answering_within:  # a context manager, named as the function it was
             signal.signal(signal.SIGALRM, _ring)
         seconds = max(left - margin_ms(left), 1) / 1000
         _Alarm.rings_at = time.monotonic() + seconds
-        _Alarm.waits_until = _Alarm.rings_at + margin_ms(left) / 2000
         _Alarm.armed = self._armed = True
         signal.setitimer(signal.ITIMER_REAL, seconds)
 
@@ -139,6 +114,3 @@ class answering_within:  # a context manager, named as the function it was
         if self._armed:
             _Alarm.armed = False
             signal.setitimer(signal.ITIMER_REAL, 0)
-            if _Alarm.interrupted_imports:
-                _forget(_Alarm.interrupted_imports)
-                _Alarm.interrupted_imports = []
