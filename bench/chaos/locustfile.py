@@ -14,14 +14,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
-from locust import events, task
+from locust import events
 from websocket import WebSocketException
 
 # Imported, so Locust runs them here as `make load` does (and the writes go to LOAD_WRITES).
@@ -37,71 +35,21 @@ _flushed = 0.0
 class MessagingUser(load.MessagingUser):
     """The load's socket user, connecting again (with the same session) once its socket closed."""
 
-    def on_start(self) -> None:
-        import httpx
-
-        self.ws = None
-        self.token: str | None = None
-        conversations = load.population().get("conversations") or []
-        if not conversations:
-            return
-        self.conversation, a, _ = random.choice(conversations)
-        me = next(u for u in load.population()["users"] if u["id"] == a)
-        password = load.population()["password"]
-        body = {"login": me["username"], "password": password, "device": "ws"}
-        with httpx.Client(base_url=self.api, timeout=30) as client:  # not a Locust client
-            answer = client.post("/v1/auth/login", json=body).raise_for_status()
-        self.token = str(answer.json()["token"])
-        self.me = a
-        self._connect()
-
     def _connect(self) -> None:
-        import websocket
-
         try:
-            self.ws = websocket.create_connection(f"{self.ws_url}/?token={self.token}", timeout=30)
+            super()._connect()
         except (OSError, WebSocketException):
             self.ws = None  # refused (the gateway is down): again at the next send
 
-    @task
-    def send(self) -> None:
-        if self.ws is None and self.token is not None:
+    def _reconnect(self) -> None:
+        if self.token is not None:
             self._connect()
-        if self.ws is None:
-            return
-        client_id = uuid.uuid4().hex
-        frame = {"action": "sendMessage", "conversation_id": self.conversation,
-                 "text": f"load {client_id[:8]}", "client_id": client_id}  # fmt: skip
-        started = time.perf_counter()
-        error: Exception | None = None
-        message_id = None
-        try:
-            self.ws.send(json.dumps(frame))
-            while True:  # pushes of other messages may come first
-                raw = self.ws.recv()
-                if not raw:  # a close frame
-                    raise ConnectionResetError("the gateway closed the socket")
-                answer = json.loads(raw)
-                data = answer.get("data") or {}
-                if answer.get("type") == "message_ack" and data.get("client_id") == client_id:
-                    message_id = data["message"]["id"]
-                    break
-                if answer.get("type") == "error" and data.get("client_id") == client_id:
-                    raise RuntimeError(data.get("code"))
-        except (OSError, WebSocketException) as exc:
-            error = exc
-            with contextlib.suppress(OSError, WebSocketException):
+
+    def _lost(self) -> None:
+        with contextlib.suppress(OSError, WebSocketException):
+            if self.ws is not None:
                 self.ws.close()
-            self.ws = None  # connect again at the next send
-        except (ValueError, KeyError, RuntimeError) as exc:
-            error = exc
-        events.request.fire(
-            request_type="WS", name="sendMessage -> message_ack",
-            response_time=(time.perf_counter() - started) * 1000, response_length=0,
-            exception=error, context={},
-        )  # fmt: skip
-        if message_id is not None:
-            load.record("message", conversation=self.conversation, id=message_id, sender=self.me)
+        self.ws = None  # connect again at the next send
 
 
 def _status(response: Any, exception: BaseException | None) -> int:

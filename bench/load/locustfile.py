@@ -321,19 +321,32 @@ class MessagingUser(User):
 
     def on_start(self) -> None:
         import httpx
-        import websocket
 
         conversations = population().get("conversations") or []
         self.ws = None
+        self.token: str | None = None
         if not conversations:
             return
         self.conversation, a, _ = random.choice(conversations)
         me = next(u for u in population()["users"] if u["id"] == a)
         body = {"login": me["username"], "password": population()["password"], "device": "ws"}
         with httpx.Client(base_url=self.api, timeout=30) as client:  # not a Locust client
-            token = str(client.post("/v1/auth/login", json=body).raise_for_status().json()["token"])
+            answer = client.post("/v1/auth/login", json=body).raise_for_status()
+        self.token = str(answer.json()["token"])
         self.me = a
-        self.ws = websocket.create_connection(f"{self.ws_url}/?token={token}", timeout=30)
+        self._connect()
+
+    def _connect(self) -> None:
+        import websocket
+
+        self.ws = websocket.create_connection(f"{self.ws_url}/?token={self.token}", timeout=30)
+
+    def _reconnect(self) -> None:
+        """Before a send without a socket: the load's users stay without (bench/chaos's connect
+        again)."""
+
+    def _lost(self) -> None:
+        """The socket failed in a send: the load's users keep it (bench/chaos's drop it)."""
 
     def on_stop(self) -> None:
         if self.ws is not None:
@@ -341,6 +354,8 @@ class MessagingUser(User):
 
     @task
     def send(self) -> None:
+        if self.ws is None:
+            self._reconnect()
         if self.ws is None:
             return
         client_id = uuid.uuid4().hex
@@ -352,14 +367,20 @@ class MessagingUser(User):
         try:
             self.ws.send(json.dumps(frame))
             while True:  # pushes of other messages may come first
-                answer = json.loads(self.ws.recv())
+                raw = self.ws.recv()
+                if not raw:  # a close frame
+                    raise ConnectionResetError("the gateway closed the socket")
+                answer = json.loads(raw)
                 data = answer.get("data") or {}
                 if answer.get("type") == "message_ack" and data.get("client_id") == client_id:
                     message_id = data["message"]["id"]
                     break
                 if answer.get("type") == "error" and data.get("client_id") == client_id:
                     raise RuntimeError(data.get("code"))
-        except (OSError, ValueError, KeyError, RuntimeError, WebSocketException) as exc:
+        except (OSError, WebSocketException) as exc:
+            error = exc
+            self._lost()
+        except (ValueError, KeyError, RuntimeError) as exc:
             error = exc
         events.request.fire(
             request_type="WS", name="sendMessage -> message_ack",
