@@ -4,4 +4,4 @@ import warble.startup  # noqa: F401  first: the cold start runs without the cycl
 from warble.http import conversations
 from warble.http.app import http_handler
 
-handler = http_handler([conversations.router])
+handler = http_handler([conversations.router], stores=("redis", "dynamodb"))

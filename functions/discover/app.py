@@ -4,4 +4,4 @@ import warble.startup  # noqa: F401  first: the cold start runs without the cycl
 from warble.http import discover
 from warble.http.app import http_handler
 
-handler = http_handler([discover.router])
+handler = http_handler([discover.router], stores=("redis", "dynamodb"))

@@ -5,4 +5,4 @@ import warble.startup  # noqa: F401  first: the cold start runs without the cycl
 from warble.http import blocks, graph
 from warble.http.app import http_handler
 
-handler = http_handler([graph.router, blocks.router])
+handler = http_handler([graph.router, blocks.router], stores=("redis", "dynamodb"))

@@ -9,4 +9,5 @@ handler = http_handler(
     public=meta.PUBLIC_ROUTES,
     not_found=meta.unmatched,
     cacheable=meta.PUBLIC_ROUTES,
+    stores=(),  # its routes read no store
 )

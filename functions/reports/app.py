@@ -4,4 +4,4 @@ import warble.startup  # noqa: F401  first: the cold start runs without the cycl
 from warble.http import reports
 from warble.http.app import http_handler
 
-handler = http_handler([reports.router])
+handler = http_handler([reports.router], stores=("redis", "postgres"))

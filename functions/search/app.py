@@ -4,4 +4,6 @@ import warble.startup  # noqa: F401  first: the cold start runs without the cycl
 from warble.http import search
 from warble.http.app import http_handler
 
-handler = http_handler([search.router], not_found=search.unmatched)
+handler = http_handler(
+    [search.router], not_found=search.unmatched, stores=("redis", "postgres", "dynamodb")
+)

@@ -26,7 +26,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from warble import security, services
-from warble.dal import store_unavailable
+from warble.dal import prepare, store_unavailable
 from warble.deadline import DeadlineExceeded, answering_within
 from warble.domain import rate_limits as rate_limit_rules
 from warble.domain.shared import Later, ReadBatch, RequestKey, at_once
@@ -519,11 +519,14 @@ def http_handler(
     not_found: NotFoundHook | None = None,
     cacheable: Iterable[str] = (),
     unreplayed: Iterable[str] = (),
+    stores: Iterable[str] = ("redis",),
 ) -> Handler:
     """An HTTP function's handler: its routers' requests (``public``: the routeKeys served
     without a session; ``cacheable``: those whose answers a cache may keep, every other answer
     saying ``Cache-Control: no-store``; ``unreplayed``: POSTs whose answer is a fresh secret,
     never kept for an Idempotency-Key's repeat) through ``HttpFunction``, in the entry-point
-    skeleton."""
+    skeleton. The clients of ``stores`` are loaded now, in the function's init
+    (``warble.dal.prepare``): the gate's Redis by default."""
     function = HttpFunction(routers, public, not_found, cacheable, unreplayed)
+    prepare(*stores)
     return entry_point(correlation_paths.API_GATEWAY_HTTP)(function.handle)
