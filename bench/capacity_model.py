@@ -2141,6 +2141,20 @@ def cold_cache_pg_qps(
     return n.pg_peak_reads + views * emptied * max(0.0, surge)
 
 
+def cache_move_share(clusters: int) -> float:
+    """The share of the slots whose cache changes when ``clusters`` caches become one more
+    (warble.dal.redis: slot ``s`` is on cache ``s % N``), counted: about N / (N + 1)."""
+    slots = 16384
+    return sum(s % clusters != s % (clusters + 1) for s in range(slots)) / slots
+
+
+def cache_move_minutes() -> float:
+    """How long a cache's move takes (warble.settings: REDIS_MOVE_MINUTES' default)."""
+    from warble.settings import Settings
+
+    return float(Settings.__dataclass_fields__["redis_move_minutes"].default)
+
+
 def checks(inputs: Inputs, n: Needs, profile: dict[str, Any]) -> list[Check]:
     """Every limit at one size: the account's quotas, Lambda's fixed scaling rate, the stores,
     the hot partitions and keys, the cache's nodes and the profile's own settings."""
@@ -2290,19 +2304,27 @@ def _store_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
         )
     )
     clusters = int(profile.get("CacheClusters", 1))
-    cases = [(1.0, "CacheClusters changed"), (1 / clusters, "one cluster lost")]
-    for emptied, why in cases if clusters > 1 else [(1.0, "the cluster lost")]:
-        cold = cold_cache_pg_qps(n, emptied) / PG_QPS_PER_ACU
+    moved, minutes = cache_move_share(clusters), cache_move_minutes()
+    grown = moved * COLD_CACHE_WINDOW_S / (minutes * 60)
+    cases = [
+        (grown, f"CacheClusters grown to {clusters + 1}: the {moved:.0%} of slots that change"
+                f" cache moved in stages over {minutes:.0f} minutes, {grown:.1%} of the keys a"
+                " minute"),
+        (1 / clusters if clusters > 1 else 1.0,
+         "one cluster lost" if clusters > 1 else "the cluster lost"),
+    ]  # fmt: skip
+    for emptied, why in cases:
+        # The writer's whole load (writes and last-seen flushes too) and the surge's reads.
+        surge = (cold_cache_pg_qps(n, emptied) - n.pg_peak_reads) / PG_QPS_PER_ACU
         out.append(
             Check(
                 "store",
                 f"Aurora ACU in the first minute after the profile cache is emptied ({why}:"
                 f" {emptied:.0%} of its keys)",
                 min(aurora, AURORA_MAX_ACU),
-                cold,
-                cold * spike,
-                "not bounded today: change CacheClusters off-peak (or move slots a few at a"
-                " time: each stage empties its share only)",
+                n.aurora_acu + surge,
+                n.aurora_acu_event + surge * spike,
+                "a longer move (CacheMoveStart's 30 minutes), or readers for reads",
             )
         )
     aurora_gb = n.dau * AURORA_GB

@@ -3,11 +3,14 @@
     python -m infra.operator create-admin --stack-name warble --username warble_admin \\
         --email ops@example.com
     python -m infra.operator rebuild-discover-index --stack-name warble
+    python -m infra.operator sweep-moved-slots --stack-name warble
 
 ``create-admin`` reads the password from WARBLE_ADMIN_PASSWORD, else asks for it (never from
 the command line, where it would stay in the shell's history and the process list). The account
 must be named in the stack's AdminUsernames; one already holding the name is reported, not
-changed. AWS credentials and region come from the usual places (AWS_PROFILE, AWS_REGION, ...).
+changed. ``sweep-moved-slots``, after a cache's move (docs/deploying.md), removes from every
+cache node the keys of slots that moved to another cache, an invocation at a time per node.
+AWS credentials and region come from the usual places (AWS_PROFILE, AWS_REGION, ...).
 """
 
 from __future__ import annotations
@@ -41,6 +44,20 @@ def _password() -> str:
     return password
 
 
+def sweep_moved_slots(stack_name: str, region: str | None) -> int:
+    """Every primary swept to its end, an invocation after another (each about the function's
+    timeout less 10 s); prints what each node lost."""
+    nodes = invoke(stack_name, {"task": "sweep_moved_slots"}, region)["nodes"]
+    for node in nodes:
+        cursor, removed = None, 0
+        while cursor != 0:
+            step = {"task": "sweep_moved_slots", "node": node, "cursor": cursor or 0}
+            answer = invoke(stack_name, step, region)
+            cursor, removed = answer["cursor"], removed + answer["removed"]
+        print(json.dumps({"node": node, "removed": removed}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m infra.operator",
@@ -54,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     admin.add_argument("--username", required=True)
     admin.add_argument("--email", required=True)
     commands.add_parser("rebuild-discover-index", help="Discover's index from stored locations")
+    commands.add_parser("sweep-moved-slots", help="the keys a cache's move left behind, removed")
     args = parser.parse_args(argv)
+    if args.command == "sweep-moved-slots":
+        return sweep_moved_slots(args.stack_name, args.region)
     if args.command == "create-admin":
         payload = {"task": "create_admin", "username": args.username, "email": args.email,
                    "password": _password()}  # fmt: skip

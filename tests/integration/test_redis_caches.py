@@ -1,5 +1,6 @@
 """Several caches as one keyspace (warble.dal.redis, ``SlotMap``): slot ``s`` lives on cache
-``s % N``, and the code's commands, pipelines, scripts and batches reach it unchanged.
+``s % N``, and the code's commands, pipelines, scripts and batches reach it unchanged. A cache
+added to the keyspace takes its slots a stage at a time (``CacheMove``).
 
 Each cache here is a real single-node cluster-mode redis-server holding all 16384 slots, as each
 ElastiCache cluster holds all of its own; what a key's cache holds is read back with a plain
@@ -8,6 +9,7 @@ client of that server.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -15,7 +17,15 @@ import redis
 from redis.cluster import NodesManager, RedisCluster
 from redis.crc import key_slot
 from warble import services
-from warble.dal.redis import ReadBatch, SlotMap, caches, connect, eval_scripts, mget
+from warble.dal.redis import (
+    CacheMove,
+    ReadBatch,
+    SlotMap,
+    caches,
+    connect,
+    eval_scripts,
+    mget,
+)
 from warble.settings import Settings, SettingsError
 
 from tests.conftest import CLUSTER_FIRST_PORT
@@ -295,5 +305,128 @@ def test_the_composition_root_builds_the_several_caches_from_the_environment(
         for key in keys:
             client.set(key, "via the container")
         assert [plain[_cache(key)].get(key) for key in keys] == ["via the container"] * 9
+    finally:
+        services.reset()
+
+
+def _holder(plain: list[redis.Redis], key: str, value: str) -> list[int]:
+    return [n for n, server in enumerate(plain) if server.get(key) == value]
+
+
+def test_a_cache_added_takes_its_slots_a_stage_at_a_time_from_a_warm_client(three, plain):
+    """From two caches to three: before the move every slot stays where two put it; during it,
+    the slots of the stages begun are on their new cache and the others on their old one; after
+    it, every slot is where three put it. The client is made once, before the move: its table
+    follows the stages without a refresh."""
+    start = time.time() + 0.6
+    client = connect(_settings(*three, redis_move_from=2, redis_move_start=start,
+                               redis_move_minutes=2 / 60))  # fmt: skip
+    move = client.nodes_manager._move
+    assert isinstance(move, CacheMove)
+    keys = _keys(120)
+    for key in keys:
+        client.set(key, "before")
+    assert time.time() < start, "the machine was too slow to write before the move"
+    assert all(_holder(plain, key, "before") == [key_slot(key.encode()) % 2] for key in keys)
+
+    time.sleep(max(0.0, start + 1.0 - time.time()))  # about half of the stages begun
+    began, placed = time.time(), {}
+    for key in keys:
+        client.set(key, "during")
+    ended = time.time()
+    for key in keys:
+        slot = key_slot(key.encode())
+        allowed = {move.cache(slot, 3, began), move.cache(slot, 3, ended)}
+        placed[key] = _holder(plain, key, "during")
+        assert len(placed[key]) == 1 and placed[key][0] in allowed
+    moved = [key for key in keys if placed[key] == [key_slot(key.encode()) % 3]
+             and key_slot(key.encode()) % 3 != key_slot(key.encode()) % 2]  # fmt: skip
+    waiting = [key for key in keys if placed[key] == [key_slot(key.encode()) % 2]
+               and key_slot(key.encode()) % 3 != key_slot(key.encode()) % 2]  # fmt: skip
+    assert moved and waiting  # the move is part done: some slots moved, some not yet
+
+    time.sleep(max(0.0, start + 2.1 - time.time()))
+    for key in keys:
+        client.set(key, "after")
+    assert all(_holder(plain, key, "after") == [key_slot(key.encode()) % 3] for key in keys)
+    assert client.nodes_manager._restage_at is None  # the move is over: no more stages
+    client.close()
+
+
+def test_a_moves_stages_spread_its_slots_over_the_slot_range_and_move_only_what_changes():
+    move = CacheMove(before=4, starts=0.0, seconds=1800.0)
+    stages: dict[int, list[int]] = {}
+    for slot in range(16384):
+        stages.setdefault(move.stage(slot), []).append(slot)
+    assert sorted(stages) == list(range(CacheMove.STAGES))
+    sizes = [len(slots) for slots in stages.values()]
+    assert max(sizes) - min(sizes) <= 1  # 273 or 274 slots a stage
+    for slots in stages.values():  # every stage touches every part of the slot range
+        assert len({slot * 16 // 16384 for slot in slots}) == 16
+    changed = sum(move.cache(s, 5, -1.0) != move.cache(s, 5, 1801.0) for s in range(16384))
+    assert changed == sum(s % 4 != s % 5 for s in range(16384))  # 80%: the others stay put
+    assert move.next_change(-1.0) == 0.0 and move.next_change(1799.0) is None
+    with pytest.raises(SettingsError):
+        CacheMove.of(Settings.from_environment(redis_move_from=3), count=3)
+
+
+def test_the_sweep_removes_from_each_cache_only_the_keys_of_slots_it_no_longer_holds(
+    three, plain, monkeypatch
+):
+    """After a move from two caches to three, the old caches still hold the keys of the slots
+    that left them (written before the move); the sweep, a node at a time from a cursor,
+    removes those and nothing else."""
+    from warble.dal import slot_sweep
+
+    keys = _keys(300)
+    for key in keys:  # as two caches held them, and as three hold them now
+        plain[key_slot(key.encode()) % 2].set(key, "old")
+        plain[key_slot(key.encode()) % 3].set(key, "kept")
+    client = connect(_settings(*three, redis_move_from=2, redis_move_start=time.time() - 60,
+                               redis_move_minutes=0.5))  # fmt: skip
+    monkeypatch.setattr(slot_sweep, "SCAN_COUNT", 20)  # several pages a node
+    nodes = slot_sweep.primaries(client)
+    assert nodes == sorted(f"127.0.0.1:{cache.ports[0]}" for cache in three)
+    removed, steps = 0, 0
+    for node in nodes:
+        cursor = 0
+        while True:
+            cursor, gone = slot_sweep.sweep(client, node, cursor, seconds=0.0)  # a page a step
+            removed, steps = removed + gone, steps + 1
+            if cursor == 0:
+                break
+    assert steps > len(nodes)  # the cursor carried the sweep across calls
+    left = [key for key in keys if key_slot(key.encode()) % 2 != key_slot(key.encode()) % 3]
+    assert removed == len(left) > 150
+    for key in keys:
+        assert _holder(plain, key, "kept") == [key_slot(key.encode()) % 3]
+        assert _holder(plain, key, "old") == []  # moved: swept; stayed: overwritten above
+    assert slot_sweep.primaries(connect(_settings(three[0]))) == []
+    client.close()
+
+
+def test_the_operator_lists_the_nodes_and_sweeps_one_from_its_cursor(three, plain, monkeypatch):
+    """OperatorFunction's ``sweep_moved_slots``, as infra/operator.py invokes it."""
+    from tests.integration.test_sample_events import _load_function
+    from tests.support.lambda_context import Context
+
+    monkeypatch.setenv("REDIS_URL", three[0].url)
+    monkeypatch.setenv("REDIS_CLUSTER", "true")
+    monkeypatch.setenv("REDIS_MORE_URLS", f"{three[1].url},{three[2].url}")
+    monkeypatch.setenv("REDIS_MOVE_FROM", "2")
+    monkeypatch.setenv("REDIS_MOVE_START", str(int(time.time()) - 120))
+    monkeypatch.setenv("REDIS_MOVE_MINUTES", "1")  # over
+    moved = next(k for k in _keys(50) if key_slot(k.encode()) % 2 != key_slot(k.encode()) % 3)
+    plain[key_slot(moved.encode()) % 2].set(moved, "left behind")
+    services.reset()
+    try:
+        operator = _load_function("operator").handler
+        nodes = operator({"task": "sweep_moved_slots"}, Context())["nodes"]
+        assert len(nodes) == 3
+        answers = [operator({"task": "sweep_moved_slots", "node": node}, Context())
+                   for node in nodes]  # fmt: skip
+        assert sum(answer["removed"] for answer in answers) == 1
+        assert all(answer["cursor"] == 0 for answer in answers)
+        assert all(server.get(moved) is None for server in plain)
     finally:
         services.reset()

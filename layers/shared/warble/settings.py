@@ -105,6 +105,12 @@ class Settings:
     # URLs and cache names, comma-separated in the same order; empty entries are skipped.
     redis_more_urls: str = ""
     redis_more_cache_names: str = ""
+    # A cache added to the keyspace (warble.dal.redis, CacheMove): the slots that change cache
+    # move a stage at a time over REDIS_MOVE_MINUTES from REDIS_MOVE_START (Unix seconds), the
+    # not yet moved ones staying where REDIS_MOVE_FROM caches put them. 0: no move.
+    redis_move_from: int = 0
+    redis_move_start: float = 0.0
+    redis_move_minutes: float = 30.0
 
     aws_region: str = field(default="us-east-1", metadata={"env": "AWS_REGION"})
     connections_table: str = "warble-local-connections"

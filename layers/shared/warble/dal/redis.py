@@ -362,6 +362,71 @@ def cache_of(slot: int, count: int) -> int:
     return slot % count
 
 
+class CacheMove:
+    """A cache added to the keyspace, its slots moved a stage at a time (REDIS_MOVE_*).
+
+    Going from N caches to N + 1, ``slot % N`` and ``slot % (N + 1)`` differ for most slots (four
+    in five from 4 to 5), and a slot that changes cache is empty in its new one: its keys stay
+    behind. Moved at once, that is most of the cache emptied in a moment, and every profile's
+    first view after it reads PostgreSQL (docs/capacity.md: 342 ACU at 100M at the event,
+    against Aurora's 256). Moved in ``STAGES`` stages over ``seconds``, each stage empties its
+    share only: 0.8 / 60 of the keys every 30 s over half an hour.
+
+    Every container derives the same stage from the same clock and settings, so no
+    coordination is needed: a slot's cache changes for all of them within their clocks' skew,
+    which the cache's own reads-from-the-table absorb as any miss. A stage takes slots spread
+    over the whole slot range (``slot x STRIDE``, mod 16384: a permutation), so every shard
+    of the new cache fills evenly. The keys a moved slot leaves in its old cache are not
+    read again and expire with their TTLs; shrinking the keyspace is not staged (losing one
+    cache of N empties 1/N of the keys, which the capacity checks hold).
+    """
+
+    STAGES = 60
+    STRIDE = 5_003  # odd: slot x STRIDE mod 2^14 is a permutation of the slots
+
+    def __init__(self, before: int, starts: float, seconds: float) -> None:
+        if before < 1 or seconds <= 0:
+            raise SettingsError("REDIS_MOVE_FROM and REDIS_MOVE_MINUTES: at least 1 and above 0")
+        self.before = before
+        self.starts = starts
+        self.stage_seconds = seconds / self.STAGES
+
+    @classmethod
+    def of(cls, settings: Settings, count: int) -> CacheMove | None:
+        if not settings.redis_move_from:
+            return None
+        if settings.redis_move_from >= count:
+            raise SettingsError("REDIS_MOVE_FROM: fewer caches than REDIS_MORE_URLS gives")
+        return cls(
+            settings.redis_move_from, settings.redis_move_start, settings.redis_move_minutes * 60
+        )
+
+    def stage(self, slot: int) -> int:
+        """The stage at whose start ``slot`` moves (0 to STAGES - 1)."""
+        return (
+            (slot * self.STRIDE % REDIS_CLUSTER_HASH_SLOTS)
+            * self.STAGES
+            // REDIS_CLUSTER_HASH_SLOTS
+        )
+
+    def stages_begun(self, now: float) -> int:
+        """How many stages have begun at ``now`` (0 before the move, STAGES after it)."""
+        if now < self.starts:
+            return 0
+        return min(self.STAGES, int((now - self.starts) // self.stage_seconds) + 1)
+
+    def next_change(self, now: float) -> float | None:
+        """When the next stage begins after ``now``; None once every slot has moved."""
+        begun = self.stages_begun(now)
+        return None if begun >= self.STAGES else self.starts + begun * self.stage_seconds
+
+    def cache(self, slot: int, count: int, now: float) -> int:
+        """The index of the cache that holds ``slot`` at ``now``."""
+        if self.stage(slot) < self.stages_begun(now):
+            return cache_of(slot, count)
+        return cache_of(slot, self.before)
+
+
 class SlotMap(NodesManager):
     """A cluster client's nodes and slot table over several caches: slot ``s`` is served by the
     node that owns it in cache ``cache_of(s, N)``.
@@ -376,8 +441,10 @@ class SlotMap(NodesManager):
     path on real servers, so an upgrade that changes them fails there.
     """
 
-    def __init__(self, managers: Sequence[NodesManager]) -> None:
+    def __init__(self, managers: Sequence[NodesManager], move: CacheMove | None = None) -> None:
         self.caches = list(managers)
+        self._move = move
+        self._restage_at: float | None = None  # when the move's next stage begins
         first = self.caches[0]
         # NodesManager's own set-up (its locks, epoch and attributes), with the first cache's
         # connection settings; it ends by calling ``initialize``, which merges the tables the
@@ -414,10 +481,31 @@ class SlotMap(NodesManager):
                     **options,
                 )
             )
-        return cls(managers)
+        return cls(managers, CacheMove.of(settings, len(managers)))
 
-    def _owner(self, slot: int) -> NodesManager:
-        return self.caches[cache_of(slot, len(self.caches))]
+    def owner(self, slot: int, now: float) -> NodesManager:
+        """The cache that holds ``slot`` at ``now`` (Unix seconds)."""
+        if self._move is None:
+            return self.caches[cache_of(slot, len(self.caches))]
+        return self.caches[self._move.cache(slot, len(self.caches), now)]
+
+    def _merged(self) -> dict[int, list[ClusterNode]]:
+        """Each slot's nodes, from the cache that holds it now (and when that next changes)."""
+        now = time.time()
+        self._restage_at = self._move.next_change(now) if self._move is not None else None
+        return {
+            slot: self.owner(slot, now).slots_cache[slot]
+            for slot in range(REDIS_CLUSTER_HASH_SLOTS)
+        }
+
+    def get_node_from_slot(self, slot: int, *args: Any, **kwargs: Any) -> ClusterNode:
+        """The node of ``slot``, the table merged again first when a move's stage has begun
+        (one comparison a command otherwise)."""
+        if self._restage_at is not None and time.time() >= self._restage_at:
+            slots = self._merged()
+            with self._lock:
+                self.slots_cache = slots
+        return super().get_node_from_slot(slot, *args, **kwargs)
 
     def initialize(
         self,
@@ -439,10 +527,7 @@ class SlotMap(NodesManager):
                     last_failed_node_name,
                 )
             self._built = True
-            slots = {
-                slot: self._owner(slot).slots_cache[slot]
-                for slot in range(REDIS_CLUSTER_HASH_SLOTS)
-            }
+            slots = self._merged()
             nodes = {
                 name: node for cache in self.caches for name, node in cache.nodes_cache.items()
             }
@@ -487,7 +572,7 @@ class SlotMap(NodesManager):
     def move_slot(self, e: Any) -> None:
         """A MOVED within the slot's cache (a failover, a resharding): that cache's table is
         patched, and the slot here follows it."""
-        owner = self._owner(e.slot_id)
+        owner = self.owner(e.slot_id, time.time())
         owner.move_slot(e)
         with self._lock:
             self.slots_cache[e.slot_id] = owner.slots_cache[e.slot_id]
