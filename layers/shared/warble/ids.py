@@ -35,8 +35,7 @@ SEQUENCE_BITS = 6
 MAX_WORKER = (1 << WORKER_BITS) - 1
 MAX_SEQUENCE = (1 << SEQUENCE_BITS) - 1
 WORKERS = MAX_WORKER + 1
-# The layout of every id before WIDE_FROM_MS.
-NARROW_WORKER_BITS = 10
+# Every id before WIDE_FROM_MS: a 12-bit sequence, a 10-bit worker id above it.
 NARROW_SEQUENCE_BITS = 12
 # 2027-01-04T00:00:00Z: the first millisecond of the wide layout. It is a constant of the code,
 # as EPOCH_MS is, not a setting: it is part of what an id means, so every reader (the functions,
