@@ -85,26 +85,27 @@ def test_ids_stay_unique_and_ordered_across_the_cutover():
     # timestamp (64: worker 1's sequences 0-63; 65: its 64-127; 128: worker 2's 0-63), with one
     # past the narrow layout (40,000); the wide ones start at the cutover
     clock = [WIDE_FROM_MS - 2]
-    narrow = [Snowflake(FixedWorker(w), clock=lambda: clock[0]) for w in (1, 2)]
-    wide = [Snowflake(FixedWorker(w), clock=lambda: clock[0]) for w in (64, 65, 128, 40_000)]
-    minted: dict[Snowflake, list[int]] = {gen: [] for gen in narrow + wide}
+    narrow = {w: Snowflake(FixedWorker(w), clock=lambda: clock[0]) for w in (1, 2)}
+    wide = {w: Snowflake(FixedWorker(w), clock=lambda: clock[0]) for w in (64, 65, 128, 40_000)}
+    minted: dict[int, list[int]] = {w: [] for w in [*narrow, *wide]}
     # When the narrow ones mint past 4,096 a millisecond just before it, so that their sequence
     # borrows the cutover's own millisecond, in which the wide ones mint too
-    for clock[0] in range(WIDE_FROM_MS - 2, WIDE_FROM_MS + 2):
-        for gen in narrow:
-            minted[gen] += [gen.next_id() for _ in range(5_000)]
-        for gen in wide if clock[0] >= WIDE_FROM_MS else []:
-            minted[gen] += [gen.next_id() for _ in range(200)]
+    for now in range(WIDE_FROM_MS - 2, WIDE_FROM_MS + 2):
+        clock[0] = now
+        for w, gen in narrow.items():
+            minted[w] += [gen.next_id() for _ in range(5_000)]
+        for w, gen in wide.items() if now >= WIDE_FROM_MS else []:
+            minted[w] += [gen.next_id() for _ in range(200)]
     # Then no id repeats, each generator's ids increase and carry its worker id
     everything = [i for ids in minted.values() for i in ids]
     assert len(set(everything)) == len(everything)
-    for gen, ids in minted.items():
+    for w, ids in minted.items():
         assert ids == sorted(ids)
-        assert {decompose(i)[1] for i in ids} == {gen._worker}
+        assert {decompose(i)[1] for i in ids} == {w}
     # and the narrow ones' ids lie on both sides of it, sharing milliseconds with the wide ones
-    narrow_ms = {decompose(i)[0] for i in minted[narrow[0]]}
+    narrow_ms = {decompose(i)[0] for i in minted[1]}
     assert min(narrow_ms) < WIDE_FROM_MS < max(narrow_ms)
-    assert WIDE_FROM_MS in narrow_ms & {decompose(i)[0] for i in minted[wide[0]]}
+    assert WIDE_FROM_MS in narrow_ms & {decompose(i)[0] for i in minted[64]}
 
 
 @pytest.mark.parametrize("raw", ["", "abc", "-1", "0", "1" * 20, "9223372036854775808", "١٢٣"])
