@@ -2264,24 +2264,33 @@ def post_admitted(profile: dict[str, Any]) -> float:
     return float(rate) + float(burst)
 
 
+# The share of the worker ids held at which a cold start's claim stays cheap: random conditional
+# writes land with odds of one less this (two writes on average at a half), and all of a claim's
+# tries miss (a Scan of every lease follows) with odds of this to the tries (once in 256).
+ID_OCCUPANCY = 0.5
+
+
 def _id_checks(inputs: Inputs, n: Needs) -> list[Check]:
     """Snowflake worker ids: one leased by each environment of a function that mints ids, for
-    as long as it is warm (at least its concurrency), out of the id layout's fixed space."""
-    from warble.ids import WORKER_BITS
+    as long as it is warm (at least its concurrency), out of the id layout's space (from
+    ``warble.ids.WIDE_FROM_MS``) held no fuller than ``ID_OCCUPANCY``."""
+    from warble.ids import CLAIM_TRIES, WORKER_BITS
 
     spike = EVENT_PEAK / PEAK
     leased = sum(n.concurrency_by_function.get(name, 0.0) for name in inputs.minters)
     return [
         Check(
             "id space",
-            f"Snowflake worker ids ({WORKER_BITS} bits) against the environments that mint ids"
-            f" ({len(inputs.minters)} functions; at least their concurrency)",
-            float(1 << WORKER_BITS),
+            f"Snowflake worker ids ({WORKER_BITS} bits, at most {ID_OCCUPANCY:.0%} held: a cold"
+            f" start's claim then costs {1 / (1 - ID_OCCUPANCY):.0f} writes on average and a"
+            f" Scan of the leases once in {ID_OCCUPANCY**-CLAIM_TRIES:,.0f}) against the"
+            f" environments that mint ids ({len(inputs.minters)} functions; at least their"
+            " concurrency)",
+            (1 << WORKER_BITS) * ID_OCCUPANCY,
             leased,
             leased * spike + n.post_burst_environments,
-            "more worker bits (fewer sequence bits: an environment mints a few ids a"
-            " request), switched at a time every holder agrees on (ids stay unique and"
-            " ordered across the switch)",
+            "more tries a claim (a write each), or a worker bit more (32 ids a millisecond an"
+            " environment), switched at a time every holder agrees on (warble.ids.WIDE_FROM_MS)",
         )
     ]
 

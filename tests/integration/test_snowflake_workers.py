@@ -12,11 +12,11 @@ from warble import services
 from warble.dal.worker_lease import DynamoWorkerLeases, WorkerLeaseItem
 from warble.errors import Unavailable, WorkerIdExhausted, WorkerLeaseLost
 from warble.http.app import error_response
-from warble.ids import WORKERS, LeasedWorker, Snowflake, WorkerIdSource, decompose
+from warble.ids import WIDE_FROM_MS, LeasedWorker, Snowflake, WorkerIdSource, decompose
 
 pytestmark = [pytest.mark.integration]
 
-T0 = 1_800_000_000_000
+T0 = 1_800_000_000_000  # after WIDE_FROM_MS: 65,536 worker ids, 64 ids a millisecond
 
 
 def _empty_table() -> None:
@@ -125,13 +125,17 @@ def test_a_holder_whose_lease_was_taken_refuses_to_mint(container_source, monkey
 
 
 def test_every_id_held_is_a_503_with_retry_after(container_source, leases):
-    # Given all 1,024 ids held by live containers
+    # Given all 1,024 ids held by live containers, before the cutover (the 65,536 after it are
+    # tests/unit/test_ids.py's, in memory)
+    before = WIDE_FROM_MS - 120_000
     with WorkerLeaseItem.batch_write() as batch:
-        for worker in range(WORKERS):
-            batch.save(WorkerLeaseItem(worker, holder="live", until_ms=T0 + 60_000, expires_at=0))
+        for worker in range(1024):
+            batch.save(
+                WorkerLeaseItem(worker, holder="live", until_ms=before + 60_000, expires_at=0)
+            )
     # When a new container mints its first id
     with pytest.raises(WorkerIdExhausted) as refused:
-        Snowflake(container_source(), clock=lambda: T0).next_id()
+        Snowflake(container_source(), clock=lambda: before).next_id()
     # Then it is refused as API.md's 503, with a Retry-After
     answer = error_response(refused.value)
     assert answer.status_code == 503
@@ -141,16 +145,21 @@ def test_every_id_held_is_a_503_with_retry_after(container_source, leases):
 def test_a_released_id_is_claimable_once_past_the_last_millisecond_it_used(
     container_source, monkeypatch
 ):
+    # Given a holder whose clock stands still at T0 while it mints 2 seconds' worth of ids (64 a
+    # millisecond: its sequence borrows milliseconds ahead of the clock), then gives its id back
     holder = container_source()
-    worker, _ = holder.current(T0)
-    holder.current(T0 + 10)
+    minting = Snowflake(holder, clock=lambda: T0)
+    last = [minting.next_id() for _ in range(64 * 2_000)][-1]
+    worker, used = decompose(last)[1], decompose(last)[0]
+    assert used == T0 + 1_999
     holder.release()
     _picks(worker, monkeypatch)
-    # A claimant whose clock is behind the released holder's does not get it...
-    behind, _ = container_source().current(T0 + 5)
+    # When a claimant comes whose clock is past T0 but not past the last millisecond it used
+    behind, _ = container_source().current(used)
+    # Then it does not get the id (it would mint timestamps already used), and one past it does
+    # (the lease covers a millisecond more: the one an id after the last could have borrowed)
     assert behind != worker
-    # ...one past its last millisecond (and the second's slack) does
-    past, _ = container_source().current(T0 + 10 + 1_001)
+    past, _ = container_source().current(used + 2)
     assert past == worker
 
 

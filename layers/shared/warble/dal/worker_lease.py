@@ -36,7 +36,7 @@ class WorkerLeaseItem(Model):
         table_name = "worker-leases"  # replaced from settings on first use
         region = "us-east-1"
 
-    pk = NumberAttribute(hash_key=True)  # the worker id, 0..1023
+    pk = NumberAttribute(hash_key=True)  # the worker id, 0..65535 (0..1023 before the cutover)
     holder = UnicodeAttribute()  # a random token of the holding container
     until_ms = NumberAttribute()  # the lease's end, by its holder's clock
     expires_at = NumberAttribute()  # TTL
@@ -67,7 +67,9 @@ class DynamoWorkerLeases:
         self._end_at(worker_id, holder, last_ms)
 
     def held(self, now_ms: int) -> set[int]:
-        # 1,024 items of a few bytes: one page of a Scan, read only after a claim missed.
+        # Read only after a claim's random tries all missed (once in 256 cold starts at half
+        # the ids held): items of about 70 bytes, a page of the Scan for every 15,000 of them,
+        # the lapsed ones included (the TTL sweeps an item a day after its lease ends).
         try:
             live = WorkerLeaseItem.until_ms >= now_ms
             return {int(item.pk) for item in WorkerLeaseItem.scan(live, attributes_to_get=["pk"])}
