@@ -314,7 +314,9 @@ def _load_ops(m: dict[str, Any], load: dict[str, Any] | None) -> dict[str, Any] 
 
     if load is not None:
         load = dict(load)
-        load["predicted"] = expected = predicted(load["requests_by_route"], m)
+        load["predicted"] = expected = predicted(
+            load["requests_by_route"], m, load.get("post_followers")
+        )
         load["ratio"] = {k: v / expected[k] for k, v in load["measured"].items() if expected[k]}
     return load
 

@@ -1174,11 +1174,19 @@ def _consumer_costs(m: dict[str, Any]) -> dict[str, list[tuple[str, str, dict[st
     return out
 
 
+# Followers whose home timeline is cached when a tweet reaches them: the monthly users (whose
+# timelines live 30 days idle) among the accounts kept. The others' push finds no timeline.
+HOME_BUILT_SHARE = MAU_PER_DAU / ACCOUNTS_PER_DAU
+
+
 def _fanout_adjusted(
-    consumer: str, kind: str, cost: dict[str, Any], m: dict[str, Any], per_tweet: float
-) -> dict[str, Any]:
-    """The timeline consumer's tweet record at ``per_tweet`` followers: one EVALSHA per follower
-    more (or fewer) than the measured authors had."""
+    consumer: str, kind: str, cost: dict[str, Any], m: dict[str, Any], per_tweet: float,
+    built: float = HOME_BUILT_SHARE,
+) -> dict[str, Any]:  # fmt: skip
+    """The timeline consumer's tweet record at ``per_tweet`` followers, ``built`` of them with a
+    cached home: per follower more (or fewer) than the measured authors had, one EVALSHA
+    (warble.dal.timelines' push), which the server counts with the commands it runs: an EXISTS,
+    and for a built home a ZADD and a ZREMRANGEBYRANK (their time is in the EVALSHA's)."""
     if consumer != "FanoutConsumerFunction" or not kind.startswith("tweets"):
         return cost
     extra = per_tweet - m["mean_followers_measured"]
@@ -1191,6 +1199,9 @@ def _fanout_adjusted(
     calls, usec = server.get("evalsha", [0.0, 0.0])
     per = usec / calls if calls else 5.0
     server["evalsha"] = [max(0.0, calls + extra), max(0.0, usec + extra * per)]
+    for command, share in (("exists", 1.0), ("zadd", built), ("zremrangebyrank", built)):
+        inner, inner_usec = server.get(command, [0.0, 0.0])
+        server[command] = [max(0.0, inner + extra * share), inner_usec]
     adjusted["redis_server"] = server
     adjusted["redis_net_bytes"] = cost.get("redis_net_bytes", 0.0) + extra * 110
     return adjusted

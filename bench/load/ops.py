@@ -82,15 +82,32 @@ def _server_commands(cost: dict[str, Any]) -> float:
     return sum(float(calls) for name, (calls, _) in server.items() if name != "info")
 
 
-def predicted(requests: dict[str, int], m: dict[str, Any]) -> dict[str, float]:
+def post_followers(population: dict[str, Any]) -> dict[str, float]:
+    """The followers a post of each posting route reaches, in the seeded population: a daily
+    user posts as a user drawn uniformly (the mean), the fan-out probe as its author."""
+    counts = population.get("counts") or {}
+    mean = float(counts.get("follows", 0)) / max(1, int(counts.get("users", 1)))
+    out = {"POST /v1/tweets": mean}
+    if population.get("probe"):
+        out["POST /v1/tweets (probe)"] = float(population["probe"]["followers"])
+    return out
+
+
+def predicted(
+    requests: dict[str, int], m: dict[str, Any], followers: dict[str, float] | None = None
+) -> dict[str, float]:
     """What the model says those requests cost: each route's commands (as the server counts
     them) and queries, the model's cache misses of profile and tweet reads (``CACHE_MISS``, a
     profile's reading PostgreSQL: the ratio then corrects them too, instead of scaling them by
-    a ratio that left them out), plus the consumers' per record for each write's records."""
+    a ratio that left them out), plus the consumers' per record for each write's records. A
+    post's fan-out is priced at the followers it reached (``followers``, by posting route: the
+    probe's author has a thousand and more), none of them with a home timeline built (seeded
+    accounts that never read theirs), as the model prices it at scale with its own figures."""
     from bench import capacity_model as cm
 
     redis_cmds = pg = 0.0
     actions: dict[str, float] = {}
+    posts: list[tuple[int, float]] = []
     for name, count in requests.items():
         route = name.replace(" (probe)", "")
         if route.startswith("WS") or route.startswith("sendMessage"):
@@ -106,9 +123,17 @@ def predicted(requests: dict[str, int], m: dict[str, Any]) -> dict[str, float]:
             pg += count * cm.CACHE_MISS * miss["pg_queries"]
         if mix in cm.RECORDS:
             actions[mix] = actions.get(mix, 0.0) + count
+        if mix == "post":
+            reached = (followers or {}).get(name, float(m["mean_followers_measured"]))
+            posts.append((count, reached))
     for action, consumers in cm._consumer_costs(m).items():
-        for _, _, cost in consumers:
-            redis_cmds += actions.get(action, 0.0) * _server_commands(cost)
+        for consumer, kind, cost in consumers:
+            if action == "post":
+                for count, reached in posts:
+                    fanned = cm._fanout_adjusted(consumer, kind, cost, m, reached, built=0.0)
+                    redis_cmds += count * _server_commands(fanned)
+            else:
+                redis_cmds += actions.get(action, 0.0) * _server_commands(cost)
             pg += actions.get(action, 0.0) * float(cost["pg_queries"])
     return {"redis": redis_cmds, "postgres": pg}
 
@@ -179,7 +204,9 @@ def finish(env: dict[str, str], csv_prefix: Path, settle: float) -> dict[str, An
         - touches
         - SNAPSHOT_TRANSACTIONS,
     }
-    expected = predicted(requests, m) if m else {}
+    manifest = Path(os.environ.get("LOAD_MANIFEST", RESULTS / "population.json"))
+    followers = post_followers(json.loads(manifest.read_text())) if manifest.exists() else {}
+    expected = predicted(requests, m, followers) if m else {}
     by_command = {
         k: v - before["redis_by_command"].get(k, 0)
         for k, v in after["redis_by_command"].items()
@@ -194,6 +221,7 @@ def finish(env: dict[str, str], csv_prefix: Path, settle: float) -> dict[str, An
         "requests_by_route": requests,
         "failures_5xx": failures.get("5xx", 0),
         "measured": measured,
+        "post_followers": followers,
         "predicted": expected,
         "ratio": {k: measured[k] / expected[k] for k in measured if expected.get(k)},
         "redis_by_command": by_command,
