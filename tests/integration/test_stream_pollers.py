@@ -286,6 +286,26 @@ def test_function_error_retries_the_whole_batch(stack, pollers):
     assert stack.invocations() == [seqs, seqs, seqs]
 
 
+def test_a_consumer_that_times_out_gets_its_whole_batch_again(stack, pollers):
+    """Issue 40's fault 6: a consumer whose store answers slowly runs past its timeout (1 s
+    here); Lambda ends the invocation, whatever it had done, and delivers the batch again."""
+    # given a batch whose middle record's first delivery waits past the function's timeout
+    for index in range(3):
+        extra = {"fail_times": 1, "fail_mode": "sleep"} if index == 1 else {}
+        stack.put("SlowTable", f"{index}", **extra)
+    seqs = seqs_of(stack, "SlowTable")
+
+    # when the pollers run
+    assert pollers().wait_idle(SETTLE)
+
+    # then the first invocation ended inside the middle record (the first was done, the last
+    # never reached) and the whole batch came again, every record applied
+    assert stack.invocations() == [seqs]  # only the second one ended
+    assert [stack.attempts(seq) for seq in seqs] == [2, 2, 1]
+    done = [d["seq"] for d in stack.deliveries() if d["outcome"] == "ok"]
+    assert done == [seqs[0], *seqs]
+
+
 def test_batch_item_failures_are_ignored_without_report_batch_item_failures(stack, pollers):
     # given a mapping without FunctionResponseTypes and a record the consumer reports as failed
     stack.put("WholeTable", "0", fail_times=5)
