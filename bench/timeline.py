@@ -504,7 +504,6 @@ def home_page_suspended(t: TimelineBench) -> Benchmark:
     page is shorter by the entries it drops (the cost measured: the same reads, fewer tweets
     rendered)."""
     from warble import services
-    from warble.domain.accounts.answers import Principal
 
     accounts, tweets, timelines = services.accounts(), services.tweets(), services.timelines()
     suffix = uuid.uuid4().hex[:6]
@@ -524,7 +523,7 @@ def home_page_suspended(t: TimelineBench) -> Benchmark:
     # The moderator is an admin of this container only, set before the service is built (it
     # reads the admins once).
     services.container().admin_usernames = frozenset({f"spm_{suffix}"})  # type: ignore[misc]
-    services.suspensions().suspend(Principal(moderator, 0), suspended)
+    services.suspensions().suspend(moderator, suspended)
     handler = stack.load_function("tweets").handler
     reads = {}
     for kind, reader_id in ids.items():
