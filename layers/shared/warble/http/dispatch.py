@@ -147,12 +147,17 @@ class Dispatcher:
 
     def answer(self, result: Any, status: int) -> Answer:
         """The proxy answer of a route's result, as the resolver builds it (HTTP API, 2.0)."""
-        if isinstance(result, Response):
-            response = result
-        else:
-            response = Response(
-                status_code=status, content_type=content_types.APPLICATION_JSON, body=result
-            )
+        if not isinstance(result, Response):  # most routes: a typed answer, no Response made
+            body = result if isinstance(result, str | bytes) else self._app._serializer(result)
+            encoded = isinstance(body, bytes)
+            return {
+                "statusCode": status,
+                "body": base64.b64encode(body).decode() if encoded else body,
+                "isBase64Encoded": encoded,
+                "headers": {"Content-Type": content_types.APPLICATION_JSON},
+                "cookies": [],
+            }
+        response = result
         body: Any = response.body
         if response.is_json() and not isinstance(body, str | bytes):  # bytes: encoded already
             body = self._app._serializer(body)

@@ -84,7 +84,7 @@ _NO_COUNTS: dict[str, int] = {}
 PURGE_CHUNK = 100
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen (its __init__ sets each field through object.__setattr__)
 class Hydration:
     """What rendering reads besides the tweets, and for which ids it was read: the authors'
     profiles (unknown users absent), the subjects' counters and the viewer's flags."""
