@@ -147,33 +147,29 @@ class Dispatcher:
 
     def answer(self, result: Any, status: int) -> Answer:
         """The proxy answer of a route's result, as the resolver builds it (HTTP API, 2.0)."""
-        if not isinstance(result, Response):  # most routes: a typed answer, no Response made
-            body = result if isinstance(result, str | bytes) else self._app._serializer(result)
-            encoded = isinstance(body, bytes)
-            return {
-                "statusCode": status,
-                "body": base64.b64encode(body).decode() if encoded else body,
-                "isBase64Encoded": encoded,
-                "headers": {"Content-Type": content_types.APPLICATION_JSON},
-                "cookies": [],
-            }
-        response = result
-        body: Any = response.body
-        if response.is_json() and not isinstance(body, str | bytes):  # bytes: encoded already
-            body = self._app._serializer(body)
-        encoded = isinstance(body, bytes)
-        if encoded:
-            body = base64.b64encode(body).decode()
-        return {
-            "statusCode": response.status_code,
-            "body": body,
-            "isBase64Encoded": encoded,
-            "headers": {
+        body: Any
+        if isinstance(result, Response):
+            body = result.body
+            if result.is_json() and not isinstance(body, str | bytes):  # bytes: encoded already
+                body = self._app._serializer(body)
+            status = result.status_code
+            headers = {
                 name: value if isinstance(value, str) else ", ".join(value)
-                for name, value in response.headers.items()
+                for name, value in result.headers.items()
                 if value is not None
-            },
-            "cookies": [str(cookie) for cookie in response.cookies],
+            }
+            cookies = [str(cookie) for cookie in result.cookies]
+        else:  # most routes: a typed answer, as a Response of it would give it, none made
+            body = result if isinstance(result, str | bytes) else self._app._serializer(result)
+            headers = {"Content-Type": content_types.APPLICATION_JSON}
+            cookies = []
+        encoded = isinstance(body, bytes)
+        return {
+            "statusCode": status,
+            "body": base64.b64encode(body).decode() if encoded else body,
+            "isBase64Encoded": encoded,
+            "headers": headers,
+            "cookies": cookies,
         }
 
 
