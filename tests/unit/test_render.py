@@ -194,3 +194,30 @@ def test_a_cached_tweet_renders_as_made_afresh(
         assert not has_parts(old, MEDIA_URL)
         [again] = rendered(old, original, authors, counts, liked, retweeted)
         assert isinstance(again, Tweet) and render(again) == render(made)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(STORED, max_size=4, unique_by=lambda tweet: tweet.id),
+    SUMMARIES,
+    st.none() | st.text(st.characters(codec="utf-8")),
+)
+def test_a_page_of_spliced_tweets_renders_as_the_page_made_afresh(
+    tweets: list[StoredTweet], author: UserSummary, cursor: str | None
+) -> None:
+    # Given a page of tweets rendered from their cached parts, and the same tweets made afresh
+    spliced: list[Any] = []
+    made: list[Any] = []
+    for tweet in tweets:
+        summary = UserSummary(str(tweet.author_id), author.username, author.display_name)
+        authors = {tweet.author_id: summary}
+        cached = dataclasses.replace(tweet, shown=tweet_parts(tweet, MEDIA_URL))
+        spliced += rendered(cached, None, authors, [3, 2, 1], True, False)
+        made += rendered(tweet, None, authors, [3, 2, 1], True, False)
+    assert all(isinstance(item, TweetJson) for item in spliced)
+    # then the page written by one join of its parts is the page the encoder writes, whatever
+    # its cursor holds
+    assert render(TweetPage(spliced, cursor)) == render(TweetPage(made, cursor))
+    # and so is a page that mixes both (a tweet of an older form among spliced ones)
+    mixed = spliced[:1] + made[1:]
+    assert render(TweetPage(mixed, cursor)) == render(TweetPage(made, cursor))
