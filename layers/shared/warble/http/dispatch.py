@@ -113,15 +113,20 @@ class Dispatcher:
             }
         return self._routes
 
-    def target(self, event: dict[str, Any]) -> Target | Answer | None:
+    def target(
+        self, event: dict[str, Any], check: Callable[[dict[str, Any]], None] = lambda _: None
+    ) -> Target | Answer | None:
         """The route and its validated arguments; an answer (400) when the request is invalid;
-        None when the resolver must answer it."""
+        None when the resolver must answer it. ``check`` runs first (it may raise), but not for
+        a request whose arguments were kept: their key holds everything it checks."""
         route = self._index().get(str(event.get("routeKey")))
         if route is None:
+            check(event)
             return None
         key = None if route.dependant.body_params else _validated_key(event)
         if key is not None and (known := self._validated.get(key)) is not None:
             return known
+        check(event)
         matched = route.rule.match(str(event.get("rawPath") or ""))
         if matched is None:
             return None
