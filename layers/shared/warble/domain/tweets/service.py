@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from warble import clock
 from warble.domain.accounts.ports import Profiles
@@ -208,7 +210,7 @@ class TweetService:
                 return
             except MediaTaken:
                 media = self._media.attachable(tweet.author_id, media_ids)
-                tweet = replace(tweet, media=tuple(media))
+                tweet = msgspec.structs.replace(tweet, media=tuple(media))
         raise InvalidMedia([(str(m.id), "changed while the tweet was posted") for m in tweet.media])
 
     def media_changed(self, tweet_id: int, media: AttachedMedia) -> None:
@@ -467,7 +469,7 @@ class TweetService:
         """The tweet with what every viewer sees of it rendered (``tweet_parts``)."""
         if has_parts(tweet, self._media_url):
             return tweet
-        return replace(tweet, shown=tweet_parts(tweet, self._media_url))
+        return msgspec.structs.replace(tweet, shown=tweet_parts(tweet, self._media_url))
 
     def counts(self, tweet_ids: list[int]) -> dict[int, dict[str, int]]:
         """like / retweet / reply counts: one MGET, the misses in one counters BatchGetItem."""
