@@ -70,7 +70,7 @@ def _decode(raw: bytes | str) -> Any:
         cached = _typed(raw)
     except msgspec.ValidationError:
         return JSON.decode(raw)
-    tags = cached.hashtags
+    tags, media = cached.hashtags, cached.media
     return StoredTweet(
         cached.id,
         cached.author_id,
@@ -81,7 +81,7 @@ def _decode(raw: bytes | str) -> Any:
         cached.retweet_of,
         cached.retweet_of_author,
         cached.media_ids,
-        media_copies(cached.media),
+        media_copies(media) if len(media) > 2 else (),  # none: absent, or "[]"
         # a record cached before tags were stored has none: its text says
         tags if tags is not None else hashtags(cached.text),
         cached.shown,
