@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from dataclasses import replace
 from typing import Any
 
+import msgspec
 import pytest
 from warble import keys, services
 from warble.domain.accounts.answers import Principal
@@ -215,7 +215,7 @@ def test_every_page_splices_what_was_rendered_at_caching_and_shows_a_profile_edi
     for name, items in before.items():
         assert items and all(isinstance(t, TweetJson) for t in items), name
         stored = tweets.load([(int(t.author.id), int(t.id)) for t in items])
-        fresh = tweets.render([replace(t, shown=None) for t in stored], bob)
+        fresh = tweets.render([msgspec.structs.replace(t, shown=None) for t in stored], bob)
         assert all(isinstance(t, Tweet) for t in fresh), name
         assert render(TweetPage(items, None)) == render(TweetPage(fresh, None)), name
     # When Alice changes her display name

@@ -4,11 +4,11 @@ document says of a route's answer, and a tweet's media copies as Hypothesis draw
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from functools import cache
 from typing import Any
 
+import msgspec
 from hypothesis import strategies as st
 from warble.domain.media.ports import AttachedMedia
 from warble.domain.shared import UserSummary
@@ -75,7 +75,7 @@ SUMMARIES = st.builds(UserSummary, id=st.text(), username=st.text(), display_nam
 
 
 def _spliced(tweet: StoredTweet, author: UserSummary, counts: list[int], flags: bool) -> TweetJson:
-    rendered = dataclasses.replace(tweet, shown=tweet_parts(tweet, "u"))
+    rendered = msgspec.structs.replace(tweet, shown=tweet_parts(tweet, "u"))
     return TweetJson(rendered, author, summary_json(author), None, *counts, flags, not flags)
 
 

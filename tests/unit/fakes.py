@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
 from warble import keys
 from warble.domain.accounts.ports import TicketClaim
 from warble.domain.blocks.ports import Shield
@@ -458,7 +459,7 @@ class FakeTweetStore:
         copies = [media if m.id == media.id and m.rev < media.rev else m for m in tweet.media]
         if copies == list(tweet.media):
             return False
-        self.tweets[tweet_id] = replace(tweet, media=tuple(copies))
+        self.tweets[tweet_id] = msgspec.structs.replace(tweet, media=tuple(copies))
         return True
 
     def delete(self, tweet: StoredTweet) -> None:

@@ -158,3 +158,20 @@ def test_validated_arguments_are_kept_per_query_and_path():
     assert (five.args["thing_id"], other.args["thing_id"]) == ("12", "13")
     bad = dispatcher.target(_event("GET", route, "/v1/things/12", "limit=0"))
     assert isinstance(bad, dict) and bad["statusCode"] == 400
+
+
+def test_a_kept_request_has_its_parameters_checked_once():
+    # Given the check of the parameters' texts (NUL, lone surrogates) counted
+    dispatcher = Dispatcher(build_resolver([router]), error_response)
+    checked: list[str] = []
+
+    def check(event: dict) -> None:
+        checked.append(event["rawQueryString"])
+
+    route = "/v1/things/{thing_id}"
+    # when a request comes twice, then another, and one no route of this path serves
+    for query in ("limit=5", "limit=5", "limit=6"):
+        dispatcher.target(_event("GET", route, "/v1/things/12", query), check)
+    dispatcher.target(_event("GET", "$default", "/v1/nothing", "x=1"), check)
+    # then the repeat's parameters, kept with its validated arguments, are not checked again
+    assert checked == ["limit=5", "limit=6", "x=1"]

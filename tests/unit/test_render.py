@@ -11,6 +11,7 @@ import math
 import pkgutil
 from typing import Any
 
+import msgspec
 import pytest
 import warble.domain
 from hypothesis import given, settings
@@ -169,14 +170,14 @@ def test_a_cached_tweet_renders_as_made_afresh(
     author = UserSummary(str(tweet.author_id), author.username, author.display_name)
     authors = {tweet.author_id: author}
     if original is not None:
-        original = dataclasses.replace(original, id=tweet.id ^ 1, author_id=tweet.author_id ^ 1)
+        original = msgspec.structs.replace(original, id=tweet.id ^ 1, author_id=tweet.author_id ^ 1)
         authors[original.author_id] = UserSummary(
             str(original.author_id), original_author.username, original_author.display_name
         )
-        tweet = dataclasses.replace(
+        tweet = msgspec.structs.replace(
             tweet, retweet_of=original.id, retweet_of_author=original.author_id
         )
-    cached = dataclasses.replace(tweet, shown=tweet_parts(tweet, MEDIA_URL))
+    cached = msgspec.structs.replace(tweet, shown=tweet_parts(tweet, MEDIA_URL))
     # when it is rendered from the parts made when it was cached, and made afresh
     [spliced] = rendered(cached, original, authors, counts, liked, retweeted)
     [made] = rendered(tweet, original, authors, counts, liked, retweeted)
@@ -190,7 +191,34 @@ def test_a_cached_tweet_renders_as_made_afresh(
         (TWEET_JSON_FORM + 1, MEDIA_URL, *cached.shown[2:]),  # type: ignore[index]
         (TWEET_JSON_FORM, MEDIA_URL + "/x", *cached.shown[2:]),  # type: ignore[index]
     ):
-        old = dataclasses.replace(tweet, shown=stale)
+        old = msgspec.structs.replace(tweet, shown=stale)
         assert not has_parts(old, MEDIA_URL)
         [again] = rendered(old, original, authors, counts, liked, retweeted)
         assert isinstance(again, Tweet) and render(again) == render(made)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(STORED, max_size=4, unique_by=lambda tweet: tweet.id),
+    SUMMARIES,
+    st.none() | st.text(st.characters(codec="utf-8")),
+)
+def test_a_page_of_spliced_tweets_renders_as_the_page_made_afresh(
+    tweets: list[StoredTweet], author: UserSummary, cursor: str | None
+) -> None:
+    # Given a page of tweets rendered from their cached parts, and the same tweets made afresh
+    spliced: list[Any] = []
+    made: list[Any] = []
+    for tweet in tweets:
+        summary = UserSummary(str(tweet.author_id), author.username, author.display_name)
+        authors = {tweet.author_id: summary}
+        cached = msgspec.structs.replace(tweet, shown=tweet_parts(tweet, MEDIA_URL))
+        spliced += rendered(cached, None, authors, [3, 2, 1], True, False)
+        made += rendered(tweet, None, authors, [3, 2, 1], True, False)
+    assert all(isinstance(item, TweetJson) for item in spliced)
+    # then the page written by one join of its parts is the page the encoder writes, whatever
+    # its cursor holds
+    assert render(TweetPage(spliced, cursor)) == render(TweetPage(made, cursor))
+    # and so is a page that mixes both (a tweet of an older form among spliced ones)
+    mixed = spliced[:1] + made[1:]
+    assert render(TweetPage(mixed, cursor)) == render(TweetPage(made, cursor))

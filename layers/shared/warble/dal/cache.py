@@ -71,6 +71,12 @@ class Codec:
 JSON = Codec()
 
 
+# Keys kept per cache and container: a warm container reads the same tweets, counters and
+# authors page after page (a home page names 45), and a key's two strings cost more to make than
+# a lookup; emptied when full, so it holds the subjects read most lately.
+_KEYS_HELD = 4096
+
+
 class LeasedCache(Generic[K]):
     def __init__(
         self,
@@ -87,6 +93,14 @@ class LeasedCache(Generic[K]):
         self._ttl = ttl_seconds
         self._lease_ms = lease_ms
         self._fill = redis.register_script(_FILL_IF_LEASED)
+        self._keys: dict[K, keys.CacheKey] = {}
+
+    def _made_key(self, subject: K) -> keys.CacheKey:
+        """The subject's key, made and kept (``_KEYS_HELD``)."""
+        if len(self._keys) >= _KEYS_HELD:
+            self._keys.clear()
+        key = self._keys[subject] = self._key(subject)
+        return key
 
     def get(self, subject: K) -> Any | None:
         """The cached value; None on a miss, and while Redis is unreachable (the caller then
@@ -130,7 +144,8 @@ class LeasedCache(Generic[K]):
         """``get_many_or_load`` with its MGET queued in ``batch``: the reader loads the misses.
         ``fill=False`` loads them without leasing or filling (no round trip but the MGET: a
         stream consumer's reads, which no reader is waiting to find cached)."""
-        cache_keys = [self._key(s) for s in subjects]
+        held = self._keys.get
+        cache_keys = [held(s) or self._made_key(s) for s in subjects]
         read = queued(batch).mget([k.value for k in cache_keys])
 
         def values() -> list[Any | None]:

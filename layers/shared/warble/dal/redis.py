@@ -810,9 +810,8 @@ class ReadBatch:
     def mget(self, names: list[str]) -> Callable[[], list[str | None]]:
         """Values of keys in any slots: one MGET on a single node, one GET per key on a
         cluster (the pipeline sends each node its keys together)."""
-        if not self._cluster:
-            answer = self.add("MGET", *names) if names else (lambda: [])
-            return lambda: [None if v is None else str(v) for v in answer()]
+        if not self._cluster:  # the client decodes its replies: the values are str already
+            return self.add("MGET", *names) if names else (lambda: [])
         readers = [self.add("GET", name) for name in names]
         return lambda: [None if (v := read()) is None else str(v) for read in readers]
 

@@ -453,11 +453,11 @@ class HttpFunction:
             return errors.proxy_response(exc)
 
     def _validated(self, event: dict[str, Any]) -> Target | Answer | None:
-        """Check the body (413, 415, 400) and the parameters' texts (400), then validate the
-        request against its route."""
+        """Check the body (413, 415, 400) and the parameters' texts (400: not again for the
+        parameters of a request validated before), then validate the request against its
+        route."""
         check_body(event, services.container().settings.max_body_bytes)
-        check_params(event)
-        return self._dispatcher.target(event)
+        return self._dispatcher.target(event, check_params)
 
     # ---- routing --------------------------------------------------------------------------
     def answer(self, event: dict[str, Any], context: LambdaContext, admitted: Admitted) -> Answer:

@@ -113,15 +113,20 @@ class Dispatcher:
             }
         return self._routes
 
-    def target(self, event: dict[str, Any]) -> Target | Answer | None:
+    def target(
+        self, event: dict[str, Any], check: Callable[[dict[str, Any]], None] = lambda _: None
+    ) -> Target | Answer | None:
         """The route and its validated arguments; an answer (400) when the request is invalid;
-        None when the resolver must answer it."""
+        None when the resolver must answer it. ``check`` runs first (it may raise), but not for
+        a request whose arguments were kept: their key holds everything it checks."""
         route = self._index().get(str(event.get("routeKey")))
         if route is None:
+            check(event)
             return None
         key = None if route.dependant.body_params else _validated_key(event)
         if key is not None and (known := self._validated.get(key)) is not None:
             return known
+        check(event)
         matched = route.rule.match(str(event.get("rawPath") or ""))
         if matched is None:
             return None
@@ -147,28 +152,29 @@ class Dispatcher:
 
     def answer(self, result: Any, status: int) -> Answer:
         """The proxy answer of a route's result, as the resolver builds it (HTTP API, 2.0)."""
+        body: Any
         if isinstance(result, Response):
-            response = result
-        else:
-            response = Response(
-                status_code=status, content_type=content_types.APPLICATION_JSON, body=result
-            )
-        body: Any = response.body
-        if response.is_json() and not isinstance(body, str | bytes):  # bytes: encoded already
-            body = self._app._serializer(body)
-        encoded = isinstance(body, bytes)
-        if encoded:
-            body = base64.b64encode(body).decode()
-        return {
-            "statusCode": response.status_code,
-            "body": body,
-            "isBase64Encoded": encoded,
-            "headers": {
+            body = result.body
+            if result.is_json() and not isinstance(body, str | bytes):  # bytes: encoded already
+                body = self._app._serializer(body)
+            status = result.status_code
+            headers = {
                 name: value if isinstance(value, str) else ", ".join(value)
-                for name, value in response.headers.items()
+                for name, value in result.headers.items()
                 if value is not None
-            },
-            "cookies": [str(cookie) for cookie in response.cookies],
+            }
+            cookies = [str(cookie) for cookie in result.cookies]
+        else:  # most routes: a typed answer, as a Response of it would give it, none made
+            body = result if isinstance(result, str | bytes) else self._app._serializer(result)
+            headers = {"Content-Type": content_types.APPLICATION_JSON}
+            cookies = []
+        encoded = isinstance(body, bytes)
+        return {
+            "statusCode": status,
+            "body": base64.b64encode(body).decode() if encoded else body,
+            "isBase64Encoded": encoded,
+            "headers": headers,
+            "cookies": cookies,
         }
 
 

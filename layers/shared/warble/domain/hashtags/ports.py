@@ -60,6 +60,8 @@ class TweetFilter(Protocol):
 
     def hides_tweet(self, tweet: TweetAnswer, viewer: int) -> bool: ...
 
+    def __bool__(self) -> bool: ...  # False when it hides nothing (no muted word)
+
 
 class MutedWordReader(Protocol):
     """A viewer's muted words (``MutedWordService.later``), read in the page's pipeline."""

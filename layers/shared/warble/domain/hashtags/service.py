@@ -168,7 +168,7 @@ class HashtagService:
             pairs = [(author, tweet) for author, tweet in entries if author not in hidden]
             shown = self._tweets.show(pairs, viewer) if pairs else []
             # A page that muted words thin is answered shorter; its cursor is the last entry read.
-            items = [t for t in shown if not words.hides_tweet(t, viewer)]
+            items = [t for t in shown if not words.hides_tweet(t, viewer)] if words else shown
             next_cursor = encode_cursor(kind, entries[-1][1]) if len(entries) >= limit else None
             return TweetPage(items, next_cursor)
 

@@ -100,6 +100,8 @@ class TweetFilter(Protocol):
 
     def hides_tweet(self, tweet: TweetAnswer, viewer: int) -> bool: ...
 
+    def __bool__(self) -> bool: ...  # False when it hides nothing (no muted word)
+
 
 class MutedWordReader(Protocol):
     """A reader's muted words (``MutedWordService.later``), read with the page they filter."""

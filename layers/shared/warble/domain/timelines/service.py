@@ -328,14 +328,16 @@ class TimelineService:
             before = parse_entry(read[-1])[1]  # all hidden so far: read on below them
             entries = self._timelines.page(viewer, before, fetch) or []
         pairs = [parse_entry(e) for e in kept[:limit]]
-        rendered = [
-            tweet
-            for tweet in self._tweets.show(pairs, viewer)
-            # A retweet of a hidden user's tweet goes too.
-            if (tweet.retweet_of is None or int(tweet.retweet_of.author.id) not in hidden)
-            # Muted words are matched on the shown tweets (their texts are read there); a page
-            # they thin is answered shorter, its cursor after the last entry read.
-            and not muted.hides_tweet(tweet, viewer)
-        ]
+        rendered = self._tweets.show(pairs, viewer)
+        if hidden or muted:  # most readers hide no one and mute no word: nothing to look at
+            rendered = [
+                tweet
+                for tweet in rendered
+                # A retweet of a hidden user's tweet goes too.
+                if (tweet.retweet_of is None or int(tweet.retweet_of.author.id) not in hidden)
+                # Muted words are matched on the shown tweets (their texts are read there); a
+                # page they thin is answered shorter, its cursor after the last entry read.
+                and not muted.hides_tweet(tweet, viewer)
+            ]
         next_cursor = encode_cursor("home", pairs[-1][1]) if len(pairs) >= limit else None
         return TweetPage(rendered, next_cursor)

@@ -83,11 +83,12 @@ def summary_json(summary: UserSummary) -> bytes:
 
 
 _FLAGS = (b"false", b"true")
-_HEAD = b'{"id":"'
-_AUTHOR = b'","author":'
-_RETWEET_OF = b',"retweet_of":'
-_VIEWER = (
-    b',"like_count":%d,"retweet_count":%d,"reply_count":%d,"liked_by_me":%s,"retweeted_by_me":%s}'
+# A Tweet's bytes, the parts' members (their braces cut) and the viewer's fields in their places:
+# one formatting, where a join of eleven pieces, the id's text and the viewer's formatting were
+# four calls more a tweet (20 tweets spliced: 28 -> 20 µs).
+_SPLICED = (
+    b'{"id":"%d","author":%b,%b,"retweet_of":%b,%b,"like_count":%d,"retweet_count":%d,'
+    b'"reply_count":%d,"liked_by_me":%b,"retweeted_by_me":%b}'
 )
 
 
@@ -121,28 +122,21 @@ class TweetJson(EncodedJson):
         retweeted_by_me: bool,
     ) -> None:
         _, _, head, tail = tweet.shown  # type: ignore[misc]  # the caller checked has_parts
-        # Written on every page for every tweet: one join, no call it can do without.
-        self.json = b"".join(
-            (
-                _HEAD,
-                str(tweet.id).encode(),
-                _AUTHOR,
-                author_json,
-                b",",
-                head[1:-1].encode() if isinstance(head, str) else memoryview(head)[1:-1],
-                _RETWEET_OF,
-                b"null" if retweet_of is None else retweet_of.json,
-                b",",
-                tail[1:-1].encode() if isinstance(tail, str) else memoryview(tail)[1:-1],
-                _VIEWER
-                % (
-                    like_count,
-                    retweet_count,
-                    reply_count,
-                    _FLAGS[liked_by_me],
-                    _FLAGS[retweeted_by_me],
-                ),
-            )
+        # Written on every page for every tweet: one formatting, no call it can do without.
+        self.json = _SPLICED % (
+            tweet.id,
+            author_json,
+            # a part's members, its braces cut: copied from the bytes a cache read (a view of
+            # them formats at twice the cost: 1.3 against 0.67 µs a tweet), or the text of parts
+            # just made
+            bytes(head)[1:-1] if not isinstance(head, str) else head[1:-1].encode(),
+            b"null" if retweet_of is None else retweet_of.json,
+            bytes(tail)[1:-1] if not isinstance(tail, str) else tail[1:-1].encode(),
+            like_count,
+            retweet_count,
+            reply_count,
+            _FLAGS[liked_by_me],
+            _FLAGS[retweeted_by_me],
         )
         self._tweet = tweet
         self.author = author

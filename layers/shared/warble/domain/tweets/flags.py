@@ -45,7 +45,9 @@ class ViewerFlags:
         def flags() -> tuple[set[int], set[int]]:
             likes = liked() or self._rebuild_likes(viewer)
             retweets = retweeted() or self._rebuild_retweets(viewer)
-            known = {t for t in wanted if likes.knows(t) and retweets.knows(t)}
+            # Known to both (``Held.knows``, written out: a page asks it of every tweet).
+            floor = max(likes.floor, retweets.floor)
+            known = {t for t in wanted if t >= floor}
             found = (known & likes.present, known & retweets.present)
             if older := [t for t in wanted if t not in known]:
                 old_likes, old_retweets = self._likes.viewer_flags(viewer, older)

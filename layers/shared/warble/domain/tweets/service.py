@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from warble import clock
 from warble.domain.accounts.ports import Profiles
@@ -49,6 +51,7 @@ from warble.domain.shared import (
 )
 from warble.domain.text import hashtags, normalise_text
 from warble.domain.tweets.answers import (
+    TWEET_JSON_FORM,
     Tweet,
     TweetAnswer,
     TweetJson,
@@ -79,10 +82,11 @@ MAX_TEXT = 280
 MAX_MEDIA = 4
 TOMBSTONE = {"deleted": True}
 TWEET_COUNTERS = ("like_count", "retweet_count", "reply_count")
+_NO_COUNTS: dict[str, int] = {}
 PURGE_CHUNK = 100
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen (its __init__ sets each field through object.__setattr__)
 class Hydration:
     """What rendering reads besides the tweets, and for which ids it was read: the authors'
     profiles (unknown users absent), the subjects' counters and the viewer's flags."""
@@ -206,7 +210,7 @@ class TweetService:
                 return
             except MediaTaken:
                 media = self._media.attachable(tweet.author_id, media_ids)
-                tweet = replace(tweet, media=tuple(media))
+                tweet = msgspec.structs.replace(tweet, media=tuple(media))
         raise InvalidMedia([(str(m.id), "changed while the tweet was posted") for m in tweet.media])
 
     def media_changed(self, tweet_id: int, media: AttachedMedia) -> None:
@@ -380,10 +384,8 @@ class TweetService:
     def load_one(self, tweet_id: int) -> StoredTweet | None:
         """The stored tweet (cache first), or None if there is none (or it was deleted)."""
         cached = self._cache.get(tweet_id)
-        if cached == TOMBSTONE:
-            return None
         if cached is not None:
-            return StoredTweet.from_record(cached)
+            return _stored(cached)
         author = self._store.author_of(tweet_id)
         if author is None:
             return None
@@ -432,11 +434,13 @@ class TweetService:
         read = self._cache.get_many_later(batch, [tid for _, tid in pairs], fetch, fill=fill)
 
         def tweets() -> list[StoredTweet]:
-            return [
-                StoredTweet.from_record(record)
-                for record in read()
-                if record is not None and record != TOMBSTONE
-            ]
+            found = []
+            for value in read():
+                if type(value) is StoredTweet:  # the tweet cache's codec reads tweets
+                    found.append(value)
+                elif value is not None and (tweet := _stored(value)) is not None:
+                    found.append(tweet)
+            return found
 
         return tweets
 
@@ -465,7 +469,7 @@ class TweetService:
         """The tweet with what every viewer sees of it rendered (``tweet_parts``)."""
         if has_parts(tweet, self._media_url):
             return tweet
-        return replace(tweet, shown=tweet_parts(tweet, self._media_url))
+        return msgspec.structs.replace(tweet, shown=tweet_parts(tweet, self._media_url))
 
     def counts(self, tweet_ids: list[int]) -> dict[int, dict[str, int]]:
         """like / retweet / reply counts: one MGET, the misses in one counters BatchGetItem."""
@@ -521,8 +525,7 @@ class TweetService:
         # No batch at all for a page without retweets (most pages).
         originals = {t.id: t for t in self.load(original_keys)} if original_keys else {}
         # A retweet shows its original's engagement: that is what likes and retweets act on.
-        subject = {t.id: t.retweet_of if t.retweet_of is not None else t.id for t in tweets}
-        wanted = list(dict.fromkeys(subject.values()))
+        wanted = list(dict.fromkeys(t.id if t.retweet_of is None else t.retweet_of for t in tweets))
         writers = [t.author_id for t in tweets] + [o.author_id for o in originals.values()]
         known = ahead or Hydration()
         # Authors, counters and the viewer's flags not read ahead: one round trip when warm.
@@ -542,7 +545,7 @@ class TweetService:
         media_url = self._media_url
 
         def engagement(subject_id: int) -> tuple[int, int, int, bool, bool]:
-            counted = counts.get(subject_id) or {}
+            counted = counts.get(subject_id) or _NO_COUNTS
             # The viewer's own like or retweet counts in what they see at once: the flags are
             # read-your-writes, the counters follow the stream a moment later, and an answer
             # saying retweeted_by_me with retweet_count 0 made a client's undo show -1.
@@ -556,11 +559,24 @@ class TweetService:
             )
 
         def spliced(tweet: StoredTweet, embedded: TweetJson | None, subject_id: int) -> TweetJson:
+            # ``engagement`` written out: this runs for every tweet of every page.
             author = tweet.author_id
             encoded = encoded_authors.get(author)
             if encoded is None:
                 encoded = encoded_authors[author] = summary_json(summaries[author])
-            return TweetJson(tweet, summaries[author], encoded, embedded, *engagement(subject_id))
+            counted = counts.get(subject_id) or _NO_COUNTS
+            i_like, i_retweeted = subject_id in liked, subject_id in retweeted
+            return TweetJson(
+                tweet,
+                summaries[author],
+                encoded,
+                embedded,
+                max(counted.get("like_count", 0), int(i_like)),
+                max(counted.get("retweet_count", 0), int(i_retweeted)),
+                counted.get("reply_count", 0),
+                i_like,
+                i_retweeted,
+            )
 
         def made(tweet: StoredTweet, embedded: Tweet | None, subject_id: int) -> Tweet:
             return Tweet(
@@ -580,20 +596,33 @@ class TweetService:
         for tweet in tweets:
             if tweet.author_id not in authors:
                 continue
-            original = None
-            if tweet.retweet_of is not None:
-                original = originals.get(tweet.retweet_of)
-                if original is None or original.author_id not in authors:
-                    continue  # the original was deleted: its retweets go with it
-            subject_id = subject[tweet.id]
-            # Spliced when rendered at caching, a retweet with its original; else made now.
-            if has_parts(tweet, media_url) and (original is None or has_parts(original, media_url)):
-                inner = None if original is None else spliced(original, None, original.id)
-                rendered.append(spliced(tweet, inner, subject_id))
+            original_id = tweet.retweet_of
+            if original_id is None:
+                # Spliced when rendered at caching (``has_parts``, written out); else made now.
+                shown = tweet.shown
+                if shown is not None and shown[0] == TWEET_JSON_FORM and shown[1] == media_url:
+                    rendered.append(spliced(tweet, None, tweet.id))
+                else:
+                    rendered.append(made(tweet, None, tweet.id))
+                continue
+            original = originals.get(original_id)
+            if original is None or original.author_id not in authors:
+                continue  # the original was deleted: its retweets go with it
+            # A retweet shows its original's engagement: that is what likes and retweets act on.
+            if has_parts(tweet, media_url) and has_parts(original, media_url):
+                inner = spliced(original, None, original_id)
+                rendered.append(spliced(tweet, inner, original_id))
             else:
-                made_inner = None if original is None else made(original, None, original.id)
-                rendered.append(made(tweet, made_inner, subject_id))
+                rendered.append(made(tweet, made(original, None, original_id), original_id))
         return rendered
+
+
+def _stored(cached: StoredTweet | dict[str, Any]) -> StoredTweet | None:
+    """A cached value as the tweet it holds: read as the tweet itself (the tweet cache's codec)
+    or as its record (a fill's, or another codec's); None for a tombstone."""
+    if isinstance(cached, StoredTweet):
+        return cached
+    return None if cached == TOMBSTONE else StoredTweet.from_record(cached)
 
 
 def tweets_counted(event: TweetPosted | TweetDeleted) -> list[Delta]:
