@@ -42,13 +42,12 @@ def rebuild_discover_index(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def sweep_moved_slots(event: dict[str, Any], seconds: float) -> dict[str, Any]:
-    from warble.dal import slot_sweep
+    from warble.services import slot_sweep
 
-    redis = services.container().redis
     if not event.get("node"):
-        return {"task": "sweep_moved_slots", "nodes": slot_sweep.primaries(redis)}
+        return {"task": "sweep_moved_slots", "nodes": slot_sweep.primaries()}
     node = str(event["node"])
-    cursor, removed = slot_sweep.sweep(redis, node, int(event.get("cursor") or 0), seconds)
+    cursor, removed = slot_sweep.sweep(node, int(event.get("cursor") or 0), seconds)
     return {"task": "sweep_moved_slots", "node": node, "cursor": cursor, "removed": removed}
 
 
