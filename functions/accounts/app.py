@@ -8,5 +8,4 @@ handler = http_handler(
     [accounts.router, muted_words.router, suspensions.router],
     public=accounts.PUBLIC_ROUTES,
     unreplayed=accounts.UNREPLAYED_ROUTES,
-    stores=("redis", "postgres"),
 )

@@ -44,8 +44,9 @@ def _import_in_lambda(function: str) -> dict[str, object]:
         ("meta", []),  # its routes read no store
         ("fanout", []),  # a stream consumer: no deadline, a table's decoder with its first record
         ("tweets", []),  # the gate's Redis only: a cached home page needs no more
-        ("accounts", ["psycopg"]),  # logins and sign-ups: PostgreSQL, not DynamoDB
+        ("accounts", []),  # profile reads come from the caches; logins are rare beside them
         ("graph", ["pynamodb", "botocore.client"]),  # its first read is a DynamoDB call
+        ("search", ["psycopg", "pynamodb", "botocore.client"]),  # candidates, hashtag pages
     ],
 )
 def test_a_traced_cold_start_loads_the_store_libraries_its_function_names(function, loaded):
