@@ -2344,7 +2344,7 @@ def _store_checks(n: Needs, profile: dict[str, Any]) -> list[Check]:
                 min(aurora, AURORA_MAX_ACU),
                 n.aurora_acu + surge,
                 n.aurora_acu_event + surge * spike,
-                "a longer move (CacheMoveStart's 30 minutes), or readers for reads",
+                "a longer move (REDIS_MOVE_MINUTES), or readers for reads",
             )
         )
     aurora_gb = n.dau * AURORA_GB
